@@ -1,0 +1,249 @@
+/* Calendar queue scheduler (R. Brown, "Calendar queues", CACM 31(10), 1988).
+ * Events hash by time into `nb` buckets of width `w` picoseconds (one "year" is
+ * nb * w); each bucket is a sorted doubly-linked list. Pop scans forward from the
+ * current bucket for an event inside the current year, falling back to a direct
+ * search of bucket heads after a full empty year. The bucket count doubles or halves
+ * as the queue grows or shrinks (hysteresis 2x), and the width is re-estimated from
+ * the separation of the earliest events, so insert and pop stay O(1) expected for
+ * smooth time distributions. Ties keep (time, seq) order, so the calendar pops the
+ * exact sequence the heap pops. */
+#include "scheduler.h"
+
+#define CAL_MIN_BUCKETS 16u
+#define CAL_SAMPLE 25u
+
+typedef struct {
+  WhEvent *head, *tail;
+} Bucket;
+
+typedef struct {
+  WhScheduler parent;
+  Bucket *b;
+  uint32_t nb; /* power of two */
+  WhTime w;    /* bucket width in ps, >= 1 */
+  size_t n;
+  uint32_t cur;   /* bucket being scanned */
+  WhTime cur_top; /* exclusive end of the current bucket's window */
+  gboolean resizing;
+} CalendarScheduler;
+
+static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
+{
+  return (uint32_t)((t / c->w) & (c->nb - 1));
+}
+
+static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
+{
+  uint32_t i = bucket_of(c, ev->time);
+  Bucket *bk = &c->b[i];
+  ev->pos = i;
+  /* Scan from the tail: new events are usually the latest in their bucket. */
+  WhEvent *after = bk->tail;
+  while (after && wh_event_before(ev, after))
+    after = after->prev;
+  ev->prev = after;
+  if (after) {
+    ev->next = after->next;
+    after->next = ev;
+  } else {
+    ev->next = bk->head;
+    bk->head = ev;
+  }
+  if (ev->next)
+    ev->next->prev = ev;
+  else
+    bk->tail = ev;
+}
+
+static void bucket_unlink(CalendarScheduler *c, WhEvent *ev)
+{
+  Bucket *bk = &c->b[ev->pos];
+  if (ev->prev)
+    ev->prev->next = ev->next;
+  else
+    bk->head = ev->next;
+  if (ev->next)
+    ev->next->prev = ev->prev;
+  else
+    bk->tail = ev->prev;
+  ev->next = ev->prev = NULL;
+}
+
+static void set_position(CalendarScheduler *c, WhTime t)
+{
+  c->cur = bucket_of(c, t);
+  c->cur_top = (t / c->w + 1) * c->w;
+}
+
+/* Finds the earliest event without changing the scan position when `commit` is
+ * false. */
+static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
+{
+  if (c->n == 0)
+    return NULL;
+  uint32_t i = c->cur;
+  WhTime top = c->cur_top;
+  for (uint32_t k = 0; k < c->nb; k++) {
+    WhEvent *h = c->b[i].head;
+    if (h && h->time < top) {
+      if (commit) {
+        c->cur = i;
+        c->cur_top = top;
+      }
+      return h;
+    }
+    i = (i + 1) & (c->nb - 1);
+    top += c->w;
+  }
+  /* A whole year without an event in its window: direct search. */
+  WhEvent *best = NULL;
+  for (uint32_t j = 0; j < c->nb; j++) {
+    WhEvent *h = c->b[j].head;
+    if (h && (best == NULL || wh_event_before(h, best)))
+      best = h;
+  }
+  if (commit)
+    set_position(c, best->time);
+  return best;
+}
+
+static void rebuild(CalendarScheduler *c, uint32_t new_nb);
+
+static WhScheduler *calendar_create(void)
+{
+  CalendarScheduler *c = g_new0(CalendarScheduler, 1);
+  c->parent.klass = &wh_calendar_scheduler_class;
+  c->nb = CAL_MIN_BUCKETS;
+  c->w = WH_US;
+  c->b = g_new0(Bucket, c->nb);
+  set_position(c, 0);
+  return &c->parent;
+}
+
+static void calendar_destroy(WhScheduler *self)
+{
+  CalendarScheduler *c = (CalendarScheduler *)self;
+  g_free(c->b);
+  g_free(c);
+}
+
+static void calendar_insert(WhScheduler *self, WhEvent *ev)
+{
+  CalendarScheduler *c = (CalendarScheduler *)self;
+  if (c->n == 0 || ev->time < c->cur_top - c->w)
+    set_position(c, ev->time);
+  bucket_insert(c, ev);
+  c->n++;
+  if (!c->resizing && c->n > 2u * c->nb)
+    rebuild(c, c->nb * 2);
+}
+
+static WhEvent *calendar_peek(WhScheduler *self)
+{
+  return find_min((CalendarScheduler *)self, FALSE);
+}
+
+static WhEvent *calendar_pop(WhScheduler *self)
+{
+  CalendarScheduler *c = (CalendarScheduler *)self;
+  WhEvent *ev = find_min(c, TRUE);
+  if (ev == NULL)
+    return NULL;
+  bucket_unlink(c, ev);
+  c->n--;
+  if (!c->resizing && c->nb > CAL_MIN_BUCKETS && c->n < c->nb / 2)
+    rebuild(c, c->nb / 2);
+  return ev;
+}
+
+static void calendar_remove(WhScheduler *self, WhEvent *ev)
+{
+  CalendarScheduler *c = (CalendarScheduler *)self;
+  g_return_if_fail(ev->pos < c->nb);
+  bucket_unlink(c, ev);
+  c->n--;
+}
+
+static size_t calendar_size(const WhScheduler *self)
+{
+  return ((const CalendarScheduler *)self)->n;
+}
+
+/* Brown's width estimate: three times the mean separation of the earliest events,
+ * after discarding separations larger than twice the first mean. */
+static WhTime estimate_width(WhEvent **sample, uint32_t k, WhTime old_w)
+{
+  if (k < 2)
+    return old_w;
+  double sum = 0;
+  for (uint32_t i = 1; i < k; i++)
+    sum += (double)(sample[i]->time - sample[i - 1]->time);
+  double mean = sum / (k - 1);
+  double sum2 = 0;
+  uint32_t m = 0;
+  for (uint32_t i = 1; i < k; i++) {
+    double d = (double)(sample[i]->time - sample[i - 1]->time);
+    if (d <= 2.0 * mean) {
+      sum2 += d;
+      m++;
+    }
+  }
+  double w = m ? 3.0 * sum2 / m : 3.0 * mean;
+  if (w < 1.0)
+    return old_w;
+  return (WhTime)w;
+}
+
+static void rebuild(CalendarScheduler *c, uint32_t new_nb)
+{
+  c->resizing = TRUE;
+  WhEvent *sample[CAL_SAMPLE];
+  uint32_t k = 0;
+  while (k < CAL_SAMPLE && c->n > 0)
+    sample[k++] = calendar_pop(&c->parent);
+  WhTime new_w = estimate_width(sample, k, c->w);
+
+  /* Collect the remaining events into one chain. */
+  WhEvent *chain = NULL;
+  for (uint32_t i = 0; i < c->nb; i++) {
+    WhEvent *e = c->b[i].head;
+    while (e) {
+      WhEvent *next = e->next;
+      e->next = chain;
+      chain = e;
+      e = next;
+    }
+  }
+  g_free(c->b);
+  c->nb = new_nb;
+  c->w = new_w;
+  c->b = g_new0(Bucket, c->nb);
+  c->n = 0;
+  set_position(c, k ? sample[0]->time : 0);
+  for (uint32_t i = 0; i < k; i++) {
+    bucket_insert(c, sample[i]);
+    c->n++;
+  }
+  while (chain) {
+    WhEvent *next = chain->next;
+    bucket_insert(c, chain);
+    c->n++;
+    chain = next;
+  }
+  if (k == 0)
+    set_position(c, 0);
+  c->resizing = FALSE;
+}
+
+const WhSchedulerClass wh_calendar_scheduler_class = {
+    .name = "calendar",
+    .type_name = "wh::CalendarScheduler",
+    .help = "calendar queue (Brown 1988): O(1) expected insert and pop, resizing buckets",
+    .create = calendar_create,
+    .destroy = calendar_destroy,
+    .insert = calendar_insert,
+    .peek = calendar_peek,
+    .pop = calendar_pop,
+    .remove = calendar_remove,
+    .size = calendar_size,
+};

@@ -1,0 +1,39 @@
+/* The event: a handler, its context and argument, a time and a sequence number that
+ * together give a total order (time, then seq: FIFO among equal times), and an owner
+ * (a directed port or a flow) so an accelerator can map every pending event to a
+ * network partition. Events live in the simulator's pool (no malloc per event); the
+ * scheduler-private fields let a scheduler remove an event by handle in O(log n). */
+#ifndef WH_EVENT_H
+#define WH_EVENT_H
+
+#include <stdint.h>
+#include "wh-time.h"
+
+typedef struct WhSim WhSim;
+typedef struct WhEvent WhEvent;
+
+typedef void (*WhEventFn)(WhSim *sim, void *ctx, uint64_t arg);
+
+/* Owner tags: a directed port id, or a flow id with WH_OWNER_FLOW set. */
+#define WH_OWNER_FLOW 0x80000000u
+#define WH_OWNER_NONE 0xffffffffu
+
+struct WhEvent {
+  WhTime time;
+  uint64_t seq;
+  WhEventFn fn;
+  void *ctx;
+  uint64_t arg;
+  uint32_t owner;
+  uint32_t pos;  /* scheduler-private: heap slot or calendar bucket */
+  WhEvent *next; /* scheduler-private list link; pool free list */
+  WhEvent *prev; /* scheduler-private list link */
+};
+
+/* Strict (time, seq) order. */
+static inline int wh_event_before(const WhEvent *a, const WhEvent *b)
+{
+  return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+#endif

@@ -1,0 +1,119 @@
+/* The type registry and configuration store (ns-3 TypeId + attributes, reduced).
+ * Every model type registers a name ("wh::DcqcnCc"), a kind and a parameter table
+ * (name, type, default, unit, help, bounds). A WhConfig holds overrides keyed
+ * "Type::Param"; each is parsed and checked against the table when it is set, so an
+ * unknown type, unknown parameter, malformed number, bad unit or out-of-range value
+ * is an error at load time, never a silent default. Models read their parameters
+ * once, at build time; nothing here is on the hot path. */
+#ifndef WH_REGISTRY_H
+#define WH_REGISTRY_H
+
+#include <glib.h>
+#include <stdio.h>
+#include "wh-time.h"
+
+#define WH_CONFIG_ERROR (wh_config_error_quark())
+GQuark wh_config_error_quark(void);
+
+typedef enum {
+  WH_CONFIG_ERROR_UNKNOWN_TYPE,
+  WH_CONFIG_ERROR_UNKNOWN_PARAM,
+  WH_CONFIG_ERROR_BAD_VALUE,
+  WH_CONFIG_ERROR_SYNTAX,
+} WhConfigError;
+
+typedef enum {
+  WH_PARAM_INT,
+  WH_PARAM_DOUBLE,
+  WH_PARAM_BOOL,
+  WH_PARAM_RATE,  /* bits per second */
+  WH_PARAM_BYTES, /* bytes */
+  WH_PARAM_TIME,  /* picoseconds */
+  WH_PARAM_CHOICE,
+} WhParamKind;
+
+/* Bound checks applied to the parsed value (in base units). */
+enum {
+  WH_CHECK_MIN = 1 << 0,
+  WH_CHECK_MAX = 1 << 1,
+  WH_CHECK_POSITIVE = 1 << 2,
+};
+
+typedef struct {
+  const char *name;
+  WhParamKind kind;
+  const char *def;
+  const char *help;
+  unsigned check;
+  double min, max;
+  const char *const *choices; /* WH_PARAM_CHOICE: NULL-terminated */
+} WhParamSpec;
+
+typedef struct {
+  const char *name; /* "wh::DcqcnCc" */
+  const char *kind; /* "congestion-control", "topology", ... */
+  const char *help;
+  const WhParamSpec *params; /* terminated by an entry with name == NULL */
+} WhTypeInfo;
+
+typedef union {
+  int64_t i;
+  double d;
+  gboolean b;
+  uint64_t u; /* rate (b/s), bytes */
+  WhTime t;
+  int choice; /* index into choices */
+} WhParamValue;
+
+/* Registers a type (transfer none: `info` must outlive the process). Registering a
+ * name twice is a programming error. */
+void wh_registry_register(const WhTypeInfo *info);
+
+/* Registers every type of the engine's own modules; idempotent. */
+void wh_registry_init(void);
+
+/* (transfer none) (nullable) */
+const WhTypeInfo *wh_registry_lookup(const char *type_name);
+const WhParamSpec *wh_type_find_param(const WhTypeInfo *type, const char *param);
+
+/* All registered types sorted by name (transfer container). */
+GPtrArray *wh_registry_types(void);
+
+const char *wh_param_kind_unit(WhParamKind kind);
+
+/* Parses `text` as a value of `spec`, checking bounds. */
+gboolean wh_param_parse(const WhParamSpec *spec, const char *text, WhParamValue *out,
+                        GError **error);
+
+/* Prints every type with its parameters, defaults, units and help. */
+void wh_registry_print(FILE *out);
+
+typedef struct WhConfig WhConfig;
+
+/* (transfer full) */
+WhConfig *wh_config_new(void);
+void wh_config_free(WhConfig *cfg);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhConfig, wh_config_free)
+
+/* Sets "Type::Param" (split at the last "::") to `value`. `origin` (nullable) says
+ * where the value came from, for messages ("scenario.xml:12"). A later set of the
+ * same key replaces the earlier one. */
+gboolean wh_config_set(WhConfig *cfg, const char *key, const char *value, const char *origin,
+                       GError **error);
+gboolean wh_config_set_param(WhConfig *cfg, const char *type, const char *param, const char *value,
+                             const char *origin, GError **error);
+/* Parses "Type::Param=value" as given to --set. */
+gboolean wh_config_set_assignment(WhConfig *cfg, const char *assignment, const char *origin,
+                                  GError **error);
+
+gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *param);
+int64_t wh_config_int(const WhConfig *cfg, const char *type, const char *param);
+double wh_config_double(const WhConfig *cfg, const char *type, const char *param);
+gboolean wh_config_bool(const WhConfig *cfg, const char *type, const char *param);
+uint64_t wh_config_rate(const WhConfig *cfg, const char *type, const char *param);
+uint64_t wh_config_bytes(const WhConfig *cfg, const char *type, const char *param);
+WhTime wh_config_time(const WhConfig *cfg, const char *type, const char *param);
+/* The chosen string of a WH_PARAM_CHOICE parameter (transfer none). */
+const char *wh_config_choice(const WhConfig *cfg, const char *type, const char *param);
+
+#endif

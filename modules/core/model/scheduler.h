@@ -1,0 +1,43 @@
+/* The scheduler class interface: a priority queue of events ordered by (time, seq).
+ * Implementations register a WhSchedulerClass with designated initializers; the
+ * simulator calls through it once per insert/pop. Every implementation must pop the
+ * same sequence of events for the same inserts, so the choice of scheduler never
+ * changes results, only speed. Stock classes: a 4-ary heap (O(log n)) and a
+ * calendar queue (Brown 1988, O(1) expected for smooth time distributions). */
+#ifndef WH_SCHEDULER_H
+#define WH_SCHEDULER_H
+
+#include <glib.h>
+#include <stddef.h>
+#include "event.h"
+
+typedef struct WhScheduler WhScheduler;
+
+typedef struct {
+  const char *name; /* short name used by --scheduler */
+  const char *type_name;
+  const char *help;
+  WhScheduler *(*create)(void);
+  void (*destroy)(WhScheduler *self);
+  void (*insert)(WhScheduler *self, WhEvent *ev);
+  WhEvent *(*peek)(WhScheduler *self);
+  WhEvent *(*pop)(WhScheduler *self);
+  void (*remove)(WhScheduler *self, WhEvent *ev);
+  size_t (*size)(const WhScheduler *self);
+} WhSchedulerClass;
+
+struct WhScheduler {
+  const WhSchedulerClass *klass;
+};
+
+extern const WhSchedulerClass wh_heap_scheduler_class;
+extern const WhSchedulerClass wh_calendar_scheduler_class;
+
+/* Looks a class up by short name ("heap", "calendar") or type name
+ * ("wh::HeapScheduler"); NULL if unknown. (transfer none) */
+const WhSchedulerClass *wh_scheduler_class_lookup(const char *name);
+
+/* All stock classes, NULL-terminated. (transfer none) */
+const WhSchedulerClass *const *wh_scheduler_classes(void);
+
+#endif

@@ -1,0 +1,109 @@
+/* Simulator loop and event pool; see simulator.h. Slabs of 4096 events are never
+ * returned to the system before wh_sim_free, so a run's event memory is bounded by
+ * its peak number of pending events. */
+#include "simulator.h"
+
+#include <time.h>
+
+#define SLAB_EVENTS 4096
+
+WhSim *wh_sim_new(const WhSchedulerClass *klass)
+{
+  g_return_val_if_fail(klass != NULL, NULL);
+  WhSim *sim = g_new0(WhSim, 1);
+  sim->sched = klass->create();
+  sim->slabs = g_ptr_array_new_with_free_func(g_free);
+  sim->stop_at = WH_TIME_MAX;
+  return sim;
+}
+
+void wh_sim_free(WhSim *sim)
+{
+  if (sim == NULL)
+    return;
+  sim->sched->klass->destroy(sim->sched);
+  g_ptr_array_unref(sim->slabs);
+  g_free(sim);
+}
+
+WhEvent *wh_sim_event_alloc(WhSim *sim)
+{
+  WhEvent *slab = g_new0(WhEvent, SLAB_EVENTS);
+  g_ptr_array_add(sim->slabs, slab);
+  for (size_t i = 0; i < SLAB_EVENTS - 1; i++)
+    slab[i].next = &slab[i + 1];
+  slab[SLAB_EVENTS - 1].next = sim->free_list;
+  sim->free_list = slab;
+  return slab;
+}
+
+static inline void release(WhSim *sim, WhEvent *ev)
+{
+  ev->fn = NULL;
+  ev->next = sim->free_list;
+  sim->free_list = ev;
+  sim->events_live--;
+}
+
+void wh_sim_cancel(WhSim *sim, WhEvent *ev)
+{
+  g_return_if_fail(ev != NULL && ev->fn != NULL);
+  sim->sched->klass->remove(sim->sched, ev);
+  release(sim, ev);
+}
+
+static double monotonic_s(void)
+{
+  return (double)g_get_monotonic_time() * 1e-6;
+}
+
+void wh_sim_run(WhSim *sim)
+{
+  WhScheduler *s = sim->sched;
+  WhEvent *(*pop)(WhScheduler *) = s->klass->pop;
+  double t0 = monotonic_s();
+  uint64_t ev0 = sim->events_executed;
+  sim->stopped = FALSE;
+  while (!sim->stopped) {
+    WhEvent *ev = pop(s);
+    if (ev == NULL)
+      break;
+    if (ev->time > sim->stop_at) {
+      s->klass->insert(s, ev);
+      break;
+    }
+    sim->now = ev->time;
+    WhEventFn fn = ev->fn;
+    void *ctx = ev->ctx;
+    uint64_t arg = ev->arg;
+    release(sim, ev);
+    sim->events_executed++;
+    fn(sim, ctx, arg);
+    if (G_UNLIKELY(sim->progress && (sim->events_executed & ((1u << 20) - 1)) == 0)) {
+      double dt = monotonic_s() - t0;
+      fprintf(sim->progress, "\r  sim time %.6f s, %" G_GUINT64_FORMAT " events, %.2f M events/s ",
+              wh_time_to_s(sim->now), sim->events_executed,
+              dt > 0 ? (double)(sim->events_executed - ev0) / dt * 1e-6 : 0.0);
+      fflush(sim->progress);
+    }
+  }
+  if (sim->progress && sim->events_executed - ev0 >= (1u << 20)) {
+    fputc('\n', sim->progress);
+    fflush(sim->progress);
+  }
+}
+
+void wh_sim_stop_at(WhSim *sim, WhTime t)
+{
+  sim->stop_at = t;
+}
+
+void wh_sim_stop(WhSim *sim)
+{
+  sim->stopped = TRUE;
+}
+
+size_t wh_sim_pending(const WhSim *sim)
+{
+  return sim->sched->klass->size(sim->sched);
+}

@@ -1,0 +1,32 @@
+/* Parsing of physical quantities written by people: rates ("100Gbps", b/s with
+ * decimal k/M/G/T prefixes), sizes ("400KB" = 400e3 bytes, "4KiB" = 4096 bytes, also
+ * KB/MB/GB/TB and KiB/MiB/GiB/TiB), and times ("1us"; ps, ns, us, ms, s). Cold path
+ * only: configuration and scenario loading. Every parser rejects trailing garbage,
+ * missing units, negative values and overflow with a message naming the value. */
+#ifndef WH_UNITS_H
+#define WH_UNITS_H
+
+#include <glib.h>
+#include "wh-time.h"
+
+#define WH_UNITS_ERROR (wh_units_error_quark())
+GQuark wh_units_error_quark(void);
+
+typedef enum {
+  WH_UNITS_ERROR_SYNTAX,
+  WH_UNITS_ERROR_UNIT,
+  WH_UNITS_ERROR_RANGE,
+} WhUnitsError;
+
+gboolean wh_units_parse_rate(const char *text, uint64_t *out_bps, GError **error);
+gboolean wh_units_parse_bytes(const char *text, uint64_t *out_bytes, GError **error);
+gboolean wh_units_parse_time(const char *text, WhTime *out_ps, GError **error);
+gboolean wh_units_parse_int(const char *text, int64_t *out, GError **error);
+gboolean wh_units_parse_double(const char *text, double *out, GError **error);
+gboolean wh_units_parse_bool(const char *text, gboolean *out, GError **error);
+
+/* Human-readable forms for reports and `whsim list` (transfer full). */
+char *wh_units_format_rate(uint64_t bps);
+char *wh_units_format_time(WhTime t);
+
+#endif

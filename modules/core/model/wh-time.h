@@ -1,0 +1,29 @@
+/* Simulation time: an unsigned 64-bit count of picoseconds (about 213 days of
+ * simulated time). Integer time keeps event ordering exact and runs bit-for-bit
+ * reproducible; helpers here convert to and from seconds for reporting only. */
+#ifndef WH_TIME_H
+#define WH_TIME_H
+
+#include <stdint.h>
+
+typedef uint64_t WhTime;
+
+#define WH_PS ((WhTime)1)
+#define WH_NS ((WhTime)1000)
+#define WH_US ((WhTime)1000000)
+#define WH_MS ((WhTime)1000000000)
+#define WH_S ((WhTime)1000000000000)
+#define WH_TIME_MAX UINT64_MAX
+
+static inline double wh_time_to_s(WhTime t)
+{
+  return (double)t * 1e-12;
+}
+
+/* Serialization time of `bytes` at `rate_bps`, rounded up to a whole picosecond. */
+static inline WhTime wh_time_tx(uint64_t bytes, uint64_t rate_bps)
+{
+  return (WhTime)(((unsigned __int128)bytes * 8u * WH_S + rate_bps - 1) / rate_bps);
+}
+
+#endif

@@ -1,0 +1,497 @@
+/* The network's build, routing and packet machinery; see network.h.
+ *
+ * Per packet per hop: one "arrival" event (the head of the link's in-flight FIFO),
+ * plus one "transmitter free" event only while the egress queue is non-empty. A
+ * transmitter that is idle when a packet is enqueued starts at once. */
+#include "network.h"
+
+#include <string.h>
+
+#define PKT_SLAB 4096
+
+GQuark wh_network_error_quark(void)
+{
+  return g_quark_from_static_string("wh-network-error");
+}
+
+WhNet *wh_net_new(WhSim *sim, const WhNetParams *params)
+{
+  WhNet *net = g_new0(WhNet, 1);
+  net->sim = sim;
+  net->p = *params;
+  net->build_nodes = g_array_new(FALSE, TRUE, sizeof(WhNode));
+  net->build_ports = g_array_new(FALSE, TRUE, sizeof(WhPort));
+  net->pkt_slabs = g_ptr_array_new_with_free_func(g_free);
+  return net;
+}
+
+void wh_net_free(WhNet *net)
+{
+  if (net == NULL)
+    return;
+  if (net->build_nodes) {
+    for (guint i = 0; i < net->build_nodes->len; i++)
+      g_free(g_array_index(net->build_nodes, WhNode, i).ports);
+    g_array_free(net->build_nodes, TRUE);
+  }
+  if (net->build_ports)
+    g_array_free(net->build_ports, TRUE);
+  if (net->finalized) {
+    for (uint32_t i = 0; i < net->n_nodes; i++)
+      g_free(net->node[i].ports);
+    g_free(net->node);
+    g_free(net->port);
+  }
+  g_free(net->host_node);
+  g_free(net->dist);
+  g_ptr_array_unref(net->pkt_slabs);
+  g_free(net);
+}
+
+WhPacket *wh_net_packet_alloc(WhNet *net)
+{
+  WhPacket *slab = g_new0(WhPacket, PKT_SLAB);
+  g_ptr_array_add(net->pkt_slabs, slab);
+  for (size_t i = 0; i < PKT_SLAB - 1; i++)
+    slab[i].next = &slab[i + 1];
+  slab[PKT_SLAB - 1].next = net->pkt_free;
+  net->pkt_free = slab;
+  return slab;
+}
+
+static uint32_t add_node(WhNet *net, gboolean is_switch)
+{
+  g_return_val_if_fail(!net->finalized, WH_NO_PORT);
+  WhNode n = {0};
+  n.is_switch = is_switch;
+  n.index = is_switch ? net->n_switches++ : net->n_hosts++;
+  n.leaf = WH_NO_PORT;
+  g_array_append_val(net->build_nodes, n);
+  return net->build_nodes->len - 1;
+}
+
+uint32_t wh_net_add_host(WhNet *net)
+{
+  return add_node(net, FALSE);
+}
+
+uint32_t wh_net_add_switch(WhNet *net)
+{
+  return add_node(net, TRUE);
+}
+
+static void node_add_port(WhNode *n, uint32_t port)
+{
+  n->ports = g_renew(uint32_t, n->ports, n->nports + 1);
+  n->ports[n->nports++] = port;
+}
+
+gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, WhTime delay,
+                         GError **error)
+{
+  g_return_val_if_fail(!net->finalized, FALSE);
+  uint32_t n = net->build_nodes->len;
+  if (a >= n || b >= n || a == b) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
+                "link %u-%u: endpoints must be two distinct existing nodes", a, b);
+    return FALSE;
+  }
+  if (rate_bps == 0) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
+                "link %u-%u: rate must be greater than zero", a, b);
+    return FALSE;
+  }
+  uint32_t pa = net->build_ports->len, pb = pa + 1;
+  WhPort ports[2] = {0};
+  ports[0].id = pa;
+  ports[0].node = a;
+  ports[0].peer_node = b;
+  ports[0].peer = pb;
+  ports[1].id = pb;
+  ports[1].node = b;
+  ports[1].peer_node = a;
+  ports[1].peer = pa;
+  for (int i = 0; i < 2; i++) {
+    ports[i].rate_bps = rate_bps;
+    ports[i].delay = delay;
+  }
+  g_array_append_vals(net->build_ports, ports, 2);
+  node_add_port(&g_array_index(net->build_nodes, WhNode, a), pa);
+  node_add_port(&g_array_index(net->build_nodes, WhNode, b), pb);
+  return TRUE;
+}
+
+/* Hop distances from every node to every leaf switch over switch-to-switch links. */
+static void compute_dist(WhNet *net)
+{
+  uint32_t L = net->n_leaves;
+  net->dist = g_new(uint16_t, (size_t)net->n_nodes * L);
+  memset(net->dist, 0xff, sizeof(uint16_t) * (size_t)net->n_nodes * L);
+  uint32_t *queue = g_new(uint32_t, net->n_nodes);
+  for (uint32_t s = 0; s < net->n_nodes; s++) {
+    uint32_t leaf = net->node[s].leaf;
+    if (leaf == WH_NO_PORT)
+      continue;
+    uint32_t qh = 0, qt = 0;
+    net->dist[(size_t)s * L + leaf] = 0;
+    queue[qt++] = s;
+    while (qh < qt) {
+      uint32_t u = queue[qh++];
+      uint16_t du = net->dist[(size_t)u * L + leaf];
+      const WhNode *nu = &net->node[u];
+      for (uint32_t k = 0; k < nu->nports; k++) {
+        uint32_t v = net->port[nu->ports[k]].peer_node;
+        if (!net->node[v].is_switch || net->dist[(size_t)v * L + leaf] != 0xffff)
+          continue;
+        net->dist[(size_t)v * L + leaf] = (uint16_t)(du + 1);
+        queue[qt++] = v;
+      }
+    }
+  }
+  g_free(queue);
+}
+
+static void init_port_queue(WhNet *net, WhPort *port)
+{
+  const WhNode *n = &net->node[port->node];
+  gboolean red = n->is_switch && net->p.ecn;
+  wh_queue_disc_init(&port->qd, red ? &wh_red_queue_disc_class : &wh_fifo_queue_disc_class,
+                     port->id);
+  if (red) {
+    double scale = net->p.ecn_scale ? (double)port->rate_bps / (double)net->p.ecn_ref_rate : 1.0;
+    port->qd.kmin = (uint64_t)((double)net->p.kmin * scale);
+    port->qd.kmax = (uint64_t)((double)net->p.kmax * scale);
+    port->qd.pmax = net->p.pmax;
+    wh_rng_init(&port->qd.rng, net->p.seed, 0x100000000ULL + port->id);
+  }
+  if (n->is_switch && net->p.pfc)
+    port->pfc_data_mask = (uint8_t) ~(1u << WH_PRIO_CONTROL);
+  if (net->node[port->peer_node].is_switch)
+    port->delay += net->p.switch_delay;
+}
+
+gboolean wh_net_finalize(WhNet *net, GError **error)
+{
+  g_return_val_if_fail(!net->finalized, FALSE);
+  net->n_nodes = net->build_nodes->len;
+  net->n_ports = net->build_ports->len;
+  if (net->n_hosts == 0) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY, "the topology has no hosts");
+    return FALSE;
+  }
+  net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
+  net->port = (WhPort *)g_array_free(net->build_ports, FALSE);
+  net->build_nodes = net->build_ports = NULL;
+  net->finalized = TRUE;
+  net->host_node = g_new(uint32_t, net->n_hosts);
+  for (uint32_t i = 0; i < net->n_nodes; i++) {
+    WhNode *n = &net->node[i];
+    if (n->is_switch) {
+      n->salt = wh_mix64(net->p.seed * 0x9e3779b97f4a7c15ULL + i + 1);
+      continue;
+    }
+    net->host_node[n->index] = i;
+    if (n->nports != 1) {
+      g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
+                  "host %u has %u links; a host needs exactly one link, to a switch", n->index,
+                  n->nports);
+      return FALSE;
+    }
+    uint32_t sw = net->port[n->ports[0]].peer_node;
+    if (!net->node[sw].is_switch) {
+      g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
+                  "host %u is linked to another host; hosts must connect to a switch", n->index);
+      return FALSE;
+    }
+    if (net->node[sw].leaf == WH_NO_PORT)
+      net->node[sw].leaf = net->n_leaves++;
+  }
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    init_port_queue(net, &net->port[i]);
+  compute_dist(net);
+  /* Connected: every switch reaches every leaf. */
+  for (uint32_t i = 0; i < net->n_nodes; i++) {
+    if (!net->node[i].is_switch)
+      continue;
+    for (uint32_t l = 0; l < net->n_leaves; l++) {
+      if (net->dist[(size_t)i * net->n_leaves + l] == 0xffff) {
+        g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
+                    "the topology is disconnected: switch %u cannot reach every host",
+                    net->node[i].index);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx)
+{
+  net->tp = *tp;
+  net->tp_ctx = ctx;
+}
+
+uint32_t wh_net_host_port(const WhNet *net, uint32_t host)
+{
+  return net->node[net->host_node[host]].ports[0];
+}
+
+uint32_t wh_net_route(const WhNet *net, uint32_t src, uint32_t dst, uint64_t tuple_hash,
+                      uint32_t *out, uint32_t out_cap)
+{
+  g_return_val_if_fail(net->finalized && src < net->n_hosts && dst < net->n_hosts, 0);
+  uint32_t n = 0;
+  uint32_t first = wh_net_host_port(net, src);
+  uint32_t last = net->port[wh_net_host_port(net, dst)].peer;
+  uint32_t leaf_node = net->port[last].node;
+  uint32_t leaf = net->node[leaf_node].leaf;
+  uint32_t L = net->n_leaves;
+  if (out_cap < 1)
+    return 0;
+  out[n++] = first;
+  uint32_t cur = net->port[first].peer_node;
+  while (cur != leaf_node) {
+    const WhNode *nd = &net->node[cur];
+    uint16_t d = net->dist[(size_t)cur * L + leaf];
+    uint32_t cnt = 0;
+    for (uint32_t k = 0; k < nd->nports; k++) {
+      uint32_t v = net->port[nd->ports[k]].peer_node;
+      if (net->node[v].is_switch && net->dist[(size_t)v * L + leaf] + 1 == d)
+        cnt++;
+    }
+    g_assert(cnt > 0);
+    uint32_t pick = (uint32_t)(wh_mix64(tuple_hash ^ nd->salt) % cnt);
+    uint32_t chosen = WH_NO_PORT;
+    for (uint32_t k = 0; k < nd->nports; k++) {
+      uint32_t v = net->port[nd->ports[k]].peer_node;
+      if (net->node[v].is_switch && net->dist[(size_t)v * L + leaf] + 1 == d && pick-- == 0) {
+        chosen = nd->ports[k];
+        break;
+      }
+    }
+    if (n >= out_cap)
+      return 0;
+    out[n++] = chosen;
+    cur = net->port[chosen].peer_node;
+  }
+  if (n >= out_cap)
+    return 0;
+  out[n++] = last;
+  return n;
+}
+
+static void port_try_send(WhNet *net, WhPort *port);
+
+static void port_tx_event(WhSim *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  WhNet *net = ctx;
+  WhPort *port = &net->port[arg];
+  port->tx_event = NULL;
+  port_try_send(net, port);
+}
+
+/* Makes sure the transmitter looks again no later than `at`. */
+static void ensure_tx_event(WhNet *net, WhPort *port, WhTime at)
+{
+  if (port->tx_event) {
+    if (port->tx_event->time <= at)
+      return;
+    wh_sim_cancel(net->sim, port->tx_event);
+  }
+  port->tx_event = wh_sim_schedule_at(net->sim, at, port_tx_event, net, port->id, port->id);
+}
+
+static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt);
+
+static void port_fly_event(WhSim *sim, void *ctx, uint64_t arg)
+{
+  WhNet *net = ctx;
+  WhPort *port = &net->port[arg];
+  port->fly_event = NULL;
+  WhPacket *pkt;
+  while ((pkt = port->fly_head) != NULL && pkt->arrive <= sim->now) {
+    port->fly_head = pkt->next;
+    if (port->fly_head == NULL)
+      port->fly_tail = NULL;
+    pkt->next = NULL;
+    handle_arrival(net, port, pkt);
+  }
+  if (port->fly_head && port->fly_event == NULL)
+    port->fly_event =
+        wh_sim_schedule_at(sim, port->fly_head->arrive, port_fly_event, net, port->id, port->id);
+}
+
+static void transmit(WhNet *net, WhPort *port, WhPacket *pkt)
+{
+  WhTime now = net->sim->now;
+  port->busy_until = now + wh_time_tx(pkt->size, port->rate_bps);
+  port->tx_bytes += pkt->size;
+  pkt->arrive = port->busy_until + port->delay;
+  pkt->next = NULL;
+  if (port->fly_tail)
+    port->fly_tail->next = pkt;
+  else
+    port->fly_head = pkt;
+  port->fly_tail = pkt;
+  if (port->fly_event == NULL)
+    port->fly_event =
+        wh_sim_schedule_at(net->sim, pkt->arrive, port_fly_event, net, port->id, port->id);
+}
+
+static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
+{
+  unsigned p = (unsigned)__builtin_ctz(port->pfc_pending);
+  port->pfc_pending &= (uint8_t) ~(1u << p);
+  WhPacket *f = wh_net_packet_new(net);
+  memset(f, 0, sizeof *f);
+  f->type = WH_PKT_PFC;
+  f->prio = (uint8_t)p;
+  f->size = WH_PFC_FRAME_BYTES;
+  f->in_port = WH_NO_PORT;
+  f->pfc_pause = (port->pfc_state >> p) & 1u;
+  if (f->pfc_pause)
+    net->c.pfc_pauses++;
+  else
+    net->c.pfc_resumes++;
+  return f;
+}
+
+/* A packet leaves a switch's buffer (at dequeue): release buffer and PFC counts. */
+static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
+{
+  node->buffer_used -= pkt->size;
+  if (pkt->in_port == WH_NO_PORT)
+    return;
+  WhPort *in = &net->port[pkt->in_port];
+  uint8_t bit = (uint8_t)(1u << pkt->prio);
+  if (!(in->pfc_data_mask & bit))
+    return;
+  in->ingress_bytes[pkt->prio] -= pkt->size;
+  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->prio] <= net->p.pfc_xon) {
+    in->pfc_state &= (uint8_t)~bit;
+    in->pfc_pending ^= bit;
+    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
+  }
+}
+
+static void port_try_send(WhNet *net, WhPort *port)
+{
+  WhTime now = net->sim->now;
+  if (port->busy_until > now) {
+    ensure_tx_event(net, port, port->busy_until);
+    return;
+  }
+  WhNode *node = &net->node[port->node];
+  WhPacket *pkt = NULL;
+  if (port->pfc_pending) {
+    pkt = make_pfc_frame(net, port);
+  } else {
+    pkt = wh_queue_disc_dequeue(&port->qd, port->paused);
+    if (pkt) {
+      if (node->is_switch)
+        switch_release(net, node, pkt);
+    } else if (!node->is_switch) {
+      WhTime next = WH_TIME_MAX;
+      pkt = net->tp.pull(net->tp_ctx, node->index, port->paused, &next);
+      if (pkt == NULL) {
+        if (next != WH_TIME_MAX)
+          ensure_tx_event(net, port, next);
+        return;
+      }
+      wh_queue_disc_report_passthrough(&port->qd, pkt);
+    }
+  }
+  if (pkt == NULL)
+    return;
+  transmit(net, port, pkt);
+  if (port->pfc_pending || (port->qd.nonempty & (uint8_t)~port->paused))
+    ensure_tx_event(net, port, port->busy_until);
+  else if (!node->is_switch) {
+    WhTime ready = net->tp.ready_at(net->tp_ctx, node->index);
+    if (ready != WH_TIME_MAX)
+      ensure_tx_event(net, port, MAX(ready, port->busy_until));
+  }
+}
+
+void wh_net_host_kick(WhNet *net, uint32_t host, WhTime at)
+{
+  WhPort *port = &net->port[wh_net_host_port(net, host)];
+  WhTime now = net->sim->now;
+  if (at <= now && port->busy_until <= now && port->tx_event == NULL) {
+    port_try_send(net, port);
+    return;
+  }
+  ensure_tx_event(net, port, MAX(at, MAX(now, port->busy_until)));
+}
+
+void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt)
+{
+  WhPort *port = &net->port[wh_net_host_port(net, host)];
+  wh_queue_disc_enqueue(&port->qd, pkt);
+  port_try_send(net, port);
+}
+
+static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, WhPacket *pkt)
+{
+  if (node->buffer_used + pkt->size > net->p.buffer_bytes) {
+    net->c.drops++;
+    net->c.drop_bytes += pkt->size;
+    if (pkt->type == WH_PKT_DATA)
+      net->c.drop_data_payload += pkt->payload;
+    wh_queue_disc_report_drop(&out->qd, pkt);
+    wh_net_packet_free(net, pkt);
+    return;
+  }
+  node->buffer_used += pkt->size;
+  uint8_t bit = (uint8_t)(1u << pkt->prio);
+  if (in->pfc_data_mask & bit) {
+    in->ingress_bytes[pkt->prio] += pkt->size;
+    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->prio] > net->p.pfc_xoff) {
+      in->pfc_state |= bit;
+      in->pfc_pending ^= bit;
+      ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
+    }
+  }
+  wh_queue_disc_enqueue(&out->qd, pkt);
+  port_try_send(net, out);
+}
+
+static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
+{
+  if (G_UNLIKELY(pkt->type == WH_PKT_PFC)) {
+    WhPort *target = &net->port[link->peer];
+    uint8_t bit = (uint8_t)(1u << pkt->prio);
+    if (pkt->pfc_pause) {
+      target->paused |= bit;
+    } else {
+      target->paused &= (uint8_t)~bit;
+      ensure_tx_event(net, target, MAX(net->sim->now, target->busy_until));
+    }
+    wh_net_packet_free(net, pkt);
+    return;
+  }
+  net->c.link_traversals++;
+  if (++pkt->hop == pkt->nhops) {
+    net->c.packets_delivered++;
+    net->tp.deliver(net->tp_ctx, pkt);
+    return;
+  }
+  WhPort *in = &net->port[link->peer];
+  pkt->in_port = in->id;
+  switch_enqueue(net, &net->node[link->peer_node], in, &net->port[pkt->route[pkt->hop]], pkt);
+}
+
+void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data)
+{
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    wh_queue_disc_set_hooks(&net->port[i].qd, hooks, data);
+}
+
+uint64_t wh_net_ecn_marks(const WhNet *net)
+{
+  uint64_t m = 0;
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    m += net->port[i].qd.marks;
+  return m;
+}

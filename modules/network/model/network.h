@@ -1,0 +1,168 @@
+/* The network: hosts, switches and the directed ports between them, built once and
+ * then run. A link is a pair of directed ports (one egress per end); each port owns
+ * its egress queue disc, its transmitter state and the FIFO of packets in flight on
+ * its link, and so owns at most two pending events (transmitter free, next arrival).
+ * Switches are output-queued over a shared buffer, mark ECN at dequeue, and send PFC
+ * pause/resume frames that cross the link like any frame when an ingress port's
+ * buffered bytes for a priority cross XOFF/XON. Routing is per-flow ECMP: a route is
+ * computed once per flow (hash of the 5-tuple with a per-switch salt over the
+ * shortest-path next hops) and every packet of the flow carries a pointer to it.
+ * Per packet per hop the cost is O(1): no allocation, no lookup, no scan. */
+#ifndef WH_NETWORK_H
+#define WH_NETWORK_H
+
+#include <glib.h>
+#include "packet.h"
+#include "queue-disc.h"
+#include "rng.h"
+#include "simulator.h"
+
+#define WH_NETWORK_ERROR (wh_network_error_quark())
+GQuark wh_network_error_quark(void);
+
+typedef enum {
+  WH_NETWORK_ERROR_TOPOLOGY,
+  WH_NETWORK_ERROR_ROUTE,
+} WhNetworkError;
+
+typedef struct WhNet WhNet;
+
+typedef struct {
+  uint64_t buffer_bytes; /* per switch, shared by all its ports */
+  WhTime switch_delay;   /* forwarding latency added at every switch */
+  gboolean pfc;
+  uint64_t pfc_xoff, pfc_xon; /* per ingress port and priority */
+  gboolean ecn;
+  uint64_t kmin, kmax; /* at ecn_ref_rate; scaled by port rate when ecn_scale */
+  double pmax;
+  gboolean ecn_scale;
+  uint64_t ecn_ref_rate;
+  uint64_t seed;
+} WhNetParams;
+
+/* What the network needs from the transport layer above it. */
+typedef struct {
+  /* A packet reached its destination host; the callee owns it. */
+  void (*deliver)(void *ctx, WhPacket *pkt);
+  /* The NIC of `host` is free: return its next data packet, or NULL and set
+   * *next_ready to when one will be ready (WH_TIME_MAX: none pending). Priorities
+   * in `paused` are paused by PFC and must not be sent. */
+  WhPacket *(*pull)(void *ctx, uint32_t host, uint8_t paused, WhTime *next_ready);
+  /* When the next data packet of `host` will be ready (WH_TIME_MAX: none). */
+  WhTime (*ready_at)(void *ctx, uint32_t host);
+} WhNetTransport;
+
+typedef struct {
+  uint64_t link_traversals; /* data/ACK/NACK/CNP frames crossing a link */
+  uint64_t packets_delivered;
+  uint64_t pfc_pauses;
+  uint64_t pfc_resumes;
+  uint64_t drops;
+  uint64_t drop_bytes;
+  uint64_t drop_data_payload;
+} WhNetCounters;
+
+typedef struct {
+  uint32_t id;
+  uint32_t node, peer_node;
+  uint32_t peer; /* the reverse direction: the peer node's port on this link */
+  uint64_t rate_bps;
+  WhTime delay;      /* propagation, plus the switch delay when the peer is a switch */
+  WhTime busy_until; /* transmitter free at */
+  WhEvent *tx_event;
+  WhPacket *fly_head, *fly_tail;
+  WhEvent *fly_event;
+  uint8_t paused;                   /* priorities paused by the peer (PFC) */
+  uint8_t pfc_state;                /* priorities we have asked the peer to pause */
+  uint8_t pfc_pending;              /* priorities whose state the peer has not been told yet */
+  uint8_t pfc_data_mask;            /* priorities subject to PFC */
+  uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
+  uint64_t tx_bytes;
+  WhQueueDisc qd;
+} WhPort;
+
+typedef struct {
+  gboolean is_switch;
+  uint32_t index; /* host index or switch index */
+  uint32_t *ports;
+  uint32_t nports;
+  uint64_t buffer_used; /* switches */
+  uint64_t salt;        /* switches: ECMP hash salt */
+  uint32_t leaf;        /* switches with hosts: leaf index, else WH_NO_PORT */
+} WhNode;
+
+struct WhNet {
+  WhSim *sim;
+  WhNetParams p;
+  WhNode *node;
+  uint32_t n_nodes;
+  WhPort *port;
+  uint32_t n_ports;
+  uint32_t *host_node; /* host index -> node id */
+  uint32_t n_hosts;
+  uint32_t n_switches;
+  gboolean finalized;
+  /* routing: dist[node * n_leaves + leaf], hops to the leaf switch */
+  uint16_t *dist;
+  uint32_t n_leaves;
+  /* packet pool */
+  WhPacket *pkt_free;
+  GPtrArray *pkt_slabs;
+  uint64_t pkt_live;
+  WhNetTransport tp;
+  void *tp_ctx;
+  WhNetCounters c;
+  GArray *build_nodes, *build_ports; /* until finalize */
+};
+
+/* (transfer full); `sim` (transfer none) must outlive the network. */
+WhNet *wh_net_new(WhSim *sim, const WhNetParams *params);
+void wh_net_free(WhNet *net);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhNet, wh_net_free)
+
+/* Building: returns the new node id. Hosts are numbered 0.. in creation order. */
+uint32_t wh_net_add_host(WhNet *net);
+uint32_t wh_net_add_switch(WhNet *net);
+gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, WhTime delay,
+                         GError **error);
+/* Checks the topology (connected, each host on exactly one link to a switch) and
+ * computes routing tables. */
+gboolean wh_net_finalize(WhNet *net, GError **error);
+
+void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx);
+
+/* The ECMP route from host `src` to host `dst` for a flow whose 5-tuple hashes to
+ * `tuple_hash`: fills out[] (egress port ids, sender NIC first) and returns the hop
+ * count, or 0 if out_cap is too small. */
+uint32_t wh_net_route(const WhNet *net, uint32_t src, uint32_t dst, uint64_t tuple_hash,
+                      uint32_t *out, uint32_t out_cap);
+uint32_t wh_net_host_port(const WhNet *net, uint32_t host);
+
+WhPacket *wh_net_packet_alloc(WhNet *net);
+
+static inline WhPacket *wh_net_packet_new(WhNet *net)
+{
+  WhPacket *pkt = net->pkt_free ? net->pkt_free : wh_net_packet_alloc(net);
+  net->pkt_free = pkt->next;
+  net->pkt_live++;
+  return pkt;
+}
+
+static inline void wh_net_packet_free(WhNet *net, WhPacket *pkt)
+{
+  pkt->next = net->pkt_free;
+  net->pkt_free = pkt;
+  net->pkt_live--;
+}
+
+/* Queues a control packet (ACK/NACK/CNP) at the NIC of `host`. */
+void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt);
+/* Tells the NIC of `host` that a flow has data ready at `at`. */
+void wh_net_host_kick(WhNet *net, uint32_t host, WhTime at);
+
+/* Attaches one observer to every port's queue disc (switch ports and NICs). */
+void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
+
+uint64_t wh_net_ecn_marks(const WhNet *net);
+
+#endif

@@ -1,0 +1,44 @@
+/* The packet: one frame in flight, pooled by the network (no malloc per packet).
+ * A packet carries its flow, a pointer to its route (the egress ports it crosses,
+ * the sender's NIC first) and its hop index, so forwarding is an array load, not a
+ * table lookup. `arrive` is the time it reaches the far end of the link it is on. */
+#ifndef WH_PACKET_H
+#define WH_PACKET_H
+
+#include <stdint.h>
+#include "wh-time.h"
+
+#define WH_NPRIO 8
+#define WH_PRIO_CONTROL 0 /* ACK, NACK, CNP: strict highest priority, never paused */
+#define WH_NO_PORT 0xffffffffu
+#define WH_PFC_FRAME_BYTES 64u
+
+typedef enum {
+  WH_PKT_DATA,
+  WH_PKT_ACK,
+  WH_PKT_NACK,
+  WH_PKT_CNP,
+  WH_PKT_PFC,
+} WhPacketType;
+
+struct WhFlow;
+
+typedef struct WhPacket {
+  struct WhPacket *next;
+  struct WhFlow *flow;
+  const uint32_t *route; /* egress port ids; route[0] is the sender's NIC */
+  WhTime arrive;
+  WhTime sent;      /* set by the sender; echoed by ACKs */
+  uint64_t seq;     /* data: first byte; ACK/NACK: next expected byte */
+  uint32_t size;    /* bytes on the wire */
+  uint32_t payload; /* data bytes carried */
+  uint32_t in_port; /* ingress port at the current switch, for PFC accounting */
+  uint16_t hop;
+  uint16_t nhops;
+  uint8_t type;
+  uint8_t prio;
+  uint8_t ecn;       /* 1: congestion experienced */
+  uint8_t pfc_pause; /* PFC frames: 1 pause, 0 resume (priority in prio) */
+} WhPacket;
+
+#endif

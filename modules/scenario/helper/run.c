@@ -1,0 +1,338 @@
+/* Building, running and reporting one scenario; see run.h. */
+#include "run.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topology.h"
+
+static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (line > 0)
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s:%d: %s", sc->path, line, m);
+  else
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: %s", sc->path, m);
+  return FALSE;
+}
+
+static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **error)
+{
+  WhScenario *sc = run->sc;
+  for (guint i = 0; i < sc->sets->len; i++) {
+    const WhScenarioSet *s = sc->sets->pdata[i];
+    g_autoptr(GError) err = NULL;
+    if (!wh_config_set(run->cfg, s->key, s->value, s->origin, &err))
+      return fail_at(error, sc, 0, "%s: %s", s->origin, err->message);
+  }
+  for (char **s = opts && opts->sets ? opts->sets : NULL; s && *s; s++) {
+    g_autoptr(GError) err = NULL;
+    if (!wh_config_set_assignment(run->cfg, *s, "command line", &err)) {
+      g_set_error(error, WH_CONFIG_ERROR, err->code, "--set %s: %s", *s, err->message);
+      return FALSE;
+    }
+  }
+  run->seed = opts && opts->has_seed ? opts->seed : sc->has_seed ? sc->seed : 1;
+  const char *sched = opts && opts->scheduler ? opts->scheduler : sc->scheduler;
+  run->sched = wh_scheduler_class_lookup(sched ? sched : "heap");
+  if (run->sched == NULL)
+    return fail_at(error, sc, 0, "unknown scheduler \"%s\" (known: heap, calendar)", sched);
+  const char *cc = opts && opts->cc ? opts->cc : sc->cc;
+  run->cc = wh_cc_class_lookup(cc ? cc : "dcqcn");
+  if (run->cc == NULL) {
+    g_autoptr(GString) known = g_string_new(NULL);
+    for (const WhCcClass *const *c = wh_cc_classes(); *c; c++)
+      g_string_append_printf(known, "%s%s", known->len ? ", " : "", (*c)->name);
+    return fail_at(error, sc, 0, "unknown congestion control \"%s\" (known: %s)", cc, known->str);
+  }
+  return TRUE;
+}
+
+static gboolean build_network(WhRun *run, void *cc_params, GError **error)
+{
+  const WhConfig *cfg = run->cfg;
+  WhScenario *sc = run->sc;
+  WhEcnConfig ecn;
+  run->cc->ecn(cc_params, &ecn);
+  WhNetParams np = {
+      .buffer_bytes = wh_config_bytes(cfg, "wh::Switch", "BufferSize"),
+      .switch_delay = wh_config_time(cfg, "wh::Switch", "Delay"),
+      .pfc = wh_config_bool(cfg, "wh::Switch", "PfcEnabled"),
+      .pfc_xoff = wh_config_bytes(cfg, "wh::Switch", "PfcXoff"),
+      .pfc_xon = wh_config_bytes(cfg, "wh::Switch", "PfcXon"),
+      .ecn = ecn.ecn && wh_config_bool(cfg, "wh::Switch", "EcnEnabled"),
+      .kmin = ecn.kmin,
+      .kmax = ecn.kmax,
+      .pmax = ecn.pmax,
+      .ecn_scale = ecn.scale,
+      .ecn_ref_rate = ecn.ref_rate,
+      .seed = run->seed,
+  };
+  if (np.pfc && np.pfc_xon > np.pfc_xoff)
+    return fail_at(error, sc, 0, "wh::Switch::PfcXon must not exceed wh::Switch::PfcXoff");
+  run->net = wh_net_new(run->sim, &np);
+  g_autoptr(GError) err = NULL;
+  if (g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0) {
+    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < sc->nodes->len; i++) {
+      WhScenarioNode *n = sc->nodes->pdata[i];
+      uint32_t id = n->is_switch ? wh_net_add_switch(run->net) : wh_net_add_host(run->net);
+      g_hash_table_insert(ids, n->id, GUINT_TO_POINTER(id + 1));
+    }
+    uint64_t rate = wh_config_rate(cfg, "wh::Link", "Rate");
+    WhTime delay = wh_config_time(cfg, "wh::Link", "Delay");
+    for (guint i = 0; i < sc->links->len; i++) {
+      WhScenarioLink *l = sc->links->pdata[i];
+      uint32_t a = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->a)) - 1;
+      uint32_t b = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->b)) - 1;
+      if (!wh_net_add_link(run->net, a, b, l->rate ? l->rate : rate,
+                           l->has_delay ? l->delay : delay, &err))
+        return fail_at(error, sc, l->line, "<link>: %s", err->message);
+    }
+  } else {
+    const WhTopologyClass *t = wh_topology_lookup(sc->topology);
+    if (t == NULL)
+      return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
+    if (!t->build(run->net, cfg, &err))
+      return fail_at(error, sc, 0, "topology %s: %s", sc->topology, err->message);
+  }
+  if (!wh_net_finalize(run->net, &err))
+    return fail_at(error, sc, 0, "topology: %s", err->message);
+  return TRUE;
+}
+
+/* Resolves a host reference: a declared host id (custom topologies) or an index. */
+static gboolean resolve_host(const WhRun *run, GHashTable *host_ids, const char *ref,
+                             const char *field, int line, uint32_t *out, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  uint32_t n = run->net->n_hosts;
+  if (host_ids) {
+    gpointer v = g_hash_table_lookup(host_ids, ref);
+    if (v == NULL)
+      return fail_at(error, sc, line, "<flow> attribute \"%s\": no host \"%s\" in the topology",
+                     field, ref);
+    *out = GPOINTER_TO_UINT(v) - 1;
+    return TRUE;
+  }
+  char *end = NULL;
+  guint64 v = g_ascii_strtoull(ref, &end, 10);
+  if (end == ref || *end != '\0' || v >= n)
+    return fail_at(error, sc, line,
+                   "<flow> attribute \"%s\": no host \"%s\" (the topology has hosts 0..%u)", field,
+                   ref, n - 1);
+  *out = (uint32_t)v;
+  return TRUE;
+}
+
+static gboolean add_flows(WhRun *run, GError **error)
+{
+  WhScenario *sc = run->sc;
+  g_autoptr(GHashTable) host_ids = NULL;
+  if (g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0) {
+    host_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    uint32_t h = 0;
+    for (guint i = 0; i < sc->nodes->len; i++) {
+      WhScenarioNode *n = sc->nodes->pdata[i];
+      if (!n->is_switch)
+        g_hash_table_insert(host_ids, n->id, GUINT_TO_POINTER(++h));
+    }
+  }
+  GPtrArray *ids = g_ptr_array_new();
+  for (guint i = 0; i < sc->flows->len; i++) {
+    WhScenarioFlow *f = sc->flows->pdata[i];
+    uint32_t src, dst;
+    g_autoptr(GError) err = NULL;
+    if (!resolve_host(run, host_ids, f->src, "src", f->line, &src, error) ||
+        !resolve_host(run, host_ids, f->dst, "dst", f->line, &dst, error)) {
+      g_ptr_array_add(ids, NULL);
+      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
+      return FALSE;
+    }
+    int64_t id = wh_transport_add_flow(run->tp, src, dst, f->size, f->start, &err);
+    if (id < 0) {
+      g_ptr_array_add(ids, NULL);
+      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
+      return fail_at(error, sc, f->line, "<flow>: %s", err->message);
+    }
+    g_ptr_array_add(ids, f->id ? g_strdup(f->id) : g_strdup_printf("%" G_GINT64_FORMAT, id));
+  }
+  if (sc->permutation) {
+    /* Sattolo's shuffle: a random cyclic permutation, so no host sends to itself. */
+    uint32_t n = run->net->n_hosts;
+    uint32_t *dst = g_new(uint32_t, n);
+    WhRng rng;
+    wh_rng_init(&rng, run->seed, 0x7065726d75746174ULL);
+    for (uint32_t i = 0; i < n; i++)
+      dst[i] = i;
+    for (uint32_t i = n - 1; i > 0; i--) {
+      uint32_t j = (uint32_t)(wh_rng_next(&rng) % i);
+      uint32_t t = dst[i];
+      dst[i] = dst[j];
+      dst[j] = t;
+    }
+    for (uint32_t i = 0; i < n && n > 1; i++) {
+      g_autoptr(GError) err = NULL;
+      int64_t id = wh_transport_add_flow(run->tp, i, dst[i], sc->perm_size, sc->perm_start, &err);
+      g_assert(id >= 0);
+      g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
+    }
+    g_free(dst);
+  }
+  g_ptr_array_add(ids, NULL);
+  run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
+  return TRUE;
+}
+
+WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
+{
+  g_autoptr(WhRun) run = g_new0(WhRun, 1);
+  run->sc = sc;
+  run->cfg = wh_config_new();
+  if (!apply_settings(run, opts, error))
+    return NULL;
+  g_autoptr(GError) err = NULL;
+  void *cc_params = run->cc->configure(run->cfg, &err);
+  if (cc_params == NULL) {
+    fail_at(error, sc, 0, "%s", err->message);
+    return NULL;
+  }
+  run->sim = wh_sim_new(run->sched);
+  if (!build_network(run, cc_params, error)) {
+    g_free(cc_params);
+    return NULL;
+  }
+  WhTransportParams tpp;
+  wh_transport_params_from_config(&tpp, run->cfg);
+  run->tp = wh_transport_new(run->sim, run->net, &tpp, run->cc, cc_params);
+  if (!add_flows(run, error))
+    return NULL;
+  run->stop = sc->stop;
+  return g_steal_pointer(&run);
+}
+
+void wh_run_free(WhRun *run)
+{
+  if (run == NULL)
+    return;
+  wh_transport_free(run->tp);
+  wh_net_free(run->net);
+  wh_sim_free(run->sim);
+  wh_config_free(run->cfg);
+  g_strfreev(run->flow_ids);
+  g_free(run);
+}
+
+void wh_run_execute(WhRun *run)
+{
+  if (isatty(STDERR_FILENO))
+    run->sim->progress = stderr;
+  if (run->stop)
+    wh_sim_stop_at(run->sim, run->stop);
+  gint64 t0 = g_get_monotonic_time();
+  wh_sim_run(run->sim);
+  run->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
+}
+
+gboolean wh_run_check(const WhRun *run, GError **error)
+{
+  const WhTransportCounters *c = &run->tp->c;
+  const WhNetCounters *nc = &run->net->c;
+  if (c->flows_finished != run->tp->n_flows) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "%u of %u flows did not complete", run->tp->n_flows - c->flows_finished,
+                run->tp->n_flows);
+    return FALSE;
+  }
+  if (c->data_bytes_sent != c->data_bytes_arrived + nc->drop_data_payload) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "conservation: %" G_GUINT64_FORMAT " bytes sent != %" G_GUINT64_FORMAT
+                " delivered + %" G_GUINT64_FORMAT " dropped",
+                c->data_bytes_sent, c->data_bytes_arrived, nc->drop_data_payload);
+    return FALSE;
+  }
+  if (run->net->pkt_live != 0 || run->sim->events_live != 0) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "%" G_GUINT64_FORMAT " packets and %" G_GUINT64_FORMAT
+                " events still allocated at the end",
+                run->net->pkt_live, run->sim->events_live);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
+{
+  const WhTransportCounters *c = &run->tp->c;
+  const WhNetCounters *nc = &run->net->c;
+  GString *j = g_string_new("{\n");
+  g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
+  g_string_append_printf(j, "  \"scenario\": \"%s\",\n", name);
+  g_string_append_printf(j, "  \"seed\": %" G_GUINT64_FORMAT ",\n", run->seed);
+  g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
+  g_string_append_printf(j, "  \"cc\": \"%s\",\n", run->cc->name);
+  g_string_append_printf(j, "  \"hosts\": %u,\n", run->net->n_hosts);
+  g_string_append_printf(j, "  \"switches\": %u,\n", run->net->n_switches);
+#define FIELD(k, v) g_string_append_printf(j, "  \"%s\": %" G_GUINT64_FORMAT ",\n", k, (guint64)(v))
+  FIELD("sim_end_ps", run->sim->now);
+  FIELD("events_executed", run->sim->events_executed);
+  FIELD("packets_delivered", nc->packets_delivered);
+  FIELD("link_traversals", nc->link_traversals);
+  FIELD("pfc_pauses", nc->pfc_pauses);
+  FIELD("pfc_resumes", nc->pfc_resumes);
+  FIELD("ecn_marks", wh_net_ecn_marks(run->net));
+  FIELD("cnps", c->cnps);
+  FIELD("nacks", c->nacks);
+  FIELD("timeouts", c->timeouts);
+  FIELD("drops", nc->drops);
+  FIELD("data_bytes_sent", c->data_bytes_sent);
+  FIELD("data_bytes_delivered", c->data_bytes_arrived);
+  FIELD("data_bytes_dropped", nc->drop_data_payload);
+  FIELD("retransmitted_bytes", c->retx_bytes);
+  FIELD("flows_completed", c->flows_finished);
+#undef FIELD
+  if (with_wall)
+    g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
+  g_string_append_printf(j, "  \"flows\": %u\n}\n", run->tp->n_flows);
+  return g_string_free(j, FALSE);
+}
+
+static gboolean write_atomically(const char *dir, const char *name, const char *text,
+                                 GError **error)
+{
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  return g_file_set_contents(path, text, -1, error);
+}
+
+gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents(dir, 0755) != 0) {
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                "%s: cannot create output directory: %s", dir, g_strerror(errno));
+    return FALSE;
+  }
+  g_autofree char *summary = wh_run_summary_json(run, TRUE);
+  GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n");
+  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(run->tp, i);
+    g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
+                           run->flow_ids[i], f->src, f->dst, f->size, f->start);
+    if (f->finish)
+      g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", f->finish,
+                             f->finish - f->start);
+    else
+      g_string_append(csv, ",\n");
+  }
+  gboolean ok = write_atomically(dir, "flows.csv", csv->str, error) &&
+                write_atomically(dir, "summary.json", summary, error);
+  g_string_free(csv, TRUE);
+  return ok;
+}

@@ -1,0 +1,51 @@
+/* A run: one scenario built into a simulator, network and transport, executed, and
+ * reported. Precedence of settings: command line (options) over scenario file over
+ * registered defaults. Outputs are written to temporary files and renamed into
+ * place, so an interrupted or failed run never leaves a half-written result. */
+#ifndef WH_RUN_H
+#define WH_RUN_H
+
+#include <glib.h>
+#include "rdma-transport.h"
+#include "scenario.h"
+
+typedef struct {
+  gboolean has_seed;
+  uint64_t seed;
+  const char *scheduler; /* nullable */
+  const char *cc;        /* nullable */
+  char **sets;           /* nullable, NULL-terminated "Type::Param=value" */
+} WhRunOptions;
+
+typedef struct {
+  WhScenario *sc; /* (transfer none) */
+  WhConfig *cfg;
+  uint64_t seed;
+  const WhSchedulerClass *sched;
+  const WhCcClass *cc;
+  WhSim *sim;
+  WhNet *net;
+  WhTransport *tp;
+  char **flow_ids; /* display id per flow */
+  double wall_s;
+  WhTime stop;
+} WhRun;
+
+/* Builds everything; errors name the scenario file and line where they apply. */
+WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error);
+void wh_run_free(WhRun *run);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
+
+void wh_run_execute(WhRun *run);
+
+/* Checks the end state: every flow complete, bytes sent = delivered + dropped, no
+ * packet left in the pool, no event left pending. */
+gboolean wh_run_check(const WhRun *run, GError **error);
+
+/* Writes DIR/summary.json and DIR/flows.csv (creating DIR). */
+gboolean wh_run_write(const WhRun *run, const char *dir, GError **error);
+
+/* The summary as a JSON object (transfer full); `with_wall` adds wall_s. */
+char *wh_run_summary_json(const WhRun *run, gboolean with_wall);
+
+#endif

@@ -1,0 +1,478 @@
+/* Scenario loading; see scenario.h. Order of checks: size and encoding of the raw
+ * bytes, a scan for DTD/entity declarations, a well-formedness parse (no network, no
+ * entity substitution, no DTD loading), an XInclude check, schema validation, then
+ * the values: units, bounds, types and parameters through the registry. */
+#include "scenario.h"
+
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+#include <libxml/xmlerror.h>
+#include <string.h>
+
+#include "topology.h"
+#include "units.h"
+
+extern const char wh_scenario_schema_rng[];
+extern const size_t wh_scenario_schema_rng_len;
+
+#define XINCLUDE_NS "http://www.w3.org/2001/XInclude"
+#define MAX_FILE_BYTES (256u << 20)
+
+GQuark wh_scenario_error_quark(void)
+{
+  return g_quark_from_static_string("wh-scenario-error");
+}
+
+static void set_free(gpointer p)
+{
+  WhScenarioSet *s = p;
+  g_free(s->key);
+  g_free(s->value);
+  g_free(s->origin);
+  g_free(s);
+}
+
+static void flow_free(gpointer p)
+{
+  WhScenarioFlow *f = p;
+  g_free(f->id);
+  g_free(f->src);
+  g_free(f->dst);
+  g_free(f);
+}
+
+static void link_free(gpointer p)
+{
+  WhScenarioLink *l = p;
+  g_free(l->a);
+  g_free(l->b);
+  g_free(l);
+}
+
+static void node_free(gpointer p)
+{
+  WhScenarioNode *n = p;
+  g_free(n->id);
+  g_free(n);
+}
+
+WhScenario *wh_scenario_new(const char *name, const char *topology)
+{
+  WhScenario *sc = g_new0(WhScenario, 1);
+  sc->path = g_strdup(name);
+  sc->name = g_strdup(name);
+  sc->topology = g_strdup(topology);
+  sc->sets = g_ptr_array_new_with_free_func(set_free);
+  sc->nodes = g_ptr_array_new_with_free_func(node_free);
+  sc->links = g_ptr_array_new_with_free_func(link_free);
+  sc->flows = g_ptr_array_new_with_free_func(flow_free);
+  return sc;
+}
+
+void wh_scenario_free(WhScenario *sc)
+{
+  if (sc == NULL)
+    return;
+  g_free(sc->path);
+  g_free(sc->name);
+  g_free(sc->cc);
+  g_free(sc->scheduler);
+  g_free(sc->topology);
+  g_ptr_array_unref(sc->sets);
+  g_ptr_array_unref(sc->nodes);
+  g_ptr_array_unref(sc->links);
+  g_ptr_array_unref(sc->flows);
+  g_free(sc);
+}
+
+static void add_set(WhScenario *sc, const char *key, const char *value, const char *origin)
+{
+  WhScenarioSet *s = g_new0(WhScenarioSet, 1);
+  s->key = g_strdup(key);
+  s->value = g_strdup(value);
+  s->origin = g_strdup(origin);
+  g_ptr_array_add(sc->sets, s);
+}
+
+void wh_scenario_add_set(WhScenario *sc, const char *key, const char *value)
+{
+  add_set(sc, key, value, "program");
+}
+
+void wh_scenario_add_flow(WhScenario *sc, uint32_t src, uint32_t dst, uint64_t size, WhTime start)
+{
+  WhScenarioFlow *f = g_new0(WhScenarioFlow, 1);
+  f->src = g_strdup_printf("%u", src);
+  f->dst = g_strdup_printf("%u", dst);
+  f->size = size;
+  f->start = start;
+  g_ptr_array_add(sc->flows, f);
+}
+
+/* ---- libxml2 error capture ---- */
+
+typedef struct {
+  GString *msg;
+  int line;
+  int count;
+} ErrorSink;
+
+static void collect_error(void *data, xmlErrorPtr err)
+{
+  ErrorSink *sink = data;
+  if (sink->count++ > 0)
+    return;
+  sink->line = err->line;
+  g_autofree char *m = g_strdup(err->message ? err->message : "unknown error");
+  g_strstrip(m);
+  const xmlNode *node = err->node;
+  if (node && node->type == XML_ELEMENT_NODE && sink->line <= 0)
+    sink->line = (int)xmlGetLineNo(node);
+  g_string_assign(sink->msg, m);
+}
+
+static gboolean fail(GError **error, WhScenarioError code, const char *file, int line,
+                     const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+
+static gboolean fail(GError **error, WhScenarioError code, const char *file, int line,
+                     const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (line > 0)
+    g_set_error(error, WH_SCENARIO_ERROR, (gint)code, "%s:%d: %s", file, line, m);
+  else
+    g_set_error(error, WH_SCENARIO_ERROR, (gint)code, "%s: %s", file, m);
+  return FALSE;
+}
+
+static int line_of(const char *data, const char *at)
+{
+  int line = 1;
+  for (const char *p = data; p < at; p++)
+    line += *p == '\n';
+  return line;
+}
+
+/* Raw-byte checks before any parsing. */
+static gboolean check_raw(const char *data, gsize len, const char *name, GError **error)
+{
+  const char *p = data;
+  while (p < data + len && g_ascii_isspace(*p))
+    p++;
+  if (p == data + len)
+    return fail(error, WH_SCENARIO_ERROR_XML, name, 0, "the file is empty");
+  if (len > MAX_FILE_BYTES)
+    return fail(error, WH_SCENARIO_ERROR_REFUSED, name, 0, "the file is larger than %u MiB",
+                MAX_FILE_BYTES >> 20);
+  const char *bad = NULL;
+  if (!g_utf8_validate(data, (gssize)len, &bad))
+    return fail(error, WH_SCENARIO_ERROR_REFUSED, name, line_of(data, bad),
+                "the file is not valid UTF-8 (byte 0x%02x at offset %ld); scenario files "
+                "must be UTF-8",
+                (unsigned char)*bad, (long)(bad - data));
+  static const char *refused[] = {"<!DOCTYPE", "<!ENTITY"};
+  for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+    const char *hit = g_strstr_len(data, (gssize)len, refused[i]);
+    if (hit)
+      return fail(error, WH_SCENARIO_ERROR_REFUSED, name, line_of(data, hit),
+                  "%s declarations are refused: scenario files may not use DTDs or entities "
+                  "(no external entities, no entity expansion)",
+                  refused[i] + 2);
+  }
+  return TRUE;
+}
+
+static const xmlNode *find_xinclude(const xmlNode *n)
+{
+  for (; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE)
+      continue;
+    if (n->ns && n->ns->href && strcmp((const char *)n->ns->href, XINCLUDE_NS) == 0)
+      return n;
+    const xmlNode *c = find_xinclude(n->children);
+    if (c)
+      return c;
+  }
+  return NULL;
+}
+
+static gboolean validate(xmlDocPtr doc, const char *name, GError **error)
+{
+  ErrorSink sink = {g_string_new(NULL), 0, 0};
+  xmlRelaxNGParserCtxtPtr pctx =
+      xmlRelaxNGNewMemParserCtxt(wh_scenario_schema_rng, (int)wh_scenario_schema_rng_len);
+  xmlRelaxNGPtr schema = xmlRelaxNGParse(pctx);
+  xmlRelaxNGFreeParserCtxt(pctx);
+  g_assert(schema != NULL);
+  xmlRelaxNGValidCtxtPtr vctx = xmlRelaxNGNewValidCtxt(schema);
+  xmlRelaxNGSetValidStructuredErrors(vctx, collect_error, &sink);
+  int rc = xmlRelaxNGValidateDoc(vctx, doc);
+  xmlRelaxNGFreeValidCtxt(vctx);
+  xmlRelaxNGFree(schema);
+  gboolean ok = rc == 0;
+  if (!ok)
+    fail(error, WH_SCENARIO_ERROR_SCHEMA, name, sink.line, "does not match the scenario schema: %s",
+         sink.count ? sink.msg->str : "invalid document");
+  g_string_free(sink.msg, TRUE);
+  return ok;
+}
+
+/* ---- value extraction ---- */
+
+typedef struct {
+  const char *file;
+  WhScenario *sc;
+  GError **error;
+} Loader;
+
+static char *attr(const xmlNode *n, const char *name)
+{
+  xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+  if (v == NULL)
+    return NULL;
+  char *s = g_strdup((const char *)v);
+  xmlFree(v);
+  return g_strstrip(s);
+}
+
+static int node_line(const xmlNode *n)
+{
+  return (int)xmlGetLineNo(n);
+}
+
+/* Parses attribute `name` of `n` with a unit parser; absent -> *out = def. */
+typedef gboolean (*UnitParser)(const char *, uint64_t *, GError **);
+
+static gboolean unit_attr(Loader *ld, const xmlNode *n, const char *name, UnitParser parse,
+                          gboolean positive, uint64_t def, uint64_t *out)
+{
+  g_autofree char *v = attr(n, name);
+  if (v == NULL) {
+    *out = def;
+    return TRUE;
+  }
+  g_autoptr(GError) err = NULL;
+  if (!parse(v, out, &err))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                "<%s> attribute \"%s\": %s", (const char *)n->name, name, err->message);
+  if (positive && *out == 0)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                "<%s> attribute \"%s\" = \"%s\": must be greater than zero", (const char *)n->name,
+                name, v);
+  return TRUE;
+}
+
+static gboolean load_set(Loader *ld, WhConfig *check, const xmlNode *n, const char *key_attr,
+                         const char *prefix)
+{
+  g_autofree char *key = attr(n, key_attr);
+  g_autofree char *value = attr(n, "value");
+  g_autofree char *full = prefix ? g_strdup_printf("%s::%s", prefix, key) : g_strdup(key);
+  g_autofree char *origin = g_strdup_printf("%s:%d", ld->file, node_line(n));
+  g_autoptr(GError) err = NULL;
+  if (!wh_config_set(check, full, value, origin, &err))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n), "<%s %s=\"%s\">: %s",
+                (const char *)n->name, key_attr, key, err->message);
+  add_set(ld->sc, full, value, origin);
+  return TRUE;
+}
+
+static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
+{
+  WhScenario *sc = ld->sc;
+  g_autofree char *type = attr(t, "type");
+  gboolean custom = g_strcmp0(type, WH_CUSTOM_TOPOLOGY) == 0;
+  const WhTypeInfo *info = custom ? NULL : wh_registry_lookup(type);
+  if (!custom && (info == NULL || g_strcmp0(info->kind, "topology") != 0)) {
+    g_autoptr(GString) known = g_string_new(WH_CUSTOM_TOPOLOGY);
+    for (const WhTopologyClass *const *c = wh_topology_classes(); *c; c++)
+      g_string_append_printf(known, ", %s", (*c)->type->name);
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(t),
+                "<topology> attribute \"type\": unknown topology type \"%s\" (known: %s)", type,
+                known->str);
+  }
+  sc->topology = g_strdup(type);
+  g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+  for (const xmlNode *n = t->children; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE)
+      continue;
+    const char *el = (const char *)n->name;
+    if (strcmp(el, "param") == 0) {
+      if (custom)
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                    "<param>: a %s topology has no parameters", WH_CUSTOM_TOPOLOGY);
+      if (!load_set(ld, check, n, "name", type))
+        return FALSE;
+      continue;
+    }
+    if (!custom)
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                  "<%s>: only a %s topology lists hosts, switches and links", el,
+                  WH_CUSTOM_TOPOLOGY);
+    if (strcmp(el, "host") == 0 || strcmp(el, "switch") == 0) {
+      WhScenarioNode *nd = g_new0(WhScenarioNode, 1);
+      nd->id = attr(n, "id");
+      nd->is_switch = el[0] == 's';
+      nd->line = node_line(n);
+      g_ptr_array_add(sc->nodes, nd);
+      if (g_hash_table_contains(ids, nd->id))
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, nd->line,
+                    "<%s> attribute \"id\": duplicate node id \"%s\"", el, nd->id);
+      g_hash_table_add(ids, nd->id);
+    } else {
+      WhScenarioLink *l = g_new0(WhScenarioLink, 1);
+      g_ptr_array_add(sc->links, l);
+      l->a = attr(n, "a");
+      l->b = attr(n, "b");
+      l->line = node_line(n);
+      const char *ends[2] = {l->a, l->b};
+      for (int i = 0; i < 2; i++) {
+        if (!g_hash_table_contains(ids, ends[i]))
+          return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, l->line,
+                      "<link> attribute \"%s\": no host or switch \"%s\" declared before it",
+                      i ? "b" : "a", ends[i]);
+      }
+      uint64_t delay;
+      if (!unit_attr(ld, n, "rate", wh_units_parse_rate, TRUE, 0, &l->rate))
+        return FALSE;
+      g_autofree char *d = attr(n, "delay");
+      l->has_delay = d != NULL;
+      if (!unit_attr(ld, n, "delay", wh_units_parse_time, FALSE, 0, &delay))
+        return FALSE;
+      l->delay = delay;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean load_flows(Loader *ld, const xmlNode *fl)
+{
+  WhScenario *sc = ld->sc;
+  g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+  for (const xmlNode *n = fl->children; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE)
+      continue;
+    if (strcmp((const char *)n->name, "permutation") == 0) {
+      if (sc->permutation)
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                    "<permutation>: only one permutation per scenario");
+      sc->permutation = TRUE;
+      sc->perm_line = node_line(n);
+      uint64_t start;
+      if (!unit_attr(ld, n, "size", wh_units_parse_bytes, TRUE, 0, &sc->perm_size) ||
+          !unit_attr(ld, n, "start", wh_units_parse_time, FALSE, 0, &start))
+        return FALSE;
+      sc->perm_start = start;
+      continue;
+    }
+    WhScenarioFlow *f = g_new0(WhScenarioFlow, 1);
+    g_ptr_array_add(sc->flows, f);
+    f->id = attr(n, "id");
+    f->src = attr(n, "src");
+    f->dst = attr(n, "dst");
+    f->line = node_line(n);
+    uint64_t start;
+    if (!unit_attr(ld, n, "size", wh_units_parse_bytes, TRUE, 0, &f->size) ||
+        !unit_attr(ld, n, "start", wh_units_parse_time, FALSE, 0, &start))
+      return FALSE;
+    f->start = start;
+    if (f->id) {
+      if (g_hash_table_contains(ids, f->id))
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, f->line,
+                    "<flow> attribute \"id\": duplicate flow id \"%s\"", f->id);
+      g_hash_table_add(ids, f->id);
+    }
+  }
+  return TRUE;
+}
+
+static gboolean load_root(Loader *ld, const xmlNode *root)
+{
+  WhScenario *sc = ld->sc;
+  g_autoptr(WhConfig) check = wh_config_new();
+  sc->name = attr(root, "name");
+  g_autofree char *seed = attr(root, "seed");
+  if (seed) {
+    g_autoptr(GError) err = NULL;
+    int64_t v;
+    if (!wh_units_parse_int(seed, &v, &err) || v < 0)
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(root),
+                  "<scenario> attribute \"seed\": \"%s\" is not a non-negative integer", seed);
+    sc->seed = (uint64_t)v;
+    sc->has_seed = TRUE;
+  }
+  sc->cc = attr(root, "cc");
+  sc->scheduler = attr(root, "scheduler");
+  uint64_t stop;
+  if (!unit_attr(ld, root, "stop", wh_units_parse_time, TRUE, 0, &stop))
+    return FALSE;
+  sc->stop = stop;
+  for (const xmlNode *n = root->children; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE)
+      continue;
+    const char *el = (const char *)n->name;
+    gboolean ok = TRUE;
+    if (strcmp(el, "set") == 0)
+      ok = load_set(ld, check, n, "param", NULL);
+    else if (strcmp(el, "topology") == 0)
+      ok = load_topology(ld, check, n);
+    else if (strcmp(el, "flows") == 0)
+      ok = load_flows(ld, n);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *name, GError **error)
+{
+  if (!check_raw(data, len, name, error))
+    return NULL;
+  ErrorSink sink = {g_string_new(NULL), 0, 0};
+  xmlSetStructuredErrorFunc(&sink, collect_error);
+  int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES |
+             XML_PARSE_NOCDATA;
+  xmlDocPtr doc = xmlReadMemory(data, (int)len, name, "UTF-8", opts);
+  xmlSetStructuredErrorFunc(NULL, NULL);
+  if (doc == NULL) {
+    fail(error, WH_SCENARIO_ERROR_XML, name, sink.line, "malformed XML: %s",
+         sink.count ? sink.msg->str : "cannot parse");
+    g_string_free(sink.msg, TRUE);
+    return NULL;
+  }
+  g_string_free(sink.msg, TRUE);
+  WhScenario *sc = NULL;
+  const xmlNode *root = xmlDocGetRootElement(doc);
+  const xmlNode *xi = find_xinclude(root);
+  if (doc->intSubset || doc->extSubset) {
+    fail(error, WH_SCENARIO_ERROR_REFUSED, name, 0, "DTDs are refused in scenario files");
+  } else if (xi) {
+    fail(error, WH_SCENARIO_ERROR_REFUSED, name, node_line(xi),
+         "XInclude is refused: a scenario file must be self-contained");
+  } else if (validate(doc, name, error)) {
+    sc = wh_scenario_new(name, NULL);
+    g_clear_pointer(&sc->name, g_free);
+    Loader ld = {name, sc, error};
+    if (!load_root(&ld, root))
+      g_clear_pointer(&sc, wh_scenario_free);
+    else if (sc->name == NULL)
+      sc->name = g_path_get_basename(name);
+  }
+  xmlFreeDoc(doc);
+  return sc;
+}
+
+WhScenario *wh_scenario_load(const char *path, GError **error)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  g_autoptr(GError) err = NULL;
+  if (!g_file_get_contents(path, &data, &len, &err)) {
+    fail(error, WH_SCENARIO_ERROR_IO, path, 0, "cannot read: %s", err->message);
+    return NULL;
+  }
+  return wh_scenario_load_memory(data, len, path, error);
+}

@@ -1,0 +1,117 @@
+/* Queue discs: the egress queue of every switch port and host NIC, with a hook API.
+ * A queue disc holds one FIFO per priority (strict priority, priority 0 first) and
+ * a class that decides what happens at enqueue and dequeue (FIFO, or RED-style ECN
+ * marking on the egress queue length: Kmin/Kmax/Pmax). The base functions keep the
+ * byte counts and call the hooks; observers (rate monitors, samplers, traces) attach
+ * hooks without the queue disc knowing who listens. With no hook attached a hook
+ * costs one NULL check. Hooks receive const packets and must not change the model. */
+#ifndef WH_QUEUE_DISC_H
+#define WH_QUEUE_DISC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "packet.h"
+#include "rng.h"
+
+typedef struct WhQueueDisc WhQueueDisc;
+
+typedef struct {
+  void (*on_enqueue)(void *data, const WhQueueDisc *qd, const WhPacket *pkt);
+  void (*on_dequeue)(void *data, const WhQueueDisc *qd, const WhPacket *pkt);
+  void (*on_drop)(void *data, const WhQueueDisc *qd, const WhPacket *pkt);
+  void (*on_mark)(void *data, const WhQueueDisc *qd, const WhPacket *pkt);
+} WhQueueHooks;
+
+typedef struct {
+  const char *type_name;
+  /* Called after a packet left the queue (bytes already updated); may mark it. */
+  void (*do_dequeue)(WhQueueDisc *qd, WhPacket *pkt);
+} WhQueueDiscClass;
+
+struct WhQueueDisc {
+  const WhQueueDiscClass *klass;
+  WhPacket *head[WH_NPRIO], *tail[WH_NPRIO];
+  uint64_t bytes[WH_NPRIO];
+  uint64_t total_bytes;
+  uint32_t packets;
+  uint8_t nonempty; /* bit p: priority p has packets */
+  uint32_t port;    /* owning directed port id */
+  /* RED/ECN marking (used by wh_red_queue_disc_class) */
+  uint64_t kmin, kmax;
+  double pmax;
+  WhRng rng;
+  uint64_t marks;
+  /* Observers: one hook table, NULL when nobody listens. */
+  const WhQueueHooks *hooks;
+  void *hook_data;
+};
+
+extern const WhQueueDiscClass wh_fifo_queue_disc_class;
+extern const WhQueueDiscClass wh_red_queue_disc_class;
+
+void wh_queue_disc_init(WhQueueDisc *qd, const WhQueueDiscClass *klass, uint32_t port);
+
+/* Attaches (or with hooks == NULL detaches) the observer. (transfer none) */
+void wh_queue_disc_set_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data);
+
+static inline void wh_queue_disc_enqueue(WhQueueDisc *qd, WhPacket *pkt)
+{
+  unsigned p = pkt->prio;
+  pkt->next = NULL;
+  if (qd->tail[p])
+    qd->tail[p]->next = pkt;
+  else
+    qd->head[p] = pkt;
+  qd->tail[p] = pkt;
+  qd->bytes[p] += pkt->size;
+  qd->total_bytes += pkt->size;
+  qd->packets++;
+  qd->nonempty |= (uint8_t)(1u << p);
+  if (qd->hooks && qd->hooks->on_enqueue)
+    qd->hooks->on_enqueue(qd->hook_data, qd, pkt);
+}
+
+/* Reports a packet refused before it entered the queue (buffer full). */
+static inline void wh_queue_disc_report_drop(WhQueueDisc *qd, const WhPacket *pkt)
+{
+  if (qd->hooks && qd->hooks->on_drop)
+    qd->hooks->on_drop(qd->hook_data, qd, pkt);
+}
+
+/* Reports a packet that passes through without queueing (a NIC's data packet,
+ * pulled from its flow at the moment the transmitter frees up). */
+static inline void wh_queue_disc_report_passthrough(WhQueueDisc *qd, const WhPacket *pkt)
+{
+  if (qd->hooks) {
+    if (qd->hooks->on_enqueue)
+      qd->hooks->on_enqueue(qd->hook_data, qd, pkt);
+    if (qd->hooks->on_dequeue)
+      qd->hooks->on_dequeue(qd->hook_data, qd, pkt);
+  }
+}
+
+/* Dequeues the head of the highest non-empty priority not in `blocked`. */
+static inline WhPacket *wh_queue_disc_dequeue(WhQueueDisc *qd, uint8_t blocked)
+{
+  unsigned ready = qd->nonempty & (uint8_t)~blocked;
+  if (ready == 0)
+    return NULL;
+  unsigned p = (unsigned)__builtin_ctz(ready);
+  WhPacket *pkt = qd->head[p];
+  qd->head[p] = pkt->next;
+  if (qd->head[p] == NULL) {
+    qd->tail[p] = NULL;
+    qd->nonempty &= (uint8_t) ~(1u << p);
+  }
+  pkt->next = NULL;
+  qd->bytes[p] -= pkt->size;
+  qd->total_bytes -= pkt->size;
+  qd->packets--;
+  if (qd->klass->do_dequeue)
+    qd->klass->do_dequeue(qd, pkt);
+  if (qd->hooks && qd->hooks->on_dequeue)
+    qd->hooks->on_dequeue(qd->hook_data, qd, pkt);
+  return pkt;
+}
+
+#endif

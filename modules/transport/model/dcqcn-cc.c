@@ -1,0 +1,252 @@
+/* DCQCN (Zhu et al., SIGCOMM 2015) as the HPCC project's ns-3 simulator models the
+ * Mellanox NIC (alibaba-edu/High-Precision-Congestion-Control, rdma-hw.cc, "mlx"
+ * mode), with its run.py parameters scaled by link rate.
+ *
+ * On the first CNP: alpha = 1, target = rate (x RateOnFirstCnp), alpha ticks start
+ * every AlphaInterval and decrease ticks every DecreaseInterval (offset 1 ns so a
+ * decrease sees the alpha update of the same instant). Alpha tick:
+ * alpha = (1-g) alpha + g*[CNP since last tick]. Decrease tick with a CNP since the
+ * last one: target = rate (unless ClampTargetRate is off and no increase happened
+ * yet), rate = max(MinRate, rate (1 - alpha/2)), stage = 0, rate-increase timer
+ * restarted. Increase timer (every RpTimer): stage < FastRecoveryTimes: fast
+ * recovery; == : additive (target += Rai); > : hyper (target += Rhai); then
+ * rate = (rate + target) / 2.
+ *
+ * Cost: alpha ticks are applied lazily (caught up when a CNP or a decrease needs
+ * alpha), decrease ticks become events only when a CNP is pending, and the increase
+ * timer is one event per RpTimer: per flow a handful of events per CNP, not one per
+ * microsecond. The results equal the periodic formulation tick for tick. */
+#include <math.h>
+#include <string.h>
+#include "congestion-control.h"
+#include "rdma-transport.h"
+
+enum { TIMER_DECREASE = 1, TIMER_INCREASE = 2 };
+
+typedef struct {
+  double rai, rhai; /* b/s at ref rate */
+  double min_rate;
+  double g;
+  double rate_on_first_cnp;
+  WhTime alpha_interval, decrease_interval, rp_timer;
+  uint32_t fast_recovery_times;
+  gboolean clamp_target;
+  gboolean scale;
+  uint64_t ref_rate;
+  WhEcnConfig ecn;
+} DcqcnParams;
+
+typedef struct {
+  double target;
+  double alpha;
+  WhTime alpha_next;    /* next alpha tick */
+  WhTime decrease_base; /* decrease ticks at decrease_base + k * interval */
+  WhTime rp_deadline;   /* next rate-increase tick */
+  uint32_t stage;
+  uint8_t started; /* first CNP seen */
+  uint8_t alpha_cnp, decrease_cnp;
+  uint8_t decrease_armed, rp_armed;
+  double rai, rhai; /* scaled to this flow's line rate */
+} DcqcnState;
+
+G_STATIC_ASSERT(sizeof(DcqcnState) <= WH_CC_STATE_BYTES);
+
+static const WhParamSpec dcqcn_params[] = {
+    {"Kmin", WH_PARAM_BYTES, "400KB",
+     "ECN marking starts above this egress queue length (at RefRate)"},
+    {"Kmax", WH_PARAM_BYTES, "1600KB",
+     "ECN marks every packet above this queue length (at RefRate)"},
+    {"Pmax", WH_PARAM_DOUBLE, "0.2", "marking probability at Kmax", WH_CHECK_MIN | WH_CHECK_MAX, 0,
+     1},
+    {"Rai", WH_PARAM_RATE, "20Mbps", "additive increase step (at RefRate)", WH_CHECK_POSITIVE},
+    {"Rhai", WH_PARAM_RATE, "200Mbps", "hyper increase step (at RefRate)", WH_CHECK_POSITIVE},
+    {"MinRate", WH_PARAM_RATE, "1000Mbps", "lowest sending rate", WH_CHECK_POSITIVE},
+    {"G", WH_PARAM_DOUBLE, "0.00390625", "alpha EWMA gain g (1/256)",
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
+    {"AlphaInterval", WH_PARAM_TIME, "1us", "alpha update period", WH_CHECK_POSITIVE},
+    {"DecreaseInterval", WH_PARAM_TIME, "4us", "rate decrease check period", WH_CHECK_POSITIVE},
+    {"RpTimer", WH_PARAM_TIME, "300us", "rate increase timer period", WH_CHECK_POSITIVE},
+    {"FastRecoveryTimes", WH_PARAM_INT, "1", "increase ticks spent in fast recovery", WH_CHECK_MIN,
+     0, 0},
+    {"RateOnFirstCnp", WH_PARAM_DOUBLE, "1.0", "rate factor applied on the first CNP",
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
+    {"ClampTargetRate", WH_PARAM_BOOL, "false", "always set target = rate on a decrease"},
+    {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Kmin, Kmax, Rai, Rhai by link rate / RefRate"},
+    {"RefRate", WH_PARAM_RATE, "100Gbps", "link rate at which Kmin, Kmax, Rai, Rhai apply",
+     WH_CHECK_POSITIVE},
+    {NULL},
+};
+
+const WhTypeInfo wh_dcqcn_cc_type = {
+    .name = "wh::DcqcnCc",
+    .kind = "congestion-control",
+    .help = "DCQCN, Mellanox NIC model of the HPCC project's ns-3 simulator (default CC)",
+    .params = dcqcn_params,
+};
+
+static void *dcqcn_configure(const WhConfig *cfg, GError **error)
+{
+  const char *t = wh_dcqcn_cc_type.name;
+  DcqcnParams *p = g_new0(DcqcnParams, 1);
+  p->rai = (double)wh_config_rate(cfg, t, "Rai");
+  p->rhai = (double)wh_config_rate(cfg, t, "Rhai");
+  p->min_rate = (double)wh_config_rate(cfg, t, "MinRate");
+  p->g = wh_config_double(cfg, t, "G");
+  p->rate_on_first_cnp = wh_config_double(cfg, t, "RateOnFirstCnp");
+  p->alpha_interval = wh_config_time(cfg, t, "AlphaInterval");
+  p->decrease_interval = wh_config_time(cfg, t, "DecreaseInterval");
+  p->rp_timer = wh_config_time(cfg, t, "RpTimer");
+  p->fast_recovery_times = (uint32_t)wh_config_int(cfg, t, "FastRecoveryTimes");
+  p->clamp_target = wh_config_bool(cfg, t, "ClampTargetRate");
+  p->scale = wh_config_bool(cfg, t, "ScaleWithRate");
+  p->ref_rate = wh_config_rate(cfg, t, "RefRate");
+  p->ecn.ecn = TRUE;
+  p->ecn.kmin = wh_config_bytes(cfg, t, "Kmin");
+  p->ecn.kmax = wh_config_bytes(cfg, t, "Kmax");
+  p->ecn.pmax = wh_config_double(cfg, t, "Pmax");
+  p->ecn.scale = p->scale;
+  p->ecn.ref_rate = p->ref_rate;
+  if (p->ecn.kmin > p->ecn.kmax) {
+    g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                "wh::DcqcnCc: Kmin (%" G_GUINT64_FORMAT " B) exceeds Kmax (%" G_GUINT64_FORMAT
+                " B)",
+                p->ecn.kmin, p->ecn.kmax);
+    g_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void dcqcn_ecn(const void *params, WhEcnConfig *out)
+{
+  *out = ((const DcqcnParams *)params)->ecn;
+}
+
+static inline DcqcnState *state(WhFlow *f)
+{
+  return (DcqcnState *)f->cc.bytes;
+}
+
+static void dcqcn_init(WhFlow *f, const void *params)
+{
+  const DcqcnParams *p = params;
+  DcqcnState *s = state(f);
+  memset(s, 0, sizeof *s);
+  double scale = p->scale ? (double)f->line_rate / (double)p->ref_rate : 1.0;
+  s->rai = p->rai * scale;
+  s->rhai = p->rhai * scale;
+  s->target = (double)f->line_rate;
+  s->alpha = 1.0;
+}
+
+/* Applies every alpha tick at or before `t`. */
+static void alpha_catch_up(DcqcnState *s, const DcqcnParams *p, WhTime t)
+{
+  while (s->alpha_next <= t) {
+    s->alpha = (1.0 - p->g) * s->alpha + (s->alpha_cnp ? p->g : 0.0);
+    s->alpha_cnp = 0;
+    s->alpha_next += p->alpha_interval;
+  }
+}
+
+static void arm_decrease(WhFlow *f, DcqcnState *s, const DcqcnParams *p)
+{
+  if (s->decrease_armed)
+    return;
+  WhTime now = wh_flow_now(f);
+  WhTime k = now > s->decrease_base
+                 ? (now - s->decrease_base + p->decrease_interval - 1) / p->decrease_interval
+                 : 0;
+  s->decrease_armed = 1;
+  wh_flow_timer_at(f, s->decrease_base + k * p->decrease_interval, TIMER_DECREASE);
+}
+
+static void dcqcn_on_cnp(WhFlow *f, const void *params)
+{
+  const DcqcnParams *p = params;
+  DcqcnState *s = state(f);
+  WhTime now = wh_flow_now(f);
+  if (!s->started) {
+    s->started = 1;
+    s->alpha = 1.0;
+    s->alpha_cnp = 0;
+    s->alpha_next = now + p->alpha_interval;
+    s->decrease_base = now + p->decrease_interval + WH_NS;
+    s->decrease_cnp = 1;
+    s->target = f->rate * p->rate_on_first_cnp;
+    wh_flow_set_rate(f, s->target);
+    arm_decrease(f, s, p);
+    return;
+  }
+  alpha_catch_up(s, p, now);
+  s->alpha_cnp = 1;
+  s->decrease_cnp = 1;
+  arm_decrease(f, s, p);
+}
+
+static void rate_increase(WhFlow *f, DcqcnState *s, const DcqcnParams *p)
+{
+  double line = (double)f->line_rate;
+  if (s->stage < p->fast_recovery_times) {
+    /* fast recovery: target unchanged */
+  } else if (s->stage == p->fast_recovery_times) {
+    s->target = MIN(s->target + s->rai, line);
+  } else {
+    s->target = MIN(s->target + s->rhai, line);
+  }
+  wh_flow_set_rate(f, (f->rate + s->target) / 2.0);
+}
+
+static void dcqcn_on_timer(WhFlow *f, unsigned timer, const void *params)
+{
+  const DcqcnParams *p = params;
+  DcqcnState *s = state(f);
+  WhTime now = wh_flow_now(f);
+  if (timer == TIMER_DECREASE) {
+    s->decrease_armed = 0;
+    alpha_catch_up(s, p, now);
+    if (!s->decrease_cnp)
+      return;
+    if (p->clamp_target || s->stage != 0)
+      s->target = f->rate;
+    wh_flow_set_rate(f, MAX(p->min_rate, f->rate * (1.0 - s->alpha / 2.0)));
+    s->stage = 0;
+    s->decrease_cnp = 0;
+    s->rp_deadline = now + p->rp_timer;
+    if (!s->rp_armed) {
+      s->rp_armed = 1;
+      wh_flow_timer_at(f, s->rp_deadline, TIMER_INCREASE);
+    }
+  } else if (timer == TIMER_INCREASE) {
+    if (now < s->rp_deadline) {
+      wh_flow_timer_at(f, s->rp_deadline, TIMER_INCREASE);
+      return;
+    }
+    rate_increase(f, s, p);
+    s->stage++;
+    if (f->rate >= (double)f->line_rate && s->target >= (double)f->line_rate) {
+      s->rp_armed = 0; /* back at line rate: nothing left to increase */
+      return;
+    }
+    s->rp_deadline = now + p->rp_timer;
+    wh_flow_timer_at(f, s->rp_deadline, TIMER_INCREASE);
+  }
+}
+
+static void dcqcn_on_ack(WhFlow *f, const WhPacket *ack, const void *params)
+{
+  (void)f;
+  (void)ack;
+  (void)params;
+}
+
+const WhCcClass wh_dcqcn_cc_class = {
+    .name = "dcqcn",
+    .type = &wh_dcqcn_cc_type,
+    .configure = dcqcn_configure,
+    .ecn = dcqcn_ecn,
+    .init = dcqcn_init,
+    .on_ack = dcqcn_on_ack,
+    .on_cnp = dcqcn_on_cnp,
+    .on_timer = dcqcn_on_timer,
+};

@@ -1,0 +1,66 @@
+/* The flow: an RDMA queue-pair-like reliable connection from one host to another
+ * with a byte stream of known size. The sender segments it into MTU-sized packets
+ * paced at the CC's rate; the receiver acknowledges every packet (cumulative ACK),
+ * sends a NACK on a sequence gap (the sender goes back N) and a CNP for ECN-marked
+ * packets (at most one per CNP interval). Flows are stored in one array by the
+ * transport; a flow's CC keeps its state in `cc_state`. */
+#ifndef WH_FLOW_H
+#define WH_FLOW_H
+
+#include <stdint.h>
+#include "simulator.h"
+
+#define WH_CC_STATE_BYTES 128
+#define WH_NO_HEAP 0xffffffffu
+
+typedef struct WhTransport WhTransport;
+
+typedef enum {
+  WH_FLOW_PENDING,
+  WH_FLOW_ACTIVE,
+  WH_FLOW_SENT, /* every byte acknowledged */
+} WhFlowState;
+
+struct WhFlow {
+  WhTransport *tp;
+  uint32_t id;
+  uint32_t src, dst;
+  uint64_t size;
+  WhTime start;
+  WhTime finish; /* last byte delivered at the receiver; 0 until then */
+  uint32_t *fwd, *rev;
+  uint16_t fwd_hops, rev_hops;
+  uint8_t state;
+  uint8_t prio;
+  uint64_t line_rate; /* sender NIC rate, b/s */
+  /* sender */
+  uint64_t snd_nxt, snd_una;
+  uint64_t snd_max_sent; /* highest byte ever sent, to tell retransmissions */
+  double rate;           /* current sending rate, b/s */
+  WhTime next_avail;
+  WhTime last_tx;
+  uint32_t last_tx_size;
+  uint32_t heap_pos;
+  uint64_t heap_seq;
+  WhTime rto_deadline;
+  gboolean rto_armed;
+  uint64_t bytes_sent; /* payload, with retransmissions */
+  uint64_t retx_bytes;
+  /* receiver */
+  uint64_t rcv_nxt;
+  WhTime last_cnp;
+  gboolean cnp_sent;
+  uint64_t nack_for;
+  WhTime nack_time;
+  gboolean nack_sent;
+  union {
+    uint8_t bytes[WH_CC_STATE_BYTES];
+    uint64_t align;
+  } cc;
+};
+
+void wh_flow_set_rate(WhFlow *f, double rate_bps);
+/* Arms CC timer `timer` (0..255) to fire at `at`; the CC ignores stale firings. */
+void wh_flow_timer_at(WhFlow *f, WhTime at, unsigned timer);
+
+#endif

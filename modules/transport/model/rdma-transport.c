@@ -1,0 +1,499 @@
+/* RDMA-style reliable transport; see rdma-transport.h.
+ *
+ * Sender: a flow is in its host's send heap while it has bytes it may send (below
+ * the window, if any). The NIC pops the earliest-ready flow, emits one packet of at
+ * most MTU payload and re-inserts the flow at its next pacing time
+ * (now + wire bytes / rate). A NACK or RTO rewinds snd_nxt to the receiver's next
+ * expected byte (go-back-N). The RTO is lazy: one event per flow re-arms itself at
+ * the latest deadline instead of being cancelled on every ACK.
+ * Receiver: in-order data advances rcv_nxt and is ACKed; a gap triggers a NACK (once
+ * per expected byte per NACK interval); a duplicate is ACKed again; a CE-marked
+ * packet triggers a CNP unless one went out less than the CNP interval ago. */
+#include "rdma-transport.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_HOPS 64
+#define TIMER_RTO 255u
+
+GQuark wh_transport_error_quark(void)
+{
+  return g_quark_from_static_string("wh-transport-error");
+}
+
+void wh_transport_params_from_config(WhTransportParams *p, const WhConfig *cfg)
+{
+  const char *t = "wh::RdmaFlow";
+  p->mtu = (uint32_t)wh_config_bytes(cfg, t, "Mtu");
+  p->header_bytes = (uint32_t)wh_config_bytes(cfg, t, "HeaderBytes");
+  p->ctrl_bytes = (uint32_t)wh_config_bytes(cfg, t, "ControlBytes");
+  p->prio = (uint8_t)wh_config_int(cfg, t, "Priority");
+  p->cnp_interval = wh_config_time(cfg, t, "CnpInterval");
+  p->nack_interval = wh_config_time(cfg, t, "NackInterval");
+  p->rto = wh_config_time(cfg, t, "Rto");
+  p->window = wh_config_bytes(cfg, t, "Window");
+}
+
+/* ---- per-host send heap, keyed (next_avail, heap_seq) ---- */
+
+static inline int flow_before(const WhFlow *a, const WhFlow *b)
+{
+  return a->next_avail < b->next_avail ||
+         (a->next_avail == b->next_avail && a->heap_seq < b->heap_seq);
+}
+
+static void hs_set(WhHostSched *h, uint32_t i, WhFlow *f)
+{
+  h->heap[i] = f;
+  f->heap_pos = i;
+}
+
+static void hs_up(WhHostSched *h, uint32_t i)
+{
+  WhFlow *f = h->heap[i];
+  while (i > 0) {
+    uint32_t parent = (i - 1) / 2;
+    if (!flow_before(f, h->heap[parent]))
+      break;
+    hs_set(h, i, h->heap[parent]);
+    i = parent;
+  }
+  hs_set(h, i, f);
+}
+
+static void hs_down(WhHostSched *h, uint32_t i)
+{
+  WhFlow *f = h->heap[i];
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n)
+      break;
+    if (c + 1 < h->n && flow_before(h->heap[c + 1], h->heap[c]))
+      c++;
+    if (!flow_before(h->heap[c], f))
+      break;
+    hs_set(h, i, h->heap[c]);
+    i = c;
+  }
+  hs_set(h, i, f);
+}
+
+static void hs_push(WhTransport *tp, WhHostSched *h, WhFlow *f)
+{
+  if (h->n == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 4;
+    h->heap = g_renew(WhFlow *, h->heap, h->cap);
+  }
+  f->heap_seq = tp->heap_seq++;
+  h->heap[h->n] = f;
+  f->heap_pos = h->n++;
+  hs_up(h, h->n - 1);
+}
+
+static void hs_remove(WhHostSched *h, WhFlow *f)
+{
+  uint32_t i = f->heap_pos;
+  f->heap_pos = WH_NO_HEAP;
+  WhFlow *last = h->heap[--h->n];
+  if (i == h->n)
+    return;
+  hs_set(h, i, last);
+  hs_up(h, i);
+  hs_down(h, last->heap_pos);
+}
+
+static void hs_update(WhHostSched *h, WhFlow *f)
+{
+  hs_up(h, f->heap_pos);
+  hs_down(h, f->heap_pos);
+}
+
+/* ---- sender ---- */
+
+static inline gboolean can_send(const WhTransport *tp, const WhFlow *f)
+{
+  return f->state == WH_FLOW_ACTIVE && f->snd_nxt < f->size &&
+         (tp->p.window == 0 || f->snd_nxt - f->snd_una < tp->p.window);
+}
+
+static inline WhTime pace_time(const WhFlow *f, uint32_t wire_bytes)
+{
+  if (f->rate >= (double)f->line_rate)
+    return wh_time_tx(wire_bytes, f->line_rate);
+  return (WhTime)ceil((double)wire_bytes * 8e12 / f->rate);
+}
+
+/* Puts the flow into its host's heap if it may send, and wakes the NIC. */
+static void sender_ready(WhTransport *tp, WhFlow *f)
+{
+  if (f->heap_pos != WH_NO_HEAP || !can_send(tp, f))
+    return;
+  WhTime now = tp->sim->now;
+  if (f->next_avail < now)
+    f->next_avail = now;
+  hs_push(tp, &tp->hosts[f->src], f);
+  wh_net_host_kick(tp->net, f->src, f->next_avail);
+}
+
+void wh_flow_set_rate(WhFlow *f, double rate_bps)
+{
+  if (rate_bps > (double)f->line_rate)
+    rate_bps = (double)f->line_rate;
+  if (rate_bps == f->rate)
+    return;
+  f->rate = rate_bps;
+  if (f->last_tx_size == 0)
+    return;
+  /* Re-pace the next packet from the last send at the new rate. */
+  WhTime now = f->tp->sim->now;
+  WhTime next = f->last_tx + pace_time(f, f->last_tx_size);
+  f->next_avail = next > now ? next : now;
+  if (f->heap_pos != WH_NO_HEAP) {
+    hs_update(&f->tp->hosts[f->src], f);
+    wh_net_host_kick(f->tp->net, f->src, f->tp->hosts[f->src].heap[0]->next_avail);
+  }
+}
+
+static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_ready)
+{
+  WhTransport *tp = ctx;
+  WhHostSched *h = &tp->hosts[host];
+  if (h->n == 0 || (paused & (1u << tp->p.prio))) {
+    *next_ready = WH_TIME_MAX;
+    return NULL;
+  }
+  WhFlow *f = h->heap[0];
+  WhTime now = tp->sim->now;
+  if (f->next_avail > now) {
+    *next_ready = f->next_avail;
+    return NULL;
+  }
+  uint64_t left = f->size - f->snd_nxt;
+  uint32_t payload = left < tp->p.mtu ? (uint32_t)left : tp->p.mtu;
+  WhPacket *pkt = wh_net_packet_new(tp->net);
+  pkt->flow = f;
+  pkt->route = f->fwd;
+  pkt->nhops = f->fwd_hops;
+  pkt->hop = 0;
+  pkt->type = WH_PKT_DATA;
+  pkt->prio = f->prio;
+  pkt->ecn = 0;
+  pkt->seq = f->snd_nxt;
+  pkt->payload = payload;
+  pkt->size = payload + tp->p.header_bytes;
+  pkt->sent = now;
+  pkt->in_port = WH_NO_PORT;
+  if (f->snd_nxt < f->snd_max_sent)
+    f->retx_bytes += payload;
+  f->snd_nxt += payload;
+  if (f->snd_nxt > f->snd_max_sent)
+    f->snd_max_sent = f->snd_nxt;
+  f->bytes_sent += payload;
+  tp->c.data_packets_sent++;
+  tp->c.data_bytes_sent += payload;
+  f->last_tx = now;
+  f->last_tx_size = pkt->size;
+  f->next_avail = now + pace_time(f, pkt->size);
+  if (can_send(tp, f))
+    hs_update(h, f);
+  else
+    hs_remove(h, f);
+  return pkt;
+}
+
+static WhTime tp_ready_at(void *ctx, uint32_t host)
+{
+  WhTransport *tp = ctx;
+  WhHostSched *h = &tp->hosts[host];
+  return h->n ? h->heap[0]->next_avail : WH_TIME_MAX;
+}
+
+static void flow_event(WhSim *sim, void *ctx, uint64_t arg);
+
+static inline uint32_t flow_owner(const WhFlow *f)
+{
+  return f->id | WH_OWNER_FLOW;
+}
+
+void wh_flow_timer_at(WhFlow *f, WhTime at, unsigned timer)
+{
+  wh_sim_schedule_at(f->tp->sim, at, flow_event, f->tp, ((uint64_t)f->id << 8) | timer,
+                     flow_owner(f));
+}
+
+static void go_back(WhTransport *tp, WhFlow *f, uint64_t seq)
+{
+  if (seq > f->snd_una)
+    f->snd_una = seq;
+  if (f->snd_nxt > seq)
+    f->snd_nxt = seq;
+  if (f->snd_nxt < f->snd_una)
+    f->snd_nxt = f->snd_una;
+  sender_ready(tp, f);
+}
+
+static void sender_done(WhTransport *tp, WhFlow *f)
+{
+  f->state = WH_FLOW_SENT;
+  if (f->heap_pos != WH_NO_HEAP)
+    hs_remove(&tp->hosts[f->src], f);
+  tp->c.flows_acked++;
+}
+
+static void flow_start(WhTransport *tp, WhFlow *f)
+{
+  f->state = WH_FLOW_ACTIVE;
+  f->rate = (double)f->line_rate;
+  tp->cc->init(f, tp->cc_params);
+  f->rto_deadline = tp->sim->now + tp->p.rto;
+  f->rto_armed = TRUE;
+  wh_flow_timer_at(f, f->rto_deadline, TIMER_RTO);
+  sender_ready(tp, f);
+}
+
+static void flow_rto(WhTransport *tp, WhFlow *f)
+{
+  WhTime now = tp->sim->now;
+  if (now < f->rto_deadline) {
+    wh_flow_timer_at(f, f->rto_deadline, TIMER_RTO);
+    return;
+  }
+  if (f->snd_una < f->snd_nxt || f->snd_nxt < f->size) {
+    if (f->snd_una < f->snd_nxt) {
+      tp->c.timeouts++;
+      go_back(tp, f, f->snd_una);
+    }
+    f->rto_deadline = now + tp->p.rto;
+    wh_flow_timer_at(f, f->rto_deadline, TIMER_RTO);
+  }
+}
+
+/* Flow events: arg = id << 8 | timer; timer 254 starts the flow, 255 is the RTO,
+ * others belong to the CC. */
+static void flow_event(WhSim *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  WhTransport *tp = ctx;
+  WhFlow *f = wh_transport_flow(tp, (uint32_t)(arg >> 8));
+  unsigned timer = (unsigned)(arg & 0xff);
+  if (f->state == WH_FLOW_PENDING) {
+    flow_start(tp, f);
+    return;
+  }
+  if (f->state != WH_FLOW_ACTIVE)
+    return;
+  if (timer == TIMER_RTO)
+    flow_rto(tp, f);
+  else
+    tp->cc->on_timer(f, timer, tp->cc_params);
+}
+
+static void on_ack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
+{
+  if (f->state != WH_FLOW_ACTIVE)
+    return;
+  if (pkt->seq > f->snd_una) {
+    f->snd_una = pkt->seq;
+    if (f->snd_nxt < f->snd_una)
+      f->snd_nxt = f->snd_una;
+    f->rto_deadline = tp->sim->now + tp->p.rto;
+  }
+  tp->cc->on_ack(f, pkt, tp->cc_params);
+  if (f->snd_una >= f->size) {
+    sender_done(tp, f);
+    return;
+  }
+  if (tp->p.window)
+    sender_ready(tp, f);
+}
+
+static void on_nack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
+{
+  if (f->state != WH_FLOW_ACTIVE || pkt->seq < f->snd_una)
+    return;
+  f->rto_deadline = tp->sim->now + tp->p.rto;
+  go_back(tp, f, pkt->seq);
+}
+
+/* ---- receiver ---- */
+
+static void send_control(WhTransport *tp, WhFlow *f, WhPacket *pkt, WhPacketType type, uint64_t seq)
+{
+  pkt->type = (uint8_t)type;
+  pkt->route = f->rev;
+  pkt->nhops = f->rev_hops;
+  pkt->hop = 0;
+  pkt->prio = WH_PRIO_CONTROL;
+  pkt->ecn = 0;
+  pkt->seq = seq;
+  pkt->payload = 0;
+  pkt->size = tp->p.ctrl_bytes;
+  pkt->in_port = WH_NO_PORT;
+  wh_net_host_send(tp->net, f->dst, pkt);
+}
+
+static void on_data(WhTransport *tp, WhFlow *f, WhPacket *pkt)
+{
+  WhTime now = tp->sim->now;
+  tp->c.data_bytes_arrived += pkt->payload;
+  if (pkt->ecn && (!f->cnp_sent || now - f->last_cnp >= tp->p.cnp_interval)) {
+    f->cnp_sent = TRUE;
+    f->last_cnp = now;
+    tp->c.cnps++;
+    WhPacket *cnp = wh_net_packet_new(tp->net);
+    cnp->flow = f;
+    cnp->sent = pkt->sent;
+    send_control(tp, f, cnp, WH_PKT_CNP, f->rcv_nxt);
+  }
+  if (pkt->seq == f->rcv_nxt) {
+    f->rcv_nxt += pkt->payload;
+    if (f->rcv_nxt == f->size) {
+      f->finish = now;
+      tp->c.flows_finished++;
+      if (tp->on_done)
+        tp->on_done(tp->on_done_data, f);
+    }
+    tp->c.acks++;
+    send_control(tp, f, pkt, WH_PKT_ACK, f->rcv_nxt);
+  } else if (pkt->seq > f->rcv_nxt) {
+    if (!f->nack_sent || f->nack_for != f->rcv_nxt || now - f->nack_time >= tp->p.nack_interval) {
+      f->nack_sent = TRUE;
+      f->nack_for = f->rcv_nxt;
+      f->nack_time = now;
+      tp->c.nacks++;
+      send_control(tp, f, pkt, WH_PKT_NACK, f->rcv_nxt);
+    } else {
+      wh_net_packet_free(tp->net, pkt);
+    }
+  } else {
+    tp->c.acks++;
+    send_control(tp, f, pkt, WH_PKT_ACK, f->rcv_nxt);
+  }
+}
+
+static void tp_deliver(void *ctx, WhPacket *pkt)
+{
+  WhTransport *tp = ctx;
+  WhFlow *f = pkt->flow;
+  switch ((WhPacketType)pkt->type) {
+  case WH_PKT_DATA:
+    on_data(tp, f, pkt);
+    return;
+  case WH_PKT_ACK:
+    on_ack(tp, f, pkt);
+    break;
+  case WH_PKT_NACK:
+    on_nack(tp, f, pkt);
+    break;
+  case WH_PKT_CNP:
+    if (f->state == WH_FLOW_ACTIVE)
+      tp->cc->on_cnp(f, tp->cc_params);
+    break;
+  case WH_PKT_PFC:
+    g_assert_not_reached();
+  }
+  wh_net_packet_free(tp->net, pkt);
+}
+
+/* ---- construction ---- */
+
+WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *params,
+                              const WhCcClass *cc, void *cc_params)
+{
+  WhTransport *tp = g_new0(WhTransport, 1);
+  tp->sim = sim;
+  tp->net = net;
+  tp->p = *params;
+  tp->cc = cc;
+  tp->cc_params = cc_params;
+  tp->hosts = g_new0(WhHostSched, net->n_hosts);
+  WhNetTransport ops = {.deliver = tp_deliver, .pull = tp_pull, .ready_at = tp_ready_at};
+  wh_net_set_transport(net, &ops, tp);
+  return tp;
+}
+
+void wh_transport_free(WhTransport *tp)
+{
+  if (tp == NULL)
+    return;
+  for (uint32_t i = 0; i < tp->n_flows; i++) {
+    WhFlow *f = wh_transport_flow(tp, i);
+    g_free(f->fwd);
+  }
+  for (uint32_t i = 0; i < tp->n_chunks; i++)
+    g_free(tp->chunks[i]);
+  g_free(tp->chunks);
+  for (uint32_t h = 0; h < tp->net->n_hosts; h++)
+    g_free(tp->hosts[h].heap);
+  g_free(tp->hosts);
+  g_free(tp->cc_params);
+  g_free(tp);
+}
+
+static uint64_t tuple_hash(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
+{
+  return wh_mix64(((uint64_t)src << 32 | dst) ^
+                  wh_mix64((uint64_t)sport << 16 | dport | 17u << 24));
+}
+
+int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint64_t size,
+                              WhTime start, GError **error)
+{
+  WhNet *net = tp->net;
+  if (src >= net->n_hosts || dst >= net->n_hosts) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "flow %u->%u: no such host (the topology has hosts 0..%u)", src, dst,
+                net->n_hosts - 1);
+    return -1;
+  }
+  if (src == dst) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "flow %u->%u: source and destination are the same host", src, dst);
+    return -1;
+  }
+  if (size == 0) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "flow %u->%u: size must be greater than zero", src, dst);
+    return -1;
+  }
+  if (start < tp->sim->now) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "flow %u->%u: start time lies in the past", src, dst);
+    return -1;
+  }
+  uint32_t id = tp->n_flows;
+  if (id % WH_FLOW_CHUNK == 0) {
+    tp->chunks = g_renew(WhFlow *, tp->chunks, tp->n_chunks + 1);
+    tp->chunks[tp->n_chunks++] = g_new0(WhFlow, WH_FLOW_CHUNK);
+  }
+  WhFlow *f = wh_transport_flow(tp, id);
+  memset(f, 0, sizeof *f);
+  f->tp = tp;
+  f->id = id;
+  f->src = src;
+  f->dst = dst;
+  f->size = size;
+  f->start = start;
+  f->prio = tp->p.prio;
+  f->heap_pos = WH_NO_HEAP;
+  uint32_t fwd[MAX_HOPS], rev[MAX_HOPS];
+  uint16_t sport = (uint16_t)(49152u + id % 16384u), dport = 4791;
+  uint32_t nf = wh_net_route(net, src, dst, tuple_hash(src, dst, sport, dport), fwd, MAX_HOPS);
+  uint32_t nr = wh_net_route(net, dst, src, tuple_hash(dst, src, dport, sport), rev, MAX_HOPS);
+  if (nf == 0 || nr == 0) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "flow %u->%u: route longer than %d hops", src, dst, MAX_HOPS);
+    return -1;
+  }
+  f->fwd = g_new(uint32_t, nf + nr);
+  f->rev = f->fwd + nf;
+  memcpy(f->fwd, fwd, nf * sizeof(uint32_t));
+  memcpy(f->rev, rev, nr * sizeof(uint32_t));
+  f->fwd_hops = (uint16_t)nf;
+  f->rev_hops = (uint16_t)nr;
+  f->line_rate = net->port[fwd[0]].rate_bps;
+  tp->n_flows++;
+  wh_sim_schedule_at(tp->sim, start, flow_event, tp, ((uint64_t)id << 8) | 254u, flow_owner(f));
+  return id;
+}

@@ -1,0 +1,188 @@
+/* whsim: the command-line front end. `whsim run` loads a scenario, applies command-
+ * line overrides, simulates, checks conservation and writes summary.json and
+ * flows.csv; `whsim list` prints every registered type and parameter; `whsim
+ * validate` only loads and checks a scenario. Exit status: 0 success, 1 the
+ * simulation ended in an inconsistent state, 2 bad input or usage. */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+#include "run.h"
+#include "units.h"
+
+#define EXIT_BAD_INPUT 2
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: whsim run FILE.xml [--out DIR] [--seed N] [--scheduler heap|calendar]\n"
+               "                         [--cc NAME] [--set Type::Param=VALUE]... [--quiet]\n"
+               "       whsim validate FILE.xml\n"
+               "       whsim list\n"
+               "Run `whsim run --help` for the options.\n");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void print_report(const WhRun *run, const char *out_dir)
+{
+  const WhTransport *tp = run->tp;
+  uint64_t bytes = 0;
+  uint64_t *fct = g_new(uint64_t, tp->n_flows ? tp->n_flows : 1);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
+    bytes += f->size;
+    if (f->finish)
+      fct[n++] = f->finish - f->start;
+  }
+  qsort(fct, n, sizeof *fct, cmp_u64);
+  double ev = (double)run->sim->events_executed;
+  double w = run->wall_s > 0 ? run->wall_s : 1e-9;
+  printf("scenario   %s (seed %" G_GUINT64_FORMAT ", %s scheduler, %s)\n",
+         run->sc->name ? run->sc->name : "", run->seed, run->sched->name, run->cc->name);
+  printf("network    %u hosts, %u switches, %u directed ports\n", run->net->n_hosts,
+         run->net->n_switches, run->net->n_ports);
+  printf("simulated  %u flows, %.3f MB, %.3f us of network time\n", tp->n_flows,
+         (double)bytes / 1e6, wh_time_to_s(run->sim->now) * 1e6);
+  if (n)
+    printf("FCT        min %.3f us, median %.3f us, max %.3f us (%u of %u flows completed)\n",
+           (double)fct[0] * 1e-6, (double)fct[n / 2] * 1e-6, (double)fct[n - 1] * 1e-6, n,
+           tp->n_flows);
+  printf("congestion %" G_GUINT64_FORMAT " ECN marks, %" G_GUINT64_FORMAT
+         " CNPs, %" G_GUINT64_FORMAT " PFC pauses, %" G_GUINT64_FORMAT " drops\n",
+         wh_net_ecn_marks(run->net), tp->c.cnps, run->net->c.pfc_pauses, run->net->c.drops);
+  printf("engine     %.0f events in %.3f s (%.2f M events/s, %.2f M link traversals/s)\n", ev,
+         run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
+  if (out_dir)
+    printf("outputs    %s/summary.json, %s/flows.csv\n", out_dir, out_dir);
+  g_free(fct);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+  g_autofree char *out_dir = NULL;
+  g_autofree char *seed = NULL;
+  g_autofree char *scheduler = NULL;
+  g_autofree char *cc = NULL;
+  g_auto(GStrv) sets = NULL;
+  gboolean quiet = FALSE;
+  GOptionEntry entries[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
+       "write summary.json and flows.csv to DIR (default: out/<scenario>)", "DIR"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "random seed (overrides the scenario's)", "N"},
+      {"scheduler", 0, 0, G_OPTION_ARG_STRING, &scheduler,
+       "event scheduler: heap (default) or calendar", "NAME"},
+      {"cc", 0, 0, G_OPTION_ARG_STRING, &cc,
+       "congestion control (default: the scenario's, else dcqcn)", "NAME"},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+       "override a parameter, e.g. wh::DcqcnCc::Kmin=400KB (repeatable)", "Type::Param=VALUE"},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.xml - simulate a scenario");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx,
+      "Parameters and their units: `whsim list`. Outputs: summary.json (counters) and\n"
+      "flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps) in the output directory.\n");
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim run: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc != 2) {
+    fprintf(stderr, "whsim run: expected exactly one scenario file\n");
+    usage(stderr);
+    return EXIT_BAD_INPUT;
+  }
+  WhRunOptions opts = {.scheduler = scheduler, .cc = cc, .sets = sets};
+  if (seed) {
+    int64_t v;
+    if (!wh_units_parse_int(seed, &v, &err) || v < 0) {
+      fprintf(stderr, "whsim run: --seed %s: not a non-negative integer\n", seed);
+      return EXIT_BAD_INPUT;
+    }
+    opts.has_seed = TRUE;
+    opts.seed = (uint64_t)v;
+  }
+  g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
+  if (sc == NULL) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  g_autoptr(WhRun) run = wh_run_new(sc, &opts, &err);
+  if (run == NULL) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  wh_run_execute(run);
+  if (out_dir == NULL) {
+    g_autofree char *base = g_path_get_basename(argv[1]);
+    char *dot = strrchr(base, '.');
+    if (dot)
+      *dot = '\0';
+    out_dir = g_build_filename("out", base, NULL);
+  }
+  if (!wh_run_write(run, out_dir, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return 1;
+  }
+  int status = 0;
+  if (!run->stop && !wh_run_check(run, &err)) {
+    fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", argv[1], err->message);
+    status = 1;
+  }
+  if (!quiet)
+    print_report(run, out_dir);
+  return status;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+  if (argc != 2) {
+    usage(stderr);
+    return EXIT_BAD_INPUT;
+  }
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
+  g_autoptr(WhRun) run = sc ? wh_run_new(sc, NULL, &err) : NULL;
+  if (run == NULL) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  printf("%s: valid (%u hosts, %u switches, %u flows)\n", argv[1], run->net->n_hosts,
+         run->net->n_switches, run->tp->n_flows);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  setlocale(LC_ALL, "C");
+  wh_registry_init();
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_BAD_INPUT;
+  }
+  if (strcmp(argv[1], "run") == 0)
+    return cmd_run(argc - 1, argv + 1);
+  if (strcmp(argv[1], "validate") == 0)
+    return cmd_validate(argc - 1, argv + 1);
+  if (strcmp(argv[1], "list") == 0) {
+    wh_registry_print(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, "whsim: unknown command \"%s\"\n", argv[1]);
+  usage(stderr);
+  return EXIT_BAD_INPUT;
+}
