@@ -1,12 +1,24 @@
-/* Runs every module's Check suite. */
+/* The Check runner: every module's suite plus the integration suites. Set
+ * WH_SOURCE_ROOT to the source tree (the Makefile does) so suites find scenarios/
+ * and tests/bad-inputs/. CK_RUN_SUITE / CK_RUN_CASE select a subset. */
 #include <check.h>
 #include <stdlib.h>
 
 Suite *wh_core_suite(void);
+Suite *wh_network_suite(void);
+Suite *wh_transport_suite(void);
+Suite *wh_topology_suite(void);
+Suite *wh_scenario_suite(void);
+Suite *wh_bad_inputs_suite(void);
 
 int main(void)
 {
   SRunner *sr = srunner_create(wh_core_suite());
+  srunner_add_suite(sr, wh_network_suite());
+  srunner_add_suite(sr, wh_transport_suite());
+  srunner_add_suite(sr, wh_topology_suite());
+  srunner_add_suite(sr, wh_scenario_suite());
+  srunner_add_suite(sr, wh_bad_inputs_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -228,7 +228,14 @@ void wh_run_free(WhRun *run)
   wh_sim_free(run->sim);
   wh_config_free(run->cfg);
   g_strfreev(run->flow_ids);
+  wh_scenario_free(run->owned_sc);
   g_free(run);
+}
+
+void wh_run_take_scenario(WhRun *run, WhScenario *sc)
+{
+  g_return_if_fail(run->sc == sc && run->owned_sc == NULL);
+  run->owned_sc = sc;
 }
 
 void wh_run_execute(WhRun *run)

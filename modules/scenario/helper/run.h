@@ -18,7 +18,8 @@ typedef struct {
 } WhRunOptions;
 
 typedef struct {
-  WhScenario *sc; /* (transfer none) */
+  WhScenario *sc;       /* (transfer none) */
+  WhScenario *owned_sc; /* nullable: freed with the run (wh_run_take_scenario) */
   WhConfig *cfg;
   uint64_t seed;
   const WhSchedulerClass *sched;
@@ -35,6 +36,9 @@ typedef struct {
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error);
 void wh_run_free(WhRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
+
+/* Hands the scenario to the run, which frees it with itself. */
+void wh_run_take_scenario(WhRun *run, WhScenario *sc);
 
 void wh_run_execute(WhRun *run);
 

@@ -1,0 +1,7 @@
+/* Placeholder until this module's tests land. */
+#include <check.h>
+
+Suite *wh_transport_suite(void)
+{
+  return suite_create("transport");
+}
