@@ -1,7 +1,241 @@
-/* Placeholder until the malformed-input corpus tests land. */
+/* The malformed-input suite: every file in tests/bad-inputs/ is run through the whsim
+ * binary (`whsim run FILE --out DIR`) and must be refused with exit status 2, a message
+ * on stderr that starts with "whsim: ", names the file, carries the expected words (the
+ * attribute or parameter and the offending value, or the reason: DOCTYPE, XInclude,
+ * UTF-8, empty, disconnected...) and, where one applies, the ":LINE:" of the fault, and
+ * no summary.json or flows.csv may appear in the output directory. The table below is
+ * the expectation for each file; a further test checks that every file in the corpus
+ * is in the table, and another that a refused run leaves an existing output directory
+ * byte-identical. */
 #include <check.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "test-util.h"
+
+#define MAX_EXPECT 4
+
+typedef struct {
+  const char *file;               /* in tests/bad-inputs/ */
+  const char *expect[MAX_EXPECT]; /* substrings of stderr, NULL-terminated */
+  int line;                       /* expected ":LINE:", or 0 when no line applies */
+} BadInput;
+
+static const BadInput bad_inputs[] = {
+    /* Not well-formed XML. */
+    {"malformed-unclosed-tag.xml", {"malformed XML", "flow"}, 8},
+    {"malformed-mismatched-tag.xml", {"malformed XML", "flows"}, 8},
+    {"malformed-garbage-after-root.xml", {"malformed XML", "Extra content"}, 7},
+    {"nesting-deep.xml", {"malformed XML", "depth"}, 6},
+    {"empty.xml", {"empty"}, 0},
+    {"whitespace-only.xml", {"empty"}, 0},
+    /* Encodings: scenario files are UTF-8 only. */
+    {"encoding-invalid-utf8.xml", {"UTF-8", "0xe9"}, 3},
+    {"encoding-declared-latin1.xml", {"UTF-8", "ISO-8859-1"}, 1},
+    /* Refused XML features. */
+    {"security-external-entity.xml", {"DOCTYPE"}, 2},
+    {"security-billion-laughs.xml", {"DOCTYPE"}, 2},
+    {"security-xinclude.xml", {"XInclude"}, 3},
+    /* Schema violations. */
+    {"schema-unknown-element.xml", {"schema", "workload"}, 6},
+    {"schema-flow-missing-size.xml", {"schema", "flow", "size"}, 7},
+    {"schema-topology-missing.xml", {"schema", "topology"}, 4},
+    /* <set> and <param>: types, parameters, units and bounds. */
+    {"set-unknown-parameter.xml", {"wh::Link", "Bogus"}, 3},
+    {"set-unknown-type.xml", {"unknown type", "wh::Router"}, 3},
+    {"unit-rate-typo.xml", {"wh::Link::Rate", "100Gbpx", "Gbpx"}, 3},
+    {"rate-zero-set.xml", {"wh::Link::Rate", "0Gbps", "greater than zero"}, 3},
+    {"rate-negative-set.xml", {"wh::Link::Rate", "-5Gbps", "negative"}, 3},
+    {"dcqcn-pmax-above-one.xml", {"wh::DcqcnCc::Pmax", "1.5", "at most 1"}, 3},
+    {"dcqcn-kmin-above-kmax.xml", {"wh::DcqcnCc", "Kmin", "Kmax"}, 0},
+    {"pfc-xon-above-xoff.xml", {"wh::Switch::PfcXon", "wh::Switch::PfcXoff"}, 0},
+    {"fattree-odd-k.xml", {"wh::FatTree::K", "5", "even"}, 4},
+    /* <scenario> attributes. */
+    {"scenario-unknown-cc.xml", {"\"cc\"", "timely"}, 2},
+    {"scenario-unknown-scheduler.xml", {"\"scheduler\"", "splay"}, 2},
+    /* Topologies. */
+    {"topology-unknown-type.xml", {"\"type\"", "wh::Torus"}, 3},
+    {"custom-duplicate-node-id.xml", {"duplicate node id", "\"s\""}, 6},
+    {"custom-link-undeclared-node.xml", {"<link> attribute \"a\"", "h1"}, 7},
+    {"rate-zero-custom-link.xml", {"\"rate\"", "0Gbps", "greater than zero"}, 7},
+    {"rate-negative-custom-link.xml", {"\"rate\"", "-5Gbps", "negative"}, 8},
+    {"custom-disconnected.xml", {"disconnected"}, 0},
+    {"custom-host-two-links.xml", {"h1", "2 links"}, 10},
+    {"custom-host-to-host-link.xml", {"h1", "h2", "host"}, 6},
+    /* Flows. */
+    {"flow-size-zero.xml", {"\"size\"", "0B", "greater than zero"}, 7},
+    {"unit-size-unknown-suffix.xml", {"\"size\"", "10XB", "XB"}, 7},
+    {"unit-time-missing.xml", {"\"start\"", "\"100\"", "unit"}, 7},
+    {"flow-host-index-out-of-range.xml", {"\"dst\"", "\"7\""}, 8},
+    {"flow-unknown-host-name.xml", {"\"dst\"", "h9"}, 11},
+    {"flow-duplicate-id.xml", {"duplicate flow id", "\"x\""}, 9},
+};
+
+#define N_BAD_INPUTS ((int)G_N_ELEMENTS(bad_inputs))
+
+/* Deletes `path` and, if it is a directory, everything below it. */
+static void remove_tree(const char *path)
+{
+  if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+    GDir *dir = g_dir_open(path, 0, NULL);
+    if (dir) {
+      const char *name;
+      while ((name = g_dir_read_name(dir)) != NULL) {
+        g_autofree char *child = g_build_filename(path, name, NULL);
+        remove_tree(child);
+      }
+      g_dir_close(dir);
+    }
+    g_rmdir(path);
+  } else {
+    g_remove(path);
+  }
+}
+
+static char *make_tmp_dir(void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp("wh-bad-inputs-XXXXXX", &error);
+  ck_assert_msg(dir != NULL, "cannot make a temporary directory: %s", error ? error->message : "?");
+  return dir;
+}
+
+static char *bad_input_path(const char *file)
+{
+  g_autofree char *rel = g_build_filename("tests", "bad-inputs", file, NULL);
+  return wh_test_source_path(rel);
+}
+
+START_TEST(test_bad_input_refused)
+{
+  const BadInput *bi = &bad_inputs[_i];
+  g_autofree char *path = bad_input_path(bi->file);
+  ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_REGULAR), "%s: missing from the corpus", path);
+  g_autofree char *tmp = make_tmp_dir();
+  g_autofree char *out_dir = g_build_filename(tmp, "out", NULL);
+  g_autofree char *summary = g_build_filename(out_dir, "summary.json", NULL);
+  g_autofree char *flows = g_build_filename(out_dir, "flows.csv", NULL);
+  const char *args[] = {"run", path, "--out", out_dir, NULL};
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status = wh_test_whsim(args, &out, &err);
+  gboolean wrote_summary = g_file_test(summary, G_FILE_TEST_EXISTS);
+  gboolean wrote_flows = g_file_test(flows, G_FILE_TEST_EXISTS);
+  remove_tree(tmp);
+
+  ck_assert_msg(status == 2, "%s: exit status %d, expected 2; stderr: %s", bi->file, status, err);
+  ck_assert_msg(!wrote_summary && !wrote_flows, "%s: outputs written although refused", bi->file);
+  ck_assert_msg(out[0] == '\0', "%s: unexpected stdout: %s", bi->file, out);
+  ck_assert_msg(g_str_has_prefix(err, "whsim: "), "%s: stderr lacks the \"whsim: \" prefix: %s",
+                bi->file, err);
+  const char *named = strstr(err, path);
+  ck_assert_msg(named != NULL, "%s: stderr does not name the file: %s", bi->file, err);
+  /* Look for the words after the path: the file names repeat them. */
+  const char *msg = named + strlen(path);
+  for (int k = 0; k < MAX_EXPECT && bi->expect[k]; k++)
+    ck_assert_msg(strstr(msg, bi->expect[k]) != NULL, "%s: stderr lacks \"%s\": %s", bi->file,
+                  bi->expect[k], err);
+  if (bi->line > 0) {
+    g_autofree char *at = g_strdup_printf("%s:%d:", path, bi->line);
+    ck_assert_msg(strstr(err, at) != NULL, "%s: stderr lacks line \"%s\": %s", bi->file, at, err);
+  }
+}
+END_TEST
+
+/* Every file in tests/bad-inputs/ has an entry in the table, and vice versa. */
+START_TEST(test_corpus_matches_table)
+{
+  g_autofree char *dir_path = wh_test_source_path("tests/bad-inputs");
+  g_autoptr(GError) error = NULL;
+  GDir *dir = g_dir_open(dir_path, 0, &error);
+  ck_assert_msg(dir != NULL, "cannot list %s: %s", dir_path, error ? error->message : "?");
+  g_autoptr(GHashTable) listed = g_hash_table_new(g_str_hash, g_str_equal);
+  for (int i = 0; i < N_BAD_INPUTS; i++)
+    g_hash_table_add(listed, (gpointer)bad_inputs[i].file);
+  g_autoptr(GString) untested = g_string_new(NULL);
+  int n_files = 0;
+  const char *name;
+  while ((name = g_dir_read_name(dir)) != NULL) {
+    n_files++;
+    if (!g_hash_table_contains(listed, name))
+      g_string_append_printf(untested, " %s", name);
+  }
+  g_dir_close(dir);
+  ck_assert_msg(untested->len == 0, "files in %s without an entry in bad_inputs[]:%s", dir_path,
+                untested->str);
+  ck_assert_msg(n_files == N_BAD_INPUTS, "%d files in %s but %d table entries", n_files, dir_path,
+                N_BAD_INPUTS);
+  ck_assert_int_ge(n_files, 20);
+}
+END_TEST
+
+/* A refused run must not touch what an earlier run left in its output directory. */
+START_TEST(test_existing_outputs_untouched)
+{
+  static const char *const inputs[] = {
+      "malformed-unclosed-tag.xml",       /* refused by the XML parser */
+      "schema-unknown-element.xml",       /* refused by the schema */
+      "set-unknown-parameter.xml",        /* refused by the value checks */
+      "custom-disconnected.xml",          /* refused while building the network */
+      "flow-host-index-out-of-range.xml", /* refused while adding flows, the last check */
+  };
+  static const char summary_text[] = "{\n  \"scenario\": \"earlier run\",\n  \"flows\": 1\n}\n";
+  static const char flows_text[] = "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n"
+                                   "a,0,1,1000,0,5000,5000\n";
+  g_autofree char *tmp = make_tmp_dir();
+  g_autofree char *summary = g_build_filename(tmp, "summary.json", NULL);
+  g_autofree char *flows = g_build_filename(tmp, "flows.csv", NULL);
+  ck_assert(g_file_set_contents(summary, summary_text, -1, NULL));
+  ck_assert(g_file_set_contents(flows, flows_text, -1, NULL));
+
+  int statuses[G_N_ELEMENTS(inputs)];
+  for (size_t i = 0; i < G_N_ELEMENTS(inputs); i++) {
+    g_autofree char *path = bad_input_path(inputs[i]);
+    const char *args[] = {"run", path, "--out", tmp, NULL};
+    g_autofree char *out = NULL;
+    g_autofree char *err = NULL;
+    statuses[i] = wh_test_whsim(args, &out, &err);
+  }
+  g_autofree char *summary_after = NULL;
+  g_autofree char *flows_after = NULL;
+  gsize summary_len = 0, flows_len = 0;
+  gboolean read_summary = g_file_get_contents(summary, &summary_after, &summary_len, NULL);
+  gboolean read_flows = g_file_get_contents(flows, &flows_after, &flows_len, NULL);
+  int n_entries = 0;
+  GDir *dir = g_dir_open(tmp, 0, NULL);
+  if (dir) {
+    while (g_dir_read_name(dir))
+      n_entries++;
+    g_dir_close(dir);
+  }
+  remove_tree(tmp);
+
+  for (size_t i = 0; i < G_N_ELEMENTS(inputs); i++)
+    ck_assert_msg(statuses[i] == 2, "%s: exit status %d, expected 2", inputs[i], statuses[i]);
+  ck_assert_msg(read_summary && summary_len == strlen(summary_text) &&
+                    memcmp(summary_after, summary_text, summary_len) == 0,
+                "summary.json was changed by a refused run");
+  ck_assert_msg(read_flows && flows_len == strlen(flows_text) &&
+                    memcmp(flows_after, flows_text, flows_len) == 0,
+                "flows.csv was changed by a refused run");
+  ck_assert_msg(n_entries == 2, "the output directory holds %d entries after refused runs, not 2",
+                n_entries);
+}
+END_TEST
 
 Suite *wh_bad_inputs_suite(void)
 {
-  return suite_create("bad-inputs");
+  Suite *s = suite_create("bad-inputs");
+  TCase *tc = tcase_create("refused");
+  tcase_set_timeout(tc, 30);
+  tcase_add_loop_test(tc, test_bad_input_refused, 0, N_BAD_INPUTS);
+  suite_add_tcase(s, tc);
+  TCase *corpus = tcase_create("corpus");
+  tcase_add_test(corpus, test_corpus_matches_table);
+  suite_add_tcase(s, corpus);
+  TCase *outputs = tcase_create("outputs");
+  tcase_set_timeout(outputs, 30);
+  tcase_add_test(outputs, test_existing_outputs_untouched);
+  suite_add_tcase(s, outputs);
+  return s;
 }

@@ -11,6 +11,7 @@
 #include "simulator.h"
 
 #define WH_CC_STATE_BYTES 128
+#define WH_FLOW_TIMERS 4 /* slot 0: start and RTO; 1..3: the CC's */
 #define WH_NO_HEAP 0xffffffffu
 
 typedef struct WhTransport WhTransport;
@@ -43,8 +44,8 @@ struct WhFlow {
   uint32_t heap_pos;
   uint64_t heap_seq;
   WhTime rto_deadline;
-  gboolean rto_armed;
-  uint64_t bytes_sent; /* payload, with retransmissions */
+  WhEvent *timers[WH_FLOW_TIMERS]; /* pending timer events, cancelled when the flow ends */
+  uint64_t bytes_sent;             /* payload, with retransmissions */
   uint64_t retx_bytes;
   /* receiver */
   uint64_t rcv_nxt;
@@ -60,7 +61,7 @@ struct WhFlow {
 };
 
 void wh_flow_set_rate(WhFlow *f, double rate_bps);
-/* Arms CC timer `timer` (0..255) to fire at `at`; the CC ignores stale firings. */
+/* Arms CC timer `timer` (1..3) to fire at `at`; at most one pending per timer. */
 void wh_flow_timer_at(WhFlow *f, WhTime at, unsigned timer);
 
 #endif

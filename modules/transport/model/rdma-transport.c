@@ -15,7 +15,7 @@
 #include <string.h>
 
 #define MAX_HOPS 64
-#define TIMER_RTO 255u
+#define TIMER_RTO 0u
 
 GQuark wh_transport_error_quark(void)
 {
@@ -184,8 +184,10 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   pkt->size = payload + tp->p.header_bytes;
   pkt->sent = now;
   pkt->in_port = WH_NO_PORT;
-  if (f->snd_nxt < f->snd_max_sent)
+  if (f->snd_nxt < f->snd_max_sent) {
     f->retx_bytes += payload;
+    tp->c.retx_bytes += payload;
+  }
   f->snd_nxt += payload;
   if (f->snd_nxt > f->snd_max_sent)
     f->snd_max_sent = f->snd_nxt;
@@ -216,10 +218,17 @@ static inline uint32_t flow_owner(const WhFlow *f)
   return f->id | WH_OWNER_FLOW;
 }
 
+static void timer_at(WhFlow *f, WhTime at, unsigned timer)
+{
+  g_assert(timer < WH_FLOW_TIMERS && f->timers[timer] == NULL);
+  f->timers[timer] = wh_sim_schedule_at(f->tp->sim, at, flow_event, f->tp,
+                                        ((uint64_t)f->id << 8) | timer, flow_owner(f));
+}
+
 void wh_flow_timer_at(WhFlow *f, WhTime at, unsigned timer)
 {
-  wh_sim_schedule_at(f->tp->sim, at, flow_event, f->tp, ((uint64_t)f->id << 8) | timer,
-                     flow_owner(f));
+  g_return_if_fail(timer > TIMER_RTO);
+  timer_at(f, at, timer);
 }
 
 static void go_back(WhTransport *tp, WhFlow *f, uint64_t seq)
@@ -238,6 +247,12 @@ static void sender_done(WhTransport *tp, WhFlow *f)
   f->state = WH_FLOW_SENT;
   if (f->heap_pos != WH_NO_HEAP)
     hs_remove(&tp->hosts[f->src], f);
+  for (unsigned i = 0; i < WH_FLOW_TIMERS; i++) {
+    if (f->timers[i]) {
+      wh_sim_cancel(tp->sim, f->timers[i]);
+      f->timers[i] = NULL;
+    }
+  }
   tp->c.flows_acked++;
 }
 
@@ -247,8 +262,7 @@ static void flow_start(WhTransport *tp, WhFlow *f)
   f->rate = (double)f->line_rate;
   tp->cc->init(f, tp->cc_params);
   f->rto_deadline = tp->sim->now + tp->p.rto;
-  f->rto_armed = TRUE;
-  wh_flow_timer_at(f, f->rto_deadline, TIMER_RTO);
+  timer_at(f, f->rto_deadline, TIMER_RTO);
   sender_ready(tp, f);
 }
 
@@ -256,7 +270,7 @@ static void flow_rto(WhTransport *tp, WhFlow *f)
 {
   WhTime now = tp->sim->now;
   if (now < f->rto_deadline) {
-    wh_flow_timer_at(f, f->rto_deadline, TIMER_RTO);
+    timer_at(f, f->rto_deadline, TIMER_RTO);
     return;
   }
   if (f->snd_una < f->snd_nxt || f->snd_nxt < f->size) {
@@ -265,18 +279,19 @@ static void flow_rto(WhTransport *tp, WhFlow *f)
       go_back(tp, f, f->snd_una);
     }
     f->rto_deadline = now + tp->p.rto;
-    wh_flow_timer_at(f, f->rto_deadline, TIMER_RTO);
+    timer_at(f, f->rto_deadline, TIMER_RTO);
   }
 }
 
-/* Flow events: arg = id << 8 | timer; timer 254 starts the flow, 255 is the RTO,
- * others belong to the CC. */
+/* Flow events: arg = id << 8 | timer slot. Slot 0 starts a pending flow and is its
+ * RTO afterwards; the other slots belong to the CC. */
 static void flow_event(WhSim *sim, void *ctx, uint64_t arg)
 {
   (void)sim;
   WhTransport *tp = ctx;
   WhFlow *f = wh_transport_flow(tp, (uint32_t)(arg >> 8));
   unsigned timer = (unsigned)(arg & 0xff);
+  f->timers[timer] = NULL;
   if (f->state == WH_FLOW_PENDING) {
     flow_start(tp, f);
     return;
@@ -494,6 +509,6 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   f->rev_hops = (uint16_t)nr;
   f->line_rate = net->port[fwd[0]].rate_bps;
   tp->n_flows++;
-  wh_sim_schedule_at(tp->sim, start, flow_event, tp, ((uint64_t)id << 8) | 254u, flow_owner(f));
+  timer_at(f, start, TIMER_RTO);
   return id;
 }

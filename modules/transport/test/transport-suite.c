@@ -1,7 +1,233 @@
-/* Placeholder until this module's tests land. */
+/* Transport and congestion-control tests: lone-flow FCT against the store-and-
+ * forward formula, DCQCN fairness and queue bounds on a shared bottleneck, incast
+ * with and without PFC (go-back-N recovery), and end-state conservation on every
+ * run. Runs are stepped with wh_sim_stop_at to sample flows and queues: stepping
+ * adds no events, so it does not perturb the run it observes. */
 #include <check.h>
+#include <math.h>
+
+#include "test-util.h"
+#include "topology.h"
+
+static void assert_clean_end(const WhRun *run)
+{
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "end state: %s", err ? err->message : "");
+}
+
+/* ---- lone flow: FCT = sum of frame serializations + (H-1) x last frame + H delays
+ *      + (H-1) switch delays, on H equal-rate hops ---- */
+
+static void check_lone_flow(uint64_t size)
+{
+  const WhTime delay = WH_US, swdelay = 200 * WH_NS;
+  const uint64_t rate = 100000000000ULL;
+  g_autoptr(WhScenario) sc = wh_scenario_new("lone-flow", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "1");
+  wh_scenario_add_set(sc, "wh::Switch::Delay", "200ns");
+  wh_scenario_add_flow(sc, 0, 1, size, 0);
+  g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+  assert_clean_end(run);
+  const WhTransportParams *p = &run->tp->p;
+  uint64_t full = size / p->mtu, rest = size % p->mtu;
+  WhTime serial = full * wh_time_tx(p->mtu + p->header_bytes, rate) +
+                  (rest ? wh_time_tx(rest + p->header_bytes, rate) : 0);
+  WhTime last = wh_time_tx((rest ? rest : p->mtu) + p->header_bytes, rate);
+  const unsigned hops = 3;
+  WhTime expect = serial + (hops - 1) * last + hops * delay + (hops - 1) * swdelay;
+  WhTime got = wh_transport_flow(run->tp, 0)->finish;
+  double err = fabs((double)got - (double)expect) / (double)expect;
+  ck_assert_msg(err < 0.01,
+                "size %" G_GUINT64_FORMAT ": FCT %" G_GUINT64_FORMAT
+                " ps, formula %" G_GUINT64_FORMAT " ps (error %.4f%%)",
+                size, got, expect, err * 100);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+}
+
+START_TEST(test_lone_flow_one_packet)
+{
+  check_lone_flow(1000);
+}
+END_TEST
+
+START_TEST(test_lone_flow_100kb)
+{
+  check_lone_flow(100000);
+}
+END_TEST
+
+START_TEST(test_lone_flow_100mb)
+{
+  check_lone_flow(100000000);
+}
+END_TEST
+
+/* ---- shared bottleneck: N staggered flows on a dumbbell ---- */
+
+typedef struct {
+  double jain;
+  double min_share, max_share; /* of the bottleneck capacity */
+  uint64_t qmax_late;          /* bottleneck queue peak over the measured window */
+  uint64_t q50, q99;           /* median and 99th percentile of the sampled queue */
+  double util;                 /* bottleneck utilization over the measured window */
+} FairResult;
+
+static gint cmp_u64(gconstpointer a, gconstpointer b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static FairResult run_shared_bottleneck(const char *cc, unsigned n, WhTime gap, WhTime window)
+{
+  g_autoptr(WhScenario) sc = wh_scenario_new("fairness", "wh::Dumbbell");
+  g_autofree char *pairs = g_strdup_printf("%u", n);
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", pairs);
+  WhTime all_on = (n - 1) * gap;
+  /* Size each flow so all are still running at the end of the window, and end soon
+   * after it. */
+  uint64_t size = (uint64_t)(100e9 / 8 * (wh_time_to_s(all_on) + 1.1 * wh_time_to_s(window) / n));
+  for (unsigned i = 0; i < n; i++)
+    wh_scenario_add_flow(sc, i, n + i, size, i * gap);
+  WhRunOptions opts = {.cc = cc};
+  g_autoptr(GError) error = NULL;
+  g_autoptr(WhRun) run = wh_run_new(sc, &opts, &error);
+  ck_assert_msg(run != NULL, "%s", error ? error->message : "");
+  /* bottleneck port: left switch -> right switch, the one data flows cross */
+  const WhFlow *f0 = wh_transport_flow(run->tp, 0);
+  const WhPort *bott = &run->net->port[f0->fwd[1]];
+  WhTime t_begin = all_on + window / 2, t_end = all_on + window;
+  wh_sim_stop_at(run->sim, t_begin);
+  wh_sim_run(run->sim);
+  uint64_t *b0 = g_new(uint64_t, n);
+  for (unsigned i = 0; i < n; i++)
+    b0[i] = wh_transport_flow(run->tp, i)->rcv_nxt;
+  uint64_t tx0 = bott->tx_bytes;
+  FairResult r = {0};
+  GArray *q = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  for (WhTime t = t_begin + 10 * WH_US; t <= t_end; t += 10 * WH_US) {
+    wh_sim_stop_at(run->sim, t);
+    wh_sim_run(run->sim);
+    g_array_append_val(q, bott->qd.total_bytes);
+    r.qmax_late = MAX(r.qmax_late, bott->qd.total_bytes);
+  }
+  g_array_sort(q, cmp_u64);
+  r.q50 = g_array_index(q, uint64_t, q->len / 2);
+  r.q99 = g_array_index(q, uint64_t, q->len * 99 / 100);
+  g_array_free(q, TRUE);
+  double sum = 0, sumsq = 0, cap = 100e9 / 8 * wh_time_to_s(t_end - t_begin);
+  double *x = g_new(double, n);
+  for (unsigned i = 0; i < n; i++) {
+    x[i] = (double)(wh_transport_flow(run->tp, i)->rcv_nxt - b0[i]);
+    sum += x[i];
+    sumsq += x[i] * x[i];
+  }
+  /* shares of what the bottleneck delivered, so header overhead does not count */
+  r.min_share = 1e9;
+  for (unsigned i = 0; i < n; i++) {
+    r.min_share = MIN(r.min_share, x[i] / sum);
+    r.max_share = MAX(r.max_share, x[i] / sum);
+  }
+  g_free(x);
+  r.jain = sum * sum / (n * sumsq);
+  r.util = (double)(bott->tx_bytes - tx0) / cap;
+  g_free(b0);
+  /* finish the run: every flow completes and the end state is clean */
+  wh_sim_stop_at(run->sim, WH_TIME_MAX);
+  wh_sim_run(run->sim);
+  assert_clean_end(run);
+  ck_assert_uint_gt(wh_net_ecn_marks(run->net), 0);
+  ck_assert_uint_gt(run->tp->c.cnps, 0);
+  fprintf(stderr,
+          "%s %u flows: Jain %.5f, shares %.4f..%.4f, utilization %.3f, queue median %.0f KB, "
+          "p99 %.0f KB, peak %.0f KB, %" G_GUINT64_FORMAT " PFC pauses\n",
+          cc, n, r.jain, r.min_share, r.max_share, r.util, r.q50 / 1e3, r.q99 / 1e3,
+          r.qmax_late / 1e3, run->net->c.pfc_pauses);
+  return r;
+}
+
+/* "Near Kmin..Kmax": half of the time at most 1.5 x Kmax and 99% of the time at most
+ * 2 x Kmax, never drained to nothing for most of the window. */
+static void check_queue(FairResult r)
+{
+  const double kmin = 400e3, kmax = 1600e3;
+  ck_assert_msg(r.q50 >= kmin / 2 && r.q50 <= 1.5 * kmax, "queue median %" G_GUINT64_FORMAT " B",
+                r.q50);
+  ck_assert_msg(r.q99 <= 2 * kmax, "queue p99 %" G_GUINT64_FORMAT " B", r.q99);
+}
+
+static void check_fair(FairResult r, unsigned n)
+{
+  ck_assert_msg(r.jain > 0.99, "Jain index %.4f", r.jain);
+  double fair = 1.0 / n;
+  ck_assert_msg(fabs(r.min_share - fair) / fair < 0.05 && fabs(r.max_share - fair) / fair < 0.05,
+                "shares %.4f..%.4f, fair %.4f", r.min_share, r.max_share, fair);
+}
+
+START_TEST(test_dcqcn_4_flows)
+{
+  FairResult r = run_shared_bottleneck("dcqcn", 4, 500 * WH_US, 100 * WH_MS);
+  ck_assert_msg(r.util > 0.9, "utilization %.3f", r.util);
+  check_fair(r, 4);
+  check_queue(r);
+}
+END_TEST
+
+START_TEST(test_dcqcn_16_flows)
+{
+  FairResult r = run_shared_bottleneck("dcqcn", 16, 200 * WH_US, 100 * WH_MS);
+  check_fair(r, 16);
+  check_queue(r);
+  ck_assert_msg(r.util > 0.9, "utilization %.3f", r.util);
+}
+END_TEST
+
+/* ---- incast 16:1 ---- */
+
+START_TEST(test_incast_pfc_lossless)
+{
+  g_autoptr(WhRun) run = wh_test_run_file("scenarios/incast-16to1.xml", NULL);
+  assert_clean_end(run);
+  ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+  ck_assert_uint_eq(run->tp->c.retx_bytes, 0);
+}
+END_TEST
+
+START_TEST(test_incast_lossy_go_back_n)
+{
+  char *sets[] = {"wh::Switch::PfcEnabled=false", "wh::Switch::BufferSize=300KB", NULL};
+  WhRunOptions opts = {.sets = sets};
+  g_autoptr(WhRun) run = wh_test_run_file("scenarios/incast-16to1.xml", &opts);
+  assert_clean_end(run);
+  ck_assert_uint_eq(run->net->c.pfc_pauses, 0);
+  ck_assert_uint_gt(run->net->c.drops, 0);
+  ck_assert_uint_gt(run->tp->c.nacks, 0);
+  ck_assert_uint_gt(run->tp->c.retx_bytes, 0);
+  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(run->tp, i);
+    ck_assert_uint_eq(f->rcv_nxt, f->size);
+  }
+}
+END_TEST
 
 Suite *wh_transport_suite(void)
 {
-  return suite_create("transport");
+  Suite *s = suite_create("transport");
+  TCase *tc = tcase_create("lone-flow");
+  tcase_add_test(tc, test_lone_flow_one_packet);
+  tcase_add_test(tc, test_lone_flow_100kb);
+  tcase_add_test(tc, test_lone_flow_100mb);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("dcqcn-fairness");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_dcqcn_4_flows);
+  tcase_add_test(tc, test_dcqcn_16_flows);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("incast");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_incast_pfc_lossless);
+  tcase_add_test(tc, test_incast_lossy_go_back_n);
+  suite_add_tcase(s, tc);
+  return s;
 }

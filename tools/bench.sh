@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Fat-tree permutation benchmarks of wormhole-sim (`make bench`).
+#
+#   tools/bench.sh BUILD_DIR
+#
+# Runs every case below with BUILD_DIR/whsim under /usr/bin/time -v, prints a
+# table and writes BUILD_DIR/bench.json (one object per case) and
+# BUILD_DIR/bench.md. It reports only: a slow number never fails the script,
+# a failing whsim run does.
+#
+# Environment: WH_SOURCE_ROOT  source tree (default: the parent of tools/)
+set -euo pipefail
+
+build=${1:-build}
+root=${WH_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+whsim="$build/whsim"
+cases=(bench-fattree-k8 bench-fattree-k16)
+
+if [ ! -x "$whsim" ]; then
+  echo "bench: $whsim not found; build first (make build)" >&2
+  exit 1
+fi
+
+time_bin=/usr/bin/time
+if [ ! -x "$time_bin" ]; then
+  echo "bench: /usr/bin/time is missing, so peak RSS is not measured; install it with:" >&2
+  echo "  sudo apt-get install -y time" >&2
+  echo "bench: falling back to whsim's own numbers (no RSS)" >&2
+  time_bin=
+fi
+
+outroot="$build/bench"
+mkdir -p "$outroot"
+records=()
+for c in "${cases[@]}"; do
+  scen="$root/scenarios/$c.xml"
+  out="$outroot/$c"
+  rm -rf "$out"
+  mkdir -p "$out"
+  echo "bench: running $c ..." >&2
+  status=0
+  if [ -n "$time_bin" ]; then
+    "$time_bin" -v -o "$out/time.txt" "$whsim" run "$scen" --out "$out" --quiet \
+      >"$out/whsim.log" 2>&1 || status=$?
+  else
+    "$whsim" run "$scen" --out "$out" --quiet >"$out/whsim.log" 2>&1 || status=$?
+  fi
+  if [ "$status" -ne 0 ] || [ ! -f "$out/summary.json" ]; then
+    echo "bench: whsim failed on $c (exit $status); its output:" >&2
+    cat "$out/whsim.log" >&2
+    [ -f "$out/time.txt" ] && cat "$out/time.txt" >&2
+    exit 1
+  fi
+  records+=("$c" "$out")
+done
+
+# Everything else (parsing, table, JSON, markdown) in python3.
+python3 - "$build" "${records[@]}" <<'PY'
+import json, os, re, sys
+
+build = sys.argv[1]
+args = sys.argv[2:]
+rows = []
+for case, out in zip(args[0::2], args[1::2]):
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    rss_mb = None
+    tpath = os.path.join(out, "time.txt")
+    if os.path.exists(tpath):
+        with open(tpath) as f:
+            m = re.search(r"Maximum resident set size \(kbytes\):\s*(\d+)", f.read())
+        if m:
+            rss_mb = round(int(m.group(1)) / 1024.0, 1)  # KiB -> MiB
+    wall = s["wall_s"] if s.get("wall_s", 0) > 0 else 1e-9
+    ev, lt = s["events_executed"], s["link_traversals"]
+    rows.append({
+        "case": case,
+        "hosts": s["hosts"],
+        "events": ev,
+        "events_per_s": round(ev / wall),
+        "link_traversals": lt,
+        "link_traversals_per_s": round(lt / wall),
+        "sim_end_ps": s["sim_end_ps"],
+        "wall_s": s["wall_s"],
+        "peak_rss_mb": rss_mb,
+    })
+
+with open(os.path.join(build, "bench.json"), "w") as f:
+    json.dump(rows, f, indent=2)
+    f.write("\n")
+
+TARGET_LT = 3.4e6          # link traversals/s at 128 hosts
+TARGET_RSS = 200.0         # MB at 1024 hosts
+base = next((r["link_traversals_per_s"] for r in rows if r["hosts"] == 128), None)
+
+def target(r):
+    if r["hosts"] == 128:
+        return ">= 3.40 M trav/s"
+    if r["hosts"] == 1024:
+        t = ">= 1.70 M trav/s, RSS < 200 MB"
+        return t
+    return "-"
+
+def verdict(r):
+    notes = []
+    lt = r["link_traversals_per_s"]
+    if r["hosts"] == 128:
+        notes.append("met" if lt >= TARGET_LT else "below")
+    elif r["hosts"] == 1024:
+        notes.append("rate met" if lt >= TARGET_LT / 2 else "rate below")
+        if base:
+            notes.append("%.0f%% of k8" % (100.0 * lt / base))
+        if r["peak_rss_mb"] is None:
+            notes.append("RSS n/a")
+        else:
+            notes.append("RSS met" if r["peak_rss_mb"] < TARGET_RSS else "RSS above")
+    return ", ".join(notes) or "-"
+
+def rss(r):
+    return "n/a" if r["peak_rss_mb"] is None else "%.1f" % r["peak_rss_mb"]
+
+head = ["case", "hosts", "events", "M ev/s", "link trav.", "M trav/s",
+        "sim end (us)", "wall (s)", "peak RSS (MB)", "target", "vs target"]
+body = [[r["case"], str(r["hosts"]), str(r["events"]),
+         "%.2f" % (r["events_per_s"] / 1e6), str(r["link_traversals"]),
+         "%.2f" % (r["link_traversals_per_s"] / 1e6),
+         "%.1f" % (r["sim_end_ps"] / 1e6), "%.3f" % r["wall_s"], rss(r),
+         target(r), verdict(r)] for r in rows]
+
+notes = [
+    "Targets: >= 3.4 M link traversals/s at 128 hosts; at 1024 hosts no worse than",
+    "half that (>= 1.7 M/s) and peak RSS < 200 MB.",
+    "For scale (published reference figures, NOT measured here), 128-host case:",
+    "stock ns-3 3.37 ~0.03 M traversals/s (DCTCP); htsim ~1.7 M traversals/s.",
+]
+
+w = [max(len(x) for x in col) for col in zip(head, *body)]
+line = lambda cells: "  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(cells))
+print(line(head))
+print("  ".join("-" * x for x in w))
+for b in body:
+    print(line(b))
+print()
+for n in notes:
+    print(n)
+print("\nwrote %s and %s" % (os.path.join(build, "bench.json"), os.path.join(build, "bench.md")))
+
+with open(os.path.join(build, "bench.md"), "w") as f:
+    f.write("| " + " | ".join(head) + " |\n")
+    f.write("|" + "|".join("---" if i == 0 else "---:" for i in range(len(head) - 2)) + "|---|---|\n")
+    for b in body:
+        f.write("| " + " | ".join(b) + " |\n")
+    f.write("\n")
+    f.write("Targets: >= 3.4 M link traversals/s at 128 hosts; at 1024 hosts no worse than "
+            "half that (>= 1.7 M/s) and peak RSS < 200 MB.\n\n")
+    f.write("For scale (published reference figures, **not measured here**), 128-host case: "
+            "stock ns-3 3.37 ~0.03 M traversals/s (DCTCP); htsim ~1.7 M traversals/s.\n")
+PY
