@@ -26,7 +26,7 @@ static const BadInput bad_inputs[] = {
     {"malformed-unclosed-tag.xml", {"malformed XML", "flow"}, 8},
     {"malformed-mismatched-tag.xml", {"malformed XML", "flows"}, 8},
     {"malformed-garbage-after-root.xml", {"malformed XML", "Extra content"}, 7},
-    {"nesting-deep.xml", {"malformed XML", "depth"}, 6},
+    {"nesting-deep.xml", {"malformed XML", "nested too deeply"}, 6},
     {"empty.xml", {"empty"}, 0},
     {"whitespace-only.xml", {"empty"}, 0},
     /* Encodings: scenario files are UTF-8 only. */
@@ -38,8 +38,8 @@ static const BadInput bad_inputs[] = {
     {"security-xinclude.xml", {"XInclude"}, 3},
     /* Schema violations. */
     {"schema-unknown-element.xml", {"schema", "workload"}, 6},
-    {"schema-flow-missing-size.xml", {"schema", "flow", "size"}, 7},
-    {"schema-topology-missing.xml", {"schema", "topology"}, 4},
+    {"schema-flow-missing-size.xml", {"<flow>", "required attribute", "size"}, 7},
+    {"schema-topology-missing.xml", {"lacks", "<topology>"}, 2},
     /* <set> and <param>: types, parameters, units and bounds. */
     {"set-unknown-parameter.xml", {"wh::Link", "Bogus"}, 3},
     {"set-unknown-type.xml", {"unknown type", "wh::Router"}, 3},
@@ -60,7 +60,7 @@ static const BadInput bad_inputs[] = {
     {"rate-zero-custom-link.xml", {"\"rate\"", "0Gbps", "greater than zero"}, 7},
     {"rate-negative-custom-link.xml", {"\"rate\"", "-5Gbps", "negative"}, 8},
     {"custom-disconnected.xml", {"disconnected"}, 0},
-    {"custom-host-two-links.xml", {"h1", "2 links"}, 10},
+    {"custom-host-two-links.xml", {"h1", "second link"}, 10},
     {"custom-host-to-host-link.xml", {"h1", "h2", "host"}, 6},
     /* Flows. */
     {"flow-size-zero.xml", {"\"size\"", "0B", "greater than zero"}, 7},

@@ -270,6 +270,13 @@ gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *par
   return g_hash_table_contains(cfg->values, key);
 }
 
+const char *wh_config_origin(const WhConfig *cfg, const char *type, const char *param)
+{
+  g_autofree char *key = g_strdup_printf("%s::%s", type, param);
+  ConfigEntry *e = g_hash_table_lookup(cfg->values, key);
+  return e ? e->origin : NULL;
+}
+
 static WhParamValue get(const WhConfig *cfg, const char *type, const char *param, WhParamKind kind)
 {
   const WhTypeInfo *info = wh_registry_lookup(type);

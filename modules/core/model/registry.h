@@ -107,6 +107,9 @@ gboolean wh_config_set_assignment(WhConfig *cfg, const char *assignment, const c
                                   GError **error);
 
 gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *param);
+/* Where the value in force came from ("file.xml:12", "command line"), or NULL for a
+ * default. (transfer none) */
+const char *wh_config_origin(const WhConfig *cfg, const char *type, const char *param);
 int64_t wh_config_int(const WhConfig *cfg, const char *type, const char *param);
 double wh_config_double(const WhConfig *cfg, const char *type, const char *param);
 gboolean wh_config_bool(const WhConfig *cfg, const char *type, const char *param);

@@ -83,9 +83,13 @@ static gboolean parse_quantity(const char *text, const UnitSuffix *units, size_t
     GString *list = g_string_new(NULL);
     for (size_t i = 0; i < n_units; i++)
       g_string_append_printf(list, "%s%s", i ? ", " : "", units[i].suffix);
-    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_UNIT,
-                "%s \"%s\" has %s unit \"%s\" (expected one of: %s)", what, text,
-                *end ? "unknown" : "no", end, list->str);
+    if (*end)
+      g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_UNIT,
+                  "%s \"%s\" has unknown unit \"%s\" (expected one of: %s)", what, text, end,
+                  list->str);
+    else
+      g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_UNIT,
+                  "%s \"%s\" has no unit (expected one of: %s)", what, text, list->str);
     g_string_free(list, TRUE);
     return FALSE;
   }

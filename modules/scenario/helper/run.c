@@ -41,17 +41,88 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
     }
   }
   run->seed = opts && opts->has_seed ? opts->seed : sc->has_seed ? sc->seed : 1;
-  const char *sched = opts && opts->scheduler ? opts->scheduler : sc->scheduler;
+  gboolean sched_cli = opts && opts->scheduler;
+  const char *sched = sched_cli ? opts->scheduler : sc->scheduler;
   run->sched = wh_scheduler_class_lookup(sched ? sched : "heap");
-  if (run->sched == NULL)
-    return fail_at(error, sc, 0, "unknown scheduler \"%s\" (known: heap, calendar)", sched);
-  const char *cc = opts && opts->cc ? opts->cc : sc->cc;
+  if (run->sched == NULL) {
+    if (sched_cli) {
+      g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                  "--scheduler %s: unknown scheduler (known: heap, calendar)", sched);
+      return FALSE;
+    }
+    return fail_at(error, sc, sc->root_line,
+                   "<scenario> attribute \"scheduler\": unknown scheduler \"%s\" (known: heap, "
+                   "calendar)",
+                   sched);
+  }
+  gboolean cc_cli = opts && opts->cc;
+  const char *cc = cc_cli ? opts->cc : sc->cc;
   run->cc = wh_cc_class_lookup(cc ? cc : "dcqcn");
   if (run->cc == NULL) {
     g_autoptr(GString) known = g_string_new(NULL);
     for (const WhCcClass *const *c = wh_cc_classes(); *c; c++)
       g_string_append_printf(known, "%s%s", known->len ? ", " : "", (*c)->name);
-    return fail_at(error, sc, 0, "unknown congestion control \"%s\" (known: %s)", cc, known->str);
+    if (cc_cli) {
+      g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                  "--cc %s: unknown congestion control (known: %s)", cc, known->str);
+      return FALSE;
+    }
+    return fail_at(error, sc, sc->root_line,
+                   "<scenario> attribute \"cc\": unknown congestion control \"%s\" (known: %s)", cc,
+                   known->str);
+  }
+  return TRUE;
+}
+
+/* Custom topologies are checked here, by node id and line, before the network sees
+ * them: each host on exactly one link, to a switch, and every node connected. */
+static guint find_root(guint *parent, guint i)
+{
+  while (parent[i] != i)
+    i = parent[i] = parent[parent[i]];
+  return i;
+}
+
+static gboolean check_custom(const WhScenario *sc, GError **error)
+{
+  guint n = sc->nodes->len;
+  g_autoptr(GHashTable) index = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < n; i++)
+    g_hash_table_insert(index, ((WhScenarioNode *)sc->nodes->pdata[i])->id, GUINT_TO_POINTER(i));
+  g_autofree guint *degree = g_new0(guint, n);
+  g_autofree guint *parent = g_new(guint, n);
+  for (guint i = 0; i < n; i++)
+    parent[i] = i;
+  for (guint i = 0; i < sc->links->len; i++) {
+    const WhScenarioLink *l = sc->links->pdata[i];
+    guint a = GPOINTER_TO_UINT(g_hash_table_lookup(index, l->a));
+    guint b = GPOINTER_TO_UINT(g_hash_table_lookup(index, l->b));
+    const WhScenarioNode *na = sc->nodes->pdata[a], *nb = sc->nodes->pdata[b];
+    if (a == b)
+      return fail_at(error, sc, l->line, "<link>: links \"%s\" to itself", l->a);
+    if (!na->is_switch && !nb->is_switch)
+      return fail_at(error, sc, l->line,
+                     "<link>: links host \"%s\" to host \"%s\"; hosts must connect to a switch",
+                     l->a, l->b);
+    const WhScenarioNode *ends[2] = {na, nb};
+    guint idx[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+      if (!ends[k]->is_switch && ++degree[idx[k]] > 1)
+        return fail_at(error, sc, l->line,
+                       "<link>: gives host \"%s\" a second link; a host has exactly one link",
+                       ends[k]->id);
+    }
+    parent[find_root(parent, a)] = find_root(parent, b);
+  }
+  for (guint i = 0; i < n; i++) {
+    const WhScenarioNode *nd = sc->nodes->pdata[i];
+    if (!nd->is_switch && degree[i] == 0)
+      return fail_at(error, sc, nd->line, "<host id=\"%s\">: the host has no link", nd->id);
+    if (find_root(parent, i) != find_root(parent, 0)) {
+      const WhScenarioNode *first = sc->nodes->pdata[0];
+      return fail_at(error, sc, nd->line,
+                     "the topology is disconnected: \"%s\" cannot reach \"%s\"", nd->id, first->id);
+    }
   }
   return TRUE;
 }
@@ -76,11 +147,21 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
       .ecn_ref_rate = ecn.ref_rate,
       .seed = run->seed,
   };
-  if (np.pfc && np.pfc_xon > np.pfc_xoff)
-    return fail_at(error, sc, 0, "wh::Switch::PfcXon must not exceed wh::Switch::PfcXoff");
+  if (np.pfc && np.pfc_xon > np.pfc_xoff) {
+    const char *o = wh_config_origin(cfg, "wh::Switch", "PfcXon");
+    if (o == NULL)
+      o = wh_config_origin(cfg, "wh::Switch", "PfcXoff");
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "%s: wh::Switch::PfcXon (%" G_GUINT64_FORMAT
+                " B) must not exceed wh::Switch::PfcXoff (%" G_GUINT64_FORMAT " B)",
+                o ? o : sc->path, np.pfc_xon, np.pfc_xoff);
+    return FALSE;
+  }
   run->net = wh_net_new(run->sim, &np);
   g_autoptr(GError) err = NULL;
   if (g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0) {
+    if (!check_custom(sc, error))
+      return FALSE;
     g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; i < sc->nodes->len; i++) {
       WhScenarioNode *n = sc->nodes->pdata[i];
@@ -101,11 +182,16 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
     const WhTopologyClass *t = wh_topology_lookup(sc->topology);
     if (t == NULL)
       return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
-    if (!t->build(run->net, cfg, &err))
-      return fail_at(error, sc, 0, "topology %s: %s", sc->topology, err->message);
+    if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
+      g_propagate_error(error, g_steal_pointer(&err));
+      return FALSE;
+    }
+    if (err)
+      return fail_at(error, sc, sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
+                     err->message);
   }
   if (!wh_net_finalize(run->net, &err))
-    return fail_at(error, sc, 0, "topology: %s", err->message);
+    return fail_at(error, sc, sc->topology_line, "topology: %s", err->message);
   return TRUE;
 }
 
@@ -202,7 +288,10 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   g_autoptr(GError) err = NULL;
   void *cc_params = run->cc->configure(run->cfg, &err);
   if (cc_params == NULL) {
-    fail_at(error, sc, 0, "%s", err->message);
+    if (err->message[0] && strstr(err->message, sc->path) == err->message)
+      g_propagate_error(error, g_steal_pointer(&err));
+    else
+      fail_at(error, sc, 0, "%s", err->message);
     return NULL;
   }
   run->sim = wh_sim_new(run->sched);

@@ -199,8 +199,79 @@ static const xmlNode *find_xinclude(const xmlNode *n)
   return NULL;
 }
 
+/* The attributes each element requires and allows, mirroring scenario.rng; used only
+ * to turn libxml2's terse "failed to validate attributes" into a message that names
+ * the line and the attribute. */
+typedef struct {
+  const char *element;
+  const char *required[4];
+  const char *optional[6];
+} AttrRule;
+
+static const AttrRule attr_rules[] = {
+    {"scenario", {NULL}, {"name", "seed", "cc", "scheduler", "stop", NULL}},
+    {"set", {"param", "value", NULL}, {NULL}},
+    {"topology", {"type", NULL}, {NULL}},
+    {"param", {"name", "value", NULL}, {NULL}},
+    {"host", {"id", NULL}, {NULL}},
+    {"switch", {"id", NULL}, {NULL}},
+    {"link", {"a", "b", NULL}, {"rate", "delay", NULL}},
+    {"flow", {"src", "dst", "size", NULL}, {"id", "start", NULL}},
+    {"permutation", {"size", NULL}, {"start", NULL}},
+};
+
+static gboolean in_list(const char *const *list, const char *name)
+{
+  for (; *list; list++) {
+    if (strcmp(*list, name) == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static gboolean diagnose_attributes(const xmlNode *n, const char *name, GError **error)
+{
+  for (; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE)
+      continue;
+    for (size_t i = 0; i < G_N_ELEMENTS(attr_rules); i++) {
+      const AttrRule *r = &attr_rules[i];
+      if (strcmp(r->element, (const char *)n->name) != 0)
+        continue;
+      for (const char *const *a = r->required; *a; a++) {
+        if (!xmlHasProp(n, (const xmlChar *)*a))
+          return fail(error, WH_SCENARIO_ERROR_SCHEMA, name, (int)xmlGetLineNo(n),
+                      "<%s> lacks the required attribute \"%s\"", r->element, *a);
+      }
+      for (const xmlAttr *a = n->properties; a; a = a->next) {
+        const char *an = (const char *)a->name;
+        if (!in_list(r->required, an) && !in_list(r->optional, an))
+          return fail(error, WH_SCENARIO_ERROR_SCHEMA, name, (int)xmlGetLineNo(n),
+                      "<%s> has an unknown attribute \"%s\"", r->element, an);
+      }
+    }
+    if (!diagnose_attributes(n->children, name, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static const xmlNode *child_named(const xmlNode *n, const char *name)
+{
+  for (n = n->children; n; n = n->next) {
+    if (n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0)
+      return n;
+  }
+  return NULL;
+}
+
 static gboolean validate(xmlDocPtr doc, const char *name, GError **error)
 {
+  const xmlNode *root = xmlDocGetRootElement(doc);
+  if (root && strcmp((const char *)root->name, "scenario") == 0 &&
+      child_named(root, "topology") == NULL)
+    return fail(error, WH_SCENARIO_ERROR_SCHEMA, name, (int)xmlGetLineNo(root),
+                "<scenario> lacks its <topology> element (every scenario needs one)");
   ErrorSink sink = {g_string_new(NULL), 0, 0};
   xmlRelaxNGParserCtxtPtr pctx =
       xmlRelaxNGNewMemParserCtxt(wh_scenario_schema_rng, (int)wh_scenario_schema_rng_len);
@@ -213,6 +284,10 @@ static gboolean validate(xmlDocPtr doc, const char *name, GError **error)
   xmlRelaxNGFreeValidCtxt(vctx);
   xmlRelaxNGFree(schema);
   gboolean ok = rc == 0;
+  if (!ok && !diagnose_attributes(root, name, error)) {
+    g_string_free(sink.msg, TRUE);
+    return FALSE;
+  }
   if (!ok)
     fail(error, WH_SCENARIO_ERROR_SCHEMA, name, sink.line, "does not match the scenario schema: %s",
          sink.count ? sink.msg->str : "invalid document");
@@ -295,6 +370,7 @@ static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
                 known->str);
   }
   sc->topology = g_strdup(type);
+  sc->topology_line = node_line(t);
   g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
   for (const xmlNode *n = t->children; n; n = n->next) {
     if (n->type != XML_ELEMENT_NODE)
@@ -404,6 +480,7 @@ static gboolean load_root(Loader *ld, const xmlNode *root)
     sc->seed = (uint64_t)v;
     sc->has_seed = TRUE;
   }
+  sc->root_line = node_line(root);
   sc->cc = attr(root, "cc");
   sc->scheduler = attr(root, "scheduler");
   uint64_t stop;
@@ -435,9 +512,11 @@ WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *nam
   xmlSetStructuredErrorFunc(&sink, collect_error);
   int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES |
              XML_PARSE_NOCDATA;
-  xmlDocPtr doc = xmlReadMemory(data, (int)len, name, "UTF-8", opts);
+  xmlDocPtr doc = xmlReadMemory(data, (int)len, name, NULL, opts);
   xmlSetStructuredErrorFunc(NULL, NULL);
   if (doc == NULL) {
+    if (strstr(sink.msg->str, "XML_PARSE_HUGE"))
+      g_string_assign(sink.msg, "elements nested too deeply (more than 256 levels)");
     fail(error, WH_SCENARIO_ERROR_XML, name, sink.line, "malformed XML: %s",
          sink.count ? sink.msg->str : "cannot parse");
     g_string_free(sink.msg, TRUE);
@@ -447,7 +526,11 @@ WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *nam
   WhScenario *sc = NULL;
   const xmlNode *root = xmlDocGetRootElement(doc);
   const xmlNode *xi = find_xinclude(root);
-  if (doc->intSubset || doc->extSubset) {
+  if (doc->encoding && g_ascii_strcasecmp((const char *)doc->encoding, "UTF-8") != 0) {
+    fail(error, WH_SCENARIO_ERROR_REFUSED, name, 1,
+         "the file declares encoding \"%s\"; scenario files must be UTF-8",
+         (const char *)doc->encoding);
+  } else if (doc->intSubset || doc->extSubset) {
     fail(error, WH_SCENARIO_ERROR_REFUSED, name, 0, "DTDs are refused in scenario files");
   } else if (xi) {
     fail(error, WH_SCENARIO_ERROR_REFUSED, name, node_line(xi),

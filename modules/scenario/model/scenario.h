@@ -53,14 +53,15 @@ typedef struct {
   char *name;
   uint64_t seed;
   gboolean has_seed;
-  char *cc;         /* nullable */
-  char *scheduler;  /* nullable */
-  WhTime stop;      /* 0: run to completion */
-  char *topology;   /* type name, or "wh::Custom" */
-  GPtrArray *sets;  /* WhScenarioSet*, in file order, topology params included */
-  GPtrArray *nodes; /* WhScenarioNode* (custom topology) */
-  GPtrArray *links; /* WhScenarioLink* (custom topology) */
-  GPtrArray *flows; /* WhScenarioFlow* */
+  char *cc;                     /* nullable */
+  char *scheduler;              /* nullable */
+  WhTime stop;                  /* 0: run to completion */
+  char *topology;               /* type name, or "wh::Custom" */
+  int root_line, topology_line; /* for messages; 0 when built in code */
+  GPtrArray *sets;              /* WhScenarioSet*, in file order, topology params included */
+  GPtrArray *nodes;             /* WhScenarioNode* (custom topology) */
+  GPtrArray *links;             /* WhScenarioLink* (custom topology) */
+  GPtrArray *flows;             /* WhScenarioFlow* */
   gboolean permutation;
   uint64_t perm_size;
   WhTime perm_start;

@@ -1,4 +1,5 @@
-/* Stock topology generators: dumbbell, single-switch star, k-ary 3-tier fat-tree
+/* Stock topology generators (parameter errors are WH_CONFIG_ERROR and name where the
+ * value was set): dumbbell, single-switch star, k-ary 3-tier fat-tree
  * (Al-Fares et al., SIGCOMM 2008, with an oversubscription factor at the edge) and
  * rail-optimized fat-tree (servers of G GPUs, GPU i's NIC on rail switch i, every
  * rail switch linked to every spine). */
@@ -102,8 +103,10 @@ static gboolean fat_tree_build(WhNet *net, const WhConfig *cfg, GError **error)
   int64_t k = wh_config_int(cfg, "wh::FatTree", "K");
   uint32_t o = (uint32_t)wh_config_int(cfg, "wh::FatTree", "Oversubscription");
   if (k % 2 != 0) {
+    const char *o = wh_config_origin(cfg, "wh::FatTree", "K");
     g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
-                "wh::FatTree::K = %" G_GINT64_FORMAT ": must be even", k);
+                "%s%swh::FatTree::K = %" G_GINT64_FORMAT ": must be even", o ? o : "",
+                o ? ": " : "", k);
     return FALSE;
   }
   uint32_t h = (uint32_t)k / 2, pods = (uint32_t)k;

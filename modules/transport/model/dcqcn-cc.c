@@ -107,10 +107,13 @@ static void *dcqcn_configure(const WhConfig *cfg, GError **error)
   p->ecn.scale = p->scale;
   p->ecn.ref_rate = p->ref_rate;
   if (p->ecn.kmin > p->ecn.kmax) {
+    const char *o = wh_config_origin(cfg, t, "Kmin");
+    if (o == NULL)
+      o = wh_config_origin(cfg, t, "Kmax");
     g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
-                "wh::DcqcnCc: Kmin (%" G_GUINT64_FORMAT " B) exceeds Kmax (%" G_GUINT64_FORMAT
-                " B)",
-                p->ecn.kmin, p->ecn.kmax);
+                "%s%swh::DcqcnCc::Kmin (%" G_GUINT64_FORMAT
+                " B) exceeds wh::DcqcnCc::Kmax (%" G_GUINT64_FORMAT " B)",
+                o ? o : "", o ? ": " : "", p->ecn.kmin, p->ecn.kmax);
     g_free(p);
     return NULL;
   }
