@@ -1,15 +1,353 @@
+/* Core tests: unit parsing, the type registry and configuration precedence, the two
+ * stock schedulers against a sorted reference (uniform, skewed, bursty and tied time
+ * distributions, with cancellations), the simulator loop and its event pool, and
+ * random streams. */
 #include <check.h>
+#include <math.h>
+
+#include "registry.h"
+#include "rng.h"
+#include "simulator.h"
 #include "units.h"
-START_TEST(test_dummy)
+
+/* ---- units ---- */
+
+START_TEST(test_units_rate)
 {
-  ck_assert_int_eq(1, 1);
+  uint64_t v;
+  ck_assert(wh_units_parse_rate("100Gbps", &v, NULL) && v == 100000000000ULL);
+  ck_assert(wh_units_parse_rate("2.5Gbps", &v, NULL) && v == 2500000000ULL);
+  ck_assert(wh_units_parse_rate("1Tbps", &v, NULL) && v == 1000000000000ULL);
+  ck_assert(wh_units_parse_rate("20Mb/s", &v, NULL) && v == 20000000ULL);
+  ck_assert(wh_units_parse_rate("400 Kbps", &v, NULL) && v == 400000ULL);
+  g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL, e4 = NULL;
+  ck_assert(!wh_units_parse_rate("100", &v, &e1));
+  ck_assert(strstr(e1->message, "no unit") != NULL);
+  ck_assert(!wh_units_parse_rate("100GBps", &v, &e2));
+  ck_assert(strstr(e2->message, "unknown unit \"GBps\"") != NULL);
+  ck_assert(!wh_units_parse_rate("-5Gbps", &v, &e3));
+  ck_assert(strstr(e3->message, "negative") != NULL);
+  ck_assert(!wh_units_parse_rate("", &v, &e4));
 }
 END_TEST
+
+START_TEST(test_units_bytes)
+{
+  uint64_t v;
+  ck_assert(wh_units_parse_bytes("400KB", &v, NULL) && v == 400000);
+  ck_assert(wh_units_parse_bytes("4KiB", &v, NULL) && v == 4096);
+  ck_assert(wh_units_parse_bytes("1.5MiB", &v, NULL) && v == 1572864);
+  ck_assert(wh_units_parse_bytes("8MB", &v, NULL) && v == 8000000);
+  ck_assert(wh_units_parse_bytes("1GB", &v, NULL) && v == 1000000000ULL);
+  ck_assert(wh_units_parse_bytes("64B", &v, NULL) && v == 64);
+  ck_assert(!wh_units_parse_bytes("10XB", &v, NULL));
+  ck_assert(!wh_units_parse_bytes("KB", &v, NULL));
+  ck_assert(!wh_units_parse_bytes("1e30TB", &v, NULL));
+}
+END_TEST
+
+START_TEST(test_units_time)
+{
+  WhTime t;
+  ck_assert(wh_units_parse_time("1us", &t, NULL) && t == WH_US);
+  ck_assert(wh_units_parse_time("2.5ns", &t, NULL) && t == 2500);
+  ck_assert(wh_units_parse_time("10ps", &t, NULL) && t == 10);
+  ck_assert(wh_units_parse_time("3ms", &t, NULL) && t == 3 * WH_MS);
+  ck_assert(wh_units_parse_time("1s", &t, NULL) && t == WH_S);
+  ck_assert(!wh_units_parse_time("5", &t, NULL));
+  ck_assert(!wh_units_parse_time("5min", &t, NULL));
+  ck_assert(!wh_units_parse_time("1us junk", &t, NULL));
+  g_autofree char *s = wh_units_format_time(1500 * WH_NS);
+  ck_assert_str_eq(s, "1500ns");
+}
+END_TEST
+
+START_TEST(test_tx_time)
+{
+  ck_assert_uint_eq(wh_time_tx(1000, 100000000000ULL), 80000);
+  ck_assert_uint_eq(wh_time_tx(1, 3), 2666666666667ULL); /* rounds up */
+}
+END_TEST
+
+/* ---- registry and configuration ---- */
+
+START_TEST(test_config_set_and_precedence)
+{
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  ck_assert_uint_eq(wh_config_bytes(cfg, "wh::DcqcnCc", "Kmin"), 400000);
+  ck_assert(wh_config_set_assignment(cfg, "wh::DcqcnCc::Kmin=100KB", "scenario", NULL));
+  ck_assert(wh_config_set_assignment(cfg, "wh::DcqcnCc::Kmin=200KiB", "command line", NULL));
+  ck_assert_uint_eq(wh_config_bytes(cfg, "wh::DcqcnCc", "Kmin"), 204800);
+  ck_assert_str_eq(wh_config_origin(cfg, "wh::DcqcnCc", "Kmin"), "command line");
+  ck_assert(wh_config_set(cfg, "wh::Link::Rate", "400Gbps", NULL, NULL));
+  ck_assert_uint_eq(wh_config_rate(cfg, "wh::Link", "Rate"), 400000000000ULL);
+}
+END_TEST
+
+START_TEST(test_config_errors)
+{
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL, e4 = NULL, e5 = NULL, e6 = NULL;
+  ck_assert(!wh_config_set(cfg, "wh::Nope::X", "1", NULL, &e1));
+  ck_assert(g_error_matches(e1, WH_CONFIG_ERROR, WH_CONFIG_ERROR_UNKNOWN_TYPE));
+  ck_assert(!wh_config_set(cfg, "wh::Link::Speed", "1Gbps", NULL, &e2));
+  ck_assert(g_error_matches(e2, WH_CONFIG_ERROR, WH_CONFIG_ERROR_UNKNOWN_PARAM));
+  ck_assert(!wh_config_set(cfg, "wh::Link::Rate", "1GB", NULL, &e3));
+  ck_assert(g_error_matches(e3, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE));
+  ck_assert(!wh_config_set(cfg, "wh::Link::Rate", "0Gbps", NULL, &e4));
+  ck_assert(strstr(e4->message, "greater than zero") != NULL);
+  ck_assert(!wh_config_set(cfg, "Rate", "1Gbps", NULL, &e5));
+  ck_assert(g_error_matches(e5, WH_CONFIG_ERROR, WH_CONFIG_ERROR_SYNTAX));
+  ck_assert(!wh_config_set(cfg, "wh::DcqcnCc::Pmax", "1.5", NULL, &e6));
+  /* a failed set leaves the previous value in force */
+  ck_assert_double_eq(wh_config_double(cfg, "wh::DcqcnCc", "Pmax"), 0.2);
+}
+END_TEST
+
+START_TEST(test_registry_lists_types)
+{
+  wh_registry_init();
+  static const char *expected[] = {"wh::DcqcnCc", "wh::Link", "wh::Switch", "wh::RdmaFlow",
+                                   "wh::FatTree", "wh::RailFatTree", "wh::Dumbbell", "wh::Star",
+                                   "wh::HeapScheduler", "wh::CalendarScheduler"};
+  for (size_t i = 0; i < G_N_ELEMENTS(expected); i++)
+    ck_assert_msg(wh_registry_lookup(expected[i]) != NULL, "%s not registered", expected[i]);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  wh_registry_print(f);
+  fclose(f);
+  ck_assert(strstr(buf, "Kmin") && strstr(buf, "400KB") && strstr(buf, "Gbps"));
+  free(buf);
+}
+END_TEST
+
+/* ---- schedulers: both stock classes against a sorted reference ---- */
+
+typedef enum { DIST_UNIFORM, DIST_SKEWED, DIST_BURSTY, DIST_TIED } Dist;
+
+static WhTime draw(WhRng *r, Dist d, WhTime now)
+{
+  switch (d) {
+  case DIST_UNIFORM:
+    return now + wh_rng_next(r) % (100 * WH_US);
+  case DIST_SKEWED: /* heavy tail: exponential of an exponential */
+    return now + (WhTime)(exp(8.0 * wh_rng_uniform(r)) * wh_rng_uniform(r) * 1e3);
+  case DIST_BURSTY: /* tight clusters far apart */
+    return now + (wh_rng_next(r) % 8 == 0 ? 10 * WH_MS : 0) + wh_rng_next(r) % 50;
+  case DIST_TIED:
+    return now + (wh_rng_next(r) % 4) * WH_US;
+  }
+  return now;
+}
+
+static gint cmp_event(gconstpointer a, gconstpointer b, gpointer unused)
+{
+  const WhEvent *x = a, *y = b;
+  (void)unused;
+  return wh_event_before(x, y) ? -1 : wh_event_before(y, x) ? 1 : 0;
+}
+
+/* The reference: a GSequence sorted by (time, seq); each event keeps its iterator in
+ * ctx and its slot in the `pending` array in arg, for random cancellation. */
+typedef struct {
+  GSequence *seq;
+  GPtrArray *pending;
+} Reference;
+
+static void ref_add(Reference *ref, WhEvent *e)
+{
+  e->ctx = g_sequence_insert_sorted(ref->seq, e, cmp_event, NULL);
+  e->arg = ref->pending->len;
+  g_ptr_array_add(ref->pending, e);
+}
+
+static void ref_remove(Reference *ref, WhEvent *e)
+{
+  g_sequence_remove(e->ctx);
+  WhEvent *last = g_ptr_array_index(ref->pending, ref->pending->len - 1);
+  ref->pending->pdata[e->arg] = last;
+  last->arg = e->arg;
+  g_ptr_array_set_size(ref->pending, ref->pending->len - 1);
+}
+
+/* Hold-model workload: pop one, push one or two (the queue grows, then drains), with
+ * one in 16 pops followed by a cancellation of a random pending event. Every pop must
+ * return the minimum of the reference. */
+static void exercise(const WhSchedulerClass *klass, Dist d)
+{
+  WhScheduler *s = klass->create();
+  Reference ref = {g_sequence_new(NULL), g_ptr_array_new()};
+  WhEvent *pool = g_new0(WhEvent, 200000);
+  size_t used = 0;
+  uint64_t seq = 0;
+  WhRng r;
+  wh_rng_init(&r, 42, d);
+  WhTime now = 0;
+  for (int i = 0; i < 2000; i++) {
+    WhEvent *e = &pool[used++];
+    e->time = draw(&r, d, now);
+    e->seq = seq++;
+    klass->insert(s, e);
+    ref_add(&ref, e);
+  }
+  for (int step = 0; step < 60000 && ref.pending->len; step++) {
+    WhEvent *ev = klass->pop(s);
+    WhEvent *want = g_sequence_get(g_sequence_get_begin_iter(ref.seq));
+    ck_assert_ptr_eq(ev, want);
+    ck_assert_uint_ge(ev->time, now);
+    now = ev->time;
+    ref_remove(&ref, ev);
+    int pushes = step < 30000 ? 1 + (int)(wh_rng_next(&r) % 2) : (int)(wh_rng_next(&r) % 2);
+    for (int k = 0; k < pushes && used < 200000; k++) {
+      WhEvent *e = &pool[used++];
+      e->time = draw(&r, d, now);
+      e->seq = seq++;
+      klass->insert(s, e);
+      ref_add(&ref, e);
+    }
+    if (step % 16 == 0 && ref.pending->len > 1) {
+      WhEvent *victim = ref.pending->pdata[wh_rng_next(&r) % ref.pending->len];
+      klass->remove(s, victim);
+      ref_remove(&ref, victim);
+    }
+    ck_assert_uint_eq(klass->size(s), ref.pending->len);
+  }
+  g_sequence_free(ref.seq);
+  g_ptr_array_free(ref.pending, TRUE);
+  g_free(pool);
+  klass->destroy(s);
+}
+
+START_TEST(test_scheduler_distributions)
+{
+  const WhSchedulerClass *const *classes = wh_scheduler_classes();
+  for (size_t c = 0; classes[c]; c++)
+    exercise(classes[c], (Dist)_i);
+}
+END_TEST
+
+START_TEST(test_scheduler_lookup)
+{
+  ck_assert_ptr_eq(wh_scheduler_class_lookup("heap"), &wh_heap_scheduler_class);
+  ck_assert_ptr_eq(wh_scheduler_class_lookup("wh::CalendarScheduler"),
+                   &wh_calendar_scheduler_class);
+  ck_assert_ptr_null(wh_scheduler_class_lookup("splay"));
+}
+END_TEST
+
+/* ---- simulator loop ---- */
+
+typedef struct {
+  GArray *order;
+  WhEvent *victim;
+} LoopCtx;
+
+static void record(WhSim *sim, void *ctx, uint64_t arg)
+{
+  LoopCtx *c = ctx;
+  (void)sim;
+  g_array_append_val(c->order, arg);
+}
+
+static void canceller(WhSim *sim, void *ctx, uint64_t arg)
+{
+  LoopCtx *c = ctx;
+  g_array_append_val(c->order, arg);
+  wh_sim_cancel(sim, c->victim);
+}
+
+START_TEST(test_sim_order_cancel_stop)
+{
+  const WhSchedulerClass *const *classes = wh_scheduler_classes();
+  for (size_t k = 0; classes[k]; k++) {
+    g_autoptr(WhSim) sim = wh_sim_new(classes[k]);
+    LoopCtx c = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), NULL};
+    wh_sim_schedule_at(sim, 10, record, &c, 1, 0);
+    wh_sim_schedule_at(sim, 5, canceller, &c, 0, 0);
+    wh_sim_schedule_at(sim, 10, record, &c, 2, 0); /* same time: FIFO after 1 */
+    c.victim = wh_sim_schedule_at(sim, 7, record, &c, 99, 0);
+    wh_sim_schedule_at(sim, 30, record, &c, 3, 0);
+    wh_sim_stop_at(sim, 20);
+    wh_sim_run(sim);
+    ck_assert_uint_eq(c.order->len, 3);
+    ck_assert_uint_eq(g_array_index(c.order, uint64_t, 0), 0);
+    ck_assert_uint_eq(g_array_index(c.order, uint64_t, 1), 1);
+    ck_assert_uint_eq(g_array_index(c.order, uint64_t, 2), 2);
+    ck_assert_uint_eq(wh_sim_now(sim), 10);
+    ck_assert_uint_eq(wh_sim_pending(sim), 1);
+    wh_sim_stop_at(sim, WH_TIME_MAX);
+    wh_sim_run(sim);
+    ck_assert_uint_eq(c.order->len, 4);
+    ck_assert_uint_eq(sim->events_live, 0);
+    g_array_free(c.order, TRUE);
+  }
+}
+END_TEST
+
+static void chain(WhSim *sim, void *ctx, uint64_t arg)
+{
+  if (arg > 0)
+    wh_sim_schedule(sim, 1, chain, ctx, arg - 1, 0);
+}
+
+START_TEST(test_sim_pool_reuse)
+{
+  g_autoptr(WhSim) sim = wh_sim_new(&wh_heap_scheduler_class);
+  for (int i = 0; i < 100; i++)
+    wh_sim_schedule(sim, (WhTime)i, chain, NULL, 10000, 0);
+  wh_sim_run(sim);
+  ck_assert_uint_eq(sim->events_executed, 100 * 10001);
+  /* 100 events pending at most: one slab suffices for a million events */
+  ck_assert_uint_eq(sim->slabs->len, 1);
+  ck_assert_uint_eq(sim->events_live, 0);
+}
+END_TEST
+
+/* ---- random streams ---- */
+
+START_TEST(test_rng_streams)
+{
+  WhRng a, b, c;
+  wh_rng_init(&a, 7, 1);
+  wh_rng_init(&b, 7, 1);
+  wh_rng_init(&c, 7, 2);
+  int same = 0;
+  double sum = 0;
+  for (int i = 0; i < 10000; i++) {
+    uint64_t x = wh_rng_next(&a);
+    ck_assert_uint_eq(x, wh_rng_next(&b));
+    same += x == wh_rng_next(&c);
+    sum += (double)(x >> 11) * 0x1.0p-53;
+  }
+  ck_assert_int_eq(same, 0);
+  ck_assert(fabs(sum / 10000 - 0.5) < 0.02);
+}
+END_TEST
+
 Suite *wh_core_suite(void)
 {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("units");
-  tcase_add_test(tc, test_dummy);
+  tcase_add_test(tc, test_units_rate);
+  tcase_add_test(tc, test_units_bytes);
+  tcase_add_test(tc, test_units_time);
+  tcase_add_test(tc, test_tx_time);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("registry");
+  tcase_add_test(tc, test_config_set_and_precedence);
+  tcase_add_test(tc, test_config_errors);
+  tcase_add_test(tc, test_registry_lists_types);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("scheduler");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_scheduler_distributions, DIST_UNIFORM, DIST_TIED + 1);
+  tcase_add_test(tc, test_scheduler_lookup);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("simulator");
+  tcase_add_test(tc, test_sim_order_cancel_stop);
+  tcase_add_test(tc, test_sim_pool_reuse);
+  tcase_add_test(tc, test_rng_streams);
   suite_add_tcase(s, tc);
   return s;
 }
