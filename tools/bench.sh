@@ -48,7 +48,8 @@ for c in "${cases[@]}"; do
   if [ "$status" -ne 0 ] || [ ! -f "$out/summary.json" ]; then
     echo "bench: whsim failed on $c (exit $status); its output:" >&2
     cat "$out/whsim.log" >&2
-    [ -f "$out/time.txt" ] && cat "$out/time.txt" >&2
+    # /usr/bin/time notes how whsim ended ("Command exited with ...", "... by signal N").
+    if [ -f "$out/time.txt" ]; then grep -E '^Command (exited|terminated)' "$out/time.txt" >&2 || true; fi
     exit 1
   fi
   records+=("$c" "$out")

@@ -10,7 +10,8 @@
 #include "scheduler.h"
 
 #define CAL_MIN_BUCKETS 16u
-#define CAL_SAMPLE 25u
+#define CAL_SAMPLE 64u
+#define CAL_COST_LIMIT 6u /* mean scan steps per operation that triggers a re-estimate */
 
 typedef struct {
   WhEvent *head, *tail;
@@ -25,6 +26,7 @@ typedef struct {
   uint32_t cur;   /* bucket being scanned */
   WhTime cur_top; /* exclusive end of the current bucket's window */
   gboolean resizing;
+  uint64_t ops, cost; /* operations and scan steps since the last check */
 } CalendarScheduler;
 
 static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
@@ -39,8 +41,10 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   ev->pos = i;
   /* Scan from the tail: new events are usually the latest in their bucket. */
   WhEvent *after = bk->tail;
-  while (after && wh_event_before(ev, after))
+  while (after && wh_event_before(ev, after)) {
     after = after->prev;
+    c->cost++;
+  }
   ev->prev = after;
   if (after) {
     ev->next = after->next;
@@ -89,12 +93,15 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
       if (commit) {
         c->cur = i;
         c->cur_top = top;
+        c->cost += k;
       }
       return h;
     }
     i = (i + 1) & (c->nb - 1);
     top += c->w;
   }
+  if (commit)
+    c->cost += c->nb * 2u;
   /* A whole year without an event in its window: direct search. */
   WhEvent *best = NULL;
   for (uint32_t j = 0; j < c->nb; j++) {
@@ -108,6 +115,21 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
 }
 
 static void rebuild(CalendarScheduler *c, uint32_t new_nb);
+
+/* Brown's calendar keeps its bucket width until the queue doubles or halves; network
+ * traffic changes its time scale without changing its size (a burst of ties at start,
+ * then per-packet spacing), so the width is also re-estimated whenever the mean scan
+ * cost over a window of operations exceeds CAL_COST_LIMIT (as in the dynamic
+ * calendar queues of Oh and Ahn, 1998). */
+static void check_cost(CalendarScheduler *c)
+{
+  if (++c->ops < MAX(c->nb, 1024u))
+    return;
+  gboolean slow = c->cost > CAL_COST_LIMIT * c->ops;
+  c->ops = c->cost = 0;
+  if (slow && !c->resizing)
+    rebuild(c, c->nb);
+}
 
 static WhScheduler *calendar_create(void)
 {
@@ -136,6 +158,8 @@ static void calendar_insert(WhScheduler *self, WhEvent *ev)
   c->n++;
   if (!c->resizing && c->n > 2u * c->nb)
     rebuild(c, c->nb * 2);
+  else
+    check_cost(c);
 }
 
 static WhEvent *calendar_peek(WhScheduler *self)
@@ -153,6 +177,8 @@ static WhEvent *calendar_pop(WhScheduler *self)
   c->n--;
   if (!c->resizing && c->nb > CAL_MIN_BUCKETS && c->n < c->nb / 2)
     rebuild(c, c->nb / 2);
+  else
+    check_cost(c);
   return ev;
 }
 
@@ -170,20 +196,27 @@ static size_t calendar_size(const WhScheduler *self)
 }
 
 /* Brown's width estimate: three times the mean separation of the earliest events,
- * after discarding separations larger than twice the first mean. */
+ * after discarding separations larger than twice the first mean. Ties (zero
+ * separations) say nothing about the time scale and are left out. */
 static WhTime estimate_width(WhEvent **sample, uint32_t k, WhTime old_w)
 {
-  if (k < 2)
-    return old_w;
   double sum = 0;
-  for (uint32_t i = 1; i < k; i++)
-    sum += (double)(sample[i]->time - sample[i - 1]->time);
-  double mean = sum / (k - 1);
+  uint32_t gaps = 0;
+  for (uint32_t i = 1; i < k; i++) {
+    WhTime d = sample[i]->time - sample[i - 1]->time;
+    if (d > 0) {
+      sum += (double)d;
+      gaps++;
+    }
+  }
+  if (gaps == 0)
+    return old_w;
+  double mean = sum / gaps;
   double sum2 = 0;
   uint32_t m = 0;
   for (uint32_t i = 1; i < k; i++) {
     double d = (double)(sample[i]->time - sample[i - 1]->time);
-    if (d <= 2.0 * mean) {
+    if (d > 0 && d <= 2.0 * mean) {
       sum2 += d;
       m++;
     }

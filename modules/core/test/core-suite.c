@@ -107,9 +107,10 @@ END_TEST
 START_TEST(test_registry_lists_types)
 {
   wh_registry_init();
-  static const char *expected[] = {"wh::DcqcnCc", "wh::Link", "wh::Switch", "wh::RdmaFlow",
-                                   "wh::FatTree", "wh::RailFatTree", "wh::Dumbbell", "wh::Star",
-                                   "wh::HeapScheduler", "wh::CalendarScheduler"};
+  static const char *expected[] = {"wh::DcqcnCc",          "wh::Link",    "wh::Switch",
+                                   "wh::RdmaFlow",         "wh::FatTree", "wh::RailFatTree",
+                                   "wh::Dumbbell",         "wh::Star",    "wh::HeapScheduler",
+                                   "wh::CalendarScheduler"};
   for (size_t i = 0; i < G_N_ELEMENTS(expected); i++)
     ck_assert_msg(wh_registry_lookup(expected[i]) != NULL, "%s not registered", expected[i]);
   char *buf = NULL;

@@ -1,7 +1,187 @@
-/* Placeholder until this module's tests land. */
+/* Scenario and run tests: every scenario shipped in scenarios/ and tests/scenarios/
+ * builds, completes with a clean end state (all flows done, bytes sent = delivered +
+ * dropped, no packet or event left in the pools), and gives identical outputs with
+ * the heap and the calendar scheduler; the whsim binary writes the documented
+ * outputs, is deterministic for a seed (all but wall-clock fields), lets the command
+ * line override the scenario, and lists its types. */
 #include <check.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "test-util.h"
+
+static GPtrArray *scenario_files(void)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  const char *dirs[] = {"scenarios", "tests/scenarios"};
+  for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+    g_autofree char *dir = wh_test_source_path(dirs[i]);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+      if (g_str_has_suffix(name, ".xml"))
+        g_ptr_array_add(files, g_build_filename(dirs[i], name, NULL));
+    }
+  }
+  g_ptr_array_sort(files, (GCompareFunc)g_strcmp0);
+  return files;
+}
+
+/* Outputs that must match bit for bit: the summary without wall-clock fields, and
+ * every flow's finish time. */
+static char *fingerprint(const WhRun *run)
+{
+  g_autofree char *summary = wh_run_summary_json(run, FALSE);
+  GString *s = g_string_new(summary);
+  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(run->tp, i);
+    g_string_append_printf(s, "%u:%" G_GUINT64_FORMAT "\n", i, (guint64)f->finish);
+  }
+  return g_string_free(s, FALSE);
+}
+
+START_TEST(test_every_scenario_both_schedulers)
+{
+  g_autoptr(GPtrArray) files = scenario_files();
+  ck_assert_uint_ge(files->len, 5);
+  for (guint i = 0; i < files->len; i++) {
+    const char *file = files->pdata[i];
+    WhRunOptions heap = {.scheduler = "heap"}, cal = {.scheduler = "calendar"};
+    g_autoptr(WhRun) a = wh_test_run_file(file, &heap);
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(wh_run_check(a, &err), "%s: %s", file, err ? err->message : "");
+    g_autoptr(WhRun) b = wh_test_run_file(file, &cal);
+    g_autofree char *fa = fingerprint(a), *fb = fingerprint(b);
+    /* the summaries name their scheduler; everything else must agree */
+    g_autofree char *fb_as_heap = g_strdup(fb);
+    char *p = strstr(fb_as_heap, "\"calendar\"");
+    ck_assert_ptr_nonnull(p);
+    memcpy(p, "\"heap\"", 6);
+    memmove(p + 6, p + 10, strlen(p + 10) + 1);
+    ck_assert_msg(strcmp(fa, fb_as_heap) == 0, "%s: heap and calendar differ:\n%s\n--\n%s", file,
+                  fa, fb);
+    ck_assert_uint_gt(a->sim->events_executed, 0);
+  }
+}
+END_TEST
+
+static char *read_file(const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  char *text = NULL;
+  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "missing %s", path);
+  return text;
+}
+
+static char *strip_wall(const char *json)
+{
+  g_auto(GStrv) lines = g_strsplit(json, "\n", -1);
+  GString *s = g_string_new(NULL);
+  for (char **l = lines; *l; l++) {
+    if (!strstr(*l, "\"wall_s\""))
+      g_string_append_printf(s, "%s\n", *l);
+  }
+  return g_string_free(s, FALSE);
+}
+
+START_TEST(test_whsim_outputs_and_determinism)
+{
+  g_autofree char *scenario = wh_test_source_path("tests/scenarios/fattree-k4-mixed.xml");
+  g_autofree char *d1 = g_dir_make_tmp("whsim-XXXXXX", NULL);
+  g_autofree char *d2 = g_dir_make_tmp("whsim-XXXXXX", NULL);
+  const char *a1[] = {"run", scenario, "--out", d1, "--seed", "5", NULL};
+  const char *a2[] = {"run", scenario, "--out", d2, "--seed", "5", "--quiet", NULL};
+  g_autofree char *out = NULL;
+  ck_assert_int_eq(wh_test_whsim(a1, &out, NULL), 0);
+  ck_assert_ptr_nonnull(strstr(out, "40 flows"));
+  ck_assert_int_eq(wh_test_whsim(a2, NULL, NULL), 0);
+  g_autofree char *s1 = read_file(d1, "summary.json"), *s2 = read_file(d2, "summary.json");
+  g_autofree char *c1 = read_file(d1, "flows.csv"), *c2 = read_file(d2, "flows.csv");
+  static const char *fields[] = {"sim_end_ps",
+                                 "events_executed",
+                                 "packets_delivered",
+                                 "link_traversals",
+                                 "pfc_pauses",
+                                 "ecn_marks",
+                                 "cnps",
+                                 "drops",
+                                 "\"flows\"",
+                                 "wall_s"};
+  for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+    ck_assert_msg(strstr(s1, fields[i]) != NULL, "summary.json lacks %s", fields[i]);
+  ck_assert(g_str_has_prefix(c1, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n"));
+  ck_assert_str_eq(c1, c2);
+  g_autofree char *w1 = strip_wall(s1), *w2 = strip_wall(s2);
+  ck_assert_str_eq(w1, w2);
+  /* another seed moves ECMP paths and ECN draws: the run changes */
+  g_autofree char *d3 = g_dir_make_tmp("whsim-XXXXXX", NULL);
+  const char *a3[] = {"run", scenario, "--out", d3, "--seed", "6", "--quiet", NULL};
+  ck_assert_int_eq(wh_test_whsim(a3, NULL, NULL), 0);
+  g_autofree char *c3 = read_file(d3, "flows.csv");
+  ck_assert_str_ne(c1, c3);
+  const char *dirs[] = {d1, d2, d3};
+  for (size_t i = 0; i < 3; i++) {
+    g_autofree char *f1 = g_build_filename(dirs[i], "summary.json", NULL);
+    g_autofree char *f2 = g_build_filename(dirs[i], "flows.csv", NULL);
+    g_remove(f1);
+    g_remove(f2);
+    g_rmdir(dirs[i]);
+  }
+}
+END_TEST
+
+START_TEST(test_command_line_overrides_scenario)
+{
+  /* The scenario pins 100 Gb/s links; --set halves them: the lone flow takes about
+   * twice as long. */
+  g_autoptr(WhScenario) sc = wh_scenario_new("override", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "1");
+  wh_scenario_add_set(sc, "wh::Link::Rate", "100Gbps");
+  wh_scenario_add_set(sc, "wh::Dumbbell::BottleneckRate", "100Gbps");
+  wh_scenario_add_flow(sc, 0, 1, 10000000, 0);
+  g_autoptr(WhRun) fast = wh_test_run(sc, NULL);
+  char *sets[] = {"wh::Link::Rate=50Gbps", "wh::Dumbbell::BottleneckRate=50Gbps", NULL};
+  WhRunOptions opts = {.sets = sets};
+  g_autoptr(WhRun) slow = wh_test_run(sc, &opts);
+  double ratio = (double)wh_transport_flow(slow->tp, 0)->finish /
+                 (double)wh_transport_flow(fast->tp, 0)->finish;
+  ck_assert_msg(ratio > 1.95 && ratio < 2.0, "FCT ratio %.4f", ratio);
+}
+END_TEST
+
+START_TEST(test_whsim_list_and_usage)
+{
+  const char *list[] = {"list", NULL};
+  g_autofree char *out = NULL;
+  ck_assert_int_eq(wh_test_whsim(list, &out, NULL), 0);
+  ck_assert_ptr_nonnull(strstr(out, "wh::DcqcnCc"));
+  ck_assert_ptr_nonnull(strstr(out, "Kmin"));
+  ck_assert_ptr_nonnull(strstr(out, "wh::FatTree"));
+  const char *bad[] = {"frobnicate", NULL};
+  g_autofree char *err = NULL;
+  ck_assert_int_eq(wh_test_whsim(bad, NULL, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "unknown command"));
+  g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  const char *badset[] = {"run", scenario, "--set", "wh::Link::Rate=fast", NULL};
+  g_autofree char *err2 = NULL;
+  ck_assert_int_eq(wh_test_whsim(badset, NULL, &err2), 2);
+  ck_assert_ptr_nonnull(strstr(err2, "wh::Link::Rate"));
+}
+END_TEST
 
 Suite *wh_scenario_suite(void)
 {
-  return suite_create("scenario");
+  Suite *s = suite_create("scenario");
+  TCase *tc = tcase_create("scenarios");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_every_scenario_both_schedulers);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("cli");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_whsim_outputs_and_determinism);
+  tcase_add_test(tc, test_command_line_overrides_scenario);
+  tcase_add_test(tc, test_whsim_list_and_usage);
+  suite_add_tcase(s, tc);
+  return s;
 }
