@@ -7,7 +7,7 @@
 #   make format reformat the sources with clang-format
 
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev check \
-            clang-format gnuplot-nox python3 libxml2-utils
+            clang-format gnuplot-nox python3 libxml2-utils time
 BUILD := build
 WHSIM := $(BUILD)/whsim
 DEFAULT_SCENARIO := scenarios/dumbbell-dcqcn.xml

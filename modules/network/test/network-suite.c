@@ -1,7 +1,169 @@
-/* Placeholder until this module's tests land. */
+/* Network and traffic-control tests: queue-disc hooks see every packet on switch
+ * ports and host NICs and change nothing (a run with an observer equals a run
+ * without, events included); PFC frames cross the link and every PAUSE is undone;
+ * the shared buffer and PFC ingress counters return to zero; ECMP spreads flows
+ * over equal-cost paths with shortest routes. */
 #include <check.h>
+#include <string.h>
+
+#include "test-util.h"
+
+typedef struct {
+  uint64_t enq_switch, enq_nic, deq, drops, marks;
+  const WhNet *net;
+} Counts;
+
+static void on_enqueue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  Counts *c = data;
+  (void)pkt;
+  if (c->net->node[c->net->port[qd->port].node].is_switch)
+    c->enq_switch++;
+  else
+    c->enq_nic++;
+}
+
+static void on_dequeue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  (void)qd;
+  (void)pkt;
+  ((Counts *)data)->deq++;
+}
+
+static void on_drop(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  (void)qd;
+  (void)pkt;
+  ((Counts *)data)->drops++;
+}
+
+static void on_mark(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  (void)qd;
+  ck_assert(pkt->ecn);
+  ((Counts *)data)->marks++;
+}
+
+static const WhQueueHooks counting_hooks = {on_enqueue, on_dequeue, on_drop, on_mark};
+
+static WhRun *build(const char *file, const WhRunOptions *opts)
+{
+  g_autofree char *path = wh_test_source_path(file);
+  g_autoptr(GError) err = NULL;
+  WhScenario *sc = wh_scenario_load(path, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  WhRun *run = wh_run_new(sc, opts, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  wh_run_take_scenario(run, sc);
+  return run;
+}
+
+static void check_hooks(const char *file, const WhRunOptions *opts)
+{
+  g_autoptr(WhRun) plain = build(file, opts);
+  wh_run_execute(plain);
+  g_autoptr(WhRun) observed = build(file, opts);
+  Counts c = {.net = observed->net};
+  wh_net_set_hooks(observed->net, &counting_hooks, &c);
+  wh_run_execute(observed);
+  g_autofree char *a = wh_run_summary_json(plain, FALSE);
+  g_autofree char *b = wh_run_summary_json(observed, FALSE);
+  ck_assert_str_eq(a, b);
+  for (uint32_t i = 0; i < plain->tp->n_flows; i++)
+    ck_assert_uint_eq(wh_transport_flow(plain->tp, i)->finish,
+                      wh_transport_flow(observed->tp, i)->finish);
+  ck_assert_uint_gt(c.enq_switch, 0);
+  ck_assert_uint_gt(c.enq_nic, 0);
+  /* every queued or passed-through packet left its queue, none is stuck */
+  ck_assert_uint_eq(c.enq_switch + c.enq_nic, c.deq);
+  ck_assert_uint_eq(c.drops, observed->net->c.drops);
+  ck_assert_uint_eq(c.marks, wh_net_ecn_marks(observed->net));
+  /* every packet started at a NIC: delivered or dropped, each exactly once */
+  ck_assert_uint_eq(c.enq_nic, observed->net->c.packets_delivered + observed->net->c.drops);
+}
+
+START_TEST(test_hooks_observe_without_changing)
+{
+  check_hooks("tests/scenarios/fattree-k4-mixed.xml", NULL);
+}
+END_TEST
+
+START_TEST(test_hooks_see_drops)
+{
+  char *sets[] = {"wh::Switch::PfcEnabled=false", "wh::Switch::BufferSize=300KB", NULL};
+  WhRunOptions opts = {.sets = sets};
+  check_hooks("scenarios/incast-16to1.xml", &opts);
+}
+END_TEST
+
+static void check_buffers_empty(const WhNet *net)
+{
+  for (uint32_t i = 0; i < net->n_nodes; i++)
+    ck_assert_uint_eq(net->node[i].buffer_used, 0);
+  for (uint32_t p = 0; p < net->n_ports; p++) {
+    const WhPort *port = &net->port[p];
+    ck_assert_uint_eq(port->qd.total_bytes, 0);
+    ck_assert_uint_eq(port->paused, 0);
+    ck_assert_uint_eq(port->pfc_state, 0);
+    for (int q = 0; q < WH_NPRIO; q++)
+      ck_assert_uint_eq(port->ingress_bytes[q], 0);
+  }
+}
+
+START_TEST(test_pfc_pause_and_resume)
+{
+  g_autoptr(WhRun) run = wh_test_run_file("scenarios/incast-16to1.xml", NULL);
+  ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
+  ck_assert_uint_eq(run->net->c.pfc_pauses, run->net->c.pfc_resumes);
+  check_buffers_empty(run->net);
+  /* PFC frames are not link traversals: traversals = data + control packets x hops */
+  ck_assert_uint_eq(run->net->c.link_traversals, run->net->c.packets_delivered * 2);
+}
+END_TEST
+
+START_TEST(test_ecmp_spreads_and_routes_are_shortest)
+{
+  g_autoptr(WhScenario) sc = wh_scenario_new("ecmp", "wh::FatTree");
+  wh_scenario_add_set(sc, "wh::FatTree::K", "4");
+  /* hosts 0..3 in pod 0, 12..15 in pod 3: 16 inter-pod flows, 4 core switches */
+  for (uint32_t s = 0; s < 4; s++)
+    for (uint32_t d = 12; d < 16; d++)
+      wh_scenario_add_flow(sc, s, d, 100000, 0);
+  wh_scenario_add_flow(sc, 0, 1, 100000, 0); /* same edge switch */
+  wh_scenario_add_flow(sc, 0, 2, 100000, 0); /* same pod, other edge */
+  g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  for (uint32_t i = 0; i < 16; i++)
+    ck_assert_uint_eq(wh_transport_flow(run->tp, i)->fwd_hops, 6);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 16)->fwd_hops, 2);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 17)->fwd_hops, 4);
+  /* core switches are the last (k/2)^2 = 4 switch nodes; count those that carried data */
+  const WhNet *net = run->net;
+  unsigned used = 0;
+  for (uint32_t n = net->n_nodes - 4; n < net->n_nodes; n++) {
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < net->node[n].nports; k++)
+      bytes += net->port[net->node[n].ports[k]].tx_bytes;
+    used += bytes > 0;
+  }
+  ck_assert_uint_ge(used, 3);
+  check_buffers_empty(net);
+}
+END_TEST
 
 Suite *wh_network_suite(void)
 {
-  return suite_create("network");
+  Suite *s = suite_create("network");
+  TCase *tc = tcase_create("hooks");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_hooks_observe_without_changing);
+  tcase_add_test(tc, test_hooks_see_drops);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("switching");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_pfc_pause_and_resume);
+  tcase_add_test(tc, test_ecmp_spreads_and_routes_are_shortest);
+  suite_add_tcase(s, tc);
+  return s;
 }
