@@ -66,6 +66,8 @@ static void check_hooks(const char *file, const WhRunOptions *opts)
   Counts c = {.net = observed->net};
   wh_net_set_hooks(observed->net, &counting_hooks, &c);
   wh_run_execute(observed);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(observed, &err), "%s", err ? err->message : "");
   g_autofree char *a = wh_run_summary_json(plain, FALSE);
   g_autofree char *b = wh_run_summary_json(observed, FALSE);
   ck_assert_str_eq(a, b);

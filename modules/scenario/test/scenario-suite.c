@@ -52,6 +52,7 @@ START_TEST(test_every_scenario_both_schedulers)
     g_autoptr(GError) err = NULL;
     ck_assert_msg(wh_run_check(a, &err), "%s: %s", file, err ? err->message : "");
     g_autoptr(WhRun) b = wh_test_run_file(file, &cal);
+    ck_assert_msg(wh_run_check(b, &err), "%s (calendar): %s", file, err ? err->message : "");
     g_autofree char *fa = fingerprint(a), *fb = fingerprint(b);
     /* the summaries name their scheduler; everything else must agree */
     g_autofree char *fb_as_heap = g_strdup(fb);
