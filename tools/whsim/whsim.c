@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin.h"
 #include "registry.h"
 #include "run.h"
 #include "units.h"
@@ -18,9 +19,42 @@ static void usage(FILE *out)
 {
   fprintf(out, "usage: whsim run FILE.xml [--out DIR] [--seed N] [--scheduler heap|calendar]\n"
                "                         [--cc NAME] [--set Type::Param=VALUE]... [--quiet]\n"
-               "       whsim validate FILE.xml\n"
-               "       whsim list\n"
+               "                         [--plugin LIB.so]...\n"
+               "       whsim validate FILE.xml [--plugin LIB.so]...\n"
+               "       whsim list [--plugin LIB.so]...\n"
                "Run `whsim run --help` for the options.\n");
+}
+
+/* Loads every --plugin; reports and returns FALSE on the first failure. */
+static gboolean load_plugins(char **plugins)
+{
+  for (char **p = plugins; p && *p; p++) {
+    g_autoptr(GError) err = NULL;
+    if (!wh_plugin_load(*p, &err)) {
+      fprintf(stderr, "whsim: %s\n", err->message);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Parses the options shared by every command (just --plugin) for `validate` and
+ * `list`. */
+static gboolean parse_common(int *argc, char ***argv, const char *what, char ***plugins)
+{
+  GOptionEntry entries[] = {
+      {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, plugins, "load a plugin (repeatable)",
+       "LIB.so"},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new(what);
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, argc, argv, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return FALSE;
+  }
+  return load_plugins(*plugins);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -71,6 +105,7 @@ static int cmd_run(int argc, char **argv)
   g_autofree char *scheduler = NULL;
   g_autofree char *cc = NULL;
   g_auto(GStrv) sets = NULL;
+  g_auto(GStrv) plugins = NULL;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
@@ -83,6 +118,8 @@ static int cmd_run(int argc, char **argv)
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
        "override a parameter, e.g. wh::DcqcnCc::Kmin=400KB (repeatable)", "Type::Param=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
+      {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
+       "load a plugin before the scenario (repeatable)", "LIB.so"},
       {NULL},
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.xml - simulate a scenario");
@@ -101,6 +138,8 @@ static int cmd_run(int argc, char **argv)
     usage(stderr);
     return EXIT_BAD_INPUT;
   }
+  if (!load_plugins(plugins))
+    return EXIT_BAD_INPUT;
   WhRunOptions opts = {.scheduler = scheduler, .cc = cc, .sets = sets};
   if (seed) {
     int64_t v;
@@ -145,6 +184,9 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_validate(int argc, char **argv)
 {
+  g_auto(GStrv) plugins = NULL;
+  if (!parse_common(&argc, &argv, "FILE.xml - check a scenario without running it", &plugins))
+    return EXIT_BAD_INPUT;
   if (argc != 2) {
     usage(stderr);
     return EXIT_BAD_INPUT;
@@ -174,6 +216,11 @@ int main(int argc, char **argv)
   if (strcmp(argv[1], "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
   if (strcmp(argv[1], "list") == 0) {
+    g_auto(GStrv) plugins = NULL;
+    int n = argc - 1;
+    char **v = argv + 1;
+    if (!parse_common(&n, &v, "- print every type and parameter", &plugins))
+      return EXIT_BAD_INPUT;
     wh_registry_print(stdout);
     return 0;
   }

@@ -171,6 +171,42 @@ START_TEST(test_whsim_list_and_usage)
 }
 END_TEST
 
+START_TEST(test_plugin_cc)
+{
+  /* A lone 1 MB flow under the example fixed-rate CC at 10 Gb/s (4 KiB payload, 62 B
+   * headers per packet in that scenario) takes about 1 MB x 4158/4096 / 10 Gb/s. */
+  g_autofree char *scenario = wh_test_source_path("tests/scenarios/custom-diamond.xml");
+  g_autofree char *dir = g_dir_make_tmp("whsim-XXXXXX", NULL);
+  const char *list[] = {"list", "--plugin", WH_FIXED_RATE_PLUGIN, NULL};
+  g_autofree char *out = NULL;
+  ck_assert_int_eq(wh_test_whsim(list, &out, NULL), 0);
+  ck_assert_ptr_nonnull(strstr(out, "wh::FixedRateCc"));
+  const char *run[] = {
+      "run",  scenario,     "--out", dir, "--quiet", "--plugin", WH_FIXED_RATE_PLUGIN,
+      "--cc", "fixed-rate", NULL};
+  ck_assert_int_eq(wh_test_whsim(run, NULL, NULL), 0);
+  g_autofree char *summary = read_file(dir, "summary.json");
+  ck_assert_ptr_nonnull(strstr(summary, "\"cc\": \"fixed-rate\""));
+  ck_assert_ptr_nonnull(strstr(summary, "\"ecn_marks\": 0,"));
+  g_autofree char *csv = read_file(dir, "flows.csv");
+  /* flow z: 1 MB from b0 to a1, alone on its path in that direction */
+  char *z = strstr(csv, "\nz,");
+  ck_assert_ptr_nonnull(z);
+  guint64 fct = g_ascii_strtoull(strrchr(strtok(z + 1, "\n"), ',') + 1, NULL, 10);
+  double expect = 1e6 * 4158.0 / 4096.0 * 8 / 10e9 * 1e12;
+  ck_assert_msg(fct > expect * 0.99 && fct < expect * 1.03, "FCT %" G_GUINT64_FORMAT " ps", fct);
+  const char *missing[] = {"list", "--plugin", "/nonexistent/libnothing.so", NULL};
+  g_autofree char *err = NULL;
+  ck_assert_int_eq(wh_test_whsim(missing, NULL, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "cannot load plugin"));
+  g_autofree char *f1 = g_build_filename(dir, "summary.json", NULL);
+  g_autofree char *f2 = g_build_filename(dir, "flows.csv", NULL);
+  g_remove(f1);
+  g_remove(f2);
+  g_rmdir(dir);
+}
+END_TEST
+
 Suite *wh_scenario_suite(void)
 {
   Suite *s = suite_create("scenario");
@@ -183,6 +219,7 @@ Suite *wh_scenario_suite(void)
   tcase_add_test(tc, test_whsim_outputs_and_determinism);
   tcase_add_test(tc, test_command_line_overrides_scenario);
   tcase_add_test(tc, test_whsim_list_and_usage);
+  tcase_add_test(tc, test_plugin_cc);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -37,7 +37,11 @@ extern const WhCcClass wh_dcqcn_cc_class;
 
 /* Looks a class up by short name ("dcqcn") or type name ("wh::DcqcnCc"). */
 const WhCcClass *wh_cc_class_lookup(const char *name);
-/* NULL-terminated list of built-in classes. (transfer none) */
+/* NULL-terminated list of the classes known now. (transfer none) */
 const WhCcClass *const *wh_cc_classes(void);
+
+/* Adds a class (and its parameter type) at run time, typically from a plugin's
+ * wh_plugin_init. (transfer none): `klass` must stay valid for the process. */
+gboolean wh_cc_register(const WhCcClass *klass, GError **error);
 
 #endif
