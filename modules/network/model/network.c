@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define PKT_SLAB 4096
+#define WH_NET_MAX_ROUTING_BYTES (2048u << 20)
 
 GQuark wh_network_error_quark(void)
 {
@@ -205,6 +206,14 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     }
     if (net->node[sw].leaf == WH_NO_PORT)
       net->node[sw].leaf = net->n_leaves++;
+  }
+  uint64_t table = (uint64_t)net->n_nodes * net->n_leaves * sizeof(uint16_t);
+  if (table > WH_NET_MAX_ROUTING_BYTES) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
+                "the topology is too large for shortest-path routing tables: %u nodes x %u "
+                "leaf switches need %" G_GUINT64_FORMAT " MB (limit %u MB)",
+                net->n_nodes, net->n_leaves, table >> 20, WH_NET_MAX_ROUTING_BYTES >> 20);
+    return FALSE;
   }
   for (uint32_t i = 0; i < net->n_ports; i++)
     init_port_queue(net, &net->port[i]);
