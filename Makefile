@@ -3,7 +3,7 @@
 #   make build  configure (release, -O2) and compile into build/
 #   make run    build and simulate the default scenario, printing a summary
 #   make test   format check, then the Check test runner (its summary is the last line)
-#   make bench  fat-tree permutation benchmarks, written to build/bench.json
+#   make bench  fat-tree permutation benchmarks: build/bench.json, build/bench.md
 #   make format reformat the sources with clang-format
 
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev check \

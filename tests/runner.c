@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 Suite *wh_core_suite(void);
+Suite *wh_traffic_control_suite(void);
 Suite *wh_network_suite(void);
 Suite *wh_transport_suite(void);
 Suite *wh_topology_suite(void);
@@ -14,6 +15,7 @@ Suite *wh_bad_inputs_suite(void);
 int main(void)
 {
   SRunner *sr = srunner_create(wh_core_suite());
+  srunner_add_suite(sr, wh_traffic_control_suite());
   srunner_add_suite(sr, wh_network_suite());
   srunner_add_suite(sr, wh_transport_suite());
   srunner_add_suite(sr, wh_topology_suite());

@@ -1,8 +1,9 @@
 /* whsim: the command-line front end. `whsim run` loads a scenario, applies command-
  * line overrides, simulates, checks conservation and writes summary.json and
  * flows.csv; `whsim list` prints every registered type and parameter; `whsim
- * validate` only loads and checks a scenario. Exit status: 0 success, 1 the
- * simulation ended in an inconsistent state, 2 bad input or usage. */
+ * validate` only loads and checks a scenario. Exit status: 0 success, 1 the outputs
+ * could not be written or the simulation ended in an inconsistent state (outputs are
+ * still written, for diagnosis), 2 bad input or usage. */
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static int cmd_run(int argc, char **argv)
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
-       "write summary.json and flows.csv to DIR (default: out/<scenario>)", "DIR"},
+       "write summary.json and flows.csv to DIR (default: out/<file name without .xml>)", "DIR"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "random seed (overrides the scenario's)", "N"},
       {"scheduler", 0, 0, G_OPTION_ARG_STRING, &scheduler,
        "event scheduler: heap (default) or calendar", "NAME"},

@@ -120,7 +120,7 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb);
  * traffic changes its time scale without changing its size (a burst of ties at start,
  * then per-packet spacing), so the width is also re-estimated whenever the mean scan
  * cost over a window of operations exceeds CAL_COST_LIMIT (as in the dynamic
- * calendar queues of Oh and Ahn, 1998). */
+ * calendar queue of Oh and Ahn, 1999). */
 static void check_cost(CalendarScheduler *c)
 {
   if (++c->ops < MAX(c->nb, 1024u))

@@ -71,9 +71,9 @@ const char *wh_param_kind_unit(WhParamKind kind)
   case WH_PARAM_BOOL:
     return "boolean";
   case WH_PARAM_RATE:
-    return "rate (b/s: bps, Kbps, Mbps, Gbps, Tbps)";
+    return "rate (bps, kbps/Kbps, Mbps, Gbps, Tbps; or b/s, Kb/s, Mb/s, Gb/s, Tb/s)";
   case WH_PARAM_BYTES:
-    return "size (B, KB, MB, GB; KiB, MiB, GiB)";
+    return "size (B, KB/kB, MB, GB, TB; KiB, MiB, GiB, TiB)";
   case WH_PARAM_TIME:
     return "time (ps, ns, us, ms, s)";
   case WH_PARAM_CHOICE:
@@ -261,7 +261,8 @@ gboolean wh_config_set_assignment(WhConfig *cfg, const char *assignment, const c
     return FALSE;
   }
   g_autofree char *key = g_strndup(assignment, (gsize)(eq - assignment));
-  return wh_config_set(cfg, g_strstrip(key), eq + 1, origin, error);
+  g_autofree char *value = g_strstrip(g_strdup(eq + 1));
+  return wh_config_set(cfg, g_strstrip(key), value, origin, error);
 }
 
 gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *param)

@@ -1,6 +1,7 @@
 /* Registered parameters of links and switches (wh::Link, wh::Switch). Defaults follow
  * the HPCC project's ns-3 setup at 100 Gb/s: 32 MB shared buffer per switch
- * (16 MB per 50 Gb/s of link rate in its run.py), PFC and ECN on. */
+ * (16 MB per 50 Gb/s of link rate in its run.py), PFC and ECN on. PFC thresholds are
+ * static per ingress port and priority here, where that setup uses dynamic ones. */
 #include "registry.h"
 
 static const WhParamSpec link_params[] = {

@@ -30,8 +30,11 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
   for (guint i = 0; i < sc->sets->len; i++) {
     const WhScenarioSet *s = sc->sets->pdata[i];
     g_autoptr(GError) err = NULL;
-    if (!wh_config_set(run->cfg, s->key, s->value, s->origin, &err))
-      return fail_at(error, sc, 0, "%s: %s", s->origin, err->message);
+    if (!wh_config_set(run->cfg, s->key, s->value, s->origin, &err)) {
+      g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: %s", s->origin,
+                  err->message);
+      return FALSE;
+    }
   }
   for (char **s = opts && opts->sets ? opts->sets : NULL; s && *s; s++) {
     g_autoptr(GError) err = NULL;

@@ -1,10 +1,10 @@
 /* Scenario files: the XML description of one simulation (topology, parameter
  * overrides, flows), parsed with libxml2 in its safe configuration and validated
  * against the RELAX NG schema in scenarios/schema/ (compiled into the library).
- * Refused outright: DTDs and entity declarations (so no external entities and no
- * entity-expansion bombs), XInclude, network access, non-UTF-8 input, empty files,
- * nesting deeper than libxml2's limit. Every error names the file and, where it
- * applies, the line and the element/attribute. Cold path. */
+ * Refused outright: DTDs and entity declarations, wherever "<!DOCTYPE" or "<!ENTITY"
+ * appears in the file (so no external entities and no entity-expansion bombs), XInclude, network
+ * access, non-UTF-8 input, empty files, nesting deeper than libxml2's limit. Every error names the
+ * file and, where it applies, the line and the element/attribute. Cold path. */
 #ifndef WH_SCENARIO_H
 #define WH_SCENARIO_H
 

@@ -1,6 +1,9 @@
 /* DCQCN (Zhu et al., SIGCOMM 2015) as the HPCC project's ns-3 simulator models the
  * Mellanox NIC (alibaba-edu/High-Precision-Congestion-Control, rdma-hw.cc, "mlx"
- * mode), with its run.py parameters scaled by link rate.
+ * mode), with its run.py parameters scaled by link rate. Deliberate differences from
+ * run.py's "dcqcn" variant, for CNPs paced at one per 50 us (wh::RdmaFlow::CnpInterval):
+ * RpTimer 55 us (its "dcqcn_paper" variant, the DCQCN paper's T) instead of 300 us, and
+ * ClampTargetRate on (the paper sets RT = RC on every cut); see docs/modules/transport.md.
  *
  * On the first CNP: alpha = 1, target = rate (x RateOnFirstCnp), alpha ticks start
  * every AlphaInterval and decrease ticks every DecreaseInterval (offset 1 ns so a

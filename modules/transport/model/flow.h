@@ -15,6 +15,7 @@
 #define WH_NO_HEAP 0xffffffffu
 
 typedef struct WhTransport WhTransport;
+typedef struct WhFlow WhFlow;
 
 typedef enum {
   WH_FLOW_PENDING,
