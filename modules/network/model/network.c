@@ -53,6 +53,13 @@ WhPacket *wh_net_packet_alloc(WhNet *net)
 {
   WhPacket *slab = g_new0(WhPacket, PKT_SLAB);
   g_ptr_array_add(net->pkt_slabs, slab);
+  WhIntHop *ints = NULL;
+  if (net->p.int_enabled) {
+    ints = g_new0(WhIntHop, (size_t)PKT_SLAB * WH_MAX_INT_HOPS);
+    g_ptr_array_add(net->pkt_slabs, ints);
+  }
+  for (size_t i = 0; i < PKT_SLAB; i++)
+    slab[i].ints = ints ? &ints[i * WH_MAX_INT_HOPS] : NULL;
   for (size_t i = 0; i < PKT_SLAB - 1; i++)
     slab[i].next = &slab[i + 1];
   slab[PKT_SLAB - 1].next = net->pkt_free;
@@ -353,7 +360,13 @@ static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
   unsigned p = (unsigned)__builtin_ctz(port->pfc_pending);
   port->pfc_pending &= (uint8_t) ~(1u << p);
   WhPacket *f = wh_net_packet_new(net);
-  memset(f, 0, sizeof *f);
+  f->flow = NULL;
+  f->route = NULL;
+  f->seq = 0;
+  f->payload = 0;
+  f->hop = f->nhops = 0;
+  f->ecn = 0;
+  f->n_int = 0;
   f->type = WH_PKT_PFC;
   f->prio = (uint8_t)p;
   f->size = WH_PFC_FRAME_BYTES;
@@ -398,8 +411,12 @@ static void port_try_send(WhNet *net, WhPort *port)
   } else {
     pkt = wh_queue_disc_dequeue(&port->qd, port->paused);
     if (pkt) {
-      if (node->is_switch)
+      if (node->is_switch) {
         switch_release(net, node, pkt);
+        if (net->p.int_enabled && pkt->type == WH_PKT_DATA && pkt->n_int < WH_MAX_INT_HOPS)
+          pkt->ints[pkt->n_int++] =
+              (WhIntHop){now, port->tx_bytes + pkt->size, (uint32_t)port->qd.total_bytes, port->id};
+      }
     } else if (!node->is_switch) {
       WhTime next = WH_TIME_MAX;
       pkt = net->tp.pull(net->tp_ctx, node->index, port->paused, &next);

@@ -37,6 +37,7 @@ typedef struct {
   double pmax;
   gboolean ecn_scale;
   uint64_t ecn_ref_rate;
+  gboolean int_enabled; /* switches append INT records to data packets (HPCC) */
   uint64_t seed;
 } WhNetParams;
 
@@ -107,7 +108,7 @@ struct WhNet {
   uint32_t n_leaves;
   /* packet pool */
   WhPacket *pkt_free;
-  GPtrArray *pkt_slabs;
+  GPtrArray *pkt_slabs; /* packet slabs, and INT slabs when INT is on */
   uint64_t pkt_live;
   WhNetTransport tp;
   void *tp_ctx;

@@ -23,6 +23,18 @@ typedef enum {
 
 struct WhFlow;
 
+/* One in-band network telemetry record, appended by a switch egress port to a data
+ * packet at dequeue (HPCC): when, the port's cumulative transmitted bytes, its queue
+ * length, and the port (whose rate the reader looks up). */
+typedef struct {
+  WhTime ts;
+  uint64_t tx_bytes;
+  uint32_t qlen;
+  uint32_t port;
+} WhIntHop;
+
+#define WH_MAX_INT_HOPS 8
+
 typedef struct WhPacket {
   struct WhPacket *next;
   struct WhFlow *flow;
@@ -39,6 +51,8 @@ typedef struct WhPacket {
   uint8_t prio;
   uint8_t ecn;       /* 1: congestion experienced */
   uint8_t pfc_pause; /* PFC frames: 1 pause, 0 resume (priority in prio) */
+  uint8_t n_int;     /* INT records in ints[] */
+  WhIntHop *ints;    /* WH_MAX_INT_HOPS records when INT is on, else NULL; fixed per packet */
 } WhPacket;
 
 #endif

@@ -148,6 +148,7 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
       .pmax = ecn.pmax,
       .ecn_scale = ecn.scale,
       .ecn_ref_rate = ecn.ref_rate,
+      .int_enabled = run->cc->uses_int,
       .seed = run->seed,
   };
   if (np.pfc && np.pfc_xon > np.pfc_xoff) {

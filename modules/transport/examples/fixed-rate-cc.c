@@ -39,10 +39,11 @@ static void fixed_init(WhFlow *flow, const void *params)
   wh_flow_set_rate(flow, *(const double *)params);
 }
 
-static void fixed_on_ack(WhFlow *flow, const WhPacket *ack, const void *params)
+static void fixed_on_ack(WhFlow *flow, const WhPacket *ack, uint64_t acked, const void *params)
 {
   (void)flow;
   (void)ack;
+  (void)acked;
   (void)params;
 }
 

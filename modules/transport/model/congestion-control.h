@@ -21,16 +21,30 @@ typedef struct {
   uint64_t ref_rate;
 } WhEcnConfig;
 
+typedef enum {
+  WH_LOSS_NACK,    /* the receiver reported a gap: go-back-N follows */
+  WH_LOSS_TIMEOUT, /* no progress for an RTO */
+} WhLossKind;
+
 typedef struct {
   const char *name;       /* short name for --cc */
   const WhTypeInfo *type; /* registered parameters */
+  gboolean uses_cnp;      /* receivers send CNPs for CE-marked packets */
+  gboolean uses_int;      /* switches append INT records to data packets */
+  /* Offsets of the WhTime fields in the state block (absolute times; 0 = unset), so
+   * a snapshot can store them relative to now and a shift can move them. */
+  const uint16_t *time_fields;
+  uint32_t n_time_fields;
   /* (transfer full) class parameters for this run, freed with g_free. */
   void *(*configure)(const WhConfig *cfg, GError **error);
   void (*ecn)(const void *params, WhEcnConfig *out);
   void (*init)(WhFlow *flow, const void *params);
-  void (*on_ack)(WhFlow *flow, const WhPacket *ack, const void *params);
+  /* `acked`: bytes newly acknowledged by this ACK (0 for a duplicate). */
+  void (*on_ack)(WhFlow *flow, const WhPacket *ack, uint64_t acked, const void *params);
   void (*on_cnp)(WhFlow *flow, const void *params);
   void (*on_timer)(WhFlow *flow, unsigned timer, const void *params);
+  /* nullable: a loss was detected (before the transport goes back N) */
+  void (*on_loss)(WhFlow *flow, WhLossKind kind, const void *params);
 } WhCcClass;
 
 extern const WhCcClass wh_dcqcn_cc_class;

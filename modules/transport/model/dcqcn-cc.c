@@ -20,6 +20,7 @@
  * timer is one event per RpTimer: per flow a handful of events per CNP, not one per
  * microsecond. The results equal the periodic formulation tick for tick. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "congestion-control.h"
 #include "rdma-transport.h"
@@ -239,16 +240,26 @@ static void dcqcn_on_timer(WhFlow *f, unsigned timer, const void *params)
   }
 }
 
-static void dcqcn_on_ack(WhFlow *f, const WhPacket *ack, const void *params)
+static void dcqcn_on_ack(WhFlow *f, const WhPacket *ack, uint64_t acked, const void *params)
 {
   (void)f;
   (void)ack;
+  (void)acked;
   (void)params;
 }
+
+static const uint16_t dcqcn_time_fields[] = {
+    offsetof(DcqcnState, alpha_next),
+    offsetof(DcqcnState, decrease_base),
+    offsetof(DcqcnState, rp_deadline),
+};
 
 const WhCcClass wh_dcqcn_cc_class = {
     .name = "dcqcn",
     .type = &wh_dcqcn_cc_type,
+    .uses_cnp = TRUE,
+    .time_fields = dcqcn_time_fields,
+    .n_time_fields = G_N_ELEMENTS(dcqcn_time_fields),
     .configure = dcqcn_configure,
     .ecn = dcqcn_ecn,
     .init = dcqcn_init,

@@ -11,7 +11,8 @@
 #include "simulator.h"
 
 #define WH_CC_STATE_BYTES 128
-#define WH_FLOW_TIMERS 4 /* slot 0: start and RTO; 1..3: the CC's */
+#define WH_FLOW_TIMERS 4 /* slot 0: start and RTO; 1, 2: the CC's; 3: delayed ACK */
+#define WH_FLOW_TIMER_DELACK 3u
 #define WH_NO_HEAP 0xffffffffu
 
 typedef struct WhTransport WhTransport;
@@ -39,6 +40,7 @@ struct WhFlow {
   uint64_t snd_nxt, snd_una;
   uint64_t snd_max_sent; /* highest byte ever sent, to tell retransmissions */
   double rate;           /* current sending rate, b/s */
+  uint64_t cwnd;         /* CC's window in bytes; 0: none (wh::RdmaFlow::Window applies) */
   WhTime next_avail;
   WhTime last_tx;
   uint32_t last_tx_size;
@@ -55,6 +57,8 @@ struct WhFlow {
   uint64_t nack_for;
   WhTime nack_time;
   gboolean nack_sent;
+  uint32_t ack_pending; /* data packets received since the last ACK */
+  uint8_t ece_pending;  /* one of them carried CE */
   union {
     uint8_t bytes[WH_CC_STATE_BYTES];
     uint64_t align;
@@ -62,7 +66,9 @@ struct WhFlow {
 };
 
 void wh_flow_set_rate(WhFlow *f, double rate_bps);
-/* Arms CC timer `timer` (1..3) to fire at `at`; at most one pending per timer. */
+/* Sets the CC's window in bytes (0: no window); may let the sender go on. */
+void wh_flow_set_window(WhFlow *f, uint64_t bytes);
+/* Arms CC timer `timer` (1 or 2) to fire at `at`; at most one pending per timer. */
 void wh_flow_timer_at(WhFlow *f, WhTime at, unsigned timer);
 
 #endif

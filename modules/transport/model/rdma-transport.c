@@ -33,6 +33,8 @@ void wh_transport_params_from_config(WhTransportParams *p, const WhConfig *cfg)
   p->nack_interval = wh_config_time(cfg, t, "NackInterval");
   p->rto = wh_config_time(cfg, t, "Rto");
   p->window = wh_config_bytes(cfg, t, "Window");
+  p->ack_every = (uint32_t)wh_config_int(cfg, t, "AckEvery");
+  p->delayed_ack_timeout = wh_config_time(cfg, t, "DelayedAckTimeout");
 }
 
 /* ---- per-host send heap, keyed (next_avail, heap_seq) ---- */
@@ -113,8 +115,9 @@ static void hs_update(WhHostSched *h, WhFlow *f)
 
 static inline gboolean can_send(const WhTransport *tp, const WhFlow *f)
 {
+  uint64_t win = f->cwnd ? f->cwnd : tp->p.window;
   return f->state == WH_FLOW_ACTIVE && f->snd_nxt < f->size &&
-         (tp->p.window == 0 || f->snd_nxt - f->snd_una < tp->p.window);
+         (win == 0 || f->snd_nxt - f->snd_una < win);
 }
 
 static inline WhTime pace_time(const WhFlow *f, uint32_t wire_bytes)
@@ -155,6 +158,16 @@ void wh_flow_set_rate(WhFlow *f, double rate_bps)
   }
 }
 
+void wh_flow_set_window(WhFlow *f, uint64_t bytes)
+{
+  WhTransport *tp = f->tp;
+  f->cwnd = bytes;
+  if (f->heap_pos != WH_NO_HEAP && !can_send(tp, f))
+    hs_remove(&tp->hosts[f->src], f);
+  else
+    sender_ready(tp, f);
+}
+
 static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_ready)
 {
   WhTransport *tp = ctx;
@@ -184,6 +197,7 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   pkt->size = payload + tp->p.header_bytes;
   pkt->sent = now;
   pkt->in_port = WH_NO_PORT;
+  pkt->n_int = 0;
   if (f->snd_nxt < f->snd_max_sent) {
     f->retx_bytes += payload;
     tp->c.retx_bytes += payload;
@@ -218,6 +232,8 @@ static inline uint32_t flow_owner(const WhFlow *f)
   return f->id | WH_OWNER_FLOW;
 }
 
+static void send_ack_now(WhTransport *tp, WhFlow *f, WhPacket *pkt);
+
 static void timer_at(WhFlow *f, WhTime at, unsigned timer)
 {
   g_assert(timer < WH_FLOW_TIMERS && f->timers[timer] == NULL);
@@ -227,7 +243,7 @@ static void timer_at(WhFlow *f, WhTime at, unsigned timer)
 
 void wh_flow_timer_at(WhFlow *f, WhTime at, unsigned timer)
 {
-  g_return_if_fail(timer > TIMER_RTO);
+  g_return_if_fail(timer > TIMER_RTO && timer < WH_FLOW_TIMER_DELACK);
   timer_at(f, at, timer);
 }
 
@@ -276,6 +292,8 @@ static void flow_rto(WhTransport *tp, WhFlow *f)
   if (f->snd_una < f->snd_nxt || f->snd_nxt < f->size) {
     if (f->snd_una < f->snd_nxt) {
       tp->c.timeouts++;
+      if (tp->cc->on_loss)
+        tp->cc->on_loss(f, WH_LOSS_TIMEOUT, tp->cc_params);
       go_back(tp, f, f->snd_una);
     }
     f->rto_deadline = now + tp->p.rto;
@@ -296,6 +314,11 @@ static void flow_event(WhSim *sim, void *ctx, uint64_t arg)
     flow_start(tp, f);
     return;
   }
+  if (timer == WH_FLOW_TIMER_DELACK) {
+    if (f->ack_pending)
+      send_ack_now(tp, f, NULL);
+    return;
+  }
   if (f->state != WH_FLOW_ACTIVE)
     return;
   if (timer == TIMER_RTO)
@@ -308,18 +331,20 @@ static void on_ack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
 {
   if (f->state != WH_FLOW_ACTIVE)
     return;
+  uint64_t acked = 0;
   if (pkt->seq > f->snd_una) {
+    acked = pkt->seq - f->snd_una;
     f->snd_una = pkt->seq;
     if (f->snd_nxt < f->snd_una)
       f->snd_nxt = f->snd_una;
     f->rto_deadline = tp->sim->now + tp->p.rto;
   }
-  tp->cc->on_ack(f, pkt, tp->cc_params);
+  tp->cc->on_ack(f, pkt, acked, tp->cc_params);
   if (f->snd_una >= f->size) {
     sender_done(tp, f);
     return;
   }
-  if (tp->p.window)
+  if (tp->p.window || f->cwnd)
     sender_ready(tp, f);
 }
 
@@ -328,19 +353,22 @@ static void on_nack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
   if (f->state != WH_FLOW_ACTIVE || pkt->seq < f->snd_una)
     return;
   f->rto_deadline = tp->sim->now + tp->p.rto;
+  if (tp->cc->on_loss)
+    tp->cc->on_loss(f, WH_LOSS_NACK, tp->cc_params);
   go_back(tp, f, pkt->seq);
 }
 
 /* ---- receiver ---- */
 
-static void send_control(WhTransport *tp, WhFlow *f, WhPacket *pkt, WhPacketType type, uint64_t seq)
+static void send_control(WhTransport *tp, WhFlow *f, WhPacket *pkt, WhPacketType type, uint64_t seq,
+                         uint8_t ece)
 {
   pkt->type = (uint8_t)type;
   pkt->route = f->rev;
   pkt->nhops = f->rev_hops;
   pkt->hop = 0;
   pkt->prio = WH_PRIO_CONTROL;
-  pkt->ecn = 0;
+  pkt->ecn = ece;
   pkt->seq = seq;
   pkt->payload = 0;
   pkt->size = tp->p.ctrl_bytes;
@@ -348,42 +376,73 @@ static void send_control(WhTransport *tp, WhFlow *f, WhPacket *pkt, WhPacketType
   wh_net_host_send(tp->net, f->dst, pkt);
 }
 
+/* Sends the cumulative ACK for everything received so far, echoing CE if any of the
+ * packets it covers carried it. `pkt` (nullable) is recycled into the ACK; the INT
+ * records of that data packet, if any, stay in place and are echoed to the sender. */
+static void send_ack_now(WhTransport *tp, WhFlow *f, WhPacket *pkt)
+{
+  if (pkt == NULL) {
+    pkt = wh_net_packet_new(tp->net);
+    pkt->flow = f;
+    pkt->sent = 0;
+    pkt->n_int = 0;
+  }
+  uint8_t ece = f->ece_pending;
+  f->ack_pending = 0;
+  f->ece_pending = 0;
+  if (f->timers[WH_FLOW_TIMER_DELACK]) {
+    wh_sim_cancel(tp->sim, f->timers[WH_FLOW_TIMER_DELACK]);
+    f->timers[WH_FLOW_TIMER_DELACK] = NULL;
+  }
+  tp->c.acks++;
+  pkt->flow = f;
+  send_control(tp, f, pkt, WH_PKT_ACK, f->rcv_nxt, ece);
+}
+
 static void on_data(WhTransport *tp, WhFlow *f, WhPacket *pkt)
 {
   WhTime now = tp->sim->now;
   tp->c.data_bytes_arrived += pkt->payload;
-  if (pkt->ecn && (!f->cnp_sent || now - f->last_cnp >= tp->p.cnp_interval)) {
+  if (pkt->ecn && tp->cc->uses_cnp && (!f->cnp_sent || now - f->last_cnp >= tp->p.cnp_interval)) {
     f->cnp_sent = TRUE;
     f->last_cnp = now;
     tp->c.cnps++;
     WhPacket *cnp = wh_net_packet_new(tp->net);
     cnp->flow = f;
     cnp->sent = pkt->sent;
-    send_control(tp, f, cnp, WH_PKT_CNP, f->rcv_nxt);
+    cnp->n_int = 0;
+    send_control(tp, f, cnp, WH_PKT_CNP, f->rcv_nxt, 0);
   }
   if (pkt->seq == f->rcv_nxt) {
     f->rcv_nxt += pkt->payload;
-    if (f->rcv_nxt == f->size) {
+    f->ece_pending |= pkt->ecn;
+    gboolean last = f->rcv_nxt == f->size;
+    if (last) {
       f->finish = now;
       tp->c.flows_finished++;
       if (tp->on_done)
         tp->on_done(tp->on_done_data, f);
     }
-    tp->c.acks++;
-    send_control(tp, f, pkt, WH_PKT_ACK, f->rcv_nxt);
+    if (++f->ack_pending >= tp->p.ack_every || last) {
+      send_ack_now(tp, f, pkt);
+    } else {
+      if (f->timers[WH_FLOW_TIMER_DELACK] == NULL)
+        timer_at(f, now + tp->p.delayed_ack_timeout, WH_FLOW_TIMER_DELACK);
+      wh_net_packet_free(tp->net, pkt);
+    }
   } else if (pkt->seq > f->rcv_nxt) {
     if (!f->nack_sent || f->nack_for != f->rcv_nxt || now - f->nack_time >= tp->p.nack_interval) {
       f->nack_sent = TRUE;
       f->nack_for = f->rcv_nxt;
       f->nack_time = now;
       tp->c.nacks++;
-      send_control(tp, f, pkt, WH_PKT_NACK, f->rcv_nxt);
+      send_control(tp, f, pkt, WH_PKT_NACK, f->rcv_nxt, 0);
     } else {
       wh_net_packet_free(tp->net, pkt);
     }
   } else {
-    tp->c.acks++;
-    send_control(tp, f, pkt, WH_PKT_ACK, f->rcv_nxt);
+    /* a duplicate: acknowledge at once, with whatever is pending */
+    send_ack_now(tp, f, pkt);
   }
 }
 

@@ -29,7 +29,9 @@ typedef struct {
   WhTime cnp_interval;
   WhTime nack_interval;
   WhTime rto;
-  uint64_t window; /* max bytes in flight, 0 = unlimited */
+  uint64_t window;            /* max bytes in flight, 0 = unlimited (a CC window overrides) */
+  uint32_t ack_every;         /* ACK every N in-order data packets */
+  WhTime delayed_ack_timeout; /* with ack_every > 1: ACK a partial batch after this */
 } WhTransportParams;
 
 typedef struct {

@@ -12,7 +12,13 @@ static const WhParamSpec rdma_flow_params[] = {
     {"CnpInterval", WH_PARAM_TIME, "50us", "minimum gap between CNPs of one flow"},
     {"NackInterval", WH_PARAM_TIME, "100us", "minimum gap between NACKs for the same byte"},
     {"Rto", WH_PARAM_TIME, "2ms", "retransmission timeout without progress", WH_CHECK_POSITIVE},
-    {"Window", WH_PARAM_BYTES, "0B", "max bytes in flight per flow; 0 = unlimited"},
+    {"Window", WH_PARAM_BYTES, "0B",
+     "max bytes in flight per flow; 0 = unlimited (a window-based CC sets its own)"},
+    {"AckEvery", WH_PARAM_INT, "1",
+     "acknowledge every N in-order data packets (delayed ACKs when > 1)",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 64},
+    {"DelayedAckTimeout", WH_PARAM_TIME, "200us",
+     "with AckEvery > 1: acknowledge a partial batch after this", WH_CHECK_POSITIVE},
     {NULL},
 };
 
