@@ -21,4 +21,20 @@ WhRun *wh_test_run_file(const char *relative, const WhRunOptions *opts);
 /* Runs an in-memory scenario to completion; asserts it builds. (transfer full) */
 WhRun *wh_test_run(WhScenario *sc, const WhRunOptions *opts);
 
+/* N flows on a dumbbell (one 100 Gb/s bottleneck), started `gap` apart, all running
+ * for `window` after the last start; rates and the bottleneck queue are measured over
+ * the second half of the window by stepping the run (no events added). The run is
+ * then finished and its end state checked. `sets` (nullable) overrides parameters. */
+typedef struct {
+  double jain;
+  double min_share, max_share;          /* of the bottleneck capacity */
+  uint64_t qmax_late;                   /* bottleneck queue peak over the measured window */
+  uint64_t q50, q99;                    /* median and 99th percentile of the sampled queue */
+  double util;                          /* bottleneck utilization over the measured window */
+  uint64_t ecn_marks, cnps, pfc_pauses; /* whole run */
+} WhFairResult;
+
+WhFairResult wh_test_shared_bottleneck(const char *cc, unsigned n, WhTime gap, WhTime window,
+                                       char **sets);
+
 #endif

@@ -52,6 +52,58 @@ void wh_sim_cancel(WhSim *sim, WhEvent *ev)
   release(sim, ev);
 }
 
+WhEvent *wh_sim_schedule_at_seq(WhSim *sim, WhTime at, uint64_t seq, WhEventFn fn, void *ctx,
+                                uint64_t arg, uint32_t owner)
+{
+  g_return_val_if_fail(seq < sim->next_seq, NULL);
+  WhEvent *ev = sim->free_list ? sim->free_list : wh_sim_event_alloc(sim);
+  sim->free_list = ev->next;
+  sim->events_live++;
+  ev->time = at;
+  ev->seq = seq;
+  ev->fn = fn;
+  ev->ctx = ctx;
+  ev->arg = arg;
+  ev->owner = owner;
+  sim->sched->klass->insert(sim->sched, ev);
+  return ev;
+}
+
+static gint event_order(gconstpointer a, gconstpointer b, gpointer unused)
+{
+  (void)unused;
+  const WhEvent *x = *(WhEvent *const *)a, *y = *(WhEvent *const *)b;
+  return wh_event_before(x, y) ? -1 : wh_event_before(y, x) ? 1 : 0;
+}
+
+void wh_sim_park(WhSim *sim, WhOwnerMatch match, void *data, GPtrArray *parked)
+{
+  guint first = parked->len;
+  for (guint s = 0; s < sim->slabs->len; s++) {
+    WhEvent *slab = sim->slabs->pdata[s];
+    for (size_t i = 0; i < SLAB_EVENTS; i++) {
+      WhEvent *ev = &slab[i];
+      if (ev->fn == NULL || !match(ev->owner, data))
+        continue;
+      sim->sched->klass->remove(sim->sched, ev);
+      g_ptr_array_add(parked, ev);
+    }
+  }
+  /* a deterministic order, whatever the slab layout */
+  g_qsort_with_data(parked->pdata + first, (gint)(parked->len - first), sizeof(gpointer),
+                    event_order, NULL);
+}
+
+void wh_sim_unpark(WhSim *sim, GPtrArray *parked, WhTime shift)
+{
+  for (guint i = 0; i < parked->len; i++) {
+    WhEvent *ev = parked->pdata[i];
+    ev->time += shift;
+    sim->sched->klass->insert(sim->sched, ev);
+  }
+  g_ptr_array_set_size(parked, 0);
+}
+
 static double monotonic_s(void)
 {
   return (double)g_get_monotonic_time() * 1e-6;

@@ -64,6 +64,20 @@ static inline WhEvent *wh_sim_schedule(WhSim *sim, WhTime delay, WhEventFn fn, v
 /* Removes a pending event and returns it to the pool. */
 void wh_sim_cancel(WhSim *sim, WhEvent *ev);
 
+/* Like wh_sim_schedule_at, but with the sequence number of an event taken out earlier
+ * (a restored timer), so it keeps its place among events of the same time. */
+WhEvent *wh_sim_schedule_at_seq(WhSim *sim, WhTime at, uint64_t seq, WhEventFn fn, void *ctx,
+                                uint64_t arg, uint32_t owner);
+
+/* Parking: takes every pending event whose owner satisfies `match` out of the
+ * scheduler into `parked` (a GPtrArray of WhEvent*, in (time, seq) order), so a part
+ * of the model can be held still while the rest runs; wh_sim_unpark puts them back
+ * `shift` later, keeping their sequence numbers. Cost: one scan of the event pool,
+ * O(pool + parked log parked): for rare operations, not per packet. */
+typedef gboolean (*WhOwnerMatch)(uint32_t owner, void *data);
+void wh_sim_park(WhSim *sim, WhOwnerMatch match, void *data, GPtrArray *parked);
+void wh_sim_unpark(WhSim *sim, GPtrArray *parked, WhTime shift);
+
 /* Runs until no event is left, wh_sim_stop() is called, or the next event lies
  * beyond the stop time set with wh_sim_stop_at(). */
 void wh_sim_run(WhSim *sim);

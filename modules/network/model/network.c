@@ -400,6 +400,8 @@ static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
 static void port_try_send(WhNet *net, WhPort *port)
 {
   WhTime now = net->sim->now;
+  if (G_UNLIKELY(port->frozen))
+    return;
   if (port->busy_until > now) {
     ensure_tx_event(net, port, port->busy_until);
     return;
@@ -520,4 +522,33 @@ uint64_t wh_net_ecn_marks(const WhNet *net)
   for (uint32_t i = 0; i < net->n_ports; i++)
     m += net->port[i].qd.marks;
   return m;
+}
+
+void wh_net_freeze_port(WhNet *net, uint32_t port, gboolean frozen)
+{
+  WhPort *p = &net->port[port];
+  p->frozen = frozen ? 1 : 0;
+  if (!frozen)
+    ensure_tx_event(net, p, MAX(net->sim->now, p->busy_until));
+}
+
+void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift)
+{
+  WhPort *p = &net->port[port];
+  if (p->busy_until > net->sim->now)
+    p->busy_until += shift;
+  for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
+    pkt->arrive += shift;
+}
+
+void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), void *data)
+{
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    WhPort *p = &net->port[i];
+    for (int q = 0; q < WH_NPRIO; q++)
+      for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
+        fn(pkt, data);
+    for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
+      fn(pkt, data);
+  }
 }

@@ -77,6 +77,7 @@ typedef struct {
   uint8_t pfc_state;                /* priorities we have asked the peer to pause */
   uint8_t pfc_pending;              /* priorities whose state the peer has not been told yet */
   uint8_t pfc_data_mask;            /* priorities subject to PFC */
+  uint8_t frozen;                   /* held still by wh_net_freeze_port: no dequeue */
   uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
   uint64_t tx_bytes;
   WhQueueDisc qd;
@@ -165,5 +166,19 @@ void wh_net_host_kick(WhNet *net, uint32_t host, WhTime at);
 void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
 
 uint64_t wh_net_ecn_marks(const WhNet *net);
+
+/* Freezing (for an accelerator; separate from PFC): a frozen port dequeues nothing,
+ * keeping its queue and its switch's buffer occupancy; arrivals still enter it.
+ * Unfreezing lets it transmit again. */
+void wh_net_freeze_port(WhNet *net, uint32_t port, gboolean frozen);
+
+/* Moves a port's time-stamped state `shift` later: its transmitter's busy-until and
+ * the arrival times of the packets in flight on its link. Pair with wh_sim_park /
+ * wh_sim_unpark of the port's events. */
+void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift);
+
+/* Calls fn on every packet queued at a port or in flight on a link. Cost: O(packets
+ * in the network); for rare operations. */
+void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), void *data);
 
 #endif

@@ -225,8 +225,6 @@ static WhTime tp_ready_at(void *ctx, uint32_t host)
   return h->n ? h->heap[0]->next_avail : WH_TIME_MAX;
 }
 
-static void flow_event(WhSim *sim, void *ctx, uint64_t arg);
-
 static inline uint32_t flow_owner(const WhFlow *f)
 {
   return f->id | WH_OWNER_FLOW;
@@ -237,7 +235,7 @@ static void send_ack_now(WhTransport *tp, WhFlow *f, WhPacket *pkt);
 static void timer_at(WhFlow *f, WhTime at, unsigned timer)
 {
   g_assert(timer < WH_FLOW_TIMERS && f->timers[timer] == NULL);
-  f->timers[timer] = wh_sim_schedule_at(f->tp->sim, at, flow_event, f->tp,
+  f->timers[timer] = wh_sim_schedule_at(f->tp->sim, at, wh_transport_flow_event, f->tp,
                                         ((uint64_t)f->id << 8) | timer, flow_owner(f));
 }
 
@@ -303,7 +301,7 @@ static void flow_rto(WhTransport *tp, WhFlow *f)
 
 /* Flow events: arg = id << 8 | timer slot. Slot 0 starts a pending flow and is its
  * RTO afterwards; the other slots belong to the CC. */
-static void flow_event(WhSim *sim, void *ctx, uint64_t arg)
+void wh_transport_flow_event(WhSim *sim, void *ctx, uint64_t arg)
 {
   (void)sim;
   WhTransport *tp = ctx;
@@ -570,4 +568,29 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   tp->n_flows++;
   timer_at(f, start, TIMER_RTO);
   return id;
+}
+
+void wh_transport_reschedule_flow(WhTransport *tp, WhFlow *f)
+{
+  WhHostSched *h = &tp->hosts[f->src];
+  hs_update(h, f);
+  wh_net_host_kick(tp->net, f->src, h->heap[0]->next_avail);
+}
+
+void wh_transport_flow_progressed(WhTransport *tp, WhFlow *f)
+{
+  if (f->rcv_nxt >= f->size && f->finish == 0) {
+    f->finish = tp->sim->now;
+    tp->c.flows_finished++;
+    if (tp->on_done)
+      tp->on_done(tp->on_done_data, f);
+  }
+  if (f->snd_una >= f->size) {
+    sender_done(tp, f);
+    return;
+  }
+  if (f->heap_pos != WH_NO_HEAP && !can_send(tp, f))
+    hs_remove(&tp->hosts[f->src], f);
+  else
+    sender_ready(tp, f);
 }

@@ -39,6 +39,7 @@ typedef struct {
   uint64_t data_bytes_sent; /* payload, with retransmissions */
   uint64_t data_bytes_arrived;
   uint64_t retx_bytes;
+  uint64_t advanced_bytes; /* moved forward by wh_transport_advance, not simulated */
   uint64_t acks, nacks, cnps, timeouts;
   uint32_t flows_finished;
   uint32_t flows_acked;
@@ -82,6 +83,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhTransport, wh_transport_free)
  * of addition) or -1 with an error (bad host, zero size, src == dst). */
 int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint64_t size,
                               WhTime start, GError **error);
+
+/* For flow-state.c: the handler of flow events (arg = id << 8 | timer slot); re-sort
+ * a flow in its host's send heap after its pacing time moved; re-evaluate a flow
+ * whose sequence numbers moved (finish, completion, sendability). */
+void wh_transport_flow_event(WhSim *sim, void *ctx, uint64_t arg);
+void wh_transport_reschedule_flow(WhTransport *tp, WhFlow *f);
+void wh_transport_flow_progressed(WhTransport *tp, WhFlow *f);
 
 static inline WhFlow *wh_transport_flow(WhTransport *tp, uint32_t id)
 {

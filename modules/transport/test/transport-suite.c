@@ -64,91 +64,9 @@ END_TEST
 
 /* ---- shared bottleneck: N staggered flows on a dumbbell ---- */
 
-typedef struct {
-  double jain;
-  double min_share, max_share; /* of the bottleneck capacity */
-  uint64_t qmax_late;          /* bottleneck queue peak over the measured window */
-  uint64_t q50, q99;           /* median and 99th percentile of the sampled queue */
-  double util;                 /* bottleneck utilization over the measured window */
-} FairResult;
-
-static gint cmp_u64(gconstpointer a, gconstpointer b)
-{
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static FairResult run_shared_bottleneck(const char *cc, unsigned n, WhTime gap, WhTime window)
-{
-  g_autoptr(WhScenario) sc = wh_scenario_new("fairness", "wh::Dumbbell");
-  g_autofree char *pairs = g_strdup_printf("%u", n);
-  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", pairs);
-  WhTime all_on = (n - 1) * gap;
-  /* Size each flow so all are still running at the end of the window, and end soon
-   * after it. */
-  uint64_t size = (uint64_t)(100e9 / 8 * (wh_time_to_s(all_on) + 1.1 * wh_time_to_s(window) / n));
-  for (unsigned i = 0; i < n; i++)
-    wh_scenario_add_flow(sc, i, n + i, size, i * gap);
-  WhRunOptions opts = {.cc = cc};
-  g_autoptr(GError) error = NULL;
-  g_autoptr(WhRun) run = wh_run_new(sc, &opts, &error);
-  ck_assert_msg(run != NULL, "%s", error ? error->message : "");
-  /* bottleneck port: left switch -> right switch, the one data flows cross */
-  const WhFlow *f0 = wh_transport_flow(run->tp, 0);
-  const WhPort *bott = &run->net->port[f0->fwd[1]];
-  WhTime t_begin = all_on + window / 2, t_end = all_on + window;
-  wh_sim_stop_at(run->sim, t_begin);
-  wh_sim_run(run->sim);
-  uint64_t *b0 = g_new(uint64_t, n);
-  for (unsigned i = 0; i < n; i++)
-    b0[i] = wh_transport_flow(run->tp, i)->rcv_nxt;
-  uint64_t tx0 = bott->tx_bytes;
-  FairResult r = {0};
-  GArray *q = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  for (WhTime t = t_begin + 10 * WH_US; t <= t_end; t += 10 * WH_US) {
-    wh_sim_stop_at(run->sim, t);
-    wh_sim_run(run->sim);
-    g_array_append_val(q, bott->qd.total_bytes);
-    r.qmax_late = MAX(r.qmax_late, bott->qd.total_bytes);
-  }
-  g_array_sort(q, cmp_u64);
-  r.q50 = g_array_index(q, uint64_t, q->len / 2);
-  r.q99 = g_array_index(q, uint64_t, q->len * 99 / 100);
-  g_array_free(q, TRUE);
-  double sum = 0, sumsq = 0, cap = 100e9 / 8 * wh_time_to_s(t_end - t_begin);
-  double *x = g_new(double, n);
-  for (unsigned i = 0; i < n; i++) {
-    x[i] = (double)(wh_transport_flow(run->tp, i)->rcv_nxt - b0[i]);
-    sum += x[i];
-    sumsq += x[i] * x[i];
-  }
-  /* shares of what the bottleneck delivered, so header overhead does not count */
-  r.min_share = 1e9;
-  for (unsigned i = 0; i < n; i++) {
-    r.min_share = MIN(r.min_share, x[i] / sum);
-    r.max_share = MAX(r.max_share, x[i] / sum);
-  }
-  g_free(x);
-  r.jain = sum * sum / (n * sumsq);
-  r.util = (double)(bott->tx_bytes - tx0) / cap;
-  g_free(b0);
-  /* finish the run: every flow completes and the end state is clean */
-  wh_sim_stop_at(run->sim, WH_TIME_MAX);
-  wh_sim_run(run->sim);
-  assert_clean_end(run);
-  ck_assert_uint_gt(wh_net_ecn_marks(run->net), 0);
-  ck_assert_uint_gt(run->tp->c.cnps, 0);
-  fprintf(stderr,
-          "%s %u flows: Jain %.5f, shares %.4f..%.4f, utilization %.3f, queue median %.0f KB, "
-          "p99 %.0f KB, peak %.0f KB, %" G_GUINT64_FORMAT " PFC pauses\n",
-          cc, n, r.jain, r.min_share, r.max_share, r.util, r.q50 / 1e3, r.q99 / 1e3,
-          r.qmax_late / 1e3, run->net->c.pfc_pauses);
-  return r;
-}
-
 /* "Near Kmin..Kmax": half of the time at most 1.5 x Kmax and 99% of the time at most
  * 2 x Kmax, never drained to nothing for most of the window. */
-static void check_queue(FairResult r)
+static void check_queue(WhFairResult r)
 {
   const double kmin = 400e3, kmax = 1600e3;
   ck_assert_msg(r.q50 >= kmin / 2 && r.q50 <= 1.5 * kmax, "queue median %" G_GUINT64_FORMAT " B",
@@ -156,7 +74,7 @@ static void check_queue(FairResult r)
   ck_assert_msg(r.q99 <= 2 * kmax, "queue p99 %" G_GUINT64_FORMAT " B", r.q99);
 }
 
-static void check_fair(FairResult r, unsigned n)
+static void check_fair(WhFairResult r, unsigned n)
 {
   ck_assert_msg(r.jain > 0.99, "Jain index %.4f", r.jain);
   double fair = 1.0 / n;
@@ -166,7 +84,9 @@ static void check_fair(FairResult r, unsigned n)
 
 START_TEST(test_dcqcn_4_flows)
 {
-  FairResult r = run_shared_bottleneck("dcqcn", 4, 500 * WH_US, 100 * WH_MS);
+  WhFairResult r = wh_test_shared_bottleneck("dcqcn", 4, 500 * WH_US, 100 * WH_MS, NULL);
+  ck_assert_uint_gt(r.ecn_marks, 0);
+  ck_assert_uint_gt(r.cnps, 0);
   ck_assert_msg(r.util > 0.9, "utilization %.3f", r.util);
   check_fair(r, 4);
   check_queue(r);
@@ -175,7 +95,9 @@ END_TEST
 
 START_TEST(test_dcqcn_16_flows)
 {
-  FairResult r = run_shared_bottleneck("dcqcn", 16, 200 * WH_US, 100 * WH_MS);
+  WhFairResult r = wh_test_shared_bottleneck("dcqcn", 16, 200 * WH_US, 100 * WH_MS, NULL);
+  ck_assert_uint_gt(r.ecn_marks, 0);
+  ck_assert_uint_gt(r.cnps, 0);
   check_fair(r, 16);
   check_queue(r);
   ck_assert_msg(r.util > 0.9, "utilization %.3f", r.util);

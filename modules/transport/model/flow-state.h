@@ -1,0 +1,56 @@
+/* What an accelerator does to flows, built on the transport: take a flow's
+ * congestion-control state as a plain value (with its times relative to now and its
+ * pending CC timers) and put it back, on the same or an isomorphic flow, at the same
+ * or a later time; serialize that value to bytes; move a flow's time-stamped state
+ * later by a shift; and advance a flow by a number of bytes at both ends at once.
+ * All of these are cold operations (per fast-forward or memo hit, not per packet). */
+#ifndef WH_FLOW_STATE_H
+#define WH_FLOW_STATE_H
+
+#include <glib.h>
+#include "rdma-transport.h"
+
+#define WH_CC_SNAPSHOT_TIMERS 2 /* CC timer slots 1 and 2 */
+#define WH_CC_SNAPSHOT_BYTES 256
+
+typedef struct {
+  char cc[16];                      /* class short name */
+  double rate;                      /* sending rate, b/s */
+  uint64_t cwnd;                    /* CC window, bytes */
+  uint32_t time_set;                /* bit i: time field i of the class was set */
+  WhTime taken_at;                  /* absolute time of the snapshot */
+  uint8_t state[WH_CC_STATE_BYTES]; /* the CC block, time fields relative to taken_at */
+  uint8_t timer_armed[WH_CC_SNAPSHOT_TIMERS];
+  int64_t timer_rel[WH_CC_SNAPSHOT_TIMERS];
+  uint64_t timer_seq[WH_CC_SNAPSHOT_TIMERS];
+} WhCcSnapshot;
+
+void wh_flow_cc_snapshot(const WhFlow *f, WhCcSnapshot *out);
+
+/* Puts `snap` into `f` at now: state, rate, window and CC timers (re-armed at now +
+ * their relative times). When now is the time the snapshot was taken, re-armed timers
+ * keep their original sequence numbers, so a restore in the same timeline is exact
+ * to the event. Fails if the snapshot belongs to another CC class. */
+gboolean wh_flow_cc_restore(WhFlow *f, const WhCcSnapshot *snap, GError **error);
+
+/* Fixed-size, versioned byte form (host byte order: for use within one build on one
+ * machine). */
+void wh_cc_snapshot_serialize(const WhCcSnapshot *snap, uint8_t out[WH_CC_SNAPSHOT_BYTES]);
+gboolean wh_cc_snapshot_deserialize(const uint8_t *bytes, gsize len, WhCcSnapshot *out,
+                                    GError **error);
+
+/* Moves the flow's time-stamped state (pacing, RTO deadline, CNP/NACK pacing, CC time
+ * fields) `shift` later. Pair with wh_sim_park/unpark of the flow's events (owner
+ * id | WH_OWNER_FLOW). */
+void wh_transport_shift_flow(WhTransport *tp, WhFlow *f, WhTime shift);
+
+/* Advances flow `f` by `bytes` at both ends: the sender's sequence numbers, the
+ * receiver's expected byte, and every packet of the flow still queued or in flight
+ * (data and ACK/NACK/CNP sequence numbers move by `bytes`), so the flow continues as
+ * if those bytes had been delivered, with no byte counted twice and no gap for the
+ * receiver to NACK. The advanced bytes are counted in the transport's
+ * advanced_bytes, neither sent nor delivered. Needs bytes <= size - (highest byte
+ * sent): the tail of a flow is always simulated packet by packet. */
+gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error);
+
+#endif
