@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "flow-state.h"
+#include "rate-sampler.h"
 #include "test-util.h"
 
 /* Four flows on a 100 Gb/s dumbbell, started 100 us apart. */
@@ -28,6 +29,15 @@ static WhRun *start(WhScenario *sc, const char *cc, WhTime until)
   ck_assert_msg(run != NULL, "%s", err ? err->message : "");
   wh_sim_stop_at(run->sim, until);
   wh_sim_run(run->sim);
+  return run;
+}
+
+static WhRun *build_run(WhScenario *sc, const char *cc)
+{
+  WhRunOptions opts = {.cc = cc};
+  g_autoptr(GError) err = NULL;
+  WhRun *run = wh_run_new(sc, &opts, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
   return run;
 }
 
@@ -196,6 +206,70 @@ START_TEST(test_advance)
 }
 END_TEST
 
+START_TEST(test_sampler_changes_nothing)
+{
+  /* a fat-tree with ECMP, ECN and PFC: the same run with and without the sampler */
+  g_autofree char *path = wh_test_source_path("tests/scenarios/fattree-k4-mixed.xml");
+  g_autoptr(WhScenario) sc = wh_scenario_load(path, NULL);
+  ck_assert_ptr_nonnull(sc);
+  g_autoptr(WhRun) plain = start(sc, NULL, WH_TIME_MAX);
+  g_autofree char *fp = finish(plain);
+  g_autoptr(WhRun) observed = build_run(sc, NULL);
+  g_autoptr(WhRateSampler) s = wh_rate_sampler_new(observed->tp, 10 * WH_US);
+  g_autofree char *fo = finish(observed);
+  ck_assert_str_eq(fp, fo);
+  wh_rate_sampler_close(s, observed->sim->now);
+  ck_assert_uint_gt(wh_rate_sampler_periods(s), 50);
+  /* every byte of every flow was seen leaving its sender and reaching its last hop */
+  for (uint32_t i = 0; i < observed->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(observed->tp, i);
+    uint64_t sent = 0, delivered = 0;
+    for (uint32_t k = 0; k <= wh_rate_sampler_periods(s); k++) {
+      sent += wh_rate_sampler_sent(s, i, k);
+      delivered += wh_rate_sampler_delivered(s, i, k);
+    }
+    ck_assert_uint_eq(sent, f->bytes_sent);
+    ck_assert_uint_ge(delivered, f->size);
+  }
+}
+END_TEST
+
+START_TEST(test_sampler_values)
+{
+  /* four flows on the dumbbell, compared with the same run stepped to each period's
+   * end: sampled queues equal the queue read there, and the bytes a flow delivered in
+   * a period equal the payload its receiver's last link carried in it */
+  const WhTime period = 20 * WH_US, end = 3 * WH_MS;
+  g_autoptr(WhScenario) sc = four_flows(30000000);
+  g_autoptr(WhRun) a = build_run(sc, NULL);
+  g_autoptr(WhRateSampler) s = wh_rate_sampler_new(a->tp, period);
+  wh_sim_stop_at(a->sim, end);
+  wh_sim_run(a->sim);
+  wh_rate_sampler_close(s, end);
+  g_autoptr(WhRun) b = build_run(sc, NULL);
+  const WhTransportParams *p = &b->tp->p;
+  uint32_t bott = wh_transport_flow(b->tp, 0)->fwd[1], last[4];
+  uint64_t tx[4] = {0};
+  for (uint32_t i = 0; i < 4; i++)
+    last[i] = wh_transport_flow(b->tp, i)->fwd[2];
+  for (uint32_t k = 0; k < end / period; k++) {
+    wh_sim_stop_at(b->sim, (k + 1) * period - 1);
+    wh_sim_run(b->sim);
+    ck_assert_uint_eq(wh_rate_sampler_queue(s, bott, k), b->net->port[bott].qd.total_bytes);
+    for (uint32_t i = 0; i < 4; i++) {
+      uint64_t now_tx = b->net->port[last[i]].tx_bytes;
+      /* full-size packets only in this window: wire = payload x (mtu + header) / mtu */
+      ck_assert_uint_eq(wh_rate_sampler_delivered(s, i, k) * (p->mtu + p->header_bytes),
+                        (now_tx - tx[i]) * p->mtu);
+      tx[i] = now_tx;
+    }
+  }
+  uint32_t k0 = (uint32_t)(WH_MS / period), k1 = (uint32_t)(end / period);
+  for (uint32_t i = 0; i < 4; i++)
+    ck_assert_double_gt(wh_rate_sampler_delivery_rate(s, i, k0, k1), 1e9);
+}
+END_TEST
+
 Suite *wh_flow_state_suite(void)
 {
   Suite *s = suite_create("flow-state");
@@ -206,6 +280,11 @@ Suite *wh_flow_state_suite(void)
   tc = tcase_create("advance");
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_advance, 0, 1);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("sampler");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_sampler_changes_nothing);
+  tcase_add_test(tc, test_sampler_values);
   suite_add_tcase(s, tc);
   return s;
 }

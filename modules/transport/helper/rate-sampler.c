@@ -1,0 +1,172 @@
+/* Hook-driven sampling of flow rates and queue lengths; see rate-sampler.h. */
+#include "rate-sampler.h"
+
+typedef struct {
+  uint64_t sent, delivered;
+} FlowSample;
+
+typedef struct {
+  GArray *samples; /* uint32_t per closed period */
+  uint32_t q;      /* queue length now */
+} PortTrack;
+
+struct WhRateSampler {
+  WhTransport *tp;
+  WhTime period;
+  uint32_t closed;  /* periods [0, closed) are final */
+  GPtrArray *flows; /* GArray<FlowSample> per flow id, grown on demand */
+  PortTrack *ports;
+  uint32_t n_ports;
+};
+
+static GArray *flow_samples(WhRateSampler *s, uint32_t id, uint32_t k)
+{
+  while (s->flows->len <= id)
+    g_ptr_array_add(s->flows, g_array_new(FALSE, TRUE, sizeof(FlowSample)));
+  GArray *a = s->flows->pdata[id];
+  if (a->len <= k)
+    g_array_set_size(a, k + 1);
+  return a;
+}
+
+/* Records the queue length of `port` for every period that ended before now. */
+static void track_port(WhRateSampler *s, uint32_t port, WhTime now)
+{
+  PortTrack *pt = &s->ports[port];
+  uint32_t k = (uint32_t)(now / s->period);
+  while (pt->samples->len < k)
+    g_array_append_val(pt->samples, pt->q);
+}
+
+static void on_enqueue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  WhRateSampler *s = data;
+  (void)pkt;
+  track_port(s, qd->port, s->tp->sim->now);
+  s->ports[qd->port].q = (uint32_t)qd->total_bytes;
+}
+
+static void on_dequeue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  WhRateSampler *s = data;
+  WhTime now = s->tp->sim->now;
+  track_port(s, qd->port, now);
+  s->ports[qd->port].q = (uint32_t)qd->total_bytes;
+  if (pkt->type != WH_PKT_DATA)
+    return;
+  uint32_t k = (uint32_t)(now / s->period);
+  if (pkt->hop == 0) {
+    GArray *a = flow_samples(s, pkt->flow->id, k);
+    g_array_index(a, FlowSample, k).sent += pkt->payload;
+  }
+  if (pkt->hop + 1u == pkt->nhops && pkt->hop > 0) { /* egress toward the receiver */
+    GArray *a = flow_samples(s, pkt->flow->id, k);
+    g_array_index(a, FlowSample, k).delivered += pkt->payload;
+  }
+}
+
+static void on_drop(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  WhRateSampler *s = data;
+  (void)pkt;
+  track_port(s, qd->port, s->tp->sim->now);
+}
+
+static const WhQueueHooks sampler_hooks = {
+    .on_enqueue = on_enqueue,
+    .on_dequeue = on_dequeue,
+    .on_drop = on_drop,
+    .on_mark = NULL,
+};
+
+WhRateSampler *wh_rate_sampler_new(WhTransport *tp, WhTime period)
+{
+  g_return_val_if_fail(period > 0, NULL);
+  WhRateSampler *s = g_new0(WhRateSampler, 1);
+  s->tp = tp;
+  s->period = period;
+  s->flows = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  s->n_ports = tp->net->n_ports;
+  s->ports = g_new0(PortTrack, s->n_ports);
+  for (uint32_t i = 0; i < s->n_ports; i++) {
+    s->ports[i].samples = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    s->ports[i].q = (uint32_t)tp->net->port[i].qd.total_bytes;
+  }
+  s->closed = (uint32_t)(tp->sim->now / period);
+  for (uint32_t i = 0; i < s->n_ports; i++)
+    g_array_set_size(s->ports[i].samples, s->closed);
+  wh_net_set_hooks(tp->net, &sampler_hooks, s);
+  return s;
+}
+
+void wh_rate_sampler_free(WhRateSampler *s)
+{
+  if (s == NULL)
+    return;
+  wh_net_set_hooks(s->tp->net, NULL, NULL);
+  for (uint32_t i = 0; i < s->n_ports; i++)
+    g_array_unref(s->ports[i].samples);
+  g_free(s->ports);
+  g_ptr_array_unref(s->flows);
+  g_free(s);
+}
+
+void wh_rate_sampler_close(WhRateSampler *s, WhTime t)
+{
+  for (uint32_t i = 0; i < s->n_ports; i++)
+    track_port(s, i, t);
+  s->closed = (uint32_t)(t / s->period);
+}
+
+WhTime wh_rate_sampler_period(const WhRateSampler *s)
+{
+  return s->period;
+}
+
+uint32_t wh_rate_sampler_periods(const WhRateSampler *s)
+{
+  return s->closed;
+}
+
+static const FlowSample *sample_at(const WhRateSampler *s, uint32_t flow, uint32_t k)
+{
+  if (flow >= s->flows->len)
+    return NULL;
+  const GArray *a = s->flows->pdata[flow];
+  return k < a->len ? &g_array_index(a, FlowSample, k) : NULL;
+}
+
+uint64_t wh_rate_sampler_sent(const WhRateSampler *s, uint32_t flow, uint32_t k)
+{
+  const FlowSample *x = sample_at(s, flow, k);
+  return x ? x->sent : 0;
+}
+
+uint64_t wh_rate_sampler_delivered(const WhRateSampler *s, uint32_t flow, uint32_t k)
+{
+  const FlowSample *x = sample_at(s, flow, k);
+  return x ? x->delivered : 0;
+}
+
+double wh_rate_sampler_send_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0, uint32_t k1)
+{
+  uint64_t b = 0;
+  for (uint32_t k = k0; k < k1; k++)
+    b += wh_rate_sampler_sent(s, flow, k);
+  return k1 > k0 ? (double)b * 8 / wh_time_to_s((k1 - k0) * s->period) : 0;
+}
+
+double wh_rate_sampler_delivery_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0,
+                                     uint32_t k1)
+{
+  uint64_t b = 0;
+  for (uint32_t k = k0; k < k1; k++)
+    b += wh_rate_sampler_delivered(s, flow, k);
+  return k1 > k0 ? (double)b * 8 / wh_time_to_s((k1 - k0) * s->period) : 0;
+}
+
+uint32_t wh_rate_sampler_queue(const WhRateSampler *s, uint32_t port, uint32_t k)
+{
+  const GArray *a = s->ports[port].samples;
+  return k < a->len ? g_array_index(a, uint32_t, k) : s->ports[port].q;
+}
