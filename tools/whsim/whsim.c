@@ -107,6 +107,7 @@ static int cmd_run(int argc, char **argv)
   g_autofree char *cc = NULL;
   g_auto(GStrv) sets = NULL;
   g_auto(GStrv) plugins = NULL;
+  g_autofree char *sample = NULL;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
@@ -119,6 +120,8 @@ static int cmd_run(int argc, char **argv)
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
        "override a parameter, e.g. wh::DcqcnCc::Kmin=400KB (repeatable)", "Type::Param=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
+      {"sample-period", 0, 0, G_OPTION_ARG_STRING, &sample,
+       "sample flow rates and queues every TIME; writes rates.csv and queues.csv", "TIME"},
       {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
        "load a plugin before the scenario (repeatable)", "LIB.so"},
       {NULL},
@@ -142,6 +145,11 @@ static int cmd_run(int argc, char **argv)
   if (!load_plugins(plugins))
     return EXIT_BAD_INPUT;
   WhRunOptions opts = {.scheduler = scheduler, .cc = cc, .sets = sets};
+  if (sample && (!wh_units_parse_time(sample, &opts.sample_period, &err) || !opts.sample_period)) {
+    fprintf(stderr, "whsim run: --sample-period %s: %s\n", sample,
+            err ? err->message : "must be greater than zero");
+    return EXIT_BAD_INPUT;
+  }
   if (seed) {
     int64_t v;
     if (!wh_units_parse_int(seed, &v, &err) || v < 0) {

@@ -309,6 +309,8 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   if (!add_flows(run, error))
     return NULL;
   run->stop = sc->stop;
+  if (opts && opts->sample_period)
+    run->sampler = wh_rate_sampler_new(run->tp, opts->sample_period);
   return g_steal_pointer(&run);
 }
 
@@ -316,6 +318,7 @@ void wh_run_free(WhRun *run)
 {
   if (run == NULL)
     return;
+  wh_rate_sampler_free(run->sampler);
   wh_transport_free(run->tp);
   wh_net_free(run->net);
   wh_sim_free(run->sim);
@@ -340,6 +343,8 @@ void wh_run_execute(WhRun *run)
   gint64 t0 = g_get_monotonic_time();
   wh_sim_run(run->sim);
   run->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  if (run->sampler)
+    wh_rate_sampler_close(run->sampler, run->sim->now + wh_rate_sampler_period(run->sampler));
 }
 
 gboolean wh_run_check(const WhRun *run, GError **error)
@@ -412,6 +417,34 @@ static gboolean write_atomically(const char *dir, const char *name, const char *
   return g_file_set_contents(path, text, -1, error);
 }
 
+static gboolean write_samples(const WhRun *run, const char *dir, GError **error)
+{
+  const WhRateSampler *s = run->sampler;
+  uint32_t periods = wh_rate_sampler_periods(s);
+  WhTime period = wh_rate_sampler_period(s);
+  g_autoptr(GString) rates = g_string_new("period_start_ps,flow_id,sent_bps,delivered_bps\n");
+  for (uint32_t k = 0; k < periods; k++) {
+    for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+      uint64_t sent = wh_rate_sampler_sent(s, i, k), del = wh_rate_sampler_delivered(s, i, k);
+      if (sent || del)
+        g_string_append_printf(rates, "%" G_GUINT64_FORMAT ",%s,%.0f,%.0f\n", (guint64)(k * period),
+                               run->flow_ids[i], (double)sent * 8 / wh_time_to_s(period),
+                               (double)del * 8 / wh_time_to_s(period));
+    }
+  }
+  g_autoptr(GString) queues = g_string_new("period_end_ps,port,node,queue_bytes\n");
+  for (uint32_t k = 0; k < periods; k++) {
+    for (uint32_t p = 0; p < run->net->n_ports; p++) {
+      uint32_t q = wh_rate_sampler_queue(s, p, k);
+      if (q)
+        g_string_append_printf(queues, "%" G_GUINT64_FORMAT ",%u,%u,%u\n",
+                               (guint64)((k + 1) * period), p, run->net->port[p].node, q);
+    }
+  }
+  return write_atomically(dir, "rates.csv", rates->str, error) &&
+         write_atomically(dir, "queues.csv", queues->str, error);
+}
+
 gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
 {
   if (g_mkdir_with_parents(dir, 0755) != 0) {
@@ -434,5 +467,7 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
   gboolean ok = write_atomically(dir, "flows.csv", csv->str, error) &&
                 write_atomically(dir, "summary.json", summary, error);
   g_string_free(csv, TRUE);
+  if (ok && run->sampler)
+    ok = write_samples(run, dir, error);
   return ok;
 }

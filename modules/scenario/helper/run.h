@@ -6,6 +6,7 @@
 #define WH_RUN_H
 
 #include <glib.h>
+#include "rate-sampler.h"
 #include "rdma-transport.h"
 #include "scenario.h"
 
@@ -15,6 +16,7 @@ typedef struct {
   const char *scheduler; /* nullable */
   const char *cc;        /* nullable */
   char **sets;           /* nullable, NULL-terminated "Type::Param=value" */
+  WhTime sample_period;  /* > 0: attach a rate sampler; outputs rates.csv, queues.csv */
 } WhRunOptions;
 
 typedef struct {
@@ -26,6 +28,7 @@ typedef struct {
   const WhCcClass *cc;
   WhSim *sim;
   WhNet *net;
+  WhRateSampler *sampler; /* nullable */
   WhTransport *tp;
   char **flow_ids; /* display id per flow */
   double wall_s;
@@ -46,7 +49,9 @@ void wh_run_execute(WhRun *run);
  * packet left in the pool, no event left pending. */
 gboolean wh_run_check(const WhRun *run, GError **error);
 
-/* Writes DIR/summary.json and DIR/flows.csv (creating DIR). */
+/* Writes DIR/summary.json and DIR/flows.csv (creating DIR), and with a sampler
+ * DIR/rates.csv (period_start_ps,flow_id,sent_bps,delivered_bps; periods with
+ * traffic) and DIR/queues.csv (period_end_ps,port,node,queue_bytes; non-empty). */
 gboolean wh_run_write(const WhRun *run, const char *dir, GError **error);
 
 /* The summary as a JSON object (transfer full); `with_wall` adds wall_s. */

@@ -117,10 +117,18 @@ START_TEST(test_whsim_outputs_and_determinism)
   ck_assert_str_eq(w1, w2);
   /* another seed moves ECMP paths and ECN draws: the run changes */
   g_autofree char *d3 = g_dir_make_tmp("whsim-XXXXXX", NULL);
-  const char *a3[] = {"run", scenario, "--out", d3, "--seed", "6", "--quiet", NULL};
+  const char *a3[] = {"run", scenario,  "--out",           d3,     "--seed",
+                      "6",   "--quiet", "--sample-period", "20us", NULL};
   ck_assert_int_eq(wh_test_whsim(a3, NULL, NULL), 0);
   g_autofree char *c3 = read_file(d3, "flows.csv");
   ck_assert_str_ne(c1, c3);
+  g_autofree char *r3 = read_file(d3, "rates.csv"), *q3 = read_file(d3, "queues.csv");
+  ck_assert(g_str_has_prefix(r3, "period_start_ps,flow_id,sent_bps,delivered_bps\n0,"));
+  ck_assert(g_str_has_prefix(q3, "period_end_ps,port,node,queue_bytes\n"));
+  g_autofree char *r3p = g_build_filename(d3, "rates.csv", NULL);
+  g_autofree char *q3p = g_build_filename(d3, "queues.csv", NULL);
+  g_remove(r3p);
+  g_remove(q3p);
   const char *dirs[] = {d1, d2, d3};
   for (size_t i = 0; i < 3; i++) {
     g_autofree char *f1 = g_build_filename(dirs[i], "summary.json", NULL);
