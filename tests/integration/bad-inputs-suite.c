@@ -51,7 +51,7 @@ static const BadInput bad_inputs[] = {
     {"pfc-xon-above-xoff.xml", {"wh::Switch::PfcXon", "wh::Switch::PfcXoff"}, 0},
     {"fattree-odd-k.xml", {"wh::FatTree::K", "5", "even"}, 4},
     /* <scenario> attributes. */
-    {"scenario-unknown-cc.xml", {"\"cc\"", "timely"}, 2},
+    {"scenario-unknown-cc.xml", {"\"cc\"", "swift"}, 2},
     {"scenario-unknown-scheduler.xml", {"\"scheduler\"", "splay"}, 2},
     /* Topologies. */
     {"topology-unknown-type.xml", {"\"type\"", "wh::Torus"}, 3},
