@@ -9,6 +9,7 @@ Suite *wh_traffic_control_suite(void);
 Suite *wh_network_suite(void);
 Suite *wh_transport_suite(void);
 Suite *wh_flow_state_suite(void);
+Suite *wh_hpcc_suite(void);
 Suite *wh_topology_suite(void);
 Suite *wh_scenario_suite(void);
 Suite *wh_bad_inputs_suite(void);
@@ -20,6 +21,7 @@ int main(void)
   srunner_add_suite(sr, wh_network_suite());
   srunner_add_suite(sr, wh_transport_suite());
   srunner_add_suite(sr, wh_flow_state_suite());
+  srunner_add_suite(sr, wh_hpcc_suite());
   srunner_add_suite(sr, wh_topology_suite());
   srunner_add_suite(sr, wh_scenario_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());

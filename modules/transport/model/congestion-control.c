@@ -6,6 +6,7 @@
 
 static const WhCcClass *classes[WH_CC_MAX + 1] = {
     &wh_dcqcn_cc_class,
+    &wh_hpcc_cc_class,
     NULL,
 };
 

@@ -48,6 +48,7 @@ typedef struct {
 } WhCcClass;
 
 extern const WhCcClass wh_dcqcn_cc_class;
+extern const WhCcClass wh_hpcc_cc_class;
 
 /* Looks a class up by short name ("dcqcn") or type name ("wh::DcqcnCc"). */
 const WhCcClass *wh_cc_class_lookup(const char *name);
