@@ -87,11 +87,13 @@ static void restore_all(WhRun *run, uint8_t bytes[4][WH_CC_SNAPSHOT_BYTES])
   }
 }
 
+static const char *snapshot_ccs[] = {"dcqcn", "hpcc"};
+
 START_TEST(test_snapshot_restore)
 {
-  const char *cc = "dcqcn";
+  const char *cc = snapshot_ccs[_i];
   const WhTime t = 1500 * WH_US;
-  g_autoptr(WhScenario) sc = four_flows(4000000);
+  g_autoptr(WhScenario) sc = four_flows(20000000);
   /* run A: snapshot at t, serialized, then run on */
   g_autoptr(WhRun) a = start(sc, cc, t);
   uint8_t bytes[4][WH_CC_SNAPSHOT_BYTES];
@@ -106,8 +108,10 @@ START_TEST(test_snapshot_restore)
     armed += snap.timer_armed[0] + snap.timer_armed[1];
     wh_cc_snapshot_serialize(&snap, bytes[i]);
   }
-  ck_assert_uint_gt(a->tp->c.cnps, 0); /* the state is not the initial one */
-  ck_assert_uint_gt(armed, 0);
+  if (strcmp(cc, "dcqcn") == 0) {
+    ck_assert_uint_gt(a->tp->c.cnps, 0); /* the state is not the initial one */
+    ck_assert_uint_gt(armed, 0);
+  }
   g_autofree char *fa = finish(a);
   /* run B: same history to t, state scrambled, then restored from the bytes */
   g_autoptr(WhRun) b = start(sc, cc, t);
@@ -284,7 +288,7 @@ Suite *wh_flow_state_suite(void)
   Suite *s = suite_create("flow-state");
   TCase *tc = tcase_create("snapshot");
   tcase_set_timeout(tc, 60);
-  tcase_add_test(tc, test_snapshot_restore);
+  tcase_add_loop_test(tc, test_snapshot_restore, 0, G_N_ELEMENTS(snapshot_ccs));
   suite_add_tcase(s, tc);
   tc = tcase_create("advance");
   tcase_set_timeout(tc, 120);
