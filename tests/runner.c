@@ -10,6 +10,8 @@ Suite *wh_network_suite(void);
 Suite *wh_transport_suite(void);
 Suite *wh_flow_state_suite(void);
 Suite *wh_hpcc_suite(void);
+Suite *wh_dctcp_suite(void);
+Suite *wh_timely_suite(void);
 Suite *wh_topology_suite(void);
 Suite *wh_scenario_suite(void);
 Suite *wh_bad_inputs_suite(void);
@@ -22,6 +24,8 @@ int main(void)
   srunner_add_suite(sr, wh_transport_suite());
   srunner_add_suite(sr, wh_flow_state_suite());
   srunner_add_suite(sr, wh_hpcc_suite());
+  srunner_add_suite(sr, wh_dctcp_suite());
+  srunner_add_suite(sr, wh_timely_suite());
   srunner_add_suite(sr, wh_topology_suite());
   srunner_add_suite(sr, wh_scenario_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());

@@ -532,13 +532,26 @@ void wh_net_freeze_port(WhNet *net, uint32_t port, gboolean frozen)
     ensure_tx_event(net, p, MAX(net->sim->now, p->busy_until));
 }
 
+static void shift_packet(WhPacket *pkt, WhTime shift)
+{
+  if (pkt->sent)
+    pkt->sent += shift;
+  for (unsigned k = 0; k < pkt->n_int; k++)
+    pkt->ints[k].ts += shift;
+}
+
 void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift)
 {
   WhPort *p = &net->port[port];
   if (p->busy_until > net->sim->now)
     p->busy_until += shift;
-  for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
+  for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next) {
     pkt->arrive += shift;
+    shift_packet(pkt, shift);
+  }
+  for (int q = 0; q < WH_NPRIO; q++)
+    for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
+      shift_packet(pkt, shift);
 }
 
 void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), void *data)

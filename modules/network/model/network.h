@@ -172,8 +172,9 @@ uint64_t wh_net_ecn_marks(const WhNet *net);
  * Unfreezing lets it transmit again. */
 void wh_net_freeze_port(WhNet *net, uint32_t port, gboolean frozen);
 
-/* Moves a port's time-stamped state `shift` later: its transmitter's busy-until and
- * the arrival times of the packets in flight on its link. Pair with wh_sim_park /
+/* Moves a port's time-stamped state `shift` later: its transmitter's busy-until, the
+ * arrival times of the packets in flight on its link, and the timestamps (send time,
+ * INT records) of the packets queued at it or in flight on its link. Pair with wh_sim_park /
  * wh_sim_unpark of the port's events. */
 void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift);
 

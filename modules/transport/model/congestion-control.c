@@ -5,9 +5,7 @@
 #define WH_CC_MAX 32
 
 static const WhCcClass *classes[WH_CC_MAX + 1] = {
-    &wh_dcqcn_cc_class,
-    &wh_hpcc_cc_class,
-    NULL,
+    &wh_dcqcn_cc_class, &wh_hpcc_cc_class, &wh_dctcp_cc_class, &wh_timely_cc_class, NULL,
 };
 
 const WhCcClass *const *wh_cc_classes(void)

@@ -49,6 +49,8 @@ typedef struct {
 
 extern const WhCcClass wh_dcqcn_cc_class;
 extern const WhCcClass wh_hpcc_cc_class;
+extern const WhCcClass wh_dctcp_cc_class;
+extern const WhCcClass wh_timely_cc_class;
 
 /* Looks a class up by short name ("dcqcn") or type name ("wh::DcqcnCc"). */
 const WhCcClass *wh_cc_class_lookup(const char *name);

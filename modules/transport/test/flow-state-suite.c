@@ -12,6 +12,18 @@
 #include "test-util.h"
 
 /* Four flows on a 100 Gb/s dumbbell, started 100 us apart. */
+/* Four flows on a 100 Gb/s dumbbell, started 100 us apart; flow i carries
+ * size x (1 + i x spread). */
+static WhScenario *four_flows_spread(uint64_t size, double spread)
+{
+  WhScenario *sc = wh_scenario_new("four-flows", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "4");
+  for (uint32_t i = 0; i < 4; i++)
+    wh_scenario_add_flow(sc, i, 4 + i, (uint64_t)((double)size * (1 + i * spread)),
+                         i * 100 * WH_US);
+  return sc;
+}
+
 static WhScenario *four_flows(uint64_t size)
 {
   WhScenario *sc = wh_scenario_new("four-flows", "wh::Dumbbell");
@@ -87,7 +99,7 @@ static void restore_all(WhRun *run, uint8_t bytes[4][WH_CC_SNAPSHOT_BYTES])
   }
 }
 
-static const char *snapshot_ccs[] = {"dcqcn", "hpcc"};
+static const char *snapshot_ccs[] = {"dcqcn", "hpcc", "dctcp", "timely"};
 
 START_TEST(test_snapshot_restore)
 {
@@ -144,17 +156,58 @@ static gboolean match_all(uint32_t owner, void *data)
   return TRUE;
 }
 
-/* Skips [t, t + dt) of a contended 4-flow run: freeze every port, park every event,
+/* Skips [t, t + dt) of a contended 4-flow run (sizes 1, 1.5, 2, 2.5 x size, so the
+ * flows finish one after another rather than in a near tie): freeze every port, park every event,
  * advance each flow by its delivery rate over the preceding `window` times dt, shift
  * ports, flows and events by dt, resume. The rate window spans several periods of
  * the CCs' rate oscillation (as a steady-state detector's window must). */
-static void check_advance(const char *cc, const char *set)
+typedef struct {
+  const char *cc;
+  const char *const *sets;
+  uint64_t size;
+  WhTime t, dt, window;
+  gboolean fct_bound; /* assert FCTs within max(RTT, 1%); else report them */
+} AdvanceCase;
+
+/* Freezes and parks everything at t, shifts it all by dt and resumes without
+ * advancing: the rest of the run must be the reference run moved dt later, exactly. */
+static void check_pure_shift(const AdvanceCase *c)
 {
-  const WhTime t = 12 * WH_MS, dt = 2 * WH_MS, window = 4 * WH_MS;
-  const uint64_t size = 60000000;
-  g_autoptr(WhScenario) sc = four_flows(size);
-  if (set) {
-    g_auto(GStrv) kv = g_strsplit(set, "=", 2);
+  g_autoptr(WhScenario) sc = four_flows_spread(c->size, 0.5);
+  for (const char *const *set = c->sets; set && *set; set++) {
+    g_auto(GStrv) kv = g_strsplit(*set, "=", 2);
+    wh_scenario_add_set(sc, kv[0], kv[1]);
+  }
+  g_autoptr(WhRun) ref = start(sc, c->cc, WH_TIME_MAX);
+  g_autofree char *fref = finish(ref);
+  g_autoptr(WhRun) run = start(sc, c->cc, c->t);
+  g_autoptr(GPtrArray) parked = g_ptr_array_new();
+  wh_sim_park(run->sim, match_all, NULL, parked);
+  for (uint32_t i = 0; i < 4; i++)
+    wh_transport_shift_flow(run->tp, wh_transport_flow(run->tp, i), c->dt);
+  for (uint32_t p = 0; p < run->net->n_ports; p++)
+    wh_net_shift_port(run->net, p, c->dt);
+  wh_sim_unpark(run->sim, parked, c->dt);
+  g_autofree char *frun = finish(run);
+  for (uint32_t i = 0; i < 4; i++) {
+    const WhFlow *a = wh_transport_flow(ref->tp, i), *b = wh_transport_flow(run->tp, i);
+    ck_assert_uint_gt(a->finish, c->t);
+    ck_assert_msg(b->finish == a->finish + c->dt,
+                  "%s flow %u: finish %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT " + shift",
+                  c->cc, i, b->finish, a->finish);
+  }
+  ck_assert_uint_eq(run->sim->events_executed, ref->sim->events_executed);
+}
+
+static void check_advance(const AdvanceCase *c)
+{
+  const char *cc = c->cc;
+  const char *const *sets = c->sets;
+  const WhTime t = c->t, dt = c->dt, window = c->window;
+  const uint64_t size = c->size;
+  g_autoptr(WhScenario) sc = four_flows_spread(size, 0.5);
+  for (const char *const *set = sets; set && *set; set++) {
+    g_auto(GStrv) kv = g_strsplit(*set, "=", 2);
     wh_scenario_add_set(sc, kv[0], kv[1]);
   }
   g_autoptr(WhRun) ref = start(sc, cc, WH_TIME_MAX);
@@ -195,16 +248,19 @@ static void check_advance(const char *cc, const char *set)
   const WhFlow *f0 = wh_transport_flow(ref->tp, 0);
   WhTime rtt = 6 * WH_US + 3 * wh_time_tx(run->tp->p.mtu + run->tp->p.header_bytes,
                                           net->port[f0->fwd[0]].rate_bps);
+  double err[4], tol[4];
   for (uint32_t i = 0; i < 4; i++) {
     const WhFlow *a = wh_transport_flow(ref->tp, i), *b = wh_transport_flow(run->tp, i);
-    ck_assert_uint_eq(b->rcv_nxt, size);
+    ck_assert_uint_eq(b->rcv_nxt, b->size);
     double fa = (double)(a->finish - a->start), fb = (double)(b->finish - b->start);
-    double tol = MAX((double)rtt, 0.01 * fa);
+    err[i] = fb - fa;
+    tol[i] = MAX((double)rtt, 0.01 * fa);
     fprintf(stderr, "%s advance: flow %u FCT %.1f us packet by packet, %.1f us skipped (%+.3f%%)\n",
-            cc, i, fa * 1e-6, fb * 1e-6, (fb - fa) / fa * 100);
-    ck_assert_msg(fabs(fb - fa) <= tol, "%s flow %u: FCT %.0f vs %.0f ps (tolerance %.0f)", cc, i,
-                  fb, fa, tol);
+            cc, i, fa * 1e-6, fb * 1e-6, err[i] / fa * 100);
   }
+  for (uint32_t i = 0; i < 4 && c->fct_bound; i++)
+    ck_assert_msg(fabs(err[i]) <= tol[i], "%s flow %u: FCT off by %.0f ps (tolerance %.0f)", cc, i,
+                  err[i], tol[i]);
 }
 
 START_TEST(test_advance)
@@ -212,10 +268,23 @@ START_TEST(test_advance)
   /* HPCC with W_AI = (1 - eta) x B / N for N = 4 flows, the HPCC paper's sizing for
    * fair convergence (its run.py default, 40 Mb/s, converges to a drifting unfair
    * split that no rate window predicts) */
-  static const struct {
-    const char *cc, *set;
-  } cases[] = {{"dcqcn", NULL}, {"hpcc", "wh::HpccCc::Wai=1.25Gbps"}};
-  check_advance(cases[_i].cc, cases[_i].set);
+  static const char *hpcc[] = {"wh::HpccCc::Wai=1.25Gbps", NULL};
+  static const char *dctcp[] = {"wh::DctcpCc::Kmin=250KB", "wh::DctcpCc::Kmax=350KB",
+                                "wh::RdmaFlow::Mtu=4096B", NULL};
+  /* Each skip starts after the CC has converged (DCQCN's shares settle over tens of
+   * ms) and estimates rates over a window spanning several CC periods. DCTCP's FCTs
+   * are reported, not bounded: without timing noise its flows lock into packet
+   * positions in the queue, so any perturbation (this skip included) moves the share
+   * split for good, and FCTs move by about 1.3% after a 2 ms skip even for 0.5 s
+   * flows. Its shift is still checked to be exact, and its bytes and retransmissions
+   * like the others'. */
+  static const AdvanceCase cases[] = {
+      {"dcqcn", NULL, 300000000, 60 * WH_MS, 2 * WH_MS, 10 * WH_MS, TRUE},
+      {"hpcc", hpcc, 60000000, 12 * WH_MS, 2 * WH_MS, 4 * WH_MS, TRUE},
+      {"dctcp", dctcp, 1500000000, 100 * WH_MS, 2 * WH_MS, 50 * WH_MS, FALSE},
+  };
+  check_pure_shift(&cases[_i]);
+  check_advance(&cases[_i]);
 }
 END_TEST
 
@@ -292,7 +361,7 @@ Suite *wh_flow_state_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("advance");
   tcase_set_timeout(tc, 120);
-  tcase_add_loop_test(tc, test_advance, 0, 2);
+  tcase_add_loop_test(tc, test_advance, 0, 3);
   suite_add_tcase(s, tc);
   tc = tcase_create("sampler");
   tcase_set_timeout(tc, 60);
