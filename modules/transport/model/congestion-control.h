@@ -35,6 +35,11 @@ typedef struct {
    * a snapshot can store them relative to now and a shift can move them. */
   const uint16_t *time_fields;
   uint32_t n_time_fields;
+  /* Offsets of the uint64_t byte positions in the flow's stream kept in the state
+   * block, so an advance can move them and a snapshot can store them relative to
+   * snd_una. */
+  const uint16_t *seq_fields;
+  uint32_t n_seq_fields;
   /* (transfer full) class parameters for this run, freed with g_free. */
   void *(*configure)(const WhConfig *cfg, GError **error);
   void (*ecn)(const void *params, WhEcnConfig *out);

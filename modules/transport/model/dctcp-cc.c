@@ -246,12 +246,19 @@ static void dctcp_on_timer(WhFlow *f, unsigned timer, const void *params)
   (void)params;
 }
 
+static const uint16_t dctcp_seq_fields[] = {
+    offsetof(DctcpState, obs_end),
+    offsetof(DctcpState, hold_end),
+};
+
 const WhCcClass wh_dctcp_cc_class = {
     .name = "dctcp",
     .type = &wh_dctcp_cc_type,
     .uses_cnp = FALSE,
     .time_fields = NULL, /* no absolute times in the state */
     .n_time_fields = 0,
+    .seq_fields = dctcp_seq_fields,
+    .n_seq_fields = G_N_ELEMENTS(dctcp_seq_fields),
     .configure = dctcp_configure,
     .ecn = dctcp_ecn,
     .init = dctcp_init,

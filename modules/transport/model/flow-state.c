@@ -17,6 +17,18 @@ static inline void put_time(uint8_t *block, uint16_t off, WhTime t)
   memcpy(block + off, &t, sizeof t);
 }
 
+/* Adds `bytes` to every byte position the CC keeps (modulo 2^64). */
+static void move_seq_fields(WhFlow *f, uint64_t bytes)
+{
+  const WhCcClass *cc = f->tp->cc;
+  for (uint32_t i = 0; i < cc->n_seq_fields; i++) {
+    uint64_t v;
+    memcpy(&v, f->cc.bytes + cc->seq_fields[i], sizeof v);
+    v += bytes;
+    memcpy(f->cc.bytes + cc->seq_fields[i], &v, sizeof v);
+  }
+}
+
 void wh_flow_cc_snapshot(const WhFlow *f, WhCcSnapshot *out)
 {
   const WhCcClass *cc = f->tp->cc;
@@ -33,6 +45,12 @@ void wh_flow_cc_snapshot(const WhFlow *f, WhCcSnapshot *out)
       continue;
     out->time_set |= 1u << i;
     put_time(out->state, cc->time_fields[i], (WhTime)((int64_t)(t - now)));
+  }
+  for (uint32_t i = 0; i < cc->n_seq_fields; i++) {
+    uint64_t v;
+    memcpy(&v, out->state + cc->seq_fields[i], sizeof v);
+    v -= f->snd_una; /* relative, two's complement */
+    memcpy(out->state + cc->seq_fields[i], &v, sizeof v);
   }
   for (unsigned k = 0; k < WH_CC_SNAPSHOT_TIMERS; k++) {
     const WhEvent *ev = f->timers[k + 1];
@@ -69,6 +87,7 @@ gboolean wh_flow_cc_restore(WhFlow *f, const WhCcSnapshot *snap, GError **error)
     put_time(f->cc.bytes, cc->time_fields[i],
              (snap->time_set >> i) & 1u ? (WhTime)((int64_t)now + (int64_t)rel) : 0);
   }
+  move_seq_fields(f, f->snd_una);
   for (unsigned k = 0; k < WH_CC_SNAPSHOT_TIMERS; k++) {
     unsigned slot = k + 1;
     if (f->timers[slot]) {
@@ -174,6 +193,7 @@ gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError
   f->rcv_nxt += bytes;
   if (f->nack_sent)
     f->nack_for += bytes;
+  move_seq_fields(f, bytes);
   tp->c.advanced_bytes += bytes;
   wh_transport_flow_progressed(tp, f);
   return TRUE;

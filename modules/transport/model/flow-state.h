@@ -28,9 +28,9 @@ typedef struct {
 void wh_flow_cc_snapshot(const WhFlow *f, WhCcSnapshot *out);
 
 /* Puts `snap` into `f` at now: state, rate, window and CC timers (re-armed at now +
- * their relative times). When now is the time the snapshot was taken, re-armed timers
- * keep their original sequence numbers, so a restore in the same timeline is exact
- * to the event. Fails if the snapshot belongs to another CC class. */
+ * their relative times; byte positions relative to snd_una). When now is the time the snapshot was
+ * taken, re-armed timers keep their original sequence numbers, so a restore in the same timeline is
+ * exact to the event. Fails if the snapshot belongs to another CC class. */
 gboolean wh_flow_cc_restore(WhFlow *f, const WhCcSnapshot *snap, GError **error);
 
 /* Fixed-size, versioned byte form (host byte order: for use within one build on one
@@ -45,8 +45,9 @@ gboolean wh_cc_snapshot_deserialize(const uint8_t *bytes, gsize len, WhCcSnapsho
 void wh_transport_shift_flow(WhTransport *tp, WhFlow *f, WhTime shift);
 
 /* Advances flow `f` by `bytes` at both ends: the sender's sequence numbers, the
- * receiver's expected byte, and every packet of the flow still queued or in flight
- * (data and ACK/NACK/CNP sequence numbers move by `bytes`), so the flow continues as
+ * receiver's expected byte, the byte positions the CC keeps (its seq_fields), and
+ * every packet of the flow still queued or in flight (data and ACK/NACK/CNP sequence
+ * numbers move by `bytes`), so the flow continues as
  * if those bytes had been delivered, with no byte counted twice and no gap for the
  * receiver to NACK. The advanced bytes are counted in the transport's
  * advanced_bytes, neither sent nor delivered. Needs bytes <= size - (highest byte

@@ -17,7 +17,7 @@
  *   otherwise:              rate *= max(0, 1 - Beta g)
  * clamped to [MinRate, line rate]. The hyper-increase count grows on every increase and
  * restarts on every decrease (the HPCC simulator's incStage); the hyper step applies in the
- * gradient branch only, as in the paper (N = 5 after five negative gradients).
+ * gradient branch only, after HaiThreshold (5) increases in a row of any kind.
  * Patched (Zhu et al., sec. 5): between TLow and THigh the update becomes
  *   rate = Rai (1 - w) + rate (1 - PatchedBeta w (rtt - RttRef) / RttRef),
  *   w = min(1, max(0, 2 g + 1/2)),
@@ -27,9 +27,10 @@
  * Defaults: the HPCC simulator's TIMELY parameters (Alpha 0.875, Beta 0.8, TLow 50 us,
  * THigh 500 us, MinRtt 20 us; run.py: Rai = 10 Mb/s and Rhai = 50 Mb/s per 10 Gb/s of
  * link rate, i.e. 100 and 500 Mb/s at 100 Gb/s, scaled with the flow's line rate when
- * ScaleWithRate is on; MinRate 1000 Mb/s). PatchedBeta 0.008 and RttRef = TLow are our
- * choices (the paper's analysis leaves the reference RTT as a parameter): with them the
- * patched update moves the rate by well under 1% per round trip. */
+ * ScaleWithRate is on; MinRate 1000 Mb/s). PatchedBeta 0.008 and RttRef = TLow are
+ * assumed: they are the values of a public implementation of the patch (eRPC), not
+ * taken from the paper's text; with them the patched update moves the rate by well
+ * under 1% per round trip. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -215,12 +216,18 @@ static void timely_on_timer(WhFlow *f, unsigned timer, const void *params)
   (void)params;
 }
 
+static const uint16_t timely_seq_fields[] = {
+    offsetof(TimelyState, update_at),
+};
+
 const WhCcClass wh_timely_cc_class = {
     .name = "timely",
     .type = &wh_timely_cc_type,
     .uses_cnp = FALSE,
     .time_fields = NULL, /* prev_rtt is a duration; no absolute times in the state */
     .n_time_fields = 0,
+    .seq_fields = timely_seq_fields,
+    .n_seq_fields = G_N_ELEMENTS(timely_seq_fields),
     .configure = timely_configure,
     .ecn = timely_ecn,
     .init = timely_init,

@@ -1,8 +1,10 @@
 /* DCTCP tests: a lone flow's slow start reaches line rate (FCT against the
  * store-and-forward formula), the MaxWindow cap bounds throughput at window / RTT,
- * 4 and 16 staggered flows share a 100 Gb/s dumbbell bottleneck fairly with the queue
- * held near the marking threshold K, and a lossy 16:1 incast recovers through the
- * NACK path. Each run simulates at most 300 ms (about 2 s of wall time). */
+ * 4 staggered flows share a 100 Gb/s dumbbell bottleneck fairly with the queue held
+ * near the marking threshold K; 16 flows keep the Jain index above 0.99 with step
+ * marking and share within 5% with marking randomized by a +-50 KB ramp around K; and a lossy 16:1
+ * incast recovers through the NACK path. Each run simulates at most 300 ms (about 2 s of wall
+ * time). */
 #include <check.h>
 #include <math.h>
 

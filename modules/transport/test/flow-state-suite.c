@@ -1,8 +1,10 @@
 /* Flow-state tests: CC snapshot/restore through bytes reproduces a run exactly from
- * the restore on (and a scrambled state without the restore does not); advancing
- * flows across a frozen, parked and shifted network delivers every byte exactly
- * once, without retransmissions, and keeps each FCT within one RTT or 1% of the run
- * that simulated the skipped interval packet by packet. */
+ * the restore on (and a scrambled state without the restore does not); parking and
+ * shifting the whole network reproduces the run exactly, shifted; advancing flows
+ * across a frozen, parked and shifted network delivers every byte exactly once,
+ * without retransmissions, and keeps each FCT within one RTT or 1% of the run that
+ * simulated the skipped interval packet by packet (DCQCN, HPCC, DCTCP); the rate
+ * sampler observes without changing the run. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -11,7 +13,6 @@
 #include "rate-sampler.h"
 #include "test-util.h"
 
-/* Four flows on a 100 Gb/s dumbbell, started 100 us apart. */
 /* Four flows on a 100 Gb/s dumbbell, started 100 us apart; flow i carries
  * size x (1 + i x spread). */
 static WhScenario *four_flows_spread(uint64_t size, double spread)
@@ -166,11 +167,10 @@ typedef struct {
   const char *const *sets;
   uint64_t size;
   WhTime t, dt, window;
-  gboolean fct_bound; /* assert FCTs within max(RTT, 1%); else report them */
 } AdvanceCase;
 
-/* Freezes and parks everything at t, shifts it all by dt and resumes without
- * advancing: the rest of the run must be the reference run moved dt later, exactly. */
+/* Parks everything at t, shifts it all by dt and resumes without advancing: the rest of the run
+ * must be the reference run moved dt later, exactly. */
 static void check_pure_shift(const AdvanceCase *c)
 {
   g_autoptr(WhScenario) sc = four_flows_spread(c->size, 0.5);
@@ -276,19 +276,7 @@ static void check_advance(const AdvanceCase *c)
     fprintf(stderr, "%s advance: flow %u FCT %.1f us packet by packet, %.1f us skipped (%+.3f%%)\n",
             cc, i, fa * 1e-6, fb * 1e-6, err[i] / fa * 100);
   }
-  if (!c->fct_bound) {
-    /* for scale: how far the exact engine itself moves these FCTs when only the seed
-     * (ECMP salt and marking draws) changes */
-    WhRunOptions opts = {.cc = cc, .has_seed = TRUE, .seed = 2};
-    g_autoptr(WhRun) other = wh_test_run(sc, &opts);
-    for (uint32_t i = 0; i < 4; i++) {
-      const WhFlow *a = wh_transport_flow(ref->tp, i), *o = wh_transport_flow(other->tp, i);
-      double fa = (double)(a->finish - a->start), fo = (double)(o->finish - o->start);
-      fprintf(stderr, "%s seed 2 vs seed 1, no skip: flow %u FCT %+.3f%%\n", cc, i,
-              (fo - fa) / fa * 100);
-    }
-  }
-  for (uint32_t i = 0; i < 4 && c->fct_bound; i++)
+  for (uint32_t i = 0; i < 4; i++)
     ck_assert_msg(fabs(err[i]) <= tol[i], "%s flow %u: FCT off by %.0f ps (tolerance %.0f)", cc, i,
                   err[i], tol[i]);
 }
@@ -302,17 +290,13 @@ START_TEST(test_advance)
   static const char *dctcp[] = {"wh::DctcpCc::Kmin=250KB", "wh::DctcpCc::Kmax=350KB",
                                 "wh::RdmaFlow::Mtu=4096B", NULL};
   /* Each skip starts after the CC has converged (DCQCN's shares settle over tens of
-   * ms) and estimates rates over a window spanning several CC periods. DCTCP's FCTs
-   * are reported, not bounded: its per-flow rates never become steady here (dR over
-   * 1 ms samples is about 40%, against Wormhole's threshold of 5%; DCQCN measures
-   * 3-6%, HPCC 0.5-2%), so no rate predicts the skipped interval, and FCTs move by
-   * about 1.3% after a 2 ms skip even for 0.5 s flows (a change of seed alone moves
-   * them by about 0.5%). Its shift is still checked to be exact, and its bytes and
-   * retransmissions like the others'. */
+   * ms) and estimates rates over a window spanning many CC periods: DCTCP's per-flow
+   * rates swing by about 40% between 1 ms samples (dR, printed; DCQCN 3-6%, HPCC
+   * 0.5-2%), so its window is 50 ms. */
   static const AdvanceCase cases[] = {
-      {"dcqcn", NULL, 300000000, 60 * WH_MS, 2 * WH_MS, 10 * WH_MS, TRUE},
-      {"hpcc", hpcc, 60000000, 12 * WH_MS, 2 * WH_MS, 4 * WH_MS, TRUE},
-      {"dctcp", dctcp, 1500000000, 100 * WH_MS, 2 * WH_MS, 50 * WH_MS, FALSE},
+      {"dcqcn", NULL, 300000000, 60 * WH_MS, 2 * WH_MS, 10 * WH_MS},
+      {"hpcc", hpcc, 60000000, 12 * WH_MS, 2 * WH_MS, 4 * WH_MS},
+      {"dctcp", dctcp, 1500000000, 100 * WH_MS, 2 * WH_MS, 50 * WH_MS},
   };
   check_pure_shift(&cases[_i]);
   check_advance(&cases[_i]);
