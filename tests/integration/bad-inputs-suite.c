@@ -66,6 +66,7 @@ static const BadInput bad_inputs[] = {
     {"flow-size-zero.xml", {"\"size\"", "0B", "greater than zero"}, 7},
     {"unit-size-unknown-suffix.xml", {"\"size\"", "10XB", "XB"}, 7},
     {"unit-time-missing.xml", {"\"start\"", "\"100\"", "unit"}, 7},
+    {"sample-period-zero.xml", {"\"sample-period\"", "greater than zero"}, 2},
     {"flow-host-index-out-of-range.xml", {"\"dst\"", "\"7\""}, 8},
     {"flow-unknown-host-name.xml", {"\"dst\"", "h9"}, 11},
     {"flow-duplicate-id.xml", {"duplicate flow id", "\"x\""}, 9},

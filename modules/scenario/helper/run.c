@@ -309,8 +309,9 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   if (!add_flows(run, error))
     return NULL;
   run->stop = sc->stop;
-  if (opts && opts->sample_period)
-    run->sampler = wh_rate_sampler_new(run->tp, opts->sample_period);
+  WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
+  if (sample)
+    run->sampler = wh_rate_sampler_new(run->tp, sample);
   return g_steal_pointer(&run);
 }
 

@@ -16,7 +16,7 @@ typedef struct {
   const char *scheduler; /* nullable */
   const char *cc;        /* nullable */
   char **sets;           /* nullable, NULL-terminated "Type::Param=value" */
-  WhTime sample_period;  /* > 0: attach a rate sampler; outputs rates.csv, queues.csv */
+  WhTime sample_period;  /* > 0: attach a rate sampler (overrides the scenario's) */
 } WhRunOptions;
 
 typedef struct {

@@ -205,11 +205,11 @@ static const xmlNode *find_xinclude(const xmlNode *n)
 typedef struct {
   const char *element;
   const char *required[4];
-  const char *optional[6];
+  const char *optional[7];
 } AttrRule;
 
 static const AttrRule attr_rules[] = {
-    {"scenario", {NULL}, {"name", "seed", "cc", "scheduler", "stop", NULL}},
+    {"scenario", {NULL}, {"name", "seed", "cc", "scheduler", "stop", "sample-period", NULL}},
     {"set", {"param", "value", NULL}, {NULL}},
     {"topology", {"type", NULL}, {NULL}},
     {"param", {"name", "value", NULL}, {NULL}},
@@ -486,6 +486,10 @@ static gboolean load_root(Loader *ld, const xmlNode *root)
   uint64_t stop;
   if (!unit_attr(ld, root, "stop", wh_units_parse_time, TRUE, 0, &stop))
     return FALSE;
+  uint64_t sample;
+  if (!unit_attr(ld, root, "sample-period", wh_units_parse_time, TRUE, 0, &sample))
+    return FALSE;
+  sc->sample_period = sample;
   sc->stop = stop;
   for (const xmlNode *n = root->children; n; n = n->next) {
     if (n->type != XML_ELEMENT_NODE)

@@ -56,6 +56,7 @@ typedef struct {
   char *cc;                     /* nullable */
   char *scheduler;              /* nullable */
   WhTime stop;                  /* 0: run to completion */
+  WhTime sample_period;         /* 0: no rate sampler */
   char *topology;               /* type name, or "wh::Custom" */
   int root_line, topology_line; /* for messages; 0 when built in code */
   GPtrArray *sets;              /* WhScenarioSet*, in file order, topology params included */
