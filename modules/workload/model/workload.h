@@ -1,0 +1,92 @@
+/* Training workloads: a job is a set of ranks (one per host) and a DAG of operations:
+ * compute(rank, duration), p2p send(src, dst, bytes) and collectives over a rank group
+ * (all-reduce, reduce-scatter, all-gather, all-to-all) with a chosen algorithm. When
+ * an operation's dependencies have all ended it starts; a collective expands into
+ * transfers (one flow each) with their own step dependencies (ring: the chunk a rank
+ * forwards in step k+1 is the one it received in step k; pairwise all-to-all: round
+ * i+1 of a rank follows its round-i send and receive; direct: all at once), and ends
+ * when its last transfer's last byte arrives. The workload drives the transport: it
+ * adds flows as transfers become ready and hears of their completion through the
+ * transport's flow-done callback. Cost: O(1) per transfer and dependency edge, plus
+ * one event per compute operation (owned by the rank's NIC port). */
+#ifndef WH_WORKLOAD_H
+#define WH_WORKLOAD_H
+
+#include <glib.h>
+#include "rdma-transport.h"
+
+#define WH_WORKLOAD_ERROR (wh_workload_error_quark())
+GQuark wh_workload_error_quark(void);
+
+typedef enum {
+  WH_WORKLOAD_ERROR_INVALID,
+} WhWorkloadError;
+
+typedef enum {
+  WH_OP_COMPUTE,
+  WH_OP_SEND,
+  WH_OP_COLLECTIVE,
+} WhOpKind;
+
+typedef enum {
+  WH_COLL_ALL_REDUCE,     /* size: each rank's buffer */
+  WH_COLL_REDUCE_SCATTER, /* size: each rank's full input; it keeps size / n */
+  WH_COLL_ALL_GATHER,     /* size: the full output; each rank contributes size / n */
+  WH_COLL_ALL_TO_ALL,     /* size: each rank's send buffer, size / n per peer */
+} WhCollKind;
+
+typedef enum {
+  WH_ALGO_RING,     /* all-reduce, reduce-scatter, all-gather */
+  WH_ALGO_PAIRWISE, /* all-to-all: n - 1 rounds, rank r sends to (r + i) mod n in round i */
+  WH_ALGO_DIRECT,   /* all-to-all: every pair at once */
+} WhCollAlgo;
+
+typedef struct WhWorkload WhWorkload;
+
+/* (transfer full); `tp` (transfer none) must outlive it. Ranks 0..n_ranks-1 run on
+ * hosts 0..n_ranks-1 unless wh_workload_map_rank says otherwise. The workload installs
+ * itself as the transport's flow-done callback. */
+WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks);
+void wh_workload_free(WhWorkload *w);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhWorkload, wh_workload_free)
+
+gboolean wh_workload_map_rank(WhWorkload *w, uint32_t rank, uint32_t host, GError **error);
+
+/* Builders: return the new op's id (ops are numbered 0.. in order), or -1 with an
+ * error. `deps` (nullable) lists op ids that must end first; only earlier ops. */
+int64_t wh_workload_add_compute(WhWorkload *w, const char *name, uint32_t rank, WhTime duration,
+                                const uint32_t *deps, uint32_t n_deps, GError **error);
+int64_t wh_workload_add_send(WhWorkload *w, const char *name, uint32_t src, uint32_t dst,
+                             uint64_t bytes, const uint32_t *deps, uint32_t n_deps, GError **error);
+int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind kind,
+                                   WhCollAlgo algo, const uint32_t *group, uint32_t n,
+                                   uint64_t bytes, const uint32_t *deps, uint32_t n_deps,
+                                   GError **error);
+
+/* Starts every op without dependencies at the current time. */
+void wh_workload_start(WhWorkload *w);
+
+uint32_t wh_workload_n_ops(const WhWorkload *w);
+gboolean wh_workload_done(const WhWorkload *w);
+
+typedef struct {
+  uint32_t id;
+  WhOpKind kind;
+  const char *name;
+  uint32_t rank;     /* compute: its rank; send: the source; collective: the group's first */
+  WhTime start, end; /* end 0: not ended */
+  const uint32_t *deps;
+  uint32_t n_deps;
+  uint32_t n_flows; /* flows the op put on the network */
+} WhOpInfo;
+
+void wh_workload_op_info(const WhWorkload *w, uint32_t op, WhOpInfo *out);
+
+const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll);
+gboolean wh_coll_kind_parse(const char *text, WhCollKind *out);
+gboolean wh_coll_algo_parse(const char *text, WhCollAlgo *out);
+
+/* Writes ops.csv: op_id,rank,kind,name,start_ps,end_ps,deps (deps ';'-separated). */
+char *wh_workload_ops_csv(const WhWorkload *w);
+
+#endif

@@ -1,0 +1,195 @@
+/* Workload tests: every collective algorithm and a p2p send on an idle non-blocking
+ * fabric (one switch) against its closed-form time within 2%, and the DAG order of
+ * ops.csv: no op starts before all its dependencies have ended. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "test-util.h"
+#include "workload.h"
+
+#define N 8
+#define RATE 100e9
+
+typedef struct {
+  WhScenario *sc;
+  WhRun *run;
+  WhWorkload *w;
+} Job;
+
+static void job_open(Job *j, uint32_t hosts)
+{
+  j->sc = wh_scenario_new("workload", "wh::Star");
+  g_autofree char *h = g_strdup_printf("%u", hosts);
+  wh_scenario_add_set(j->sc, "wh::Star::Hosts", h);
+  g_autoptr(GError) err = NULL;
+  j->run = wh_run_new(j->sc, NULL, &err);
+  ck_assert_msg(j->run != NULL, "%s", err ? err->message : "");
+  j->w = wh_workload_new(j->run->tp, hosts);
+}
+
+static void job_run(Job *j)
+{
+  wh_workload_start(j->w);
+  wh_sim_run(j->run->sim);
+  ck_assert(wh_workload_done(j->w));
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(j->run, &err), "%s", err ? err->message : "");
+}
+
+static void job_close(Job *j)
+{
+  wh_workload_free(j->w);
+  wh_run_free(j->run);
+  wh_scenario_free(j->sc);
+}
+
+/* Time for `bytes` to cross the star's two hops: every frame serialized at the
+ * sender, the last one again at the switch, plus two propagation delays. With
+ * `acks`, the sender's NIC also carries one ACK frame per data frame for the flow it
+ * receives at the same time (every rank of a ring or all-to-all both sends and
+ * receives), so each data frame costs its own and an ACK's serialization. */
+static double step_ps_acks(const WhTransportParams *p, uint64_t bytes, gboolean acks)
+{
+  uint64_t full = bytes / p->mtu, rest = bytes % p->mtu;
+  double ack = acks ? (double)p->ctrl_bytes : 0;
+  double serial = (double)full * (p->mtu + p->header_bytes + ack) * 8 / RATE * 1e12 +
+                  (rest ? (double)(rest + p->header_bytes + ack) * 8 / RATE * 1e12 : 0);
+  double last = (double)((rest ? rest : p->mtu) + p->header_bytes) * 8 / RATE * 1e12;
+  return serial + last + 2 * 1e6;
+}
+
+static double step_ps(const WhTransportParams *p, uint64_t bytes)
+{
+  return step_ps_acks(p, bytes, FALSE);
+}
+
+static void check_time(const char *what, WhTime got, double expect)
+{
+  double err = fabs((double)got - expect) / expect;
+  fprintf(stderr, "%s: %.3f us, closed form %.3f us (%+.3f%%)\n", what, (double)got * 1e-6,
+          expect * 1e-6, ((double)got - expect) / expect * 100);
+  ck_assert_msg(err < 0.02, "%s: %.0f ps vs %.0f ps", what, (double)got, expect);
+}
+
+static uint32_t group[N] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+static void run_collective(const char *what, WhCollKind kind, WhCollAlgo algo, uint64_t bytes,
+                           double steps_or_direct)
+{
+  Job j;
+  job_open(&j, N);
+  g_autoptr(GError) err = NULL;
+  int64_t id = wh_workload_add_collective(j.w, what, kind, algo, group, N, bytes, NULL, 0, &err);
+  ck_assert_msg(id == 0, "%s", err ? err->message : "");
+  job_run(&j);
+  WhOpInfo info;
+  wh_workload_op_info(j.w, 0, &info);
+  const WhTransportParams *p = &j.run->tp->p;
+  uint64_t chunk = (bytes + N - 1) / N;
+  double expect;
+  if (steps_or_direct > 0) {
+    expect = steps_or_direct * step_ps_acks(p, chunk, TRUE);
+  } else {
+    /* direct: each NIC interleaves its n - 1 flows (and the ACKs of the n - 1 it
+     * receives); the last frame then crosses the switch */
+    double frame = (double)(p->mtu + p->header_bytes) * 8 / RATE * 1e12;
+    expect = (N - 1) * (step_ps_acks(p, chunk, TRUE) - 2e6 - frame) + frame + 2e6;
+  }
+  check_time(what, info.end - info.start, expect);
+  job_close(&j);
+}
+
+START_TEST(test_ring_all_reduce)
+{
+  /* 2 (n - 1) steps of S / n: 2 (n-1)/n x S/B plus 2 (n - 1) step latencies */
+  run_collective("ring all-reduce 16 MB over 8", WH_COLL_ALL_REDUCE, WH_ALGO_RING, 16000000,
+                 2 * (N - 1));
+}
+END_TEST
+
+START_TEST(test_reduce_scatter)
+{
+  run_collective("ring reduce-scatter 16 MB over 8", WH_COLL_REDUCE_SCATTER, WH_ALGO_RING, 16000000,
+                 N - 1);
+}
+END_TEST
+
+START_TEST(test_all_gather)
+{
+  run_collective("ring all-gather 16 MB over 8", WH_COLL_ALL_GATHER, WH_ALGO_RING, 16000000, N - 1);
+}
+END_TEST
+
+START_TEST(test_pairwise_all_to_all)
+{
+  run_collective("pairwise all-to-all 16 MB over 8", WH_COLL_ALL_TO_ALL, WH_ALGO_PAIRWISE, 16000000,
+                 N - 1);
+}
+END_TEST
+
+START_TEST(test_direct_all_to_all)
+{
+  run_collective("direct all-to-all 16 MB over 8", WH_COLL_ALL_TO_ALL, WH_ALGO_DIRECT, 16000000, 0);
+}
+END_TEST
+
+START_TEST(test_p2p_and_dag_order)
+{
+  /* compute -> send -> compute on the receiver, and an all-reduce after both */
+  Job j;
+  job_open(&j, 4);
+  g_autoptr(GError) err = NULL;
+  uint32_t g4[] = {0, 1, 2, 3};
+  ck_assert_int_eq(wh_workload_add_compute(j.w, "fwd0", 0, 50 * WH_US, NULL, 0, &err), 0);
+  uint32_t d1[] = {0};
+  ck_assert_int_eq(wh_workload_add_send(j.w, "act", 0, 1, 4000000, d1, 1, &err), 1);
+  uint32_t d2[] = {1};
+  ck_assert_int_eq(wh_workload_add_compute(j.w, "fwd1", 1, 30 * WH_US, d2, 1, &err), 2);
+  uint32_t d3[] = {0, 2};
+  ck_assert_int_eq(wh_workload_add_collective(j.w, "grad", WH_COLL_ALL_REDUCE, WH_ALGO_RING, g4, 4,
+                                              8000000, d3, 2, &err),
+                   3);
+  uint32_t bad[] = {7};
+  ck_assert_int_eq(wh_workload_add_compute(j.w, "x", 0, 1, bad, 1, NULL), -1);
+  job_run(&j);
+  WhOpInfo send;
+  wh_workload_op_info(j.w, 1, &send);
+  check_time("p2p 4 MB", send.end - send.start, step_ps(&j.run->tp->p, 4000000));
+  /* ops.csv: every op starts at or after the end of each of its dependencies */
+  g_autofree char *csv = wh_workload_ops_csv(j.w);
+  ck_assert(g_str_has_prefix(csv, "op_id,rank,kind,name,start_ps,end_ps,deps\n"));
+  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+  guint64 start[8] = {0}, end[8] = {0};
+  int n = 0;
+  for (int i = 1; lines[i] && *lines[i]; i++, n++) {
+    g_auto(GStrv) f = g_strsplit(lines[i], ",", 7);
+    start[n] = g_ascii_strtoull(f[4], NULL, 10);
+    end[n] = g_ascii_strtoull(f[5], NULL, 10);
+    ck_assert_uint_ge(end[n], start[n]);
+    if (*f[6]) {
+      g_auto(GStrv) deps = g_strsplit(f[6], ";", -1);
+      for (char **d = deps; *d; d++)
+        ck_assert_uint_ge(start[n], end[g_ascii_strtoull(*d, NULL, 10)]);
+    }
+  }
+  ck_assert_int_eq(n, 4);
+  ck_assert_uint_eq(start[3], MAX(end[0], end[2]));
+  job_close(&j);
+}
+END_TEST
+
+Suite *wh_workload_suite(void)
+{
+  Suite *s = suite_create("workload");
+  TCase *tc = tcase_create("collectives");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_ring_all_reduce);
+  tcase_add_test(tc, test_reduce_scatter);
+  tcase_add_test(tc, test_all_gather);
+  tcase_add_test(tc, test_pairwise_all_to_all);
+  tcase_add_test(tc, test_direct_all_to_all);
+  tcase_add_test(tc, test_p2p_and_dag_order);
+  suite_add_tcase(s, tc);
+  return s;
+}
