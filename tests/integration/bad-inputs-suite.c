@@ -37,7 +37,7 @@ static const BadInput bad_inputs[] = {
     {"security-billion-laughs.xml", {"DOCTYPE"}, 2},
     {"security-xinclude.xml", {"XInclude"}, 3},
     /* Schema violations. */
-    {"schema-unknown-element.xml", {"schema", "workload"}, 6},
+    {"schema-unknown-element.xml", {"schema", "trafficgen"}, 6},
     {"schema-flow-missing-size.xml", {"<flow>", "required attribute", "size"}, 7},
     {"schema-topology-missing.xml", {"lacks", "<topology>"}, 2},
     /* <set> and <param>: types, parameters, units and bounds. */
@@ -67,6 +67,12 @@ static const BadInput bad_inputs[] = {
     {"unit-size-unknown-suffix.xml", {"\"size\"", "10XB", "XB"}, 7},
     {"unit-time-missing.xml", {"\"start\"", "\"100\"", "unit"}, 7},
     {"sample-period-zero.xml", {"\"sample-period\"", "greater than zero"}, 2},
+    /* Workloads. */
+    {"workload-unknown-dep.xml", {"\"deps\"", "later", "defined before"}, 6},
+    {"workload-rank-beyond-hosts.xml", {"rank 7", "4 hosts"}, 4},
+    {"workload-bad-kind.xml", {"\"kind\"", "broadcast"}, 5},
+    {"workload-algorithm-mismatch.xml", {"algorithm", "all-reduce"}, 5},
+    {"workload-bad-ranks.xml", {"\"ranks\"", "3-1"}, 5},
     {"flow-host-index-out-of-range.xml", {"\"dst\"", "\"7\""}, 8},
     {"flow-unknown-host-name.xml", {"\"dst\"", "h9"}, 11},
     {"flow-duplicate-id.xml", {"duplicate flow id", "\"x\""}, 9},

@@ -89,13 +89,30 @@ static void print_report(const WhRun *run, const char *out_dir)
     printf("FCT        min %.3f us, median %.3f us, max %.3f us (%u of %u flows completed)\n",
            (double)fct[0] * 1e-6, (double)fct[n / 2] * 1e-6, (double)fct[n - 1] * 1e-6, n,
            tp->n_flows);
+  if (run->workload) {
+    double sum = 0, comp = 0, exp = 0;
+    for (uint32_t i = 0; i < run->iterations; i++) {
+      WhIterationStats st;
+      wh_run_iteration_stats(run, i, &st);
+      sum += (double)st.time;
+      comp += (double)st.compute;
+      exp += (double)st.exposed_comm;
+    }
+    double n = run->iterations;
+    printf("workload   %u ranks, %u ops, %u iteration%s: iteration time %.3f us (compute %.3f us, "
+           "exposed communication %.3f us)\n",
+           wh_workload_n_ranks(run->workload), wh_workload_n_ops(run->workload), run->iterations,
+           run->iterations == 1 ? "" : "s", sum / n * 1e-6, comp / n * 1e-6, exp / n * 1e-6);
+  }
   printf("congestion %" G_GUINT64_FORMAT " ECN marks, %" G_GUINT64_FORMAT
          " CNPs, %" G_GUINT64_FORMAT " PFC pauses, %" G_GUINT64_FORMAT " drops\n",
          wh_net_ecn_marks(run->net), tp->c.cnps, run->net->c.pfc_pauses, run->net->c.drops);
   printf("engine     %.0f events in %.3f s (%.2f M events/s, %.2f M link traversals/s)\n", ev,
          run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
   if (out_dir)
-    printf("outputs    %s/summary.json, %s/flows.csv\n", out_dir, out_dir);
+    printf("outputs    %s/summary.json, %s/flows.csv%s%s%s\n", out_dir, out_dir,
+           run->workload ? ", ops.csv" : "", run->sampler ? ", rates.csv, queues.csv" : "",
+           run->workload ? " (TP traffic is not modelled: only ops in the scenario)" : "");
   g_free(fct);
 }
 
@@ -108,6 +125,7 @@ static int cmd_run(int argc, char **argv)
   g_auto(GStrv) sets = NULL;
   g_auto(GStrv) plugins = NULL;
   g_autofree char *sample = NULL;
+  gint iterations = 0;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
@@ -120,6 +138,8 @@ static int cmd_run(int argc, char **argv)
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
        "override a parameter, e.g. wh::DcqcnCc::Kmin=400KB (repeatable)", "Type::Param=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
+      {"iterations", 0, 0, G_OPTION_ARG_INT, &iterations,
+       "run the workload N times (overrides the scenario's iterations)", "N"},
       {"sample-period", 0, 0, G_OPTION_ARG_STRING, &sample,
        "sample flow rates and queues every TIME; writes rates.csv and queues.csv", "TIME"},
       {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
@@ -144,7 +164,12 @@ static int cmd_run(int argc, char **argv)
   }
   if (!load_plugins(plugins))
     return EXIT_BAD_INPUT;
-  WhRunOptions opts = {.scheduler = scheduler, .cc = cc, .sets = sets};
+  if (iterations < 0 || iterations > 100000) {
+    fprintf(stderr, "whsim run: --iterations %d: expected 1..100000\n", iterations);
+    return EXIT_BAD_INPUT;
+  }
+  WhRunOptions opts = {
+      .scheduler = scheduler, .cc = cc, .sets = sets, .iterations = (uint32_t)iterations};
   if (sample && (!wh_units_parse_time(sample, &opts.sample_period, &err) || !opts.sample_period)) {
     fprintf(stderr, "whsim run: --sample-period %s: %s\n", sample,
             err ? err->message : "must be greater than zero");

@@ -282,6 +282,102 @@ static gboolean add_flows(WhRun *run, GError **error)
   return TRUE;
 }
 
+/* Adds the scenario's op DAG `iterations` times; the ops without dependencies of
+ * iteration i + 1 wait for every op of iteration i that nothing else waits for. */
+static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **error)
+{
+  WhScenario *sc = run->sc;
+  guint n = sc->ops->len;
+  if (n == 0)
+    return TRUE;
+  uint32_t ranks = 0;
+  for (guint i = 0; i < n; i++) {
+    const WhScenarioOp *o = sc->ops->pdata[i];
+    ranks = MAX(ranks, MAX(o->rank, o->dst) + 1);
+    for (uint32_t k = 0; k < o->n_ranks; k++)
+      ranks = MAX(ranks, o->ranks[k] + 1);
+  }
+  if (ranks > run->net->n_hosts)
+    return fail_at(error, sc, sc->workload_line,
+                   "<workload>: uses rank %u but the topology has %u hosts (one rank per host)",
+                   ranks - 1, run->net->n_hosts);
+  run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
+  run->ops_per_iteration = n;
+  run->workload = wh_workload_new(run->tp, ranks);
+  g_autofree gboolean *is_dep = g_new0(gboolean, n);
+  for (guint i = 0; i < n; i++) {
+    const WhScenarioOp *o = sc->ops->pdata[i];
+    for (uint32_t d = 0; d < o->n_deps; d++)
+      is_dep[o->deps[d]] = TRUE;
+  }
+  GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (uint32_t it = 0; it < run->iterations; it++) {
+    uint32_t base = it * n, prev = base - n;
+    for (guint i = 0; i < n; i++) {
+      const WhScenarioOp *o = sc->ops->pdata[i];
+      g_array_set_size(deps, 0);
+      for (uint32_t d = 0; d < o->n_deps; d++) {
+        uint32_t v = base + o->deps[d];
+        g_array_append_val(deps, v);
+      }
+      if (it > 0 && o->n_deps == 0) {
+        for (guint s = 0; s < n; s++) {
+          if (!is_dep[s]) {
+            uint32_t v = prev + s;
+            g_array_append_val(deps, v);
+          }
+        }
+      }
+      g_autoptr(GError) err = NULL;
+      int64_t id;
+      const uint32_t *dv = (const uint32_t *)deps->data;
+      if (o->kind == WH_OP_COMPUTE)
+        id = wh_workload_add_compute(run->workload, o->id, o->rank, o->duration, dv, deps->len,
+                                     &err);
+      else if (o->kind == WH_OP_SEND)
+        id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len,
+                                  &err);
+      else
+        id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll,
+                                        (WhCollAlgo)o->algo, o->ranks, o->n_ranks, o->bytes, dv,
+                                        deps->len, &err);
+      if (id < 0) {
+        g_array_free(deps, TRUE);
+        return fail_at(error, sc, o->line, "%s", err->message);
+      }
+    }
+  }
+  g_array_free(deps, TRUE);
+  return TRUE;
+}
+
+void wh_run_iteration_stats(const WhRun *run, uint32_t it, WhIterationStats *out)
+{
+  uint32_t n = run->ops_per_iteration;
+  WhTime begin = 0, end = 0;
+  if (it > 0) {
+    for (uint32_t i = (it - 1) * n; i < it * n; i++) {
+      WhOpInfo info;
+      wh_workload_op_info(run->workload, i, &info);
+      begin = MAX(begin, info.end);
+    }
+  }
+  g_autofree WhTime *compute = g_new0(WhTime, run->net->n_hosts);
+  WhTime busiest = 0;
+  for (uint32_t i = it * n; i < (it + 1) * n; i++) {
+    WhOpInfo info;
+    wh_workload_op_info(run->workload, i, &info);
+    end = MAX(end, info.end);
+    if (info.kind == WH_OP_COMPUTE) {
+      compute[info.rank] += info.end - info.start;
+      busiest = MAX(busiest, compute[info.rank]);
+    }
+  }
+  out->time = end > begin ? end - begin : 0;
+  out->compute = busiest;
+  out->exposed_comm = out->time > busiest ? out->time - busiest : 0;
+}
+
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
 {
   g_autoptr(WhRun) run = g_new0(WhRun, 1);
@@ -306,7 +402,7 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   WhTransportParams tpp;
   wh_transport_params_from_config(&tpp, run->cfg);
   run->tp = wh_transport_new(run->sim, run->net, &tpp, run->cc, cc_params);
-  if (!add_flows(run, error))
+  if (!add_flows(run, error) || !add_workload(run, opts, error))
     return NULL;
   run->stop = sc->stop;
   WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
@@ -320,6 +416,7 @@ void wh_run_free(WhRun *run)
   if (run == NULL)
     return;
   wh_rate_sampler_free(run->sampler);
+  wh_workload_free(run->workload);
   wh_transport_free(run->tp);
   wh_net_free(run->net);
   wh_sim_free(run->sim);
@@ -342,6 +439,8 @@ void wh_run_execute(WhRun *run)
   if (run->stop)
     wh_sim_stop_at(run->sim, run->stop);
   gint64 t0 = g_get_monotonic_time();
+  if (run->workload)
+    wh_workload_start(run->workload);
   wh_sim_run(run->sim);
   run->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
   if (run->sampler)
@@ -363,6 +462,10 @@ gboolean wh_run_check(const WhRun *run, GError **error)
                 "conservation: %" G_GUINT64_FORMAT " bytes sent != %" G_GUINT64_FORMAT
                 " delivered + %" G_GUINT64_FORMAT " dropped",
                 c->data_bytes_sent, c->data_bytes_arrived, nc->drop_data_payload);
+    return FALSE;
+  }
+  if (run->workload && !wh_workload_done(run->workload)) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "the workload did not finish");
     return FALSE;
   }
   if (run->net->pkt_live != 0 || run->sim->events_live != 0) {
@@ -405,6 +508,29 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("retransmitted_bytes", c->retx_bytes);
   FIELD("flows_completed", c->flows_finished);
 #undef FIELD
+  if (run->workload) {
+    GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
+    WhTime total = 0;
+    for (uint32_t i = 0; i < run->iterations; i++) {
+      WhIterationStats st;
+      wh_run_iteration_stats(run, i, &st);
+      total += st.time;
+      const char *sep = i ? ", " : "";
+      g_string_append_printf(its, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.time);
+      g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
+      g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
+    }
+    g_string_append_printf(j, "  \"ranks\": %u,\n", wh_workload_n_ranks(run->workload));
+    g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
+    g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
+    g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
+                           (guint64)(total / run->iterations));
+    g_string_append_printf(j, "  \"compute_ps\": [%s],\n", comp->str);
+    g_string_append_printf(j, "  \"exposed_comm_ps\": [%s],\n", exp->str);
+    g_string_free(its, TRUE);
+    g_string_free(comp, TRUE);
+    g_string_free(exp, TRUE);
+  }
   if (with_wall)
     g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
   g_string_append_printf(j, "  \"flows\": %u\n}\n", run->tp->n_flows);
@@ -418,8 +544,18 @@ static gboolean write_atomically(const char *dir, const char *name, const char *
   return g_file_set_contents(path, text, -1, error);
 }
 
+/* A flow's name in outputs: its scenario id, or its index for flows a workload made. */
+static const char *flow_label(const WhRun *run, uint32_t i, char buf[16])
+{
+  if (i < g_strv_length(run->flow_ids))
+    return run->flow_ids[i];
+  g_snprintf(buf, 16, "%u", i);
+  return buf;
+}
+
 static gboolean write_samples(const WhRun *run, const char *dir, GError **error)
 {
+  char label[16];
   const WhRateSampler *s = run->sampler;
   uint32_t periods = wh_rate_sampler_periods(s);
   WhTime period = wh_rate_sampler_period(s);
@@ -429,7 +565,7 @@ static gboolean write_samples(const WhRun *run, const char *dir, GError **error)
       uint64_t sent = wh_rate_sampler_sent(s, i, k), del = wh_rate_sampler_delivered(s, i, k);
       if (sent || del)
         g_string_append_printf(rates, "%" G_GUINT64_FORMAT ",%s,%.0f,%.0f\n", (guint64)(k * period),
-                               run->flow_ids[i], (double)sent * 8 / wh_time_to_s(period),
+                               flow_label(run, i, label), (double)sent * 8 / wh_time_to_s(period),
                                (double)del * 8 / wh_time_to_s(period));
     }
   }
@@ -455,10 +591,11 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
   }
   g_autofree char *summary = wh_run_summary_json(run, TRUE);
   GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n");
+  char label[16];
   for (uint32_t i = 0; i < run->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(run->tp, i);
     g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
-                           run->flow_ids[i], f->src, f->dst, f->size, f->start);
+                           flow_label(run, i, label), f->src, f->dst, f->size, f->start);
     if (f->finish)
       g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", f->finish,
                              f->finish - f->start);
@@ -470,5 +607,9 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
   g_string_free(csv, TRUE);
   if (ok && run->sampler)
     ok = write_samples(run, dir, error);
+  if (ok && run->workload) {
+    g_autofree char *ops = wh_workload_ops_csv(run->workload);
+    ok = write_atomically(dir, "ops.csv", ops, error);
+  }
   return ok;
 }

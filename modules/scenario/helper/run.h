@@ -8,6 +8,7 @@
 #include <glib.h>
 #include "rate-sampler.h"
 #include "rdma-transport.h"
+#include "workload.h"
 #include "scenario.h"
 
 typedef struct {
@@ -17,6 +18,7 @@ typedef struct {
   const char *cc;        /* nullable */
   char **sets;           /* nullable, NULL-terminated "Type::Param=value" */
   WhTime sample_period;  /* > 0: attach a rate sampler (overrides the scenario's) */
+  uint32_t iterations;   /* > 0: workload iterations (overrides the scenario's) */
 } WhRunOptions;
 
 typedef struct {
@@ -29,6 +31,9 @@ typedef struct {
   WhSim *sim;
   WhNet *net;
   WhRateSampler *sampler; /* nullable */
+  WhWorkload *workload;   /* nullable: the scenario's <workload>, `iterations` times */
+  uint32_t iterations;
+  uint32_t ops_per_iteration;
   WhTransport *tp;
   char **flow_ids; /* display id per flow */
   double wall_s;
@@ -53,6 +58,13 @@ gboolean wh_run_check(const WhRun *run, GError **error);
  * DIR/rates.csv (period_start_ps,flow_id,sent_bps,delivered_bps; periods with
  * traffic) and DIR/queues.csv (period_end_ps,port,node,queue_bytes; non-empty). */
 gboolean wh_run_write(const WhRun *run, const char *dir, GError **error);
+
+/* Per workload iteration: its time (from the previous iteration's end), the largest
+ * compute time of any rank in it, and the rest (exposed communication). */
+typedef struct {
+  WhTime time, compute, exposed_comm;
+} WhIterationStats;
+void wh_run_iteration_stats(const WhRun *run, uint32_t iteration, WhIterationStats *out);
 
 /* The summary as a JSON object (transfer full); `with_wall` adds wall_s. */
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall);

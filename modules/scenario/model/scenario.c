@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "topology.h"
+#include "workload.h"
 #include "units.h"
 
 extern const char wh_scenario_schema_rng[];
@@ -49,6 +50,15 @@ static void link_free(gpointer p)
   g_free(l);
 }
 
+static void op_free(gpointer p)
+{
+  WhScenarioOp *o = p;
+  g_free(o->id);
+  g_free(o->ranks);
+  g_free(o->deps);
+  g_free(o);
+}
+
 static void node_free(gpointer p)
 {
   WhScenarioNode *n = p;
@@ -66,6 +76,8 @@ WhScenario *wh_scenario_new(const char *name, const char *topology)
   sc->nodes = g_ptr_array_new_with_free_func(node_free);
   sc->links = g_ptr_array_new_with_free_func(link_free);
   sc->flows = g_ptr_array_new_with_free_func(flow_free);
+  sc->ops = g_ptr_array_new_with_free_func(op_free);
+  sc->iterations = 1;
   return sc;
 }
 
@@ -82,6 +94,7 @@ void wh_scenario_free(WhScenario *sc)
   g_ptr_array_unref(sc->nodes);
   g_ptr_array_unref(sc->links);
   g_ptr_array_unref(sc->flows);
+  g_ptr_array_unref(sc->ops);
   g_free(sc);
 }
 
@@ -204,7 +217,7 @@ static const xmlNode *find_xinclude(const xmlNode *n)
  * the line and the attribute. */
 typedef struct {
   const char *element;
-  const char *required[4];
+  const char *required[5];
   const char *optional[7];
 } AttrRule;
 
@@ -218,6 +231,10 @@ static const AttrRule attr_rules[] = {
     {"link", {"a", "b", NULL}, {"rate", "delay", NULL}},
     {"flow", {"src", "dst", "size", NULL}, {"id", "start", NULL}},
     {"permutation", {"size", NULL}, {"start", NULL}},
+    {"workload", {NULL}, {"iterations", NULL}},
+    {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
+    {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
+    {"collective", {"id", "kind", "ranks", "size", NULL}, {"algorithm", "deps", NULL}},
 };
 
 static gboolean in_list(const char *const *list, const char *name)
@@ -465,6 +482,138 @@ static gboolean load_flows(Loader *ld, const xmlNode *fl)
   return TRUE;
 }
 
+static gboolean int_attr(Loader *ld, const xmlNode *n, const char *name, uint32_t *out)
+{
+  g_autofree char *v = attr(n, name);
+  int64_t x;
+  if (!wh_units_parse_int(v, &x, NULL) || x < 0 || x > G_MAXUINT32)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                "<%s> attribute \"%s\" = \"%s\": not a rank number", (const char *)n->name, name,
+                v ? v : "");
+  *out = (uint32_t)x;
+  return TRUE;
+}
+
+/* "0-7", "0,2,4", "0-3,8-11" */
+static gboolean ranks_attr(Loader *ld, const xmlNode *n, WhScenarioOp *o)
+{
+  g_autofree char *v = attr(n, "ranks");
+  g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+  GArray *r = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (char **p = parts; *p; p++) {
+    char *dash = strchr(*p, '-');
+    int64_t a, b;
+    gboolean ok;
+    if (dash) {
+      *dash = '\0';
+      ok = wh_units_parse_int(g_strstrip(*p), &a, NULL) &&
+           wh_units_parse_int(g_strstrip(dash + 1), &b, NULL);
+    } else {
+      ok = wh_units_parse_int(g_strstrip(*p), &a, NULL);
+      b = a;
+    }
+    if (!ok || a < 0 || b < a || b - a > 1000000) {
+      g_array_free(r, TRUE);
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                  "<collective> attribute \"ranks\" = \"%s\": expected ranks such as "
+                  "\"0-7\" or \"0,2,4\"",
+                  v);
+    }
+    for (int64_t x = a; x <= b; x++) {
+      uint32_t u = (uint32_t)x;
+      g_array_append_val(r, u);
+    }
+  }
+  o->n_ranks = r->len;
+  o->ranks = (uint32_t *)g_array_free(r, FALSE);
+  return TRUE;
+}
+
+static gboolean load_workload(Loader *ld, const xmlNode *wl)
+{
+  WhScenario *sc = ld->sc;
+  sc->workload_line = node_line(wl);
+  g_autofree char *it = attr(wl, "iterations");
+  if (it) {
+    int64_t v;
+    if (!wh_units_parse_int(it, &v, NULL) || v < 1 || v > 100000)
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                  "<workload> attribute \"iterations\" = \"%s\": expected 1..100000", it);
+    sc->iterations = (uint32_t)v;
+  }
+  g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal); /* id -> index+1 */
+  for (const xmlNode *n = wl->children; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE)
+      continue;
+    const char *el = (const char *)n->name;
+    WhScenarioOp *o = g_new0(WhScenarioOp, 1);
+    g_ptr_array_add(sc->ops, o);
+    o->id = attr(n, "id");
+    o->line = node_line(n);
+    if (g_hash_table_contains(ids, o->id))
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                  "<%s> attribute \"id\": duplicate op id \"%s\"", el, o->id);
+    uint64_t v = 0;
+    if (strcmp(el, "compute") == 0) {
+      o->kind = WH_OP_COMPUTE;
+      if (!int_attr(ld, n, "rank", &o->rank) ||
+          !unit_attr(ld, n, "duration", wh_units_parse_time, FALSE, 0, &v))
+        return FALSE;
+      o->duration = v;
+    } else if (strcmp(el, "send") == 0) {
+      o->kind = WH_OP_SEND;
+      if (!int_attr(ld, n, "src", &o->rank) || !int_attr(ld, n, "dst", &o->dst) ||
+          !unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes))
+        return FALSE;
+    } else {
+      o->kind = WH_OP_COLLECTIVE;
+      g_autofree char *kind = attr(n, "kind");
+      g_autofree char *algo = attr(n, "algorithm");
+      WhCollKind ck;
+      WhCollAlgo ca;
+      if (!wh_coll_kind_parse(kind, &ck))
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                    "<collective> attribute \"kind\" = \"%s\": expected all-reduce, "
+                    "reduce-scatter, all-gather or all-to-all",
+                    kind);
+      if (algo == NULL)
+        ca = ck == WH_COLL_ALL_TO_ALL ? WH_ALGO_PAIRWISE : WH_ALGO_RING;
+      else if (!wh_coll_algo_parse(algo, &ca))
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                    "<collective> attribute \"algorithm\" = \"%s\": expected ring, pairwise "
+                    "or direct",
+                    algo);
+      o->coll = ck;
+      o->algo = ca;
+      if (!ranks_attr(ld, n, o) ||
+          !unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes))
+        return FALSE;
+    }
+    g_autofree char *deps = attr(n, "deps");
+    if (deps) {
+      g_auto(GStrv) names = g_strsplit_set(deps, " ,\t\n", -1);
+      GArray *d = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+      for (char **p = names; *p; p++) {
+        if (**p == '\0')
+          continue;
+        gpointer idx = g_hash_table_lookup(ids, *p);
+        if (idx == NULL) {
+          g_array_free(d, TRUE);
+          return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                      "<%s> attribute \"deps\": \"%s\" is not an op defined before this one", el,
+                      *p);
+        }
+        uint32_t u = GPOINTER_TO_UINT(idx) - 1;
+        g_array_append_val(d, u);
+      }
+      o->n_deps = d->len;
+      o->deps = (uint32_t *)g_array_free(d, FALSE);
+    }
+    g_hash_table_insert(ids, o->id, GUINT_TO_POINTER(sc->ops->len));
+  }
+  return TRUE;
+}
+
 static gboolean load_root(Loader *ld, const xmlNode *root)
 {
   WhScenario *sc = ld->sc;
@@ -502,6 +651,8 @@ static gboolean load_root(Loader *ld, const xmlNode *root)
       ok = load_topology(ld, check, n);
     else if (strcmp(el, "flows") == 0)
       ok = load_flows(ld, n);
+    else if (strcmp(el, "workload") == 0)
+      ok = load_workload(ld, n);
     if (!ok)
       return FALSE;
   }

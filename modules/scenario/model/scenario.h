@@ -48,6 +48,23 @@ typedef struct {
   char *key, *value, *origin;
 } WhScenarioSet;
 
+/* One operation of the <workload> element, resolved to numbers at load time except
+ * the ranks (checked against the topology when the run is built). */
+typedef struct {
+  char *id;
+  int kind; /* WhOpKind */
+  int coll; /* WhCollKind */
+  int algo; /* WhCollAlgo */
+  uint32_t rank, dst;
+  uint32_t *ranks;
+  uint32_t n_ranks;
+  WhTime duration;
+  uint64_t bytes;
+  uint32_t *deps; /* indices of earlier ops */
+  uint32_t n_deps;
+  int line;
+} WhScenarioOp;
+
 typedef struct {
   char *path;
   char *name;
@@ -63,6 +80,9 @@ typedef struct {
   GPtrArray *nodes;             /* WhScenarioNode* (custom topology) */
   GPtrArray *links;             /* WhScenarioLink* (custom topology) */
   GPtrArray *flows;             /* WhScenarioFlow* */
+  GPtrArray *ops;               /* WhScenarioOp*, the workload's DAG (one iteration) */
+  uint32_t iterations;          /* of the workload; 1 unless set */
+  int workload_line;
   gboolean permutation;
   uint64_t perm_size;
   WhTime perm_start;

@@ -30,6 +30,25 @@ static GPtrArray *scenario_files(void)
 
 /* Outputs that must match bit for bit: the summary without wall-clock fields, and
  * every flow's finish time. */
+/* No op starts before every op it depends on has ended, and every op ended. */
+static void check_dag_order(const WhRun *run)
+{
+  if (run->workload == NULL)
+    return;
+  uint32_t n = wh_workload_n_ops(run->workload);
+  for (uint32_t i = 0; i < n; i++) {
+    WhOpInfo op;
+    wh_workload_op_info(run->workload, i, &op);
+    ck_assert_msg(op.end >= op.start && (op.end > 0 || op.start == 0), "op %u did not end", i);
+    for (uint32_t d = 0; d < op.n_deps; d++) {
+      WhOpInfo dep;
+      wh_workload_op_info(run->workload, op.deps[d], &dep);
+      ck_assert_msg(op.start >= dep.end, "op %u (%s) starts before op %u (%s) ends", i, op.name,
+                    dep.id, dep.name);
+    }
+  }
+}
+
 static char *fingerprint(const WhRun *run)
 {
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
@@ -51,6 +70,7 @@ START_TEST(test_every_scenario_both_schedulers)
     g_autoptr(WhRun) a = wh_test_run_file(file, &heap);
     g_autoptr(GError) err = NULL;
     ck_assert_msg(wh_run_check(a, &err), "%s: %s", file, err ? err->message : "");
+    check_dag_order(a);
     g_autoptr(WhRun) b = wh_test_run_file(file, &cal);
     ck_assert_msg(wh_run_check(b, &err), "%s (calendar): %s", file, err ? err->message : "");
     g_autofree char *fa = fingerprint(a), *fb = fingerprint(b);

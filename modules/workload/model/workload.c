@@ -351,6 +351,11 @@ uint32_t wh_workload_n_ops(const WhWorkload *w)
   return w->ops->len;
 }
 
+uint32_t wh_workload_n_ranks(const WhWorkload *w)
+{
+  return w->n_ranks;
+}
+
 gboolean wh_workload_done(const WhWorkload *w)
 {
   return w->ops_left == 0;

@@ -67,6 +67,7 @@ int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind k
 void wh_workload_start(WhWorkload *w);
 
 uint32_t wh_workload_n_ops(const WhWorkload *w);
+uint32_t wh_workload_n_ranks(const WhWorkload *w);
 gboolean wh_workload_done(const WhWorkload *w);
 
 typedef struct {
