@@ -111,7 +111,7 @@ static void print_report(const WhRun *run, const char *out_dir)
          run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
   if (out_dir)
     printf("outputs    %s/summary.json, %s/flows.csv%s%s%s\n", out_dir, out_dir,
-           run->workload ? ", ops.csv" : "", run->sampler ? ", rates.csv, queues.csv" : "",
+           run->workload ? ", ops.csv, trace.json" : "", run->sampler ? ", rates.csv, queues.csv" : "",
            run->workload ? " (TP traffic is not modelled: only ops in the scenario)" : "");
   g_free(fct);
 }

@@ -609,7 +609,9 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
     ok = write_samples(run, dir, error);
   if (ok && run->workload) {
     g_autofree char *ops = wh_workload_ops_csv(run->workload);
-    ok = write_atomically(dir, "ops.csv", ops, error);
+    g_autofree char *trace = wh_workload_trace_json(run->workload);
+    ok = write_atomically(dir, "ops.csv", ops, error) &&
+         write_atomically(dir, "trace.json", trace, error);
   }
   return ok;
 }

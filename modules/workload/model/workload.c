@@ -372,7 +372,12 @@ void wh_workload_op_info(const WhWorkload *w, uint32_t id, WhOpInfo *out)
                     .end = o->end,
                     .deps = o->deps,
                     .n_deps = o->n_deps,
-                    .n_flows = o->n_flows};
+                    .n_flows = o->n_flows,
+                    .dst = o->dst,
+                    .coll = o->coll,
+                    .group = o->group,
+                    .group_n = o->group_n,
+                    .bytes = o->bytes};
 }
 
 const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll)

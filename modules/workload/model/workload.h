@@ -78,7 +78,12 @@ typedef struct {
   WhTime start, end; /* end 0: not ended */
   const uint32_t *deps;
   uint32_t n_deps;
-  uint32_t n_flows; /* flows the op put on the network */
+  uint32_t n_flows;      /* flows the op put on the network */
+  uint32_t dst;          /* send: the receiving rank */
+  WhCollKind coll;       /* collective: its kind */
+  const uint32_t *group; /* collective: its ranks */
+  uint32_t group_n;
+  uint64_t bytes;
 } WhOpInfo;
 
 void wh_workload_op_info(const WhWorkload *w, uint32_t op, WhOpInfo *out);
@@ -89,5 +94,11 @@ gboolean wh_coll_algo_parse(const char *text, WhCollAlgo *out);
 
 /* Writes ops.csv: op_id,rank,kind,name,start_ps,end_ps,deps (deps ';'-separated). */
 char *wh_workload_ops_csv(const WhWorkload *w);
+
+/* The ops as a Chrome trace-event JSON document (Perfetto, chrome://tracing): one
+ * process per rank with a compute and a communication track, a span per op on every
+ * rank it involves, and a flow arrow from sender to receiver for each send.
+ * (transfer full) */
+char *wh_workload_trace_json(const WhWorkload *w);
 
 #endif

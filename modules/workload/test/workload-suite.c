@@ -175,6 +175,19 @@ START_TEST(test_p2p_and_dag_order)
   }
   ck_assert_int_eq(n, 4);
   ck_assert_uint_eq(start[3], MAX(end[0], end[2]));
+  /* the trace: a span per op and rank (2 computes, the send on both ends, the
+   * all-reduce on 4 ranks), one arrow (start and finish) for the send */
+  g_autofree char *trace = wh_workload_trace_json(j.w);
+  ck_assert(g_str_has_prefix(trace, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+  ck_assert(g_str_has_suffix(trace, "]}\n"));
+  unsigned spans = 0, arrows = 0;
+  for (const char *p = trace; (p = strstr(p, "\"ph\":\"")) != NULL; p += 6) {
+    spans += p[6] == 'X';
+    arrows += p[6] == 's' || p[6] == 'f';
+  }
+  ck_assert_uint_eq(spans, 2 + 2 + 4);
+  ck_assert_uint_eq(arrows, 2);
+  ck_assert_ptr_nonnull(strstr(trace, "\"kind\":\"all-reduce\""));
   job_close(&j);
 }
 END_TEST
