@@ -163,6 +163,9 @@ START_TEST(test_corpus_matches_table)
   int n_files = 0;
   const char *name;
   while ((name = g_dir_read_name(dir)) != NULL) {
+    g_autofree char *path = g_build_filename(dir_path, name, NULL);
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+      continue; /* e.g. simai/: workload files, tested by the simai suite */
     n_files++;
     if (!g_hash_table_contains(listed, name))
       g_string_append_printf(untested, " %s", name);

@@ -99,6 +99,10 @@ static void print_report(const WhRun *run, const char *out_dir)
       exp += (double)st.exposed_comm;
     }
     double n = run->iterations;
+    if (run->simai_dropped_tp)
+      printf("TP         %u tensor-parallel collectives (%.1f MB) stay inside servers and are "
+             "not put on the network\n",
+             run->simai_dropped_tp, (double)run->simai_dropped_tp_bytes / 1e6);
     printf("workload   %u ranks, %u ops, %u iteration%s: iteration time %.3f us (compute %.3f us, "
            "exposed communication %.3f us)\n",
            wh_workload_n_ranks(run->workload), wh_workload_n_ops(run->workload), run->iterations,
@@ -110,9 +114,9 @@ static void print_report(const WhRun *run, const char *out_dir)
   printf("engine     %.0f events in %.3f s (%.2f M events/s, %.2f M link traversals/s)\n", ev,
          run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
   if (out_dir)
-    printf("outputs    %s/summary.json, %s/flows.csv%s%s%s\n", out_dir, out_dir,
-           run->workload ? ", ops.csv, trace.json" : "", run->sampler ? ", rates.csv, queues.csv" : "",
-           run->workload ? " (TP traffic is not modelled: only ops in the scenario)" : "");
+    printf("outputs    %s/summary.json, %s/flows.csv%s%s\n", out_dir, out_dir,
+           run->workload ? ", ops.csv, trace.json" : "",
+           run->sampler ? ", rates.csv, queues.csv" : "");
   g_free(fct);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "simai-import.h"
 #include "topology.h"
 
 static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
@@ -284,9 +285,29 @@ static gboolean add_flows(WhRun *run, GError **error)
 
 /* Adds the scenario's op DAG `iterations` times; the ops without dependencies of
  * iteration i + 1 wait for every op of iteration i that nothing else waits for. */
+static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
+{
+  WhScenario *sc = run->sc;
+  run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
+  WhSimaiOptions so = {.keep_tp = sc->simai_keep_tp, .iterations = run->iterations};
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_load(sc->simai_path, run->net->n_hosts, &so, &err);
+  if (plan == NULL)
+    return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
+  run->workload = wh_workload_new(run->tp, plan->stats.n_gpus);
+  run->ops_per_iteration = plan->stats.ops_per_iteration;
+  run->simai_dropped_tp = plan->stats.dropped_tp;
+  run->simai_dropped_tp_bytes = plan->stats.dropped_tp_bytes;
+  if (!wh_simai_plan_apply(plan, run->workload, &err))
+    return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
+  return TRUE;
+}
+
 static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
+  if (sc->simai_path)
+    return add_simai(run, opts, error);
   guint n = sc->ops->len;
   if (n == 0)
     return TRUE;
@@ -522,6 +543,11 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
     }
     g_string_append_printf(j, "  \"ranks\": %u,\n", wh_workload_n_ranks(run->workload));
     g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
+    if (run->sc->simai_path)
+      g_string_append_printf(j,
+                             "  \"tp_collectives_not_modelled\": %u,\n"
+                             "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
+                             run->simai_dropped_tp, (guint64)run->simai_dropped_tp_bytes);
     g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
     g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
                            (guint64)(total / run->iterations));

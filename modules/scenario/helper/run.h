@@ -34,6 +34,8 @@ typedef struct {
   WhWorkload *workload;   /* nullable: the scenario's <workload>, `iterations` times */
   uint32_t iterations;
   uint32_t ops_per_iteration;
+  uint32_t simai_dropped_tp; /* TP collectives of a SimAI file left out */
+  uint64_t simai_dropped_tp_bytes;
   WhTransport *tp;
   char **flow_ids; /* display id per flow */
   double wall_s;

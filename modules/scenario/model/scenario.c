@@ -95,6 +95,7 @@ void wh_scenario_free(WhScenario *sc)
   g_ptr_array_unref(sc->links);
   g_ptr_array_unref(sc->flows);
   g_ptr_array_unref(sc->ops);
+  g_free(sc->simai_path);
   g_free(sc);
 }
 
@@ -231,7 +232,7 @@ static const AttrRule attr_rules[] = {
     {"link", {"a", "b", NULL}, {"rate", "delay", NULL}},
     {"flow", {"src", "dst", "size", NULL}, {"id", "start", NULL}},
     {"permutation", {"size", NULL}, {"start", NULL}},
-    {"workload", {NULL}, {"iterations", NULL}},
+    {"workload", {NULL}, {"iterations", "simai", "keep-tp", NULL}},
     {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
     {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
     {"collective", {"id", "kind", "ranks", "size", NULL}, {"algorithm", "deps", NULL}},
@@ -540,6 +541,22 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
       return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
                   "<workload> attribute \"iterations\" = \"%s\": expected 1..100000", it);
     sc->iterations = (uint32_t)v;
+  }
+  g_autofree char *simai = attr(wl, "simai");
+  if (simai) {
+    /* relative to the scenario file's directory */
+    g_autofree char *dir = g_path_get_dirname(ld->file);
+    sc->simai_path =
+        g_path_is_absolute(simai) ? g_strdup(simai) : g_build_filename(dir, simai, NULL);
+    g_autofree char *keep = attr(wl, "keep-tp");
+    sc->simai_keep_tp = keep && (strcmp(keep, "true") == 0 || strcmp(keep, "1") == 0);
+    for (const xmlNode *n = wl->children; n; n = n->next) {
+      if (n->type == XML_ELEMENT_NODE)
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                    "<%s>: a <workload simai=...> takes its ops from the SimAI file only",
+                    (const char *)n->name);
+    }
+    return TRUE;
   }
   g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal); /* id -> index+1 */
   for (const xmlNode *n = wl->children; n; n = n->next) {

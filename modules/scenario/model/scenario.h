@@ -82,6 +82,8 @@ typedef struct {
   GPtrArray *flows;             /* WhScenarioFlow* */
   GPtrArray *ops;               /* WhScenarioOp*, the workload's DAG (one iteration) */
   uint32_t iterations;          /* of the workload; 1 unless set */
+  char *simai_path;             /* nullable: <workload simai=...>, resolved against the file */
+  gboolean simai_keep_tp;       /* keep tensor-parallel collectives of the SimAI file */
   int workload_line;
   gboolean permutation;
   uint64_t perm_size;
