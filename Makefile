@@ -10,7 +10,7 @@ PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-de
             clang-format gnuplot-nox python3 libxml2-utils time
 BUILD := build
 WHSIM := $(BUILD)/whsim
-DEFAULT_SCENARIO := scenarios/dumbbell-dcqcn.xml
+DEFAULT_SCENARIO := scenarios/quickstart.xml
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find modules tools tests -name '*.[ch]')
 
 .PHONY: deps build run test check-format format bench clean

@@ -15,6 +15,7 @@ Suite *wh_timely_suite(void);
 Suite *wh_topology_suite(void);
 Suite *wh_scenario_suite(void);
 Suite *wh_workload_suite(void);
+Suite *wh_presets_suite(void);
 Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
 
@@ -31,6 +32,7 @@ int main(void)
   srunner_add_suite(sr, wh_topology_suite());
   srunner_add_suite(sr, wh_scenario_suite());
   srunner_add_suite(sr, wh_workload_suite());
+  srunner_add_suite(sr, wh_presets_suite());
   srunner_add_suite(sr, wh_simai_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());
   srunner_run_all(sr, CK_NORMAL);

@@ -99,6 +99,10 @@ static void print_report(const WhRun *run, const char *out_dir)
       exp += (double)st.exposed_comm;
     }
     double n = run->iterations;
+    if (run->preset_facts) {
+      size_t len = strlen(run->preset_facts);
+      printf("%s%s", run->preset_facts, len && run->preset_facts[len - 1] != '\n' ? "\n" : "");
+    }
     if (run->simai_dropped_tp)
       printf("TP         %u tensor-parallel collectives (%.1f MB) stay inside servers and are "
              "not put on the network\n",

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "presets.h"
 #include "simai-import.h"
 #include "topology.h"
 
@@ -298,8 +299,35 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   run->ops_per_iteration = plan->stats.ops_per_iteration;
   run->simai_dropped_tp = plan->stats.dropped_tp;
   run->simai_dropped_tp_bytes = plan->stats.dropped_tp_bytes;
+  run->tp_bytes_not_modelled = plan->stats.dropped_tp_bytes;
   if (!wh_simai_plan_apply(plan, run->workload, &err))
     return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
+  return TRUE;
+}
+
+static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
+{
+  WhScenario *sc = run->sc;
+  run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
+  WhPresetSpec spec;
+  g_autoptr(GError) err = NULL;
+  if (!wh_preset_spec_from_config(&spec, run->cfg, &err))
+    return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
+  spec.iterations = run->iterations;
+  WhPresetFacts facts;
+  if (!wh_preset_facts(&spec, &facts, &err))
+    return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
+  if (facts.ranks > run->net->n_hosts)
+    return fail_at(error, sc, sc->workload_line,
+                   "<workload model>: the parallel config needs %u GPUs but the topology has %u "
+                   "hosts",
+                   facts.ranks, run->net->n_hosts);
+  run->workload = wh_workload_new(run->tp, facts.ranks);
+  if (!wh_preset_build(run->workload, &spec, &err))
+    return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
+  run->ops_per_iteration = facts.ops;
+  run->preset_facts = wh_preset_facts_text(&spec, &facts);
+  run->tp_bytes_not_modelled = facts.tp_bytes;
   return TRUE;
 }
 
@@ -308,6 +336,8 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   WhScenario *sc = run->sc;
   if (sc->simai_path)
     return add_simai(run, opts, error);
+  if (sc->model_preset)
+    return add_preset(run, opts, error);
   guint n = sc->ops->len;
   if (n == 0)
     return TRUE;
@@ -438,6 +468,7 @@ void wh_run_free(WhRun *run)
     return;
   wh_rate_sampler_free(run->sampler);
   wh_workload_free(run->workload);
+  g_free(run->preset_facts);
   wh_transport_free(run->tp);
   wh_net_free(run->net);
   wh_sim_free(run->sim);
@@ -544,10 +575,10 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
     g_string_append_printf(j, "  \"ranks\": %u,\n", wh_workload_n_ranks(run->workload));
     g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
     if (run->sc->simai_path)
-      g_string_append_printf(j,
-                             "  \"tp_collectives_not_modelled\": %u,\n"
-                             "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
-                             run->simai_dropped_tp, (guint64)run->simai_dropped_tp_bytes);
+      g_string_append_printf(j, "  \"tp_collectives_not_modelled\": %u,\n", run->simai_dropped_tp);
+    if (run->sc->simai_path || run->sc->model_preset)
+      g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
+                             (guint64)run->tp_bytes_not_modelled);
     g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
     g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
                            (guint64)(total / run->iterations));

@@ -36,6 +36,8 @@ typedef struct {
   uint32_t ops_per_iteration;
   uint32_t simai_dropped_tp; /* TP collectives of a SimAI file left out */
   uint64_t simai_dropped_tp_bytes;
+  uint64_t tp_bytes_not_modelled; /* TP traffic per run that stays inside servers */
+  char *preset_facts;             /* nullable: a model preset's summary text */
   WhTransport *tp;
   char **flow_ids; /* display id per flow */
   double wall_s;

@@ -11,6 +11,7 @@ extern const WhTypeInfo wh_switch_type;
 extern const WhTypeInfo wh_rdma_flow_type;
 extern const WhTypeInfo wh_fifo_queue_disc_type;
 extern const WhTypeInfo wh_red_queue_disc_type;
+extern const WhTypeInfo wh_model_preset_type;
 
 static const WhTypeInfo heap_type = {"wh::HeapScheduler", "scheduler",
                                      "4-ary min-heap event scheduler (default)", NULL};
@@ -29,6 +30,7 @@ void wh_registry_init(void)
   wh_registry_register(&wh_rdma_flow_type);
   wh_registry_register(&wh_fifo_queue_disc_type);
   wh_registry_register(&wh_red_queue_disc_type);
+  wh_registry_register(&wh_model_preset_type);
   for (const WhCcClass *const *c = wh_cc_classes(); *c; c++)
     wh_registry_register((*c)->type);
   for (const WhTopologyClass *const *t = wh_topology_classes(); *t; t++)

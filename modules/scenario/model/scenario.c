@@ -232,7 +232,7 @@ static const AttrRule attr_rules[] = {
     {"link", {"a", "b", NULL}, {"rate", "delay", NULL}},
     {"flow", {"src", "dst", "size", NULL}, {"id", "start", NULL}},
     {"permutation", {"size", NULL}, {"start", NULL}},
-    {"workload", {NULL}, {"iterations", "simai", "keep-tp", NULL}},
+    {"workload", {NULL}, {"iterations", "simai", "keep-tp", "model", NULL}},
     {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
     {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
     {"collective", {"id", "kind", "ranks", "size", NULL}, {"algorithm", "deps", NULL}},
@@ -329,6 +329,11 @@ static char *attr(const xmlNode *n, const char *name)
   char *s = g_strdup((const char *)v);
   xmlFree(v);
   return g_strstrip(s);
+}
+
+static gboolean attr_present(const xmlNode *n, const char *name)
+{
+  return xmlHasProp(n, (const xmlChar *)name) != NULL;
 }
 
 static int node_line(const xmlNode *n)
@@ -541,6 +546,28 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
       return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
                   "<workload> attribute \"iterations\" = \"%s\": expected 1..100000", it);
     sc->iterations = (uint32_t)v;
+  }
+  g_autofree char *model = attr(wl, "model");
+  if (model) {
+    /* a model preset: its parameters are wh::ModelPreset::* (set elements) */
+    g_autoptr(WhConfig) check = wh_config_new();
+    g_autofree char *origin = g_strdup_printf("%s:%d", ld->file, node_line(wl));
+    g_autoptr(GError) err = NULL;
+    if (!wh_config_set_param(check, "wh::ModelPreset", "Model", model, origin, &err))
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                  "<workload> attribute \"model\": %s", err->message);
+    add_set(sc, "wh::ModelPreset::Model", model, origin);
+    sc->model_preset = TRUE;
+    for (const xmlNode *n = wl->children; n; n = n->next) {
+      if (n->type == XML_ELEMENT_NODE)
+        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                    "<%s>: a <workload model=...> generates its ops from the preset",
+                    (const char *)n->name);
+    }
+    if (attr_present(wl, "simai"))
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                  "<workload>: \"model\" and \"simai\" exclude each other");
+    return TRUE;
   }
   g_autofree char *simai = attr(wl, "simai");
   if (simai) {

@@ -1,0 +1,617 @@
+/* Model-preset tests: small GPT-like and MoE jobs (TP1 PP2 DP2; PP4 with 6
+ * micro-batches; 4 layers with 2 buckets over 2 iterations; TP2 PP2 DP4 EP2) on a
+ * small wh::RailFatTree, checked against closed-form op counts, compute durations
+ * (FLOPs / (peak x efficiency) with the Megatron-LM formula 24 s h^2 (1 + s / 6h) of
+ * Narayanan et al., SC'21), the 1F1B order of every stage as dependencies, all-reduces
+ * after the last backward (or their bucket's part) and message sizes, then run to
+ * completion with every op starting after its dependencies end and exactly the
+ * predicted bytes on the network. The 128-GPU GPT-13B (TP8 PP2 DP8) and MoE-8x7B (TP8
+ * PP2 DP8 EP8) presets are only built and checked (counts, ranks, sizes, rail
+ * alignment of groups), not run; the facts of every preset are printed; the
+ * wh::ModelPreset parameters fill a spec. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "presets.h"
+#include "test-util.h"
+
+typedef struct {
+  WhScenario *sc;
+  WhRun *run;
+  WhWorkload *w;
+  GHashTable *by_name; /* op name -> id + 1 */
+} Job;
+
+static void job_open(Job *j, uint32_t servers, uint32_t gpus, uint32_t ranks)
+{
+  j->sc = wh_scenario_new("presets", "wh::RailFatTree");
+  g_autofree char *s = g_strdup_printf("%u", servers), *g = g_strdup_printf("%u", gpus);
+  wh_scenario_add_set(j->sc, "wh::RailFatTree::Servers", s);
+  wh_scenario_add_set(j->sc, "wh::RailFatTree::GpusPerServer", g);
+  wh_scenario_add_set(j->sc, "wh::RailFatTree::Spines", "2");
+  g_autoptr(GError) err = NULL;
+  j->run = wh_run_new(j->sc, NULL, &err);
+  ck_assert_msg(j->run != NULL, "%s", err ? err->message : "");
+  j->w = wh_workload_new(j->run->tp, ranks);
+  j->by_name = NULL;
+}
+
+static void job_build(Job *j, const WhPresetSpec *spec)
+{
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_preset_build(j->w, spec, &err), "%s", err ? err->message : "");
+  j->by_name = g_hash_table_new(g_str_hash, g_str_equal);
+  for (uint32_t i = 0; i < wh_workload_n_ops(j->w); i++) {
+    WhOpInfo info;
+    wh_workload_op_info(j->w, i, &info);
+    ck_assert_msg(!g_hash_table_contains(j->by_name, info.name), "duplicate name %s", info.name);
+    g_hash_table_insert(j->by_name, (gpointer)info.name, GUINT_TO_POINTER(i + 1));
+  }
+}
+
+static void job_close(Job *j)
+{
+  if (j->by_name)
+    g_hash_table_unref(j->by_name);
+  wh_workload_free(j->w);
+  wh_run_free(j->run);
+  wh_scenario_free(j->sc);
+}
+
+/* The op named exactly `name`, or the only one whose name starts with `name/` (for
+ * communication ops, whose names end in their size). */
+static uint32_t op(Job *j, const char *name)
+{
+  gpointer v = g_hash_table_lookup(j->by_name, name);
+  if (v)
+    return GPOINTER_TO_UINT(v) - 1;
+  g_autofree char *prefix = g_strconcat(name, "/", NULL);
+  uint32_t found = UINT32_MAX, n = 0;
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init(&it, j->by_name);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    if (g_str_has_prefix(k, prefix) && strchr((const char *)k + strlen(prefix), '/') == NULL) {
+      found = GPOINTER_TO_UINT(v) - 1;
+      n++;
+    }
+  }
+  ck_assert_msg(n == 1, "%u ops named %s", n, name);
+  return found;
+}
+
+static uint64_t op_bytes(Job *j, uint32_t id)
+{
+  WhOpInfo info;
+  wh_workload_op_info(j->w, id, &info);
+  const char *slash = strrchr(info.name, '/');
+  ck_assert(slash && g_str_has_suffix(info.name, "B"));
+  return g_ascii_strtoull(slash + 1, NULL, 10);
+}
+
+static gboolean has_dep(Job *j, uint32_t id, uint32_t dep)
+{
+  WhOpInfo info;
+  wh_workload_op_info(j->w, id, &info);
+  for (uint32_t i = 0; i < info.n_deps; i++) {
+    if (info.deps[i] == dep)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static uint32_t n_deps(Job *j, uint32_t id)
+{
+  WhOpInfo info;
+  wh_workload_op_info(j->w, id, &info);
+  return info.n_deps;
+}
+
+#define DEP(j, a, b) ck_assert_msg(has_dep(j, op(j, a), op(j, b)), "%s does not wait for %s", a, b)
+
+/* Ops per kind from ops.csv: compute, send, all-reduce, all-to-all. */
+static void count_kinds(Job *j, uint32_t out[4])
+{
+  static const char *kinds[] = {"compute", "send", "all-reduce", "all-to-all"};
+  memset(out, 0, 4 * sizeof(uint32_t));
+  g_autofree char *csv = wh_workload_ops_csv(j->w);
+  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+  for (int i = 1; lines[i] && *lines[i]; i++) {
+    g_auto(GStrv) f = g_strsplit(lines[i], ",", 4);
+    for (int k = 0; k < 4; k++) {
+      if (strcmp(f[2], kinds[k]) == 0)
+        out[k]++;
+    }
+  }
+}
+
+static void check_counts(Job *j, const WhPresetFacts *f, uint32_t iterations, uint32_t compute,
+                         uint32_t sends, uint32_t all_reduce, uint32_t all_to_all)
+{
+  uint32_t got[4];
+  count_kinds(j, got);
+  fprintf(stderr, "ops: %u compute, %u send, %u all-reduce, %u all-to-all (formula: %u %u %u %u)\n",
+          got[0], got[1], got[2], got[3], compute * iterations, sends * iterations,
+          all_reduce * iterations, all_to_all * iterations);
+  ck_assert_uint_eq(got[0], compute * iterations);
+  ck_assert_uint_eq(got[1], sends * iterations);
+  ck_assert_uint_eq(got[2], all_reduce * iterations);
+  ck_assert_uint_eq(got[3], all_to_all * iterations);
+  ck_assert_uint_eq(f->n_compute, compute);
+  ck_assert_uint_eq(f->n_send, sends);
+  ck_assert_uint_eq(f->n_all_reduce, all_reduce);
+  ck_assert_uint_eq(f->n_all_to_all, all_to_all);
+  ck_assert_uint_eq(wh_workload_n_ops(j->w), f->ops * iterations);
+}
+
+/* Runs the job; checks it ends, the DAG order, the bytes on the network and the
+ * busiest rank's compute time. */
+static void job_run(Job *j, const WhPresetFacts *f, uint32_t iterations)
+{
+  wh_workload_start(j->w);
+  wh_sim_run(j->run->sim);
+  ck_assert(wh_workload_done(j->w));
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(j->run, &err), "%s", err ? err->message : "");
+  uint32_t n = wh_workload_n_ops(j->w), ranks = wh_workload_n_ranks(j->w);
+  g_autofree WhTime *busy = g_new0(WhTime, ranks);
+  WhTime end = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    WhOpInfo info;
+    wh_workload_op_info(j->w, i, &info);
+    ck_assert(info.end >= info.start);
+    end = MAX(end, info.end);
+    for (uint32_t d = 0; d < info.n_deps; d++) {
+      WhOpInfo dep;
+      wh_workload_op_info(j->w, info.deps[d], &dep);
+      ck_assert_msg(info.start >= dep.end, "%s starts before %s ends", info.name, dep.name);
+    }
+    if (info.kind == WH_OP_COMPUTE)
+      busy[info.rank] += info.end - info.start;
+  }
+  WhTime busiest = 0;
+  for (uint32_t r = 0; r < ranks; r++)
+    busiest = MAX(busiest, busy[r]);
+  ck_assert_uint_eq(busiest, f->compute_time * iterations);
+  uint64_t bytes = 0;
+  WhTransport *tp = j->run->tp;
+  for (uint32_t i = 0; i < tp->n_flows; i++)
+    bytes += wh_transport_flow(tp, i)->size;
+  fprintf(stderr,
+          "ran %u ops to %.3f us: %u flows, %" G_GUINT64_FORMAT
+          " bytes (facts: DP %" G_GUINT64_FORMAT " + PP %" G_GUINT64_FORMAT
+          " + EP %" G_GUINT64_FORMAT " per iteration), busiest compute "
+          "%.3f us\n",
+          n, (double)end * 1e-6, tp->n_flows, bytes, f->dp_bytes, f->pp_bytes, f->ep_bytes,
+          (double)busiest * 1e-6);
+  ck_assert_uint_eq(bytes, (f->dp_bytes + f->pp_bytes + f->ep_bytes) * iterations);
+}
+
+/* A compute op's duration (after the run) against `flops` at `rate` FLOP/s. */
+static void check_duration(Job *j, const char *name, double flops, double rate)
+{
+  WhOpInfo info;
+  wh_workload_op_info(j->w, op(j, name), &info);
+  double expect = flops / rate * 1e12, got = (double)(info.end - info.start);
+  fprintf(stderr, "%s: %.0f ps, FLOPs/(peak x eff) = %.1f ps\n", name, got, expect);
+  ck_assert_msg(fabs(got - expect) <= 1, "%s: %.0f vs %.1f ps", name, got, expect);
+}
+
+static void small_gpt(WhPresetSpec *s, uint32_t layers)
+{
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(s, "gpt-7b", &err));
+  s->model = "tiny-gpt";
+  s->shape.layers = layers;
+  s->shape.hidden = 256;
+  s->shape.ffn = 1024;
+  s->shape.heads = 4;
+  s->shape.kv_heads = 4;
+  s->shape.seq = 128;
+  s->shape.vocab = 1000;
+  s->tp = 1;
+  s->pp = 2;
+  s->dp = 2;
+  s->peak_flops = 10e12;
+  s->efficiency = 0.5;
+}
+
+/* GPT layer params (Narayanan et al. eq. 2 per layer: 12 h^2 + 13 h). */
+static uint64_t gpt_layer_params(uint64_t h)
+{
+  return 12 * h * h + 13 * h;
+}
+
+START_TEST(test_small_gpt)
+{
+  WhPresetSpec s;
+  small_gpt(&s, 2);
+  WhPresetFacts f;
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_preset_facts(&s, &f, &err), "%s", err ? err->message : "");
+  g_autofree char *text = wh_preset_facts_text(&s, &f);
+  fprintf(stderr, "%s\n", text);
+  Job j;
+  job_open(&j, 2, 2, 4);
+  job_build(&j, &s);
+  /* n ranks, m = PP micro-batches: n 2m computes, 2 m (P - 1) D T sends, P T ARs */
+  uint32_t n = 4, m = 2;
+  check_counts(&j, &f, 1, n * 2 * m, 2 * m * 1 * 2 * 1, 2 * 1, 0);
+  ck_assert_uint_eq(f.ranks, 4);
+  ck_assert_uint_eq(f.global_batch, 4);
+  /* 1F1B: stage 0 (ranks 0, 1): F0 F1 B0 B1; stage 1 (ranks 2, 3): F0 B0 F1 B1 */
+  for (uint32_t d = 0; d < 2; d++) {
+    uint32_t r0 = wh_preset_rank(&s, 0, d, 0), r1 = wh_preset_rank(&s, 1, d, 0);
+    ck_assert_uint_eq(r0, d);
+    ck_assert_uint_eq(r1, 2 + d);
+    g_autofree char *f0 = g_strdup_printf("i0/s0/r%u/F0", r0),
+                    *f1 = g_strdup_printf("i0/s0/r%u/F1", r0),
+                    *b0 = g_strdup_printf("i0/s0/r%u/B0", r0),
+                    *b1 = g_strdup_printf("i0/s0/r%u/B1", r0),
+                    *g0 = g_strdup_printf("i0/s1/r%u/F0", r1),
+                    *g1 = g_strdup_printf("i0/s1/r%u/F1", r1),
+                    *c0 = g_strdup_printf("i0/s1/r%u/B0", r1),
+                    *c1 = g_strdup_printf("i0/s1/r%u/B1", r1),
+                    *sf0 = g_strdup_printf("i0/pp/F0/r%u>r%u", r0, r1),
+                    *sf1 = g_strdup_printf("i0/pp/F1/r%u>r%u", r0, r1),
+                    *sb0 = g_strdup_printf("i0/pp/B0/r%u>r%u", r1, r0),
+                    *sb1 = g_strdup_printf("i0/pp/B1/r%u>r%u", r1, r0);
+    ck_assert_uint_eq(n_deps(&j, op(&j, f0)), 0);
+    DEP(&j, f1, f0);
+    DEP(&j, b0, f1);
+    DEP(&j, b0, sb0);
+    DEP(&j, b1, b0);
+    DEP(&j, b1, sb1);
+    DEP(&j, sf0, f0);
+    DEP(&j, sf1, f1);
+    DEP(&j, g0, sf0);
+    DEP(&j, c0, g0);
+    DEP(&j, g1, c0);
+    DEP(&j, g1, sf1);
+    DEP(&j, c1, g1);
+    DEP(&j, sb0, c0);
+    DEP(&j, sb1, c1);
+    ck_assert_uint_eq(op_bytes(&j, op(&j, sf0)), 128 * 256 * 2);
+    ck_assert_uint_eq(op_bytes(&j, op(&j, sb1)), 128 * 256 * 2);
+  }
+  /* the DP all-reduce of each stage waits for exactly its ranks' last backward */
+  const char *ar[] = {"i0/dp/s0/tp0/b0", "i0/dp/s1/tp0/b0"};
+  const char *last[2][2] = {{"i0/s0/r0/B1", "i0/s0/r1/B1"}, {"i0/s1/r2/B1", "i0/s1/r3/B1"}};
+  uint64_t h = 256, V = 1000, sq = 128;
+  uint64_t ar_bytes[] = {(gpt_layer_params(h) + V * h + sq * h) * 2, /* + embedding, positions */
+                         (gpt_layer_params(h) + V * h) * 2};         /* + tied head copy */
+  for (int p = 0; p < 2; p++) {
+    ck_assert_uint_eq(n_deps(&j, op(&j, ar[p])), 2);
+    DEP(&j, ar[p], last[p][0]);
+    DEP(&j, ar[p], last[p][1]);
+    ck_assert_uint_eq(op_bytes(&j, op(&j, ar[p])), ar_bytes[p]);
+  }
+  ck_assert_uint_eq(f.pp_bytes, 8 * 128 * 256 * 2);
+  ck_assert_uint_eq(f.dp_bytes, 2 * ar_bytes[0] + 2 * ar_bytes[1]); /* ring of 2: 2 S each */
+  job_run(&j, &f, 1);
+  /* durations: a layer's forward is 24 s h^2 (1 + s / 6h); the last stage adds the
+   * logits 2 s h V; backward is twice the forward */
+  double layer = 24.0 * sq * h * h * (1 + (double)sq / (6.0 * h)), head = 2.0 * sq * h * V;
+  double rate = 10e12 * 0.5;
+  check_duration(&j, "i0/s0/r0/F0", layer, rate);
+  check_duration(&j, "i0/s0/r1/B1", 2 * layer, rate);
+  check_duration(&j, "i0/s1/r2/F1", layer + head, rate);
+  check_duration(&j, "i0/s1/r3/B0", 2 * (layer + head), rate);
+  job_close(&j);
+}
+END_TEST
+
+START_TEST(test_1f1b_order)
+{
+  /* PP 4, 6 micro-batches, DP 1: stage p runs min(3 - p, 6) warm-up forwards, then
+   * F/B pairs, then the remaining backwards, as a chain of dependencies */
+  WhPresetSpec s;
+  small_gpt(&s, 4);
+  s.pp = 4;
+  s.dp = 1;
+  s.micro_batches = 6;
+  WhPresetFacts f;
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_preset_facts(&s, &f, &err), "%s", err ? err->message : "");
+  Job j;
+  job_open(&j, 2, 2, 4);
+  job_build(&j, &s);
+  check_counts(&j, &f, 1, 4 * 2 * 6, 2 * 6 * 3, 0, 0);
+  static const char *order[4] = {
+      "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5", "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5",
+      "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5", "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5"};
+  for (uint32_t p = 0; p < 4; p++) {
+    fprintf(stderr, "stage %u: %s\n", p, order[p]);
+    g_auto(GStrv) steps = g_strsplit(order[p], " ", -1);
+    for (int k = 1; steps[k]; k++) {
+      g_autofree char *a = g_strdup_printf("i0/s%u/r%u/%s", p, p, steps[k]),
+                      *b = g_strdup_printf("i0/s%u/r%u/%s", p, p, steps[k - 1]);
+      DEP(&j, a, b);
+    }
+  }
+  DEP(&j, "i0/s2/r2/F3", "i0/pp/F3/r1>r2");
+  DEP(&j, "i0/s2/r2/B1", "i0/pp/B1/r3>r2");
+  job_run(&j, &f, 1);
+  job_close(&j);
+}
+END_TEST
+
+START_TEST(test_buckets_iterations)
+{
+  WhPresetSpec s;
+  small_gpt(&s, 4);
+  s.buckets = 2;
+  s.iterations = 2;
+  WhPresetFacts f;
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_preset_facts(&s, &f, &err), "%s", err ? err->message : "");
+  Job j;
+  job_open(&j, 2, 2, 4);
+  job_build(&j, &s);
+  /* the last backward of each rank is B = 2 parts: n 2m + n (B - 1) computes; P T B ARs */
+  uint32_t n = 4, m = 2, B = 2;
+  check_counts(&j, &f, 2, n * 2 * m + n * (B - 1), 2 * m * 2, 2 * B, 0);
+  /* bucket j waits for part j of both ranks' last backward; parts are chained */
+  DEP(&j, "i0/s0/r0/B1/part0", "i0/s0/r0/B0");
+  DEP(&j, "i0/s0/r0/B1/part1", "i0/s0/r0/B1/part0");
+  DEP(&j, "i0/dp/s0/tp0/b0", "i0/s0/r0/B1/part0");
+  DEP(&j, "i0/dp/s0/tp0/b0", "i0/s0/r1/B1/part0");
+  DEP(&j, "i0/dp/s0/tp0/b1", "i0/s0/r1/B1/part1");
+  DEP(&j, "i0/dp/s1/tp0/b0", "i0/s1/r2/B1/part0");
+  ck_assert(!has_dep(&j, op(&j, "i0/s0/r0/B1/part1"), op(&j, "i0/dp/s0/tp0/b0")));
+  /* stage 0: bucket 0 = layer 1; bucket 1 = layer 0 + embedding + positions */
+  uint64_t h = 256;
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/dp/s0/tp0/b0")), gpt_layer_params(h) * 2);
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/dp/s0/tp0/b1")),
+                    (gpt_layer_params(h) + 1000 * h + 128 * h) * 2);
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/dp/s1/tp0/b0")), (gpt_layer_params(h) + 1000 * h) * 2);
+  /* the next iteration waits for the rank's last op and its all-reduces */
+  DEP(&j, "i1/s0/r0/F0", "i0/s0/r0/B1/part1");
+  DEP(&j, "i1/s0/r0/F0", "i0/dp/s0/tp0/b0");
+  DEP(&j, "i1/s0/r0/F0", "i0/dp/s0/tp0/b1");
+  DEP(&j, "i1/s1/r3/F0", "i0/dp/s1/tp0/b1");
+  ck_assert_uint_eq(op(&j, "i1/s0/r0/F0"), f.ops); /* iterations are contiguous */
+  job_run(&j, &f, 2);
+  job_close(&j);
+}
+END_TEST
+
+START_TEST(test_small_moe)
+{
+  WhPresetSpec s;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(&s, "moe-8x7b", &err));
+  s.model = "tiny-moe";
+  s.shape = (WhModelShape){WH_FAMILY_MIXTRAL, 4, 256, 512, 4, 2, 128, 1000, 4, 2};
+  s.tp = 2;
+  s.pp = 2;
+  s.dp = 4;
+  s.ep = 2;
+  s.peak_flops = 10e12;
+  WhPresetFacts f;
+  ck_assert_msg(wh_preset_facts(&s, &f, &err), "%s", err ? err->message : "");
+  g_autofree char *text = wh_preset_facts_text(&s, &f);
+  fprintf(stderr, "%s\n", text);
+  Job j;
+  job_open(&j, 8, 2, 16); /* GPU index = tp: every DP/EP/PP group on one rail */
+  job_build(&j, &s);
+  /* D T (4 m L + 2 m) computes (attn + expert per layer and pass, head on the last
+   * stage), 4 m L T (D / EP) all-to-alls, 2 m (P - 1) D T sends, P T B dense and
+   * P T EP B expert all-reduces */
+  uint32_t D = 4, T = 2, m = 2, L = 4, P = 2, EP = 2;
+  check_counts(&j, &f, 1, D * T * (4 * m * L + 2 * m), 2 * m * (P - 1) * D * T, P * T + P * T * EP,
+               4 * m * L * T * (D / EP));
+  /* rank (pp 0, dp 1, tp 1) = 3; its EP group (dp 0, 1) at tp 1: ranks 1 and 3 */
+  ck_assert_uint_eq(wh_preset_rank(&s, 0, 1, 1), 3);
+  const char *disp = "i0/ep/s0/tp1/g0/F0/L0/dispatch";
+  ck_assert_uint_eq(n_deps(&j, op(&j, disp)), 2);
+  DEP(&j, disp, "i0/s0/r1/F0/L0/attn");
+  DEP(&j, disp, "i0/s0/r3/F0/L0/attn");
+  DEP(&j, "i0/s0/r3/F0/L0/expert", disp);
+  DEP(&j, "i0/ep/s0/tp1/g0/F0/L0/combine", "i0/s0/r1/F0/L0/expert");
+  DEP(&j, "i0/s0/r1/F0/L1/attn", "i0/ep/s0/tp1/g0/F0/L0/combine");
+  DEP(&j, "i0/s0/r1/F1/L0/attn", "i0/ep/s0/tp1/g0/F0/L1/combine");
+  DEP(&j, "i0/s1/r9/F0/L2/attn", "i0/pp/F0/r1>r9");
+  DEP(&j, "i0/s1/r9/F0/head", "i0/ep/s1/tp1/g0/F0/L3/combine");
+  DEP(&j, "i0/s1/r9/B0/head", "i0/s1/r9/F0/head");
+  DEP(&j, "i0/ep/s1/tp1/g0/B0/L3/combine-grad", "i0/s1/r9/B0/head");
+  DEP(&j, "i0/s1/r9/B0/L3/expert", "i0/ep/s1/tp1/g0/B0/L3/combine-grad");
+  DEP(&j, "i0/ep/s1/tp1/g0/B0/L3/dispatch-grad", "i0/s1/r9/B0/L3/expert");
+  DEP(&j, "i0/s1/r9/B0/L3/attn", "i0/ep/s1/tp1/g0/B0/L3/dispatch-grad");
+  DEP(&j, "i0/ep/s1/tp1/g0/B0/L2/combine-grad", "i0/s1/r9/B0/L3/attn");
+  /* stage 0 backward starts with the gradient from stage 1 */
+  DEP(&j, "i0/ep/s0/tp1/g0/B0/L1/combine-grad", "i0/pp/B0/r9>r1");
+  /* sizes: all-to-all buffer n/TP tokens x k x h x 2; PP send n h 2 / TP */
+  uint64_t a2a = 128 / 2 * 2 * 256 * 2;
+  ck_assert_uint_eq(op_bytes(&j, op(&j, disp)), a2a);
+  ck_assert_uint_eq(f.a2a_bytes, a2a);
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/pp/F1/r3>r11")), 128 * 256 * 2 / 2);
+  /* expert all-reduce: dp mod EP groups {0, 2}, {1, 3}; 2 layers x E/EP experts x 3hf
+   * / TP, bf16 */
+  const char *edp = "i0/edp/s0/tp1/e1/b0";
+  ck_assert_uint_eq(op_bytes(&j, op(&j, edp)), 2ull * (4 / 2) * 3 * 256 * 512 / 2 * 2);
+  DEP(&j, edp, "i0/s0/r3/B1/L0/attn");
+  DEP(&j, edp, "i0/s0/r7/B1/L0/attn");
+  ck_assert_uint_eq(n_deps(&j, op(&j, edp)), 2);
+  ck_assert_uint_eq(f.ep_bytes, 4 * m * L * T * (D / EP) * EP * (EP - 1) * (a2a / EP));
+  job_run(&j, &f, 1);
+  /* attention + router: 2 n h (2h + 2 kv) + 4 s^2 h + 2 n h E; experts 6 n h f k;
+   * both / TP */
+  double n = 128, h = 256, kv = 128, rate = 10e12 * 0.5;
+  double attn = 2 * n * h * (2 * h + 2 * kv) + 4 * n * n * h + 2 * n * h * 4;
+  double expert = 6 * n * h * 512 * 2;
+  check_duration(&j, "i0/s0/r5/F1/L0/attn", attn / 2, rate);
+  check_duration(&j, "i0/s0/r5/F1/L0/expert", expert / 2, rate);
+  check_duration(&j, "i0/s1/r12/B1/L3/expert", 2 * expert / 2, rate);
+  check_duration(&j, "i0/s1/r12/F0/head", 2 * n * h * 1000 / 2, rate);
+  job_close(&j);
+}
+END_TEST
+
+/* Every dependency of `id` is an op of a rank with the same GPU index (rail). */
+static void check_rail(Job *j, uint32_t id, uint32_t tp, uint32_t gpus, uint32_t n)
+{
+  WhOpInfo info;
+  wh_workload_op_info(j->w, id, &info);
+  ck_assert_uint_eq(info.n_deps, n);
+  for (uint32_t i = 0; i < info.n_deps; i++) {
+    WhOpInfo dep;
+    wh_workload_op_info(j->w, info.deps[i], &dep);
+    ck_assert_uint_eq(dep.rank % gpus, tp);
+  }
+}
+
+START_TEST(test_gpt13b_build)
+{
+  WhPresetSpec s;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(&s, "gpt-13b", &err));
+  WhPresetFacts f;
+  ck_assert(wh_preset_facts(&s, &f, &err));
+  g_autofree char *text = wh_preset_facts_text(&s, &f);
+  fprintf(stderr, "%s\n", text);
+  ck_assert_uint_eq(wh_preset_ranks(&s), 128);
+  ck_assert_uint_eq(f.ranks, 128);
+  ck_assert(fabs((double)f.params - 12.85e9) < 0.01e9);
+  Job j;
+  job_open(&j, 16, 8, 128);
+  job_build(&j, &s);
+  /* TP8 PP2 DP8, m = 2: 128 x 4 computes, 2 x 2 x 1 x 8 x 8 sends, 2 x 8 ARs */
+  check_counts(&j, &f, 1, 128 * 4, 2 * 2 * 8 * 8, 2 * 8, 0);
+  uint64_t h = 5120;
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/pp/F1/r13>r77")), 2048 * h * 2 / 8);
+  uint64_t stage0 = (20 * gpt_layer_params(h) + 50257 * h + 2048 * h + 7) / 8 * 2;
+  uint64_t stage1 = (20 * gpt_layer_params(h) + 50257 * h + 7) / 8 * 2;
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/dp/s0/tp3/b0")), stage0);
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/dp/s1/tp5/b0")), stage1);
+  check_rail(&j, op(&j, "i0/dp/s1/tp5/b0"), 5, 8, 8);
+  ck_assert_uint_eq(f.dp_rank_bytes, MAX(stage0, stage1));
+  ck_assert_uint_eq(f.tp_bytes, 8ull * 2 * 40 * 7 * 4 * (2048 * h * 2) * 2);
+  job_close(&j);
+}
+END_TEST
+
+START_TEST(test_moe8x7b_build)
+{
+  WhPresetSpec s;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(&s, "moe-8x7b", &err));
+  WhPresetFacts f;
+  ck_assert(wh_preset_facts(&s, &f, &err));
+  g_autofree char *text = wh_preset_facts_text(&s, &f);
+  fprintf(stderr, "%s\n", text);
+  ck_assert_uint_eq(f.ranks, 128);
+  ck_assert(fabs((double)f.params - 46.70e9) < 0.01e9);
+  Job j;
+  job_open(&j, 16, 8, 128);
+  job_build(&j, &s);
+  /* D T (4 m L + 2 m) computes, 2 m (P - 1) D T sends, 4 m L T (D / EP) all-to-alls,
+   * P T dense all-reduces (EP = DP: no expert all-reduce) */
+  uint32_t D = 8, T = 8, m = 2, L = 32;
+  check_counts(&j, &f, 1, D * T * (4 * m * L + 2 * m), 2 * m * D * T, 2 * T, 4 * m * L * T);
+  ck_assert_uint_eq(f.ops, 16640 + 256 + 2048 + 16);
+  /* a2a: 4096 / 8 tokens x top-2 x 4096 x 2 bytes = 8 MiB; PP send 4096 x 4096 x 2 / 8 */
+  const char *a2a = "i0/ep/s1/tp6/g0/B1/L20/dispatch-grad";
+  ck_assert_uint_eq(op_bytes(&j, op(&j, a2a)), 8u << 20);
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/pp/B0/r70>r6")), 4u << 20);
+  check_rail(&j, op(&j, a2a), 6, 8, 8);
+  /* stage 0: 16 layers x (2h^2 + 2h kv + h E + 2h) + embedding V h, / TP, bf16 */
+  uint64_t h = 4096, kv = 1024;
+  uint64_t dense0 = (16 * (2 * h * h + 2 * h * kv + h * 8 + 2 * h) + 32000 * h) / 8 * 2;
+  ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/dp/s0/tp2/b0")), dense0);
+  check_rail(&j, op(&j, "i0/dp/s0/tp2/b0"), 2, 8, 8);
+  job_close(&j);
+}
+END_TEST
+
+START_TEST(test_all_presets_facts)
+{
+  /* published sizes: GPT-3 6.7B, 13B, 175B; Mixtral 8x7B 46.7B; 32x22B assumed */
+  const double params[] = {6.7e9, 12.9e9, 175e9, 46.7e9, 546e9};
+  const char *const *names = wh_preset_model_names();
+  for (int i = 0; names[i]; i++) {
+    WhPresetSpec s;
+    WhPresetFacts f;
+    g_autoptr(GError) err = NULL;
+    ck_assert(wh_preset_spec_init(&s, names[i], &err));
+    ck_assert_msg(wh_preset_facts(&s, &f, &err), "%s", err ? err->message : "");
+    g_autofree char *text = wh_preset_facts_text(&s, &f);
+    fprintf(stderr, "%s\n\n", text);
+    ck_assert_msg(fabs((double)f.params - params[i]) / params[i] < 0.01, "%s: %.4g params",
+                  names[i], (double)f.params);
+    ck_assert(strstr(text, "TP traffic not modelled: ") != NULL);
+    ck_assert_uint_eq(f.global_batch, s.dp * s.pp);
+    ck_assert(f.tp_bytes > 0 && f.dp_bytes > 0 && f.pp_bytes > 0);
+    ck_assert((f.ep_bytes > 0) == (s.ep > 1));
+  }
+}
+END_TEST
+
+START_TEST(test_config_and_errors)
+{
+  wh_registry_init();
+  if (wh_registry_lookup(wh_model_preset_type.name) == NULL)
+    wh_registry_register(&wh_model_preset_type);
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  g_autoptr(GError) err = NULL;
+  WhPresetSpec s;
+  ck_assert(wh_preset_spec_from_config(&s, cfg, &err)); /* defaults: gpt-13b */
+  ck_assert_str_eq(s.model, "gpt-13b");
+  ck_assert_uint_eq(wh_preset_ranks(&s), 128);
+  const char *sets[] = {"wh::ModelPreset::Model=moe-8x7b", "wh::ModelPreset::EP=4",
+                        "wh::ModelPreset::Buckets=4",      "wh::ModelPreset::SeqLength=2048",
+                        "wh::ModelPreset::Efficiency=0.4", "wh::ModelPreset::AllToAll=pairwise"};
+  for (size_t i = 0; i < G_N_ELEMENTS(sets); i++)
+    ck_assert_msg(wh_config_set_assignment(cfg, sets[i], "test", &err), "%s", err->message);
+  ck_assert(wh_preset_spec_from_config(&s, cfg, &err));
+  ck_assert_str_eq(s.model, "moe-8x7b");
+  ck_assert_uint_eq(s.ep, 4);
+  ck_assert_uint_eq(s.dp, 8);
+  ck_assert_uint_eq(s.buckets, 4);
+  ck_assert_uint_eq(s.shape.seq, 2048);
+  ck_assert_uint_eq(s.shape.hidden, 4096);
+  ck_assert(s.efficiency == 0.4);
+  ck_assert_int_eq(s.all_to_all, WH_ALGO_PAIRWISE);
+  ck_assert(wh_config_set_assignment(cfg, "wh::ModelPreset::EP=3", "test", &err));
+  ck_assert(!wh_preset_spec_from_config(&s, cfg, &err));
+  fprintf(stderr, "error: %s\n", err->message);
+  g_clear_error(&err);
+  ck_assert(!wh_config_set_assignment(cfg, "wh::ModelPreset::Model=gpt-3", "test", &err));
+  g_clear_error(&err);
+  ck_assert(!wh_preset_spec_init(&s, "gpt-3", &err));
+  g_clear_error(&err);
+  /* a dense model with EP > 1; a workload of the wrong size; too few hosts */
+  ck_assert(wh_preset_spec_init(&s, "gpt-13b", NULL));
+  s.ep = 2;
+  ck_assert(!wh_preset_spec_check(&s, NULL));
+  small_gpt(&s, 2);
+  Job j;
+  job_open(&j, 1, 2, 3);
+  ck_assert(!wh_preset_build(j.w, &s, &err));
+  fprintf(stderr, "error: %s\n", err->message);
+  g_clear_error(&err);
+  job_close(&j);
+  job_open(&j, 1, 2, 4);
+  ck_assert(!wh_preset_build(j.w, &s, &err));
+  fprintf(stderr, "error: %s\n", err->message);
+  job_close(&j);
+}
+END_TEST
+
+Suite *wh_presets_suite(void)
+{
+  Suite *s = suite_create("presets");
+  TCase *tc = tcase_create("presets");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_small_gpt);
+  tcase_add_test(tc, test_1f1b_order);
+  tcase_add_test(tc, test_buckets_iterations);
+  tcase_add_test(tc, test_small_moe);
+  tcase_add_test(tc, test_gpt13b_build);
+  tcase_add_test(tc, test_moe8x7b_build);
+  tcase_add_test(tc, test_all_presets_facts);
+  tcase_add_test(tc, test_config_and_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
