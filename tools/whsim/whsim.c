@@ -89,7 +89,23 @@ static void print_report(const WhRun *run, const char *out_dir)
     printf("FCT        min %.3f us, median %.3f us, max %.3f us (%u of %u flows completed)\n",
            (double)fct[0] * 1e-6, (double)fct[n / 2] * 1e-6, (double)fct[n - 1] * 1e-6, n,
            tp->n_flows);
-  if (run->workload) {
+  if (run->preset_facts) {
+    size_t len = strlen(run->preset_facts);
+    printf("%s%s", run->preset_facts, len && run->preset_facts[len - 1] != '\n' ? "\n" : "");
+  }
+  if (run->simai_dropped_tp)
+    printf("TP         %u tensor-parallel collectives (%.1f MB) stay inside servers and are "
+           "not put on the network\n",
+           run->simai_dropped_tp, (double)run->simai_dropped_tp_bytes / 1e6);
+  if (wh_run_stopped_early(run)) {
+    printf("stopped    at the %s after %.1f s of wall time, %.3f ms of network time",
+           run->sim->wall_stopped ? "wall-clock limit" : "stop time", run->wall_s,
+           wh_time_to_s(run->sim->now) * 1e3);
+    if (run->workload)
+      printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
+    printf("\n");
+  }
+  if (run->workload && !wh_run_stopped_early(run)) {
     double sum = 0, comp = 0, exp = 0;
     for (uint32_t i = 0; i < run->iterations; i++) {
       WhIterationStats st;
@@ -99,14 +115,6 @@ static void print_report(const WhRun *run, const char *out_dir)
       exp += (double)st.exposed_comm;
     }
     double n = run->iterations;
-    if (run->preset_facts) {
-      size_t len = strlen(run->preset_facts);
-      printf("%s%s", run->preset_facts, len && run->preset_facts[len - 1] != '\n' ? "\n" : "");
-    }
-    if (run->simai_dropped_tp)
-      printf("TP         %u tensor-parallel collectives (%.1f MB) stay inside servers and are "
-             "not put on the network\n",
-             run->simai_dropped_tp, (double)run->simai_dropped_tp_bytes / 1e6);
     printf("workload   %u ranks, %u ops, %u iteration%s: iteration time %.3f us (compute %.3f us, "
            "exposed communication %.3f us)\n",
            wh_workload_n_ranks(run->workload), wh_workload_n_ops(run->workload), run->iterations,
@@ -134,6 +142,7 @@ static int cmd_run(int argc, char **argv)
   g_auto(GStrv) plugins = NULL;
   g_autofree char *sample = NULL;
   gint iterations = 0;
+  gdouble wall_limit = 0;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
@@ -146,6 +155,8 @@ static int cmd_run(int argc, char **argv)
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
        "override a parameter, e.g. wh::DcqcnCc::Kmin=400KB (repeatable)", "Type::Param=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
+      {"wall-limit", 0, 0, G_OPTION_ARG_DOUBLE, &wall_limit,
+       "stop after SECONDS of wall time and report how far the run got", "SECONDS"},
       {"iterations", 0, 0, G_OPTION_ARG_INT, &iterations,
        "run the workload N times (overrides the scenario's iterations)", "N"},
       {"sample-period", 0, 0, G_OPTION_ARG_STRING, &sample,
@@ -176,8 +187,15 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr, "whsim run: --iterations %d: expected 1..100000\n", iterations);
     return EXIT_BAD_INPUT;
   }
-  WhRunOptions opts = {
-      .scheduler = scheduler, .cc = cc, .sets = sets, .iterations = (uint32_t)iterations};
+  if (wall_limit < 0) {
+    fprintf(stderr, "whsim run: --wall-limit %g: must not be negative\n", wall_limit);
+    return EXIT_BAD_INPUT;
+  }
+  WhRunOptions opts = {.scheduler = scheduler,
+                       .cc = cc,
+                       .sets = sets,
+                       .iterations = (uint32_t)iterations,
+                       .wall_limit_s = wall_limit};
   if (sample && (!wh_units_parse_time(sample, &opts.sample_period, &err) || !opts.sample_period)) {
     fprintf(stderr, "whsim run: --sample-period %s: %s\n", sample,
             err ? err->message : "must be greater than zero");
@@ -215,7 +233,7 @@ static int cmd_run(int argc, char **argv)
     return 1;
   }
   int status = 0;
-  if (!run->stop && !wh_run_check(run, &err)) {
+  if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
     fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", argv[1], err->message);
     status = 1;
   }

@@ -116,6 +116,8 @@ void wh_sim_run(WhSim *sim)
   double t0 = monotonic_s();
   uint64_t ev0 = sim->events_executed;
   sim->stopped = FALSE;
+  sim->wall_stopped = FALSE;
+  gboolean watch = sim->progress != NULL || sim->wall_limit_s > 0;
   while (!sim->stopped) {
     WhEvent *ev = pop(s);
     if (ev == NULL)
@@ -131,8 +133,14 @@ void wh_sim_run(WhSim *sim)
     release(sim, ev);
     sim->events_executed++;
     fn(sim, ctx, arg);
-    if (G_UNLIKELY(sim->progress && (sim->events_executed & ((1u << 20) - 1)) == 0)) {
+    if (G_UNLIKELY(watch && (sim->events_executed & ((1u << 20) - 1)) == 0)) {
       double dt = monotonic_s() - t0;
+      if (sim->wall_limit_s > 0 && dt > sim->wall_limit_s) {
+        sim->wall_stopped = TRUE;
+        break;
+      }
+      if (sim->progress == NULL)
+        continue;
       fprintf(sim->progress, "\r  sim time %.6f s, %" G_GUINT64_FORMAT " events, %.2f M events/s ",
               wh_time_to_s(sim->now), sim->events_executed,
               dt > 0 ? (double)(sim->events_executed - ev0) / dt * 1e-6 : 0.0);

@@ -21,8 +21,10 @@ struct WhSim {
   uint64_t events_live; /* allocated and not yet returned to the pool */
   WhTime stop_at;
   gboolean stopped;
-  /* Optional progress report (cold: checked every 2^20 events). */
+  /* Optional progress report and wall-clock limit (cold: checked every 2^20 events). */
   FILE *progress;
+  double wall_limit_s;   /* > 0: stop once the loop has run this long */
+  gboolean wall_stopped; /* the last run stopped at the wall-clock limit */
 };
 
 /* (transfer full) */

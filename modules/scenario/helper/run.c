@@ -456,6 +456,8 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   if (!add_flows(run, error) || !add_workload(run, opts, error))
     return NULL;
   run->stop = sc->stop;
+  if (opts && opts->wall_limit_s > 0)
+    run->sim->wall_limit_s = opts->wall_limit_s;
   WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
   if (sample)
     run->sampler = wh_rate_sampler_new(run->tp, sample);
@@ -530,6 +532,22 @@ gboolean wh_run_check(const WhRun *run, GError **error)
   return TRUE;
 }
 
+gboolean wh_run_stopped_early(const WhRun *run)
+{
+  return run->sim->wall_stopped || (run->stop && wh_sim_pending(run->sim) > 0);
+}
+
+uint32_t wh_run_ops_done(const WhRun *run)
+{
+  uint32_t done = 0;
+  for (uint32_t i = 0; run->workload && i < wh_workload_n_ops(run->workload); i++) {
+    WhOpInfo op;
+    wh_workload_op_info(run->workload, i, &op);
+    done += op.end > 0;
+  }
+  return done;
+}
+
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   const WhTransportCounters *c = &run->tp->c;
@@ -560,7 +578,13 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("retransmitted_bytes", c->retx_bytes);
   FIELD("flows_completed", c->flows_finished);
 #undef FIELD
-  if (run->workload) {
+  if (wh_run_stopped_early(run)) {
+    g_string_append_printf(j, "  \"stopped_early\": \"%s\",\n",
+                           run->sim->wall_stopped ? "wall-clock limit" : "stop time");
+    if (run->workload)
+      g_string_append_printf(j, "  \"ops_done\": %u,\n", wh_run_ops_done(run));
+  }
+  if (run->workload && !wh_run_stopped_early(run)) {
     GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
     WhTime total = 0;
     for (uint32_t i = 0; i < run->iterations; i++) {

@@ -19,6 +19,7 @@ typedef struct {
   char **sets;           /* nullable, NULL-terminated "Type::Param=value" */
   WhTime sample_period;  /* > 0: attach a rate sampler (overrides the scenario's) */
   uint32_t iterations;   /* > 0: workload iterations (overrides the scenario's) */
+  double wall_limit_s;   /* > 0: stop the simulation after this much wall time */
 } WhRunOptions;
 
 typedef struct {
@@ -53,6 +54,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
 void wh_run_take_scenario(WhRun *run, WhScenario *sc);
 
 void wh_run_execute(WhRun *run);
+
+/* TRUE when the run ended before its natural end (scenario stop time or wall limit). */
+gboolean wh_run_stopped_early(const WhRun *run);
+uint32_t wh_run_ops_done(const WhRun *run);
 
 /* Checks the end state: every flow complete, bytes sent = delivered + dropped, no
  * packet left in the pool, no event left pending. */
