@@ -233,6 +233,41 @@ START_TEST(test_existing_outputs_untouched)
 }
 END_TEST
 
+/* Every malformed SimAI workload file, referenced from a scenario: whsim exits 2 and
+ * names the workload file with a line number. */
+START_TEST(test_simai_files_refused)
+{
+  g_autofree char *dir_path = wh_test_source_path("tests/bad-inputs/simai");
+  g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+  ck_assert_ptr_nonnull(dir);
+  g_autofree char *tmp = g_dir_make_tmp("whsim-simai-XXXXXX", NULL);
+  g_autofree char *scenario = g_build_filename(tmp, "scenario.xml", NULL);
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  const char *name;
+  int n = 0;
+  while ((name = g_dir_read_name(dir)) != NULL) {
+    g_autofree char *wl = g_build_filename(dir_path, name, NULL);
+    g_autofree char *xml = g_strdup_printf(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"simai\">\n"
+        "  <topology type=\"wh::Star\"><param name=\"Hosts\" value=\"16\"/></topology>\n"
+        "  <workload simai=\"%s\"/>\n</scenario>\n",
+        wl);
+    ck_assert(g_file_set_contents(scenario, xml, -1, NULL));
+    const char *args[] = {"run", scenario, "--out", out, NULL};
+    g_autofree char *err = NULL;
+    ck_assert_int_eq(wh_test_whsim(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, name) != NULL, "%s: message lacks the file: %s", name, err);
+    g_autofree char *tail = g_strdup(strstr(err, name) + strlen(name));
+    ck_assert_msg(tail[0] == ':' && g_ascii_isdigit(tail[1]), "%s: no line number: %s", name, err);
+    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    n++;
+  }
+  ck_assert_int_ge(n, 8);
+  g_remove(scenario);
+  g_rmdir(tmp);
+}
+END_TEST
+
 Suite *wh_bad_inputs_suite(void)
 {
   Suite *s = suite_create("bad-inputs");
@@ -242,6 +277,7 @@ Suite *wh_bad_inputs_suite(void)
   suite_add_tcase(s, tc);
   TCase *corpus = tcase_create("corpus");
   tcase_add_test(corpus, test_corpus_matches_table);
+  tcase_add_test(corpus, test_simai_files_refused);
   suite_add_tcase(s, corpus);
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 30);
