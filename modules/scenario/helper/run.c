@@ -584,6 +584,15 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
     if (run->workload)
       g_string_append_printf(j, "  \"ops_done\": %u,\n", wh_run_ops_done(run));
   }
+  if (run->workload) {
+    g_string_append_printf(j, "  \"ranks\": %u,\n", wh_workload_n_ranks(run->workload));
+    g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
+    if (run->sc->simai_path)
+      g_string_append_printf(j, "  \"tp_collectives_not_modelled\": %u,\n", run->simai_dropped_tp);
+    if (run->sc->simai_path || run->sc->model_preset)
+      g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
+                             (guint64)run->tp_bytes_not_modelled);
+  }
   if (run->workload && !wh_run_stopped_early(run)) {
     GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
     WhTime total = 0;
@@ -596,13 +605,6 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
       g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
       g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
     }
-    g_string_append_printf(j, "  \"ranks\": %u,\n", wh_workload_n_ranks(run->workload));
-    g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
-    if (run->sc->simai_path)
-      g_string_append_printf(j, "  \"tp_collectives_not_modelled\": %u,\n", run->simai_dropped_tp);
-    if (run->sc->simai_path || run->sc->model_preset)
-      g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
-                             (guint64)run->tp_bytes_not_modelled);
     g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
     g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
                            (guint64)(total / run->iterations));
