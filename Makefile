@@ -7,11 +7,12 @@
 #   make format reformat the sources with clang-format
 
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev check \
-            clang-format gnuplot-nox python3 libxml2-utils time
+            clang-format gnuplot-nox python3 libxml2-utils time \
+            g++ libns3-dev libgsl-dev libsqlite3-dev
 BUILD := build
 WHSIM := $(BUILD)/whsim
 DEFAULT_SCENARIO := scenarios/quickstart.xml
-SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find modules tools tests -name '*.[ch]')
+SOURCES = $(shell git ls-files '*.c' '*.h' '*.cc' 2>/dev/null || find modules tools tests bindings-c -name '*.[ch]' -o -name '*.cc')
 
 .PHONY: deps build run test check-format format bench clean
 
@@ -28,7 +29,7 @@ deps:
 	fi
 
 $(BUILD)/build.ninja:
-	meson setup $(BUILD) --buildtype=release
+	meson setup $(BUILD) --buildtype=release -Dns3=enabled
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)

@@ -18,6 +18,9 @@ Suite *wh_workload_suite(void);
 Suite *wh_presets_suite(void);
 Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
+#ifdef WH_HAVE_NS3
+Suite *wh_ns3_suite(void);
+#endif
 
 int main(void)
 {
@@ -35,6 +38,9 @@ int main(void)
   srunner_add_suite(sr, wh_presets_suite());
   srunner_add_suite(sr, wh_simai_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());
+#ifdef WH_HAVE_NS3
+  srunner_add_suite(sr, wh_ns3_suite());
+#endif
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

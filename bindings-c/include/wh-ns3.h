@@ -1,0 +1,95 @@
+/* wh-ns3: a plain C API over ns-3 3.37 (Debian's libns3-dev), so a scenario can also
+ * be run on stock ns-3 as an independent reference. A simulation has nodes,
+ * point-to-point links with a queue disc each way (FIFO, or RED with ECN step marking),
+ * and flows (TCP NewReno or DCTCP bulk transfers, UDP at a fixed rate); after a run
+ * it reports per-flow completion times, ns-3's event count and link traversals.
+ * ns-3's simulator is a process-wide singleton: at most one WhNs3Sim exists at a time,
+ * and after it is freed ns-3 cannot be set up again in the same process (its global
+ * state, e.g. the time resolution, persists): run one simulation per process. Time is
+ * in picoseconds, as in the native engine (ns-3 is switched to ps resolution).
+ * Errors are negative ints; wh_ns3_strerror names them. */
+#ifndef WH_NS3_H
+#define WH_NS3_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  WH_NS3_OK = 0,
+  WH_NS3_EINVAL = -1,   /* bad argument */
+  WH_NS3_ESTATE = -2,   /* wrong order (e.g. a link after the run) */
+  WH_NS3_EBUSY = -3,    /* a simulation already exists in this process */
+  WH_NS3_EUNUSED = -4,  /* ns-3 was already used and torn down in this process */
+  WH_NS3_ENOTDONE = -5, /* the flow did not complete */
+};
+
+typedef struct WhNs3Sim WhNs3Sim;
+
+typedef enum {
+  WH_NS3_QUEUE_FIFO,
+  WH_NS3_QUEUE_RED_ECN, /* RED in ECN mode with MinTh = MaxTh = threshold (step) */
+} WhNs3QueueKind;
+
+typedef struct {
+  WhNs3QueueKind kind;
+  uint32_t limit_packets;      /* queue-disc capacity */
+  uint32_t ecn_threshold_pkts; /* RED_ECN: marking threshold K, packets */
+} WhNs3QueueConfig;
+
+typedef enum {
+  WH_NS3_TCP_NEWRENO,
+  WH_NS3_TCP_DCTCP,
+} WhNs3TcpVariant;
+
+/* TCP settings, applied to every TCP socket (ns-3 defaults in brackets). */
+typedef struct {
+  uint32_t segment_size;  /* bytes of payload [536] */
+  uint32_t initial_cwnd;  /* segments [10] */
+  uint32_t socket_buffer; /* bytes, send and receive [131072] */
+  uint32_t delack_count;  /* [2] */
+  uint64_t min_rto_ps;    /* [1 s] */
+  int sack;               /* [1] */
+  int timestamps;         /* [1] */
+} WhNs3TcpConfig;
+
+typedef struct {
+  uint64_t events;          /* ns-3 events executed */
+  uint64_t link_traversals; /* packets put on a point-to-point link */
+  uint64_t end_ps;          /* simulated time at the end */
+} WhNs3Stats;
+
+const char *wh_ns3_strerror(int code);
+
+/* Creates the (only) simulation; `tcp` nullable: ns-3 defaults. */
+int wh_ns3_sim_new(const WhNs3TcpConfig *tcp, WhNs3Sim **out);
+void wh_ns3_sim_free(WhNs3Sim *sim);
+
+/* Adds n nodes; *first receives the id of the first (ids are consecutive). */
+int wh_ns3_add_nodes(WhNs3Sim *sim, uint32_t n, uint32_t *first);
+/* A full-duplex link with the same queue disc config in each direction. */
+int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t rate_bps, uint64_t delay_ps,
+                    const WhNs3QueueConfig *queue);
+/* Computes routes (ns-3 global routing); after the last link, before the first flow. */
+int wh_ns3_finalize(WhNs3Sim *sim);
+
+int wh_ns3_add_tcp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t start_ps, WhNs3TcpVariant variant, uint32_t *flow);
+/* UDP at `rate_bps` of payload in `packet_bytes` datagrams until `bytes` are sent. */
+int wh_ns3_add_udp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t start_ps, uint64_t rate_bps, uint32_t packet_bytes,
+                        uint32_t *flow);
+
+int wh_ns3_run(WhNs3Sim *sim, uint64_t stop_ps);
+
+/* Start and time the last byte reached the receiving application. */
+int wh_ns3_flow_times(const WhNs3Sim *sim, uint32_t flow, uint64_t *start_ps, uint64_t *finish_ps);
+int wh_ns3_stats(const WhNs3Sim *sim, WhNs3Stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,272 @@
+/* The C API over ns-3 3.37; see wh-ns3.h. Each link gets a fresh TrafficControlHelper
+ * (a queue disc installed before addresses are assigned, so ns-3 does not add
+ * FqCoDel) and its point-to-point devices keep a 1-packet device queue, so queueing
+ * happens in the queue disc as in the native engine. Flows use one PacketSink per
+ * flow on its own port; a flow ends when its sink has received every byte. */
+#include "wh-ns3.h"
+
+#include <ns3/applications-module.h>
+#include <ns3/core-module.h>
+#include <ns3/internet-module.h>
+#include <ns3/network-module.h>
+#include <ns3/point-to-point-module.h>
+#include <ns3/traffic-control-module.h>
+
+#include <vector>
+
+using namespace ns3;
+
+struct WhNs3Flow {
+  uint64_t bytes;
+  uint64_t start_ps;
+  uint64_t received = 0;
+  uint64_t finish_ps = 0;
+};
+
+struct WhNs3Sim {
+  NodeContainer nodes;
+  Ipv4AddressHelper addr;
+  uint32_t links = 0;
+  bool finalized = false;
+  bool ran = false;
+  std::vector<WhNs3Flow> flows;
+  uint64_t traversals = 0;
+  uint16_t next_port = 10000;
+};
+
+static WhNs3Sim *the_sim;
+static bool ns3_used;
+
+extern "C" const char *wh_ns3_strerror(int code)
+{
+  switch (code) {
+  case WH_NS3_OK:
+    return "success";
+  case WH_NS3_EINVAL:
+    return "invalid argument";
+  case WH_NS3_ESTATE:
+    return "operation not allowed at this stage of the simulation";
+  case WH_NS3_EBUSY:
+    return "an ns-3 simulation already exists in this process";
+  case WH_NS3_EUNUSED:
+    return "ns-3 was already used in this process; run one simulation per process";
+  case WH_NS3_ENOTDONE:
+    return "the flow did not complete";
+  }
+  return "unknown error";
+}
+
+extern "C" int wh_ns3_sim_new(const WhNs3TcpConfig *tcp, WhNs3Sim **out)
+{
+  if (out == nullptr)
+    return WH_NS3_EINVAL;
+  if (the_sim)
+    return WH_NS3_EBUSY;
+  if (ns3_used)
+    return WH_NS3_EUNUSED;
+  ns3_used = true;
+  Time::SetResolution(Time::PS);
+  if (tcp) {
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(tcp->segment_size));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(tcp->initial_cwnd));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(tcp->socket_buffer));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(tcp->socket_buffer));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(tcp->delack_count));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(PicoSeconds(tcp->min_rto_ps)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(tcp->sack != 0));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(tcp->timestamps != 0));
+  }
+  the_sim = new WhNs3Sim();
+  the_sim->addr.SetBase("10.0.0.0", "255.255.255.252");
+  *out = the_sim;
+  return WH_NS3_OK;
+}
+
+extern "C" void wh_ns3_sim_free(WhNs3Sim *sim)
+{
+  if (sim == nullptr || sim != the_sim)
+    return;
+  Simulator::Destroy();
+  delete sim;
+  the_sim = nullptr;
+}
+
+extern "C" int wh_ns3_add_nodes(WhNs3Sim *sim, uint32_t n, uint32_t *first)
+{
+  if (sim == nullptr || n == 0)
+    return WH_NS3_EINVAL;
+  if (sim->finalized)
+    return WH_NS3_ESTATE;
+  if (first)
+    *first = sim->nodes.GetN();
+  NodeContainer fresh;
+  fresh.Create(n);
+  InternetStackHelper stack;
+  stack.Install(fresh);
+  sim->nodes.Add(fresh);
+  return WH_NS3_OK;
+}
+
+static void count_tx(WhNs3Sim *sim, Ptr<const Packet>)
+{
+  sim->traversals++;
+}
+
+extern "C" int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t rate_bps,
+                               uint64_t delay_ps, const WhNs3QueueConfig *queue)
+{
+  if (sim == nullptr || queue == nullptr || a == b || a >= sim->nodes.GetN() ||
+      b >= sim->nodes.GetN() || rate_bps == 0 || queue->limit_packets == 0)
+    return WH_NS3_EINVAL;
+  if (sim->finalized)
+    return WH_NS3_ESTATE;
+  PointToPointHelper p2p;
+  p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(rate_bps)));
+  p2p.SetChannelAttribute("Delay", TimeValue(PicoSeconds(delay_ps)));
+  p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("1p")));
+  NetDeviceContainer devs = p2p.Install(sim->nodes.Get(a), sim->nodes.Get(b));
+  TrafficControlHelper tch; /* a fresh helper per link */
+  std::string limit = std::to_string(queue->limit_packets) + "p";
+  if (queue->kind == WH_NS3_QUEUE_RED_ECN) {
+    double k = queue->ecn_threshold_pkts;
+    tch.SetRootQueueDisc("ns3::RedQueueDisc", "UseEcn", BooleanValue(true), "UseHardDrop",
+                         BooleanValue(false), "MinTh", DoubleValue(k), "MaxTh", DoubleValue(k),
+                         "QW", DoubleValue(1.0), "MaxSize", QueueSizeValue(QueueSize(limit)));
+  } else {
+    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize(limit)));
+  }
+  tch.Install(devs);
+  sim->addr.Assign(devs);
+  sim->addr.NewNetwork();
+  for (uint32_t i = 0; i < devs.GetN(); i++)
+    devs.Get(i)->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&count_tx, sim));
+  sim->links++;
+  return WH_NS3_OK;
+}
+
+extern "C" int wh_ns3_finalize(WhNs3Sim *sim)
+{
+  if (sim == nullptr)
+    return WH_NS3_EINVAL;
+  if (sim->finalized)
+    return WH_NS3_ESTATE;
+  Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+  sim->finalized = true;
+  return WH_NS3_OK;
+}
+
+static void sink_rx(WhNs3Sim *sim, uint32_t flow, Ptr<const Packet> p, const Address &)
+{
+  WhNs3Flow &f = sim->flows[flow];
+  f.received += p->GetSize();
+  if (f.finish_ps == 0 && f.received >= f.bytes)
+    f.finish_ps = (uint64_t)Simulator::Now().GetPicoSeconds();
+}
+
+/* The address of node `dst` on its first interface. */
+static Ipv4Address node_address(WhNs3Sim *sim, uint32_t dst)
+{
+  return sim->nodes.Get(dst)->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal();
+}
+
+static int add_sink(WhNs3Sim *sim, const char *factory, uint32_t dst, uint16_t port, uint32_t flow)
+{
+  PacketSinkHelper sink(factory, InetSocketAddress(Ipv4Address::GetAny(), port));
+  ApplicationContainer app = sink.Install(sim->nodes.Get(dst));
+  app.Start(Seconds(0));
+  app.Get(0)->TraceConnectWithoutContext("Rx", MakeBoundCallback(&sink_rx, sim, flow));
+  return WH_NS3_OK;
+}
+
+static int check_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes)
+{
+  if (sim == nullptr || src == dst || src >= sim->nodes.GetN() || dst >= sim->nodes.GetN() ||
+      bytes == 0)
+    return WH_NS3_EINVAL;
+  if (!sim->finalized || sim->ran)
+    return WH_NS3_ESTATE;
+  return WH_NS3_OK;
+}
+
+extern "C" int wh_ns3_add_tcp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes,
+                                   uint64_t start_ps, WhNs3TcpVariant variant, uint32_t *flow)
+{
+  int rc = check_flow(sim, src, dst, bytes);
+  if (rc)
+    return rc;
+  /* the congestion control is the socket type of the node's TCP: sender and receiver
+   * (DCTCP's ECN echo lives in the receiver's socket too); one variant per node */
+  TypeIdValue type(variant == WH_NS3_TCP_DCTCP ? TcpDctcp::GetTypeId() : TcpNewReno::GetTypeId());
+  sim->nodes.Get(src)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", type);
+  sim->nodes.Get(dst)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", type);
+  uint32_t id = (uint32_t)sim->flows.size();
+  sim->flows.push_back({bytes, start_ps});
+  uint16_t port = sim->next_port++;
+  add_sink(sim, "ns3::TcpSocketFactory", dst, port, id);
+  BulkSendHelper send("ns3::TcpSocketFactory", InetSocketAddress(node_address(sim, dst), port));
+  send.SetAttribute("MaxBytes", UintegerValue(bytes));
+  ApplicationContainer app = send.Install(sim->nodes.Get(src));
+  app.Start(PicoSeconds(start_ps));
+  if (flow)
+    *flow = id;
+  return WH_NS3_OK;
+}
+
+extern "C" int wh_ns3_add_udp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes,
+                                   uint64_t start_ps, uint64_t rate_bps, uint32_t packet_bytes,
+                                   uint32_t *flow)
+{
+  int rc = check_flow(sim, src, dst, bytes);
+  if (rc)
+    return rc;
+  if (rate_bps == 0 || packet_bytes == 0)
+    return WH_NS3_EINVAL;
+  uint32_t id = (uint32_t)sim->flows.size();
+  sim->flows.push_back({bytes, start_ps});
+  uint16_t port = sim->next_port++;
+  add_sink(sim, "ns3::UdpSocketFactory", dst, port, id);
+  OnOffHelper send("ns3::UdpSocketFactory", InetSocketAddress(node_address(sim, dst), port));
+  send.SetConstantRate(DataRate(rate_bps), packet_bytes);
+  send.SetAttribute("MaxBytes", UintegerValue(bytes));
+  ApplicationContainer app = send.Install(sim->nodes.Get(src));
+  app.Start(PicoSeconds(start_ps));
+  if (flow)
+    *flow = id;
+  return WH_NS3_OK;
+}
+
+extern "C" int wh_ns3_run(WhNs3Sim *sim, uint64_t stop_ps)
+{
+  if (sim == nullptr)
+    return WH_NS3_EINVAL;
+  if (!sim->finalized || sim->ran)
+    return WH_NS3_ESTATE;
+  if (stop_ps)
+    Simulator::Stop(PicoSeconds(stop_ps));
+  Simulator::Run();
+  sim->ran = true;
+  return WH_NS3_OK;
+}
+
+extern "C" int wh_ns3_flow_times(const WhNs3Sim *sim, uint32_t flow, uint64_t *start_ps,
+                                 uint64_t *finish_ps)
+{
+  if (sim == nullptr || flow >= sim->flows.size())
+    return WH_NS3_EINVAL;
+  const WhNs3Flow &f = sim->flows[flow];
+  if (start_ps)
+    *start_ps = f.start_ps;
+  if (finish_ps)
+    *finish_ps = f.finish_ps;
+  return f.finish_ps ? WH_NS3_OK : WH_NS3_ENOTDONE;
+}
+
+extern "C" int wh_ns3_stats(const WhNs3Sim *sim, WhNs3Stats *out)
+{
+  if (sim == nullptr || out == nullptr)
+    return WH_NS3_EINVAL;
+  out->events = Simulator::GetEventCount();
+  out->link_traversals = sim->traversals;
+  out->end_ps = (uint64_t)Simulator::Now().GetPicoSeconds();
+  return WH_NS3_OK;
+}

@@ -1,0 +1,139 @@
+/* Tests of the C API over ns-3 (one ns-3 simulation per process: Check forks every
+ * test): a UDP stream and a one-segment TCP flow against their closed-form
+ * completion times, a long DCTCP flow at close to line rate through a RED/ECN queue,
+ * and the API's argument and order checks. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "wh-ns3.h"
+
+#define RATE 10000000000ULL
+#define DELAY_PS 10000000ULL /* 10 us */
+
+static WhNs3Sim *two_nodes(const WhNs3TcpConfig *tcp, WhNs3QueueKind kind)
+{
+  WhNs3Sim *sim = NULL;
+  ck_assert_int_eq(wh_ns3_sim_new(tcp, &sim), WH_NS3_OK);
+  uint32_t first = 99;
+  ck_assert_int_eq(wh_ns3_add_nodes(sim, 2, &first), WH_NS3_OK);
+  ck_assert_uint_eq(first, 0);
+  WhNs3QueueConfig q = {.kind = kind, .limit_packets = 1000, .ecn_threshold_pkts = 20};
+  ck_assert_int_eq(wh_ns3_add_link(sim, 0, 1, RATE, DELAY_PS, &q), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_finalize(sim), WH_NS3_OK);
+  return sim;
+}
+
+static double tx_ps(double bytes)
+{
+  return bytes * 8 / (double)RATE * 1e12;
+}
+
+static void check_close(const char *what, double got, double expect, double tol)
+{
+  fprintf(stderr, "ns-3 %s: %.3f us, closed form %.3f us (%+.3f%%)\n", what, got * 1e-6,
+          expect * 1e-6, (got - expect) / expect * 100);
+  ck_assert_msg(fabs(got - expect) / expect < tol, "%s: %.0f vs %.0f ps", what, got, expect);
+}
+
+START_TEST(test_udp_closed_form)
+{
+  /* 100 datagrams of 1000 B, each 1030 B on the wire (UDP 8 + IPv4 20 + PPP 2), sent
+   * back to back at the link rate; ns-3's OnOffApplication sends its first packet one
+   * packet interval after it starts, so the last byte arrives after 101 packet times
+   * and one delay */
+  WhNs3Sim *sim = two_nodes(NULL, WH_NS3_QUEUE_FIFO);
+  uint32_t flow;
+  double rate = (double)RATE * 1000 / 1030;
+  ck_assert_int_eq(wh_ns3_add_udp_flow(sim, 0, 1, 100000, 1000000, (uint64_t)rate, 1000, &flow),
+                   WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_run(sim, 0), WH_NS3_OK);
+  uint64_t start, finish;
+  ck_assert_int_eq(wh_ns3_flow_times(sim, flow, &start, &finish), WH_NS3_OK);
+  check_close("UDP 100 x 1000 B", (double)(finish - start), 101 * tx_ps(1030) + DELAY_PS, 0.01);
+  WhNs3Stats st;
+  ck_assert_int_eq(wh_ns3_stats(sim, &st), WH_NS3_OK);
+  ck_assert_uint_ge(st.link_traversals, 100);
+  ck_assert_uint_gt(st.events, 100);
+  wh_ns3_sim_free(sim);
+}
+END_TEST
+
+START_TEST(test_tcp_one_segment)
+{
+  /* handshake then one segment: SYN, SYN-ACK, then the data after the final ACK:
+   * three one-way delays plus the (sub-microsecond) serializations */
+  WhNs3TcpConfig tcp = {.segment_size = 1000,
+                        .initial_cwnd = 10,
+                        .socket_buffer = 1 << 20,
+                        .delack_count = 1,
+                        .min_rto_ps = 200000000000ULL,
+                        .sack = 0,
+                        .timestamps = 0};
+  WhNs3Sim *sim = two_nodes(&tcp, WH_NS3_QUEUE_FIFO);
+  uint32_t flow;
+  ck_assert_int_eq(wh_ns3_add_tcp_flow(sim, 0, 1, 1000, 0, WH_NS3_TCP_NEWRENO, &flow), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_run(sim, 0), WH_NS3_OK);
+  uint64_t start, finish;
+  ck_assert_int_eq(wh_ns3_flow_times(sim, flow, &start, &finish), WH_NS3_OK);
+  double expect = 3 * (double)DELAY_PS + tx_ps(64) + tx_ps(64) + tx_ps(42) + tx_ps(1042);
+  check_close("TCP 1 segment", (double)(finish - start), expect, 0.01);
+  wh_ns3_sim_free(sim);
+}
+END_TEST
+
+START_TEST(test_dctcp_long_flow)
+{
+  /* 10 MB of DCTCP through a RED/ECN queue: close to line rate once slow start is
+   * over (1040 B on the wire per 1000 B segment with timestamps off) */
+  WhNs3TcpConfig tcp = {.segment_size = 1000,
+                        .initial_cwnd = 10,
+                        .socket_buffer = 4 << 20,
+                        .delack_count = 1,
+                        .min_rto_ps = 200000000000ULL,
+                        .sack = 0,
+                        .timestamps = 0};
+  WhNs3Sim *sim = two_nodes(&tcp, WH_NS3_QUEUE_RED_ECN);
+  uint32_t flow;
+  ck_assert_int_eq(wh_ns3_add_tcp_flow(sim, 0, 1, 10000000, 0, WH_NS3_TCP_DCTCP, &flow), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_run(sim, 0), WH_NS3_OK);
+  uint64_t start, finish;
+  ck_assert_int_eq(wh_ns3_flow_times(sim, flow, &start, &finish), WH_NS3_OK);
+  check_close("DCTCP 10 MB", (double)(finish - start), 10000 * tx_ps(1042) + 3 * DELAY_PS, 0.03);
+  wh_ns3_sim_free(sim);
+}
+END_TEST
+
+START_TEST(test_api_checks)
+{
+  WhNs3Sim *sim = NULL, *other = NULL;
+  ck_assert_int_eq(wh_ns3_sim_new(NULL, &sim), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_sim_new(NULL, &other), WH_NS3_EBUSY);
+  ck_assert_int_eq(wh_ns3_add_nodes(sim, 2, NULL), WH_NS3_OK);
+  WhNs3QueueConfig q = {.kind = WH_NS3_QUEUE_FIFO, .limit_packets = 10};
+  ck_assert_int_eq(wh_ns3_add_link(sim, 0, 0, RATE, 0, &q), WH_NS3_EINVAL);
+  ck_assert_int_eq(wh_ns3_add_link(sim, 0, 5, RATE, 0, &q), WH_NS3_EINVAL);
+  ck_assert_int_eq(wh_ns3_add_tcp_flow(sim, 0, 1, 10, 0, WH_NS3_TCP_NEWRENO, NULL), WH_NS3_ESTATE);
+  ck_assert_int_eq(wh_ns3_add_link(sim, 0, 1, RATE, 0, &q), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_finalize(sim), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_add_link(sim, 0, 1, RATE, 0, &q), WH_NS3_ESTATE);
+  ck_assert_int_eq(wh_ns3_add_udp_flow(sim, 0, 1, 0, 0, RATE, 100, NULL), WH_NS3_EINVAL);
+  ck_assert_str_eq(wh_ns3_strerror(WH_NS3_EBUSY),
+                   "an ns-3 simulation already exists in this process");
+  wh_ns3_sim_free(sim);
+  ck_assert_int_eq(wh_ns3_sim_new(NULL, &other), WH_NS3_EUNUSED);
+}
+END_TEST
+
+Suite *wh_ns3_suite(void)
+{
+  Suite *s = suite_create("ns3");
+  TCase *tc = tcase_create("c-api");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_udp_closed_form);
+  tcase_add_test(tc, test_tcp_one_segment);
+  tcase_add_test(tc, test_dctcp_long_flow);
+  tcase_add_test(tc, test_api_checks);
+  suite_add_tcase(s, tc);
+  return s;
+}
