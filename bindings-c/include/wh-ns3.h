@@ -82,6 +82,7 @@ int wh_ns3_add_udp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t byte
                         uint64_t start_ps, uint64_t rate_bps, uint32_t packet_bytes,
                         uint32_t *flow);
 
+/* Runs until every flow has completed, or until stop_ps (0: no limit). */
 int wh_ns3_run(WhNs3Sim *sim, uint64_t stop_ps);
 
 /* Start and time the last byte reached the receiving application. */

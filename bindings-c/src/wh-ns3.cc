@@ -31,6 +31,7 @@ struct WhNs3Sim {
   bool ran = false;
   std::vector<WhNs3Flow> flows;
   uint64_t traversals = 0;
+  uint32_t flows_done = 0;
   uint16_t next_port = 10000;
 };
 
@@ -159,8 +160,12 @@ static void sink_rx(WhNs3Sim *sim, uint32_t flow, Ptr<const Packet> p, const Add
 {
   WhNs3Flow &f = sim->flows[flow];
   f.received += p->GetSize();
-  if (f.finish_ps == 0 && f.received >= f.bytes)
+  if (f.finish_ps == 0 && f.received >= f.bytes) {
     f.finish_ps = (uint64_t)Simulator::Now().GetPicoSeconds();
+    /* the run ends with the last flow: TCP's closing timers (TIME_WAIT) would run on */
+    if (++sim->flows_done == sim->flows.size())
+      Simulator::Stop();
+  }
 }
 
 /* The address of node `dst` on its first interface. */

@@ -13,6 +13,9 @@
 #include "registry.h"
 #include "run.h"
 #include "units.h"
+#ifdef WH_HAVE_NS3
+#include "ns3-engine.h"
+#endif
 
 #define EXIT_BAD_INPUT 2
 
@@ -141,6 +144,7 @@ static int cmd_run(int argc, char **argv)
   g_auto(GStrv) sets = NULL;
   g_auto(GStrv) plugins = NULL;
   g_autofree char *sample = NULL;
+  g_autofree char *engine = NULL;
   gint iterations = 0;
   gdouble wall_limit = 0;
   gboolean quiet = FALSE;
@@ -155,6 +159,9 @@ static int cmd_run(int argc, char **argv)
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
        "override a parameter, e.g. wh::DcqcnCc::Kmin=400KB (repeatable)", "Type::Param=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
+      {"engine", 0, 0, G_OPTION_ARG_STRING, &engine,
+       "native (default) or ns3: run the scenario on stock ns-3 3.37 (DCTCP scenarios without PFC)",
+       "NAME"},
       {"wall-limit", 0, 0, G_OPTION_ARG_DOUBLE, &wall_limit,
        "stop after SECONDS of wall time and report how far the run got", "SECONDS"},
       {"iterations", 0, 0, G_OPTION_ARG_INT, &iterations,
@@ -219,6 +226,34 @@ static int cmd_run(int argc, char **argv)
   if (run == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
+  }
+  gboolean use_ns3 = engine && strcmp(engine, "ns3") == 0;
+  if (engine && !use_ns3 && strcmp(engine, "native") != 0) {
+    fprintf(stderr, "whsim run: --engine %s: expected native or ns3\n", engine);
+    return EXIT_BAD_INPUT;
+  }
+  if (out_dir == NULL) {
+    g_autofree char *base = g_path_get_basename(argv[1]);
+    char *dot = strrchr(base, '.');
+    if (dot)
+      *dot = '\0';
+    out_dir = g_build_filename("out", base, NULL);
+  }
+  if (use_ns3) {
+#ifdef WH_HAVE_NS3
+    if (!wh_ns3_engine_check(run, &err)) {
+      fprintf(stderr, "whsim: %s\n", err->message);
+      return EXIT_BAD_INPUT;
+    }
+    if (!wh_ns3_engine_run(run, out_dir, quiet, &err)) {
+      fprintf(stderr, "whsim: %s\n", err->message);
+      return 1;
+    }
+    return 0;
+#else
+    fprintf(stderr, "whsim run: --engine ns3: this whsim was built without ns-3\n");
+    return EXIT_BAD_INPUT;
+#endif
   }
   wh_run_execute(run);
   if (out_dir == NULL) {

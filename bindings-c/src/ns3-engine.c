@@ -1,0 +1,169 @@
+/* The ns-3 engine of whsim; see ns3-engine.h. Mapping: every node (host or switch)
+ * becomes an ns-3 node; every link a point-to-point link with its rate and its own
+ * propagation delay (a switch's forwarding delay is not modelled on ns-3), and a RED
+ * queue disc in ECN mode with MinTh = MaxTh = K (DCTCP's Kmin, in packets of one full
+ * segment) holding up to the switch buffer in packets; every flow a TCP DCTCP bulk
+ * transfer. TCP knobs follow the native run: segment size = wh::RdmaFlow::Mtu,
+ * delayed-ACK count = AckEvery, minimum RTO = Rto, SACK and timestamps off, 16 MiB
+ * socket buffers. ns-3's routing is its global routing (one shortest path). */
+#include "ns3-engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "wh-ns3.h"
+
+static gboolean refuse(GError **error, const WhRun *run, const char *what)
+{
+  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+              "%s: the ns-3 engine cannot express %s (it runs DCTCP flows over ECN-marking, "
+              "lossy queues; see docs/ns3.md)",
+              run->sc->path, what);
+  return FALSE;
+}
+
+gboolean wh_ns3_engine_check(const WhRun *run, GError **error)
+{
+  if (strcmp(run->cc->name, "dctcp") != 0)
+    return refuse(error, run,
+                  "this congestion control (RDMA CCs have no ns-3 model): use "
+                  "cc=\"dctcp\"");
+  if (run->net->p.pfc)
+    return refuse(error, run, "PFC: set wh::Switch::PfcEnabled=false");
+  if (run->workload)
+    return refuse(error, run, "a training workload");
+  if (run->tp->p.window)
+    return refuse(error, run, "wh::RdmaFlow::Window (use wh::DctcpCc::MaxWindow)");
+  return TRUE;
+}
+
+static gboolean fail_ns3(GError **error, const char *what, int rc)
+{
+  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "ns-3: %s: %s", what,
+              wh_ns3_strerror(rc));
+  return FALSE;
+}
+
+static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, gboolean quiet,
+                              double wall, GError **error)
+{
+  const WhNet *net = run->net;
+  const WhTransport *tp = run->tp;
+  gboolean ok;
+  WhNs3Stats st;
+  wh_ns3_stats(sim, &st);
+  GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n");
+  uint32_t done = 0;
+  for (uint32_t i = 0; i < tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
+    uint64_t start = 0, finish = 0;
+    int rc = wh_ns3_flow_times(sim, i, &start, &finish);
+    g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
+                           i < g_strv_length(run->flow_ids) ? run->flow_ids[i] : "", f->src, f->dst,
+                           f->size, start);
+    if (rc == 0) {
+      done++;
+      g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", finish,
+                             finish - start);
+    } else {
+      g_string_append(csv, ",\n");
+    }
+  }
+  g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
+  g_autofree char *summary = g_strdup_printf(
+      "{\n  \"scenario\": \"%s\",\n  \"engine\": \"ns3\",\n  \"seed\": %" G_GUINT64_FORMAT
+      ",\n  \"cc\": \"dctcp\",\n  \"hosts\": %u,\n  \"switches\": %u,\n  \"sim_end_ps\": "
+      "%" G_GUINT64_FORMAT ",\n  \"events_executed\": %" G_GUINT64_FORMAT
+      ",\n  \"link_traversals\": %" G_GUINT64_FORMAT
+      ",\n  \"flows_completed\": %u,\n  \"wall_s\": %.6f,\n  \"flows\": %u\n}\n",
+      name, run->seed, net->n_hosts, net->n_switches, (guint64)st.end_ps, (guint64)st.events,
+      (guint64)st.link_traversals, done, wall, tp->n_flows);
+  if (g_mkdir_with_parents(dir, 0755) != 0) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: cannot create", dir);
+    g_string_free(csv, TRUE);
+    return FALSE;
+  }
+  g_autofree char *csv_path = g_build_filename(dir, "flows.csv", NULL);
+  g_autofree char *sum_path = g_build_filename(dir, "summary.json", NULL);
+  ok = g_file_set_contents(csv_path, csv->str, -1, error) &&
+       g_file_set_contents(sum_path, summary, -1, error);
+  g_string_free(csv, TRUE);
+  if (ok && !quiet)
+    printf("engine     ns-3 3.37: %u of %u flows completed, %.3f us simulated, %" G_GUINT64_FORMAT
+           " events and %" G_GUINT64_FORMAT " link traversals in %.3f s\n"
+           "outputs    %s/summary.json, %s/flows.csv\n",
+           done, tp->n_flows, (double)st.end_ps * 1e-6, (guint64)st.events,
+           (guint64)st.link_traversals, wall, dir, dir);
+  return ok;
+}
+
+gboolean wh_ns3_engine_run(WhRun *run, const char *dir, gboolean quiet, GError **error)
+{
+  if (!wh_ns3_engine_check(run, error))
+    return FALSE;
+  const WhNet *net = run->net;
+  const WhTransport *tp = run->tp;
+  WhNs3TcpConfig tcp = {
+      .segment_size = tp->p.mtu,
+      .initial_cwnd = (uint32_t)wh_config_int(run->cfg, "wh::DctcpCc", "InitialWindow"),
+      .socket_buffer = 16u << 20,
+      .delack_count = tp->p.ack_every,
+      .min_rto_ps = tp->p.rto,
+      .sack = 0,
+      .timestamps = 0,
+  };
+  WhNs3Sim *sim = NULL;
+  int rc = wh_ns3_sim_new(&tcp, &sim);
+  if (rc)
+    return fail_ns3(error, "create", rc);
+  gboolean ok = FALSE;
+  uint32_t first = 0;
+  if ((rc = wh_ns3_add_nodes(sim, net->n_nodes, &first)) != 0) {
+    fail_ns3(error, "nodes", rc);
+    goto out;
+  }
+  uint32_t frame = tp->p.mtu + tp->p.header_bytes;
+  uint64_t k = wh_config_bytes(run->cfg, "wh::DctcpCc", "Kmin");
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    if (p->peer < p->id)
+      continue;
+    WhTime delay = p->delay;
+    if (net->node[p->peer_node].is_switch)
+      delay -= net->p.switch_delay;
+    double scale = net->p.ecn_scale ? (double)p->rate_bps / (double)net->p.ecn_ref_rate : 1.0;
+    WhNs3QueueConfig q = {
+        .kind = net->p.ecn ? WH_NS3_QUEUE_RED_ECN : WH_NS3_QUEUE_FIFO,
+        .limit_packets = (uint32_t)MAX(net->p.buffer_bytes / frame, 2),
+        .ecn_threshold_pkts = (uint32_t)MAX((double)k * scale / frame, 1),
+    };
+    if ((rc = wh_ns3_add_link(sim, first + p->node, first + p->peer_node, p->rate_bps, delay,
+                              &q)) != 0) {
+      fail_ns3(error, "link", rc);
+      goto out;
+    }
+  }
+  if ((rc = wh_ns3_finalize(sim)) != 0) {
+    fail_ns3(error, "routing", rc);
+    goto out;
+  }
+  for (uint32_t i = 0; i < tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
+    if ((rc = wh_ns3_add_tcp_flow(sim, first + net->host_node[f->src],
+                                  first + net->host_node[f->dst], f->size, f->start,
+                                  WH_NS3_TCP_DCTCP, NULL)) != 0) {
+      fail_ns3(error, "flow", rc);
+      goto out;
+    }
+  }
+  gint64 t0 = g_get_monotonic_time();
+  if ((rc = wh_ns3_run(sim, run->stop)) != 0) {
+    fail_ns3(error, "run", rc);
+    goto out;
+  }
+  double wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  ok = write_outputs(run, sim, dir, quiet, wall, error);
+out:
+  wh_ns3_sim_free(sim);
+  return ok;
+}
