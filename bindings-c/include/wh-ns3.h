@@ -72,8 +72,15 @@ int wh_ns3_add_nodes(WhNs3Sim *sim, uint32_t n, uint32_t *first);
 /* A full-duplex link with the same queue disc config in each direction. */
 int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t rate_bps, uint64_t delay_ps,
                     const WhNs3QueueConfig *queue);
-/* Computes routes (ns-3 global routing); after the last link, before the first flow. */
+typedef enum {
+  WH_NS3_ROUTING_GLOBAL, /* ns-3's global routing: one shortest path per destination */
+  WH_NS3_ROUTING_ECMP,   /* per-flow ECMP: 5-tuple hash salted per node, over shortest paths */
+} WhNs3Routing;
+
+/* Computes routes; after the last link, before the first flow. wh_ns3_finalize uses
+ * global routing; `seed` salts the ECMP hash. */
 int wh_ns3_finalize(WhNs3Sim *sim);
+int wh_ns3_finalize_routing(WhNs3Sim *sim, WhNs3Routing routing, uint64_t seed);
 
 int wh_ns3_add_tcp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes,
                         uint64_t start_ps, WhNs3TcpVariant variant, uint32_t *flow);
@@ -84,6 +91,12 @@ int wh_ns3_add_udp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t byte
 
 /* Runs until every flow has completed, or until stop_ps (0: no limit). */
 int wh_ns3_run(WhNs3Sim *sim, uint64_t stop_ps);
+
+/* With ECMP routing: pins a flow's paths (node ids, sender first for `fwd`, receiver
+ * first for `rev`, each ending at the other host), e.g. to follow the routes another
+ * engine chose. */
+int wh_ns3_pin_flow_path(WhNs3Sim *sim, uint32_t flow, const uint32_t *fwd, uint32_t nf,
+                         const uint32_t *rev, uint32_t nr);
 
 /* Start and time the last byte reached the receiving application. */
 int wh_ns3_flow_times(const WhNs3Sim *sim, uint32_t flow, uint64_t *start_ps, uint64_t *finish_ps);

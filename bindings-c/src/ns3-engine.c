@@ -5,7 +5,9 @@
  * segment) holding up to the switch buffer in packets; every flow a TCP DCTCP bulk
  * transfer. TCP knobs follow the native run: segment size = wh::RdmaFlow::Mtu,
  * delayed-ACK count = AckEvery, minimum RTO = Rto, SACK and timestamps off, 16 MiB
- * socket buffers. ns-3's routing is its global routing (one shortest path). */
+ * socket buffers. Routing: per-flow ECMP over shortest paths (bindings-c/src/
+ * wh-ns3-ecmp.cc), with every flow pinned to the path the native engine's ECMP chose
+ * for it, so both engines put the same flows on the same links. */
 #include "ns3-engine.h"
 
 #include <stdio.h>
@@ -143,16 +145,29 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, gboolean quiet, GError *
       goto out;
     }
   }
-  if ((rc = wh_ns3_finalize(sim)) != 0) {
+  if ((rc = wh_ns3_finalize_routing(sim, WH_NS3_ROUTING_ECMP, run->seed)) != 0) {
     fail_ns3(error, "routing", rc);
     goto out;
   }
   for (uint32_t i = 0; i < tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
+    uint32_t id;
     if ((rc = wh_ns3_add_tcp_flow(sim, first + net->host_node[f->src],
                                   first + net->host_node[f->dst], f->size, f->start,
-                                  WH_NS3_TCP_DCTCP, NULL)) != 0) {
+                                  WH_NS3_TCP_DCTCP, &id)) != 0) {
       fail_ns3(error, "flow", rc);
+      goto out;
+    }
+    /* the native engine's ECMP choice, node by node, in both directions */
+    uint32_t fwd[65], rev[65];
+    for (uint32_t h = 0; h < f->fwd_hops; h++)
+      fwd[h] = first + net->port[f->fwd[h]].node;
+    fwd[f->fwd_hops] = first + net->port[f->fwd[f->fwd_hops - 1]].peer_node;
+    for (uint32_t h = 0; h < f->rev_hops; h++)
+      rev[h] = first + net->port[f->rev[h]].node;
+    rev[f->rev_hops] = first + net->port[f->rev[f->rev_hops - 1]].peer_node;
+    if ((rc = wh_ns3_pin_flow_path(sim, id, fwd, f->fwd_hops + 1u, rev, f->rev_hops + 1u)) != 0) {
+      fail_ns3(error, "path", rc);
       goto out;
     }
   }

@@ -4,6 +4,7 @@
  * happens in the queue disc as in the native engine. Flows use one PacketSink per
  * flow on its own port; a flow ends when its sink has received every byte. */
 #include "wh-ns3.h"
+#include "wh-ns3-ecmp.h"
 
 #include <ns3/applications-module.h>
 #include <ns3/core-module.h>
@@ -19,6 +20,7 @@ using namespace ns3;
 struct WhNs3Flow {
   uint64_t bytes;
   uint64_t start_ps;
+  uint16_t port;
   uint64_t received = 0;
   uint64_t finish_ps = 0;
 };
@@ -147,11 +149,18 @@ extern "C" int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t r
 
 extern "C" int wh_ns3_finalize(WhNs3Sim *sim)
 {
-  if (sim == nullptr)
+  return wh_ns3_finalize_routing(sim, WH_NS3_ROUTING_GLOBAL, 0);
+}
+
+extern "C" int wh_ns3_finalize_routing(WhNs3Sim *sim, WhNs3Routing routing, uint64_t seed)
+{
+  if (sim == nullptr || (routing != WH_NS3_ROUTING_GLOBAL && routing != WH_NS3_ROUTING_ECMP))
     return WH_NS3_EINVAL;
   if (sim->finalized)
     return WH_NS3_ESTATE;
   Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+  if (routing == WH_NS3_ROUTING_ECMP)
+    wh_ns3_install_ecmp(sim->nodes, seed);
   sim->finalized = true;
   return WH_NS3_OK;
 }
@@ -205,8 +214,8 @@ extern "C" int wh_ns3_add_tcp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, ui
   sim->nodes.Get(src)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", type);
   sim->nodes.Get(dst)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", type);
   uint32_t id = (uint32_t)sim->flows.size();
-  sim->flows.push_back({bytes, start_ps});
   uint16_t port = sim->next_port++;
+  sim->flows.push_back({bytes, start_ps, port});
   add_sink(sim, "ns3::TcpSocketFactory", dst, port, id);
   BulkSendHelper send("ns3::TcpSocketFactory", InetSocketAddress(node_address(sim, dst), port));
   send.SetAttribute("MaxBytes", UintegerValue(bytes));
@@ -227,8 +236,8 @@ extern "C" int wh_ns3_add_udp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, ui
   if (rate_bps == 0 || packet_bytes == 0)
     return WH_NS3_EINVAL;
   uint32_t id = (uint32_t)sim->flows.size();
-  sim->flows.push_back({bytes, start_ps});
   uint16_t port = sim->next_port++;
+  sim->flows.push_back({bytes, start_ps, port});
   add_sink(sim, "ns3::UdpSocketFactory", dst, port, id);
   OnOffHelper send("ns3::UdpSocketFactory", InetSocketAddress(node_address(sim, dst), port));
   send.SetConstantRate(DataRate(rate_bps), packet_bytes);
@@ -237,6 +246,22 @@ extern "C" int wh_ns3_add_udp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, ui
   app.Start(PicoSeconds(start_ps));
   if (flow)
     *flow = id;
+  return WH_NS3_OK;
+}
+
+extern "C" int wh_ns3_pin_flow_path(WhNs3Sim *sim, uint32_t flow, const uint32_t *fwd, uint32_t nf,
+                                    const uint32_t *rev, uint32_t nr)
+{
+  if (sim == nullptr || flow >= sim->flows.size() || fwd == nullptr || rev == nullptr || nf < 2 ||
+      nr < 2)
+    return WH_NS3_EINVAL;
+  for (uint32_t i = 0; i < nf; i++)
+    if (fwd[i] >= sim->nodes.GetN())
+      return WH_NS3_EINVAL;
+  for (uint32_t i = 0; i < nr; i++)
+    if (rev[i] >= sim->nodes.GetN())
+      return WH_NS3_EINVAL;
+  wh_ns3_ecmp_pin(sim->flows[flow].port, fwd, nf, rev, nr);
   return WH_NS3_OK;
 }
 
