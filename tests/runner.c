@@ -20,6 +20,7 @@ Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
 #ifdef WH_HAVE_NS3
 Suite *wh_ns3_suite(void);
+Suite *wh_ns3_scheduler_suite(void);
 #endif
 
 int main(void)
@@ -40,6 +41,7 @@ int main(void)
   srunner_add_suite(sr, wh_bad_inputs_suite());
 #ifdef WH_HAVE_NS3
   srunner_add_suite(sr, wh_ns3_suite());
+  srunner_add_suite(sr, wh_ns3_scheduler_suite());
 #endif
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -5,7 +5,9 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "test-util.h"
 #include "wh-ns3.h"
 
 #define RATE 10000000000ULL
@@ -125,6 +127,49 @@ START_TEST(test_api_checks)
 }
 END_TEST
 
+static double mean_fct(const char *csv_path)
+{
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(csv_path, &text, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  double sum = 0;
+  int n = 0;
+  for (int i = 1; lines[i] && *lines[i]; i++) {
+    const char *fct = strrchr(lines[i], ',');
+    ck_assert(fct && fct[1]);
+    sum += g_ascii_strtod(fct + 1, NULL);
+    n++;
+  }
+  ck_assert_int_gt(n, 0);
+  return sum / n;
+}
+
+START_TEST(test_whsim_engine_ns3)
+{
+  /* the same DCTCP scenario on both engines: outputs in the same format, mean FCT
+   * within 5%; a DCQCN scenario is refused on ns-3 with exit status 2 */
+  g_autofree char *scenario = wh_test_source_path("tests/scenarios/dctcp-dumbbell.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-ns3-XXXXXX", NULL);
+  g_autofree char *native = g_build_filename(tmp, "native", NULL);
+  g_autofree char *ns3 = g_build_filename(tmp, "ns3", NULL);
+  const char *a[] = {"run", scenario, "--out", native, "--quiet", NULL};
+  const char *b[] = {"run", scenario, "--out", ns3, "--quiet", "--engine", "ns3", NULL};
+  ck_assert_int_eq(wh_test_whsim(a, NULL, NULL), 0);
+  ck_assert_int_eq(wh_test_whsim(b, NULL, NULL), 0);
+  g_autofree char *fa = g_build_filename(native, "flows.csv", NULL);
+  g_autofree char *fb = g_build_filename(ns3, "flows.csv", NULL);
+  double ma = mean_fct(fa), mb = mean_fct(fb);
+  fprintf(stderr, "dctcp-dumbbell mean FCT: native %.1f us, ns-3 %.1f us (%+.2f%%)\n", ma * 1e-6,
+          mb * 1e-6, (mb - ma) / ma * 100);
+  ck_assert_msg(fabs(mb - ma) / ma < 0.05, "mean FCT native %.0f vs ns-3 %.0f", ma, mb);
+  g_autofree char *dcqcn = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  const char *c[] = {"run", dcqcn, "--out", ns3, "--engine", "ns3", NULL};
+  g_autofree char *err = NULL;
+  ck_assert_int_eq(wh_test_whsim(c, NULL, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "cc=\"dctcp\""));
+}
+END_TEST
+
 Suite *wh_ns3_suite(void)
 {
   Suite *s = suite_create("ns3");
@@ -134,6 +179,7 @@ Suite *wh_ns3_suite(void)
   tcase_add_test(tc, test_tcp_one_segment);
   tcase_add_test(tc, test_dctcp_long_flow);
   tcase_add_test(tc, test_api_checks);
+  tcase_add_test(tc, test_whsim_engine_ns3);
   suite_add_tcase(s, tc);
   return s;
 }

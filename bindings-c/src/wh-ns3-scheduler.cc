@@ -1,0 +1,401 @@
+/* ns3::WhCScheduler, an ns-3 Scheduler that forwards every operation to a C
+ * WhSchedulerClass; see wh-ns3-scheduler.h. An ns-3 event (EventImpl*, key {ts, uid,
+ * context}) becomes a WhEvent from a chunked pool (no malloc per event): time = ts
+ * (picoseconds, as wh-ns3 switches ns-3 to ps resolution), seq = uid, ctx = the
+ * EventImpl*, arg = the context, fn = NULL, owner = WH_OWNER_NONE. Remove(ev) finds
+ * the WhEvent by uid in an open-addressing table (linear probing, backward-shift
+ * deletion, at most 3/4 full), so every operation is one indirect call into the C class
+ * plus an O(1) probe; memory is 72 bytes per pooled WhEvent and 16 bytes per table
+ * slot. The class is chosen per process through a static (the last
+ * wh_ns3_use_c_scheduler), the counts live in statics so they outlive ns-3's
+ * teardown, and the shim references no particular scheduler class. The conformance
+ * check at the end drives a WhCScheduler and a MapScheduler side by side. */
+#include "wh-ns3-scheduler.h"
+
+#include <ns3/core-module.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace
+{
+
+/* The class the next WhCScheduler runs on, and the counts of the current one. */
+const WhSchedulerClass *g_klass;
+WhNs3SchedulerCounts g_counts;
+bool g_selected;
+const void *g_active; /* the WhCScheduler being counted, or null once destroyed */
+
+/* uid -> WhEvent*, open addressing; a null event marks an empty slot. */
+class UidTable
+{
+public:
+  UidTable()
+  {
+    Resize(1024);
+  }
+
+  void Put(uint32_t uid, WhEvent *ev)
+  {
+    if ((m_n + 1) * 4 > m_slots.size() * 3)
+      Resize(m_slots.size() * 2);
+    size_t i = Home(uid);
+    while (m_slots[i].ev)
+      i = (i + 1) & m_mask;
+    m_slots[i] = {uid, ev};
+    m_n++;
+  }
+
+  WhEvent *Get(uint32_t uid) const
+  {
+    for (size_t i = Home(uid); m_slots[i].ev; i = (i + 1) & m_mask) {
+      if (m_slots[i].uid == uid)
+        return m_slots[i].ev;
+    }
+    return nullptr;
+  }
+
+  /* Removes uid (false if absent) and closes the gap by shifting back later entries of
+   * the probe run that may move (those whose home is not cyclically in (hole, j]). */
+  bool Erase(uint32_t uid)
+  {
+    size_t hole = Home(uid);
+    for (;; hole = (hole + 1) & m_mask) {
+      if (!m_slots[hole].ev)
+        return false;
+      if (m_slots[hole].uid == uid)
+        break;
+    }
+    for (size_t j = (hole + 1) & m_mask; m_slots[j].ev; j = (j + 1) & m_mask) {
+      size_t home = Home(m_slots[j].uid);
+      if (((j - home) & m_mask) >= ((j - hole) & m_mask)) {
+        m_slots[hole] = m_slots[j];
+        hole = j;
+      }
+    }
+    m_slots[hole] = {0, nullptr};
+    m_n--;
+    return true;
+  }
+
+private:
+  struct Slot {
+    uint32_t uid;
+    WhEvent *ev;
+  };
+
+  size_t Home(uint32_t uid) const
+  {
+    return (size_t)((uint32_t)(uid * 2654435769u) >> m_shift); /* Fibonacci hashing */
+  }
+
+  void Resize(size_t cap)
+  {
+    std::vector<Slot> old;
+    old.swap(m_slots);
+    m_slots.assign(cap, Slot{0, nullptr});
+    m_mask = cap - 1;
+    m_shift = 32;
+    for (size_t c = cap; c > 1; c >>= 1)
+      m_shift--;
+    m_n = 0;
+    for (const Slot &s : old) {
+      if (s.ev)
+        Put(s.uid, s.ev);
+    }
+  }
+
+  std::vector<Slot> m_slots;
+  size_t m_mask = 0, m_n = 0;
+  unsigned m_shift = 32;
+};
+
+} // namespace
+
+namespace ns3
+{
+
+class WhCScheduler : public Scheduler
+{
+public:
+  static TypeId GetTypeId();
+
+  WhCScheduler(); /* runs on the class of the last wh_ns3_use_c_scheduler, counted */
+  WhCScheduler(const WhSchedulerClass *klass, bool counted);
+  ~WhCScheduler() override;
+
+  void Insert(const Event &ev) override;
+  bool IsEmpty() const override;
+  Event PeekNext() const override;
+  Event RemoveNext() override;
+  void Remove(const Event &ev) override;
+
+  uint64_t Size() const
+  {
+    return m_klass->size(m_sched);
+  }
+
+private:
+  static constexpr size_t kChunk = 4096;
+
+  WhEvent *Alloc();
+  void Release(WhEvent *ev);
+  static Event ToNs3(const WhEvent *ev);
+
+  const WhSchedulerClass *m_klass;
+  WhScheduler *m_sched;
+  std::vector<std::unique_ptr<WhEvent[]>> m_chunks;
+  WhEvent *m_free = nullptr; /* free list through WhEvent::next */
+  UidTable m_byUid;
+  uint64_t m_live = 0;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(WhCScheduler);
+
+TypeId WhCScheduler::GetTypeId()
+{
+  static TypeId tid = TypeId("ns3::WhCScheduler")
+                          .SetParent<Scheduler>()
+                          .SetGroupName("Core")
+                          .AddConstructor<WhCScheduler>();
+  return tid;
+}
+
+WhCScheduler::WhCScheduler() : WhCScheduler(g_klass, true) {}
+
+WhCScheduler::WhCScheduler(const WhSchedulerClass *klass, bool counted) : m_klass(klass)
+{
+  NS_ABORT_MSG_IF(m_klass == nullptr,
+                  "ns3::WhCScheduler has no C scheduler class: use wh_ns3_use_c_scheduler");
+  m_sched = m_klass->create();
+  if (counted) {
+    g_counts = WhNs3SchedulerCounts{};
+    g_active = this;
+  }
+}
+
+WhCScheduler::~WhCScheduler()
+{
+  if (g_active == this) {
+    g_counts.pending = Size();
+    g_active = nullptr;
+  }
+  m_klass->destroy(m_sched);
+}
+
+WhEvent *WhCScheduler::Alloc()
+{
+  if (m_free == nullptr) {
+    m_chunks.emplace_back(new WhEvent[kChunk]);
+    WhEvent *chunk = m_chunks.back().get();
+    for (size_t i = 0; i < kChunk; i++) {
+      chunk[i].next = m_free;
+      m_free = &chunk[i];
+    }
+  }
+  WhEvent *ev = m_free;
+  m_free = ev->next;
+  return ev;
+}
+
+void WhCScheduler::Release(WhEvent *ev)
+{
+  ev->ctx = nullptr;
+  ev->next = m_free;
+  m_free = ev;
+}
+
+Scheduler::Event WhCScheduler::ToNs3(const WhEvent *ev)
+{
+  Event out;
+  out.impl = static_cast<EventImpl *>(ev->ctx);
+  out.key.m_ts = ev->time;
+  out.key.m_uid = (uint32_t)ev->seq;
+  out.key.m_context = (uint32_t)ev->arg;
+  return out;
+}
+
+void WhCScheduler::Insert(const Event &in)
+{
+  WhEvent *ev = Alloc();
+  ev->time = in.key.m_ts;
+  ev->seq = in.key.m_uid;
+  ev->fn = nullptr;
+  ev->ctx = in.impl;
+  ev->arg = in.key.m_context;
+  ev->owner = WH_OWNER_NONE;
+  ev->pos = 0;
+  ev->next = ev->prev = nullptr;
+  m_byUid.Put(in.key.m_uid, ev);
+  m_klass->insert(m_sched, ev);
+  m_live++;
+  if (g_active == this) {
+    g_counts.inserts++;
+    if (m_live > g_counts.max_size)
+      g_counts.max_size = m_live;
+  }
+}
+
+bool WhCScheduler::IsEmpty() const
+{
+  return m_klass->size(m_sched) == 0;
+}
+
+Scheduler::Event WhCScheduler::PeekNext() const
+{
+  if (g_active == this)
+    g_counts.peeks++;
+  WhEvent *ev = m_klass->peek(m_sched);
+  NS_ABORT_MSG_IF(ev == nullptr, "PeekNext on an empty ns3::WhCScheduler");
+  return ToNs3(ev);
+}
+
+Scheduler::Event WhCScheduler::RemoveNext()
+{
+  if (g_active == this)
+    g_counts.pops++;
+  WhEvent *ev = m_klass->pop(m_sched);
+  NS_ABORT_MSG_IF(ev == nullptr, "RemoveNext on an empty ns3::WhCScheduler");
+  Event out = ToNs3(ev);
+  NS_ABORT_MSG_IF(!m_byUid.Erase(out.key.m_uid),
+                  "the C scheduler popped an event it does not hold (uid " << out.key.m_uid << ")");
+  m_live--;
+  Release(ev);
+  return out;
+}
+
+void WhCScheduler::Remove(const Event &in)
+{
+  if (g_active == this)
+    g_counts.removes++;
+  WhEvent *ev = m_byUid.Get(in.key.m_uid);
+  NS_ABORT_MSG_IF(ev == nullptr || ev->time != in.key.m_ts || ev->ctx != in.impl,
+                  "Remove of an event not in ns3::WhCScheduler (uid " << in.key.m_uid << ")");
+  m_klass->remove(m_sched, ev);
+  m_byUid.Erase(in.key.m_uid);
+  m_live--;
+  Release(ev);
+}
+
+} // namespace ns3
+
+using namespace ns3;
+
+/* Where the (only) simulation is: set up by wh_ns3_sim_new (which switches ns-3 to
+ * picosecond resolution, ns-3's default being ns) and not run yet (no event executed,
+ * time still 0). wh-ns3.cc keeps the simulation's real state private; these are the
+ * public signs of it. */
+static bool sim_accepts_scheduler(void)
+{
+  if (Time::GetResolution() != Time::PS)
+    return false;
+  return Simulator::GetEventCount() == 0 && Simulator::Now().IsZero();
+}
+
+static bool class_complete(const WhSchedulerClass *klass)
+{
+  return klass && klass->create && klass->destroy && klass->insert && klass->peek && klass->pop &&
+         klass->remove && klass->size;
+}
+
+extern "C" int wh_ns3_use_c_scheduler(const WhSchedulerClass *klass)
+{
+  if (!class_complete(klass))
+    return WH_NS3_EINVAL;
+  if (!sim_accepts_scheduler())
+    return WH_NS3_ESTATE;
+  g_klass = klass;
+  g_selected = true;
+  ObjectFactory factory;
+  factory.SetTypeId(WhCScheduler::GetTypeId());
+  Simulator::SetScheduler(factory);
+  return WH_NS3_OK;
+}
+
+extern "C" int wh_ns3_c_scheduler_counts(WhNs3SchedulerCounts *out)
+{
+  if (out == nullptr)
+    return WH_NS3_EINVAL;
+  if (!g_selected)
+    return WH_NS3_ESTATE;
+  *out = g_counts;
+  if (g_active)
+    out->pending = static_cast<const WhCScheduler *>(g_active)->Size();
+  return WH_NS3_OK;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static bool same_event(const Scheduler::Event &a, const Scheduler::Event &b)
+{
+  return a.impl == b.impl && a.key.m_ts == b.key.m_ts && a.key.m_uid == b.key.m_uid &&
+         a.key.m_context == b.key.m_context;
+}
+
+extern "C" int wh_ns3_c_scheduler_check(const WhSchedulerClass *klass, uint32_t ops, uint64_t seed)
+{
+  if (!class_complete(klass) || ops >= (uint32_t)INT32_MAX)
+    return WH_NS3_EINVAL;
+  Ptr<WhCScheduler> c = CreateObject<WhCScheduler>(klass, false);
+  Ptr<MapScheduler> m = CreateObject<MapScheduler>();
+  /* the pending events, to remove random ones; index by uid for O(1) bookkeeping */
+  std::vector<Scheduler::Event> pending;
+  std::unordered_map<uint32_t, size_t> where;
+  auto forget = [&](uint32_t uid) {
+    size_t i = where[uid];
+    where.erase(uid);
+    if (i + 1 != pending.size()) {
+      pending[i] = pending.back();
+      where[pending[i].key.m_uid] = i;
+    }
+    pending.pop_back();
+  };
+  static const uint64_t delays[] = {0, 0, 1, 1000, 1000000, 1000000};
+  uint64_t now = 0, state = seed;
+  uint32_t uid = 4; /* ns-3's first regular uid */
+  for (uint32_t i = 1; i <= ops; i++) {
+    if (c->IsEmpty() != m->IsEmpty())
+      return (int)i;
+    uint64_t r = splitmix64(&state);
+    unsigned what = (unsigned)(r % 100);
+    unsigned insert_pct = i <= ops / 2 ? 60 : 35;
+    if (what < insert_pct || m->IsEmpty()) {
+      unsigned d = (unsigned)((r >> 8) % 7);
+      Scheduler::Event ev;
+      ev.key.m_ts = now + (d < 6 ? delays[d] : (r >> 16) % 1000000000);
+      ev.key.m_uid = uid++;
+      ev.key.m_context = (uint32_t)(r >> 48);
+      /* a distinct, never dereferenced handle */
+      ev.impl = reinterpret_cast<EventImpl *>((uintptr_t)ev.key.m_uid * 16);
+      c->Insert(ev);
+      m->Insert(ev);
+      where[ev.key.m_uid] = pending.size();
+      pending.push_back(ev);
+    } else if (what < insert_pct + (100 - insert_pct) * 2 / 3) {
+      if (!same_event(c->PeekNext(), m->PeekNext()))
+        return (int)i;
+      Scheduler::Event a = c->RemoveNext(), b = m->RemoveNext();
+      if (!same_event(a, b))
+        return (int)i;
+      now = a.key.m_ts;
+      forget(a.key.m_uid);
+    } else {
+      Scheduler::Event ev = pending[(r >> 8) % pending.size()];
+      c->Remove(ev);
+      m->Remove(ev);
+      forget(ev.key.m_uid);
+    }
+  }
+  while (!m->IsEmpty()) {
+    if (c->IsEmpty() || !same_event(c->RemoveNext(), m->RemoveNext()))
+      return (int)ops + 1;
+  }
+  return c->IsEmpty() ? WH_NS3_OK : (int)ops + 1;
+}
