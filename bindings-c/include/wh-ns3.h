@@ -63,6 +63,15 @@ typedef struct {
 
 const char *wh_ns3_strerror(int code);
 
+/* Where this process is in the one-simulation life cycle. */
+enum {
+  WH_NS3_PHASE_NONE,  /* no simulation yet */
+  WH_NS3_PHASE_BUILT, /* created, not run */
+  WH_NS3_PHASE_RAN,   /* run */
+  WH_NS3_PHASE_FREED, /* freed: ns-3 cannot be used again */
+};
+int wh_ns3_sim_phase(void);
+
 /* Creates the (only) simulation; `tcp` nullable: ns-3 defaults. */
 int wh_ns3_sim_new(const WhNs3TcpConfig *tcp, WhNs3Sim **out);
 void wh_ns3_sim_free(WhNs3Sim *sim);

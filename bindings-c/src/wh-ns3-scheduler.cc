@@ -288,9 +288,7 @@ using namespace ns3;
  * public signs of it. */
 static bool sim_accepts_scheduler(void)
 {
-  if (Time::GetResolution() != Time::PS)
-    return false;
-  return Simulator::GetEventCount() == 0 && Simulator::Now().IsZero();
+  return wh_ns3_sim_phase() == WH_NS3_PHASE_BUILT && Simulator::GetEventCount() == 0;
 }
 
 static bool class_complete(const WhSchedulerClass *klass)

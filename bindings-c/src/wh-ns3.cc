@@ -85,6 +85,13 @@ extern "C" int wh_ns3_sim_new(const WhNs3TcpConfig *tcp, WhNs3Sim **out)
   return WH_NS3_OK;
 }
 
+extern "C" int wh_ns3_sim_phase(void)
+{
+  if (the_sim)
+    return the_sim->ran ? WH_NS3_PHASE_RAN : WH_NS3_PHASE_BUILT;
+  return ns3_used ? WH_NS3_PHASE_FREED : WH_NS3_PHASE_NONE;
+}
+
 extern "C" void wh_ns3_sim_free(WhNs3Sim *sim)
 {
   if (sim == nullptr || sim != the_sim)
