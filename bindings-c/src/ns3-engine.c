@@ -1,9 +1,11 @@
 /* The ns-3 engine of whsim; see ns3-engine.h. Mapping: every node (host or switch)
  * becomes an ns-3 node; every link a point-to-point link with its rate and its own
- * propagation delay (a switch's forwarding delay is not modelled on ns-3), and a RED
- * queue disc in ECN mode with MinTh = MaxTh = K (DCTCP's Kmin, in packets of one full
- * segment) holding up to the switch buffer in packets; every flow a TCP DCTCP bulk
- * transfer. TCP knobs follow the native run: segment size = wh::RdmaFlow::Mtu,
+ * propagation delay, and a RED queue disc in ECN mode marking as a step at K (DCTCP's
+ * Kmin, in packets of one full segment; Gentle off) holding up to the switch buffer
+ * in packets (per port on ns-3, shared per switch natively); every flow a TCP DCTCP bulk
+ * transfer. Every port's queue disc is strict priority: TCP segments without payload
+ * (ACKs) first, as the native engine serves control packets, data second. TCP knobs
+ * follow the native run: segment size = wh::RdmaFlow::Mtu,
  * delayed-ACK count = AckEvery, minimum RTO = Rto, SACK and timestamps off, 16 MiB
  * socket buffers. Routing: per-flow ECMP over shortest paths (bindings-c/src/
  * wh-ns3-ecmp.cc), with every flow pinned to the path the native engine's ECMP chose
@@ -35,7 +37,16 @@ gboolean wh_ns3_engine_check(const WhRun *run, GError **error)
   if (run->workload)
     return refuse(error, run, "a training workload");
   if (run->tp->p.window)
-    return refuse(error, run, "wh::RdmaFlow::Window (use wh::DctcpCc::MaxWindow)");
+    return refuse(error, run, "wh::RdmaFlow::Window");
+  /* DCTCP and switch settings the mapping has no equivalent for */
+  const WhConfig *c = run->cfg;
+  if (wh_config_bytes(c, "wh::DctcpCc", "MaxWindow"))
+    return refuse(error, run, "wh::DctcpCc::MaxWindow (no window cap on ns-3's side)");
+  if (wh_config_bytes(c, "wh::DctcpCc", "Kmax") != wh_config_bytes(c, "wh::DctcpCc", "Kmin") ||
+      wh_config_double(c, "wh::DctcpCc", "Pmax") != 1.0)
+    return refuse(error, run, "a marking ramp (ns-3 marks as a step: Kmax = Kmin, Pmax = 1)");
+  if (run->net->p.switch_delay)
+    return refuse(error, run, "wh::Switch::Delay (no forwarding delay on ns-3)");
   return TRUE;
 }
 

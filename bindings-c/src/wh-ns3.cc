@@ -17,6 +17,46 @@
 
 using namespace ns3;
 
+namespace ns3
+{
+
+/* Sends TCP segments without payload (ACKs, SYN, FIN) to band 0 of a PrioQueueDisc
+ * and everything else to band 1, so control packets go strictly before data at every
+ * port, as in the native engine. */
+class WhControlFilter : public PacketFilter
+{
+public:
+  static TypeId GetTypeId()
+  {
+    static TypeId tid = TypeId("ns3::WhControlFilter")
+                            .SetParent<PacketFilter>()
+                            .SetGroupName("TrafficControl")
+                            .AddConstructor<WhControlFilter>();
+    return tid;
+  }
+
+private:
+  bool CheckProtocol(Ptr<QueueDiscItem> item) const override
+  {
+    return DynamicCast<Ipv4QueueDiscItem>(item) != nullptr;
+  }
+  int32_t DoClassify(Ptr<QueueDiscItem> item) const override
+  {
+    Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
+    if (ip->GetHeader().GetProtocol() == 6) {
+      TcpHeader h;
+      Ptr<Packet> p = ip->GetPacket();
+      if (p->PeekHeader(h) && p->GetSize() == h.GetSerializedSize())
+        return 0;
+    }
+    return 1;
+  }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(WhControlFilter);
+
+} // namespace ns3
+
 struct WhNs3Flow {
   uint64_t bytes;
   uint64_t start_ps;
@@ -135,16 +175,26 @@ extern "C" int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t r
   p2p.SetChannelAttribute("Delay", TimeValue(PicoSeconds(delay_ps)));
   p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("1p")));
   NetDeviceContainer devs = p2p.Install(sim->nodes.Get(a), sim->nodes.Get(b));
-  TrafficControlHelper tch; /* a fresh helper per link */
+  /* a fresh helper per link: strict priority, control packets (band 0, FIFO) before
+   * data (band 1: RED with ECN as a step at K (Gentle off), or FIFO) */
+  TrafficControlHelper tch;
   std::string limit = std::to_string(queue->limit_packets) + "p";
+  uint16_t root = tch.SetRootQueueDisc("ns3::PrioQueueDisc", "Priomap",
+                                       StringValue("1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"));
+  TrafficControlHelper::ClassIdList bands = tch.AddQueueDiscClasses(root, 2, "ns3::QueueDiscClass");
+  tch.AddChildQueueDisc(root, bands[0], "ns3::FifoQueueDisc", "MaxSize",
+                        QueueSizeValue(QueueSize(limit)));
   if (queue->kind == WH_NS3_QUEUE_RED_ECN) {
     double k = queue->ecn_threshold_pkts;
-    tch.SetRootQueueDisc("ns3::RedQueueDisc", "UseEcn", BooleanValue(true), "UseHardDrop",
-                         BooleanValue(false), "MinTh", DoubleValue(k), "MaxTh", DoubleValue(k),
-                         "QW", DoubleValue(1.0), "MaxSize", QueueSizeValue(QueueSize(limit)));
+    tch.AddChildQueueDisc(root, bands[1], "ns3::RedQueueDisc", "UseEcn", BooleanValue(true),
+                          "UseHardDrop", BooleanValue(false), "Gentle", BooleanValue(false),
+                          "MinTh", DoubleValue(k), "MaxTh", DoubleValue(k), "QW", DoubleValue(1.0),
+                          "MaxSize", QueueSizeValue(QueueSize(limit)));
   } else {
-    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize(limit)));
+    tch.AddChildQueueDisc(root, bands[1], "ns3::FifoQueueDisc", "MaxSize",
+                          QueueSizeValue(QueueSize(limit)));
   }
+  tch.AddPacketFilter(root, "ns3::WhControlFilter");
   tch.Install(devs);
   sim->addr.Assign(devs);
   sim->addr.NewNetwork();

@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# Native-vs-ns-3 validation of wormhole-sim.
+#
+#   validation/ns3/run.sh
+#
+# Runs every scenario in validation/ns3/ (*.xml) on both engines: the native engine
+# (heap scheduler) and stock ns-3 3.37 (`whsim run --engine ns3`). For each scenario
+# it compares the per-flow flow completion times (FCTs) and writes
+# validation/ns3/report.md, which it also prints:
+#
+#   - per flow: native FCT, ns-3 FCT, relative difference (ns-3 - native) / native;
+#   - the relative difference of the mean FCT and the largest per-flow |difference|;
+#   - events executed and link traversals of each engine;
+#   - wall time of each engine's simulation loop (summary.json wall_s, the median of
+#     WH_NS3_REPEAT runs of each engine, which must give identical flows) and the
+#     native speedup, ns-3 / native;
+#   - a noise floor: each engine rerun with every link delay (wh::Link::Delay) 2.5%
+#     and 5% longer; the largest per-flow FCT change of an engine against itself says
+#     how sensitive the scenario's per-flow FCTs are to a change that should not
+#     matter (deterministic DCTCP sharing is chaotic); informational only;
+#   - a verdict against the acceptance bounds: mean FCT within 5%, every flow
+#     within 15%.
+#
+# Scenarios whose file name starts with "diag-" are diagnostics: they reproduce a
+# known difference between the engines and are reported apart from the acceptance set.
+#
+# It reports only: a missed bound never fails the script; a failing whsim run does
+# (exit status 1, after every scenario has been tried).
+#
+# Environment:
+#   WH_BUILD               build directory, relative to the source tree (default: build)
+#   WH_NS3_REPEAT          runs per scenario and engine, for the wall time (default: 3)
+#   WH_NS3_NOISE           0 skips the noise-floor runs (default: 1)
+#   WH_NS3_SCENARIOS       space-separated scenario names (file names without .xml) to
+#                          run instead of all of them
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+build=${WH_BUILD:-build}
+whsim="$build/whsim"
+repeat=${WH_NS3_REPEAT:-3}
+noise=${WH_NS3_NOISE:-1}
+outroot="$build/validation-ns3"
+report="$here/report.md"
+delay_factors=(1.025 1.05)
+
+if [ ! -x "$whsim" ]; then
+  echo "run.sh: $whsim not found; build first (make build)" >&2
+  exit 1
+fi
+if ! command -v python3 >/dev/null; then
+  echo "run.sh: python3 is required" >&2
+  exit 1
+fi
+
+if [ -n "${WH_NS3_SCENARIOS:-}" ]; then
+  read -r -a names <<<"$WH_NS3_SCENARIOS"
+else
+  names=()
+  for f in "$here"/*.xml; do
+    n=$(basename "$f" .xml)
+    case $n in diag-*) ;; *) names+=("$n") ;; esac
+  done
+  for f in "$here"/diag-*.xml; do
+    [ -e "$f" ] && names+=("$(basename "$f" .xml)")
+  done
+fi
+
+failed=0
+# run_whsim OUT_DIR ARGS...: one whsim run, its messages kept in OUT_DIR.log.
+run_whsim() {
+  local out=$1
+  shift
+  rm -rf "$out"
+  mkdir -p "$(dirname "$out")"
+  if ! "$whsim" run "$@" --out "$out" --quiet >"$out.log" 2>&1; then
+    echo "run.sh: FAILED: $whsim run $* --out $out" >&2
+    sed 's/^/  /' "$out.log" >&2
+    failed=1
+    return 1
+  fi
+}
+
+# The scenario's wh::Link::Delay in picoseconds (its <set>, else the default 1us).
+link_delay_ps() {
+  python3 - "$1" <<'EOF'
+import re, sys, xml.etree.ElementTree as ET
+units = {"ps": 1, "ns": 10**3, "us": 10**6, "ms": 10**9, "s": 10**12}
+v = "1us"
+for s in ET.parse(sys.argv[1]).getroot().iter("set"):
+    if s.get("param") == "wh::Link::Delay":
+        v = s.get("value")
+m = re.fullmatch(r"([0-9.]+)\s*(ps|ns|us|ms|s)", v)
+print(int(round(float(m.group(1)) * units[m.group(2)])))
+EOF
+}
+
+for name in "${names[@]}"; do
+  scen="$here/$name.xml"
+  out="$outroot/$name"
+  if [ ! -f "$scen" ]; then
+    echo "run.sh: no scenario $scen" >&2
+    failed=1
+    continue
+  fi
+  rm -rf "$out"
+  for i in $(seq 1 "$repeat"); do
+    echo "run.sh: $name: native and ns-3, run $i of $repeat ..." >&2
+    run_whsim "$out/native-$i" "$scen" --scheduler heap || true
+    run_whsim "$out/ns3-$i" "$scen" --engine ns3 || true
+  done
+  if [ "$noise" != 0 ]; then
+    base=$(link_delay_ps "$scen")
+    for fct in "${delay_factors[@]}"; do
+      d=$(python3 -c "print(round($base * $fct))")
+      echo "run.sh: $name: noise floor, link delay x$fct (${d}ps) ..." >&2
+      run_whsim "$out/native-delay-x$fct" "$scen" --scheduler heap \
+        --set "wh::Link::Delay=${d}ps" || true
+      run_whsim "$out/ns3-delay-x$fct" "$scen" --engine ns3 --set "wh::Link::Delay=${d}ps" ||
+        true
+    done
+  fi
+done
+
+python3 - "$here" "$outroot" "$report" "$repeat" "$noise" "${delay_factors[*]}" "${names[@]}" <<'EOF'
+import csv, json, os, platform, statistics, sys, time
+import xml.etree.ElementTree as ET
+
+here, outroot, report, repeat, noise, factors = sys.argv[1:7]
+names = sys.argv[7:]
+repeat = int(repeat)
+noise = noise != "0"
+factors = factors.split()
+MEAN_BOUND, FLOW_BOUND = 0.05, 0.15
+
+
+def load(d):
+    """(summary, flows in file order) of one run, or None if it is missing."""
+    try:
+        with open(os.path.join(d, "summary.json")) as f:
+            summary = json.load(f)
+        with open(os.path.join(d, "flows.csv")) as f:
+            flows = list(csv.DictReader(f))
+        return summary, flows
+    except OSError:
+        return None
+
+
+def fct(row):
+    return int(row["fct_ps"]) if row["fct_ps"] else None
+
+
+def max_change(a, b):
+    """Largest per-flow |FCT(b) - FCT(a)| / FCT(a) over flows completed in both."""
+    best = 0.0
+    for x, y in zip(a, b):
+        if fct(x) and fct(y):
+            best = max(best, abs(fct(y) - fct(x)) / fct(x))
+    return best
+
+
+def pct(x, signed=True):
+    return ("%+.2f%%" if signed else "%.2f%%") % (100 * x)
+
+
+def us(ps):
+    return "%.3f" % (ps / 1e6)
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+results, sections = [], []
+for name in names:
+    d = os.path.join(outroot, name)
+    scen = os.path.join(here, name + ".xml")
+    try:
+        root = ET.parse(scen).getroot()
+        desc = " ".join((root.findtext("description") or "").split())
+    except (OSError, ET.ParseError):
+        desc = "(no readable scenario file)"
+    natives = [r for r in (load(os.path.join(d, "native-%d" % i)) for i in range(1, repeat + 1)) if r]
+    ns3s = [r for r in (load(os.path.join(d, "ns3-%d" % i)) for i in range(1, repeat + 1)) if r]
+    ns3 = ns3s[0] if ns3s else None
+    diag = name.startswith("diag-")
+    sec = ["### %s%s" % (name, " (diagnostic)" if diag else ""), "", desc, ""]
+    if not natives or ns3 is None:
+        sec += ["**Run failed** (see the logs under `%s`)." % os.path.relpath(d), ""]
+        results.append(dict(name=name, diag=diag, failed=True))
+        sections.append("\n".join(sec))
+        continue
+    nsum, nflows = natives[0]
+    ssum, sflows = ns3
+    deterministic = all(r[1] == nflows for r in natives) and all(r[1] == sflows for r in ns3s)
+    nwall = statistics.median(r[0]["wall_s"] for r in natives)
+    swall = statistics.median(r[0]["wall_s"] for r in ns3s)
+    rows, diffs, incomplete = [], [], 0
+    sec += ["| flow | src -> dst | bytes | native FCT (us) | ns-3 FCT (us) | difference |",
+            "|---|---|---:|---:|---:|---:|"]
+    for a, b in zip(nflows, sflows):
+        fa, fb = fct(a), fct(b)
+        if fa and fb:
+            diff = (fb - fa) / fa
+            diffs.append(diff)
+            cell = pct(diff) + (" **(> 15%)**" if abs(diff) > FLOW_BOUND else "")
+        else:
+            incomplete += 1
+            cell = "not completed"
+        sec.append("| %s | %s -> %s | %s | %s | %s | %s |" % (
+            a["flow_id"], a["src"], a["dst"], a["bytes"], us(fa) if fa else "-",
+            us(fb) if fb else "-", cell))
+    done = [(fct(a), fct(b)) for a, b in zip(nflows, sflows) if fct(a) and fct(b)]
+    mean_n = sum(x for x, _ in done) / len(done) if done else 0
+    mean_s = sum(y for _, y in done) / len(done) if done else 0
+    mean_diff = (mean_s - mean_n) / mean_n if mean_n else 0.0
+    max_diff = max((abs(x) for x in diffs), default=0.0)
+    outside = sum(1 for x in diffs if abs(x) > FLOW_BOUND)
+    sec.append("| **mean** | | | %s | %s | %s |" % (us(mean_n), us(mean_s), pct(mean_diff)))
+    sec.append("")
+    floor = {}
+    if noise:
+        for eng, base in (("native", nflows), ("ns3", sflows)):
+            ch = [max_change(base, r[1]) for r in
+                  (load(os.path.join(d, "%s-delay-x%s" % (eng, f))) for f in factors) if r]
+            floor[eng] = max(ch) if ch else None
+    sec += ["| | native | ns-3 |", "|---|---:|---:|",
+            "| events executed | %d | %d |" % (nsum["events_executed"], ssum["events_executed"]),
+            "| link traversals | %d | %d |" % (nsum["link_traversals"], ssum["link_traversals"]),
+            "| simulated time (us) | %s | %s |" % (us(nsum["sim_end_ps"]), us(ssum["sim_end_ps"])),
+            "| wall time of the simulation loop (s), median of %d / %d runs | %.4f | %.4f |" % (len(natives), len(ns3s), nwall, swall)]
+    if noise:
+        sec.append("| noise floor: largest per-flow FCT change, link delays x%s | %s | %s |" % (
+            " and x".join(factors),
+            pct(floor["native"], False) if floor.get("native") is not None else "-",
+            pct(floor["ns3"], False) if floor.get("ns3") is not None else "-"))
+    speedup = swall / nwall if nwall > 0 else float("inf")
+    mean_ok = abs(mean_diff) <= MEAN_BOUND and incomplete == 0
+    flows_ok = outside == 0 and incomplete == 0
+    verdict = "PASS" if mean_ok and flows_ok else "FAIL"
+    sec += ["", "Mean FCT difference %s (bound 5%%: %s); largest per-flow difference %s "
+            "(bound 15%%: %s%s); native speedup %.0fx.%s" % (
+                pct(mean_diff), "met" if mean_ok else "missed", pct(max_diff, False),
+                "met" if flows_ok else "missed",
+                "" if flows_ok else ", %d of %d flows outside" % (outside + incomplete, len(nflows)),
+                speedup, "" if deterministic else " **Repeated runs of one engine disagreed with each other.**"),
+            "", "**Verdict: %s**" % verdict, ""]
+    results.append(dict(name=name, diag=diag, failed=False, flows=len(nflows), mean=mean_diff,
+                        max=max_diff, outside=outside + incomplete, floor=floor, nwall=nwall,
+                        swall=swall, speedup=speedup, verdict=verdict,
+                        ev=(nsum["events_executed"], ssum["events_executed"]),
+                        lt=(nsum["link_traversals"], ssum["link_traversals"])))
+    sections.append("\n".join(sec))
+
+
+def summary_table(rs):
+    t = ["| scenario | flows | mean FCT diff | max per-flow diff | flows > 15% | noise floor native / ns-3 | native wall (s) | ns-3 wall (s) | speedup | verdict |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rs:
+        if r["failed"]:
+            t.append("| %s | | | | | | | | | run failed |" % r["name"])
+            continue
+        fl = r["floor"]
+        nf = " / ".join(pct(fl[e], False) if fl.get(e) is not None else "-" for e in ("native", "ns3")) if fl else "-"
+        t.append("| %s | %d | %s | %s | %d | %s | %.4f | %.3f | %.0fx | %s |" % (
+            r["name"], r["flows"], pct(r["mean"]), pct(r["max"], False), r["outside"], nf,
+            r["nwall"], r["swall"], r["speedup"], r["verdict"]))
+    return t
+
+
+acc = [r for r in results if not r["diag"]]
+dia = [r for r in results if r["diag"]]
+out = ["# Native engine vs ns-3 3.37: validation report", "",
+       "Generated by `validation/ns3/run.sh` on %s (%s, %d CPUs). Each scenario ran on the "
+       "native engine (heap scheduler) and on stock ns-3 3.37 through `whsim run --engine ns3`. "
+       "Differences are (ns-3 - native) / native. Acceptance bounds: mean FCT within 5%%, every "
+       "flow within 15%%. Wall times are each engine's simulation loop (`wall_s`), the median of "
+       "%d runs of each engine in this run of the script; speedup = ns-3 wall / native wall. The noise floor is the largest per-flow FCT "
+       "change of each engine against itself when every link delay is made %s times longer: per-flow "
+       "differences between the engines below it are within what the scenario's own sensitivity "
+       "allows. The analysis of the differences (from README.md) follows the per-scenario sections." % (time.strftime("%Y-%m-%d"), cpu_model(), os.cpu_count() or 0, repeat,
+                    " or ".join(factors)), "",
+       "## Summary", ""] + summary_table(acc) + [""]
+if dia:
+    out += ["Diagnostic scenarios (known differences, not in the acceptance set):", ""] + summary_table(dia) + [""]
+out += ["## Scenarios", ""] + sections
+# The analysis of the differences lives in README.md; the report carries a copy.
+try:
+    with open(os.path.join(here, "README.md")) as f:
+        readme = f.read()
+    start = readme.index("## Known differences")
+    end = readme.find("\n## ", start + 1)
+    out += ["", readme[start:end if end >= 0 else None].strip(), ""]
+except (OSError, ValueError):
+    pass
+with open(report, "w") as f:
+    f.write("\n".join(out).rstrip() + "\n")
+print("\n".join(out))
+EOF
+
+if [ "$failed" -ne 0 ]; then
+  echo "run.sh: some runs failed (see above)" >&2
+  exit 1
+fi
