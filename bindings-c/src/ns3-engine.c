@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wh-ns3-scheduler.h"
 #include "wh-ns3.h"
 
 static gboolean refuse(GError **error, const WhRun *run, const char *what)
@@ -110,8 +111,15 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
   return ok;
 }
 
-gboolean wh_ns3_engine_run(WhRun *run, const char *dir, gboolean quiet, GError **error)
+gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const char *scheduler, gboolean quiet,
+                           GError **error)
 {
+  const WhSchedulerClass *klass = NULL;
+  if (scheduler && (klass = wh_scheduler_class_lookup(scheduler)) == NULL) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "unknown scheduler \"%s\" for ns-3 (known: heap, calendar)", scheduler);
+    return FALSE;
+  }
   if (!wh_ns3_engine_check(run, error))
     return FALSE;
   const WhNet *net = run->net;
@@ -131,6 +139,10 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, gboolean quiet, GError *
     return fail_ns3(error, "create", rc);
   gboolean ok = FALSE;
   uint32_t first = 0;
+  if (klass && (rc = wh_ns3_use_c_scheduler(klass)) != 0) {
+    fail_ns3(error, "scheduler", rc);
+    goto out;
+  }
   if ((rc = wh_ns3_add_nodes(sim, net->n_nodes, &first)) != 0) {
     fail_ns3(error, "nodes", rc);
     goto out;

@@ -15,6 +15,9 @@ gboolean wh_ns3_engine_check(const WhRun *run, GError **error);
 
 /* Runs the scenario on ns-3 (one per process) and writes DIR/summary.json and
  * DIR/flows.csv; prints a short report unless `quiet`. */
-gboolean wh_ns3_engine_run(WhRun *run, const char *dir, gboolean quiet, GError **error);
+/* `scheduler` (nullable): a project scheduler ("heap", "calendar") to run ns-3's event
+ * list on instead of ns-3's MapScheduler. */
+gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const char *scheduler, gboolean quiet,
+                           GError **error);
 
 #endif

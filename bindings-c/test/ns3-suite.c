@@ -170,6 +170,41 @@ START_TEST(test_whsim_engine_ns3)
 }
 END_TEST
 
+static char *without_wall(const char *dir, const char *file)
+{
+  g_autofree char *path = g_build_filename(dir, file, NULL);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  GString *s = g_string_new(NULL);
+  for (char **l = lines; *l; l++) {
+    if (!strstr(*l, "\"wall_s\""))
+      g_string_append_printf(s, "%s\n", *l);
+  }
+  return g_string_free(s, FALSE);
+}
+
+/* On the validation scenarios, ns-3 on the project's C heap scheduler gives the
+ * results of ns-3 on its MapScheduler, bit for bit (events included). */
+START_TEST(test_c_heap_scheduler_on_validation_scenarios)
+{
+  static const char *files[] = {"validation/ns3/incast-8to1.xml", "validation/ns3/dumbbell-2.xml"};
+  g_autofree char *scenario = wh_test_source_path(files[_i]);
+  g_autofree char *tmp = g_dir_make_tmp("whsim-ns3s-XXXXXX", NULL);
+  g_autofree char *map = g_build_filename(tmp, "map", NULL);
+  g_autofree char *heap = g_build_filename(tmp, "heap", NULL);
+  const char *a[] = {"run", scenario, "--out", map, "--quiet", "--engine", "ns3", NULL};
+  const char *b[] = {"run",      scenario, "--out",           heap,   "--quiet",
+                     "--engine", "ns3",    "--ns3-scheduler", "heap", NULL};
+  ck_assert_int_eq(wh_test_whsim(a, NULL, NULL), 0);
+  ck_assert_int_eq(wh_test_whsim(b, NULL, NULL), 0);
+  g_autofree char *fa = without_wall(map, "flows.csv"), *fb = without_wall(heap, "flows.csv");
+  g_autofree char *sa = without_wall(map, "summary.json"), *sb = without_wall(heap, "summary.json");
+  ck_assert_str_eq(fa, fb);
+  ck_assert_str_eq(sa, sb);
+}
+END_TEST
+
 Suite *wh_ns3_suite(void)
 {
   Suite *s = suite_create("ns3");
@@ -180,6 +215,7 @@ Suite *wh_ns3_suite(void)
   tcase_add_test(tc, test_dctcp_long_flow);
   tcase_add_test(tc, test_api_checks);
   tcase_add_test(tc, test_whsim_engine_ns3);
+  tcase_add_loop_test(tc, test_c_heap_scheduler_on_validation_scenarios, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }

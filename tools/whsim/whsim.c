@@ -145,6 +145,7 @@ static int cmd_run(int argc, char **argv)
   g_auto(GStrv) plugins = NULL;
   g_autofree char *sample = NULL;
   g_autofree char *engine = NULL;
+  g_autofree char *ns3_scheduler = NULL;
   gint iterations = 0;
   gdouble wall_limit = 0;
   gboolean quiet = FALSE;
@@ -161,6 +162,10 @@ static int cmd_run(int argc, char **argv)
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
       {"engine", 0, 0, G_OPTION_ARG_STRING, &engine,
        "native (default) or ns3: run the scenario on stock ns-3 3.37 (DCTCP scenarios without PFC)",
+       "NAME"},
+      {"ns3-scheduler", 0, 0, G_OPTION_ARG_STRING, &ns3_scheduler,
+       "with --engine ns3: run ns-3's event list on this project scheduler (heap or calendar) "
+       "instead of ns-3's MapScheduler",
        "NAME"},
       {"wall-limit", 0, 0, G_OPTION_ARG_DOUBLE, &wall_limit,
        "stop after SECONDS of wall time and report how far the run got", "SECONDS"},
@@ -245,7 +250,7 @@ static int cmd_run(int argc, char **argv)
       fprintf(stderr, "whsim: %s\n", err->message);
       return EXIT_BAD_INPUT;
     }
-    if (!wh_ns3_engine_run(run, out_dir, quiet, &err)) {
+    if (!wh_ns3_engine_run(run, out_dir, ns3_scheduler, quiet, &err)) {
       fprintf(stderr, "whsim: %s\n", err->message);
       return 1;
     }
