@@ -68,13 +68,13 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
   wh_ns3_stats(sim, &st);
   GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n");
   uint32_t done = 0;
+  char label[16];
   for (uint32_t i = 0; i < tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
     uint64_t start = 0, finish = 0;
     int rc = wh_ns3_flow_times(sim, i, &start, &finish);
     g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
-                           i < g_strv_length(run->flow_ids) ? run->flow_ids[i] : "", f->src, f->dst,
-                           f->size, start);
+                           wh_run_flow_label(run, i, label), f->src, f->dst, f->size, start);
     if (rc == 0) {
       done++;
       g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", finish,

@@ -279,6 +279,7 @@ static gboolean add_flows(WhRun *run, GError **error)
     }
     g_free(dst);
   }
+  run->n_flow_ids = ids->len;
   g_ptr_array_add(ids, NULL);
   run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
   return TRUE;
@@ -627,10 +628,9 @@ static gboolean write_atomically(const char *dir, const char *name, const char *
   return g_file_set_contents(path, text, -1, error);
 }
 
-/* A flow's name in outputs: its scenario id, or its index for flows a workload made. */
-static const char *flow_label(const WhRun *run, uint32_t i, char buf[16])
+const char *wh_run_flow_label(const WhRun *run, uint32_t i, char buf[16])
 {
-  if (i < g_strv_length(run->flow_ids))
+  if (i < run->n_flow_ids)
     return run->flow_ids[i];
   g_snprintf(buf, 16, "%u", i);
   return buf;
@@ -648,7 +648,8 @@ static gboolean write_samples(const WhRun *run, const char *dir, GError **error)
       uint64_t sent = wh_rate_sampler_sent(s, i, k), del = wh_rate_sampler_delivered(s, i, k);
       if (sent || del)
         g_string_append_printf(rates, "%" G_GUINT64_FORMAT ",%s,%.0f,%.0f\n", (guint64)(k * period),
-                               flow_label(run, i, label), (double)sent * 8 / wh_time_to_s(period),
+                               wh_run_flow_label(run, i, label),
+                               (double)sent * 8 / wh_time_to_s(period),
                                (double)del * 8 / wh_time_to_s(period));
     }
   }
@@ -678,7 +679,7 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
   for (uint32_t i = 0; i < run->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(run->tp, i);
     g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
-                           flow_label(run, i, label), f->src, f->dst, f->size, f->start);
+                           wh_run_flow_label(run, i, label), f->src, f->dst, f->size, f->start);
     if (f->finish)
       g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", f->finish,
                              f->finish - f->start);

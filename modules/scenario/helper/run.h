@@ -40,7 +40,8 @@ typedef struct {
   uint64_t tp_bytes_not_modelled; /* TP traffic per run that stays inside servers */
   char *preset_facts;             /* nullable: a model preset's summary text */
   WhTransport *tp;
-  char **flow_ids; /* display id per flow */
+  char **flow_ids;     /* display id per scenario flow */
+  uint32_t n_flow_ids; /* scenario flows; later flows (a workload's) have none */
   double wall_s;
   WhTime stop;
 } WhRun;
@@ -54,6 +55,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
 void wh_run_take_scenario(WhRun *run, WhScenario *sc);
 
 void wh_run_execute(WhRun *run);
+
+/* A flow's name in outputs: its scenario id, else its index (written to `buf`).
+ * (transfer none) */
+const char *wh_run_flow_label(const WhRun *run, uint32_t flow, char buf[16]);
 
 /* TRUE when the run ended before its natural end (scenario stop time or wall limit). */
 gboolean wh_run_stopped_early(const WhRun *run);
