@@ -175,13 +175,7 @@ static char *without_wall(const char *dir, const char *file)
   g_autofree char *path = g_build_filename(dir, file, NULL);
   g_autofree char *text = NULL;
   ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-  GString *s = g_string_new(NULL);
-  for (char **l = lines; *l; l++) {
-    if (!strstr(*l, "\"wall_s\""))
-      g_string_append_printf(s, "%s\n", *l);
-  }
-  return g_string_free(s, FALSE);
+  return wh_test_strip_wall(text);
 }
 
 /* On the validation scenarios, ns-3 on the project's C heap scheduler gives the

@@ -2,6 +2,7 @@
 #include "test-util.h"
 
 #include <check.h>
+#include <string.h>
 
 char *wh_test_source_path(const char *relative)
 {
@@ -123,4 +124,15 @@ WhFairResult wh_test_shared_bottleneck(const char *cc, unsigned n, WhTime gap, W
           cc, n, r.jain, r.min_share, r.max_share, r.util, r.q50 / 1e3, r.q99 / 1e3,
           r.qmax_late / 1e3, run->net->c.pfc_pauses);
   return r;
+}
+
+char *wh_test_strip_wall(const char *json)
+{
+  g_auto(GStrv) lines = g_strsplit(json, "\n", -1);
+  GString *s = g_string_new(NULL);
+  for (char **l = lines; *l; l++) {
+    if (!strstr(*l, "\"wall_s\""))
+      g_string_append_printf(s, "%s\n", *l);
+  }
+  return g_string_free(s, FALSE);
 }

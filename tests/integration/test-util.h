@@ -14,6 +14,10 @@ char *wh_test_source_path(const char *relative);
  * status and stores stdout/stderr (transfer full, nullable out-params). */
 int wh_test_whsim(const char *const *args, char **out, char **err);
 
+/* `json` without its "wall_s" line: the fields that must repeat bit for bit.
+ * (transfer full) */
+char *wh_test_strip_wall(const char *json);
+
 /* Loads a scenario from the source tree and runs it with `opts` (nullable);
  * asserts it builds. (transfer full) */
 WhRun *wh_test_run_file(const char *relative, const WhRunOptions *opts);

@@ -95,17 +95,6 @@ static char *read_file(const char *dir, const char *name)
   return text;
 }
 
-static char *strip_wall(const char *json)
-{
-  g_auto(GStrv) lines = g_strsplit(json, "\n", -1);
-  GString *s = g_string_new(NULL);
-  for (char **l = lines; *l; l++) {
-    if (!strstr(*l, "\"wall_s\""))
-      g_string_append_printf(s, "%s\n", *l);
-  }
-  return g_string_free(s, FALSE);
-}
-
 START_TEST(test_whsim_outputs_and_determinism)
 {
   g_autofree char *scenario = wh_test_source_path("tests/scenarios/fattree-k4-mixed.xml");
@@ -133,7 +122,7 @@ START_TEST(test_whsim_outputs_and_determinism)
     ck_assert_msg(strstr(s1, fields[i]) != NULL, "summary.json lacks %s", fields[i]);
   ck_assert(g_str_has_prefix(c1, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n"));
   ck_assert_str_eq(c1, c2);
-  g_autofree char *w1 = strip_wall(s1), *w2 = strip_wall(s2);
+  g_autofree char *w1 = wh_test_strip_wall(s1), *w2 = wh_test_strip_wall(s2);
   ck_assert_str_eq(w1, w2);
   /* another seed moves ECMP paths and ECN draws: the run changes */
   g_autofree char *d3 = g_dir_make_tmp("whsim-XXXXXX", NULL);
