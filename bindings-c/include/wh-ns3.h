@@ -1,6 +1,7 @@
 /* wh-ns3: a plain C API over ns-3 3.37 (Debian's libns3-dev), so a scenario can also
  * be run on stock ns-3 as an independent reference. A simulation has nodes,
- * point-to-point links with a queue disc each way (FIFO, or RED with ECN step marking),
+ * point-to-point links with a queue disc each way (FIFO, RED with ECN step marking, or
+ * a hook queue disc that calls C functions on enqueue, dequeue and drop),
  * and flows (TCP NewReno or DCTCP bulk transfers, UDP at a fixed rate); after a run
  * it reports per-flow completion times, ns-3's event count and link traversals.
  * ns-3's simulator is a process-wide singleton: at most one WhNs3Sim exists at a time,
@@ -31,12 +32,49 @@ typedef struct WhNs3Sim WhNs3Sim;
 typedef enum {
   WH_NS3_QUEUE_FIFO,
   WH_NS3_QUEUE_RED_ECN, /* RED in ECN mode with MinTh = MaxTh = threshold (step) */
+  WH_NS3_QUEUE_HOOK,    /* FIFO calling the C functions of a WhNs3Hooks */
 } WhNs3QueueKind;
+
+#define WH_NS3_NO_FLOW UINT32_MAX
+
+/* What a hook sees of a packet at a queue disc. Every port's queue disc has two strict-
+ * priority bands: band 0 holds TCP segments without payload (ACKs, SYN, FIN), band 1
+ * everything else; each band is a queue disc of the port's kind. */
+typedef struct {
+  uint32_t link;          /* link index: order of wh_ns3_add_link calls, from 0 */
+  uint32_t node;          /* the node whose egress port this is */
+  uint32_t band;          /* 0: control, 1: data */
+  uint32_t flow;          /* flow id (wh_ns3_add_*_flow), or WH_NS3_NO_FLOW */
+  uint32_t bytes;         /* size of the IP packet */
+  int ecn_capable;        /* the packet carries ECT(0) or ECT(1) */
+  uint32_t queue_packets; /* packets in this band without this packet */
+  uint64_t queue_bytes;   /* bytes in this band without this packet */
+  uint64_t now_ps;        /* simulated time */
+} WhNs3HookPacket;
+
+typedef enum {
+  WH_NS3_HOOK_PASS, /* go on */
+  WH_NS3_HOOK_MARK, /* set ECN CE (a packet that is not ECN-capable passes unmarked) */
+  WH_NS3_HOOK_DROP, /* drop the packet (on_drop is then called) */
+} WhNs3HookVerdict;
+
+/* Callbacks of a WH_NS3_QUEUE_HOOK queue disc; each may be NULL (PASS). They run inside
+ * ns-3's event loop and must not call back into this API. */
+typedef struct {
+  /* before the packet joins the band's FIFO (full queue: dropped without asking) */
+  WhNs3HookVerdict (*on_enqueue)(void *ctx, const WhNs3HookPacket *p);
+  /* after the packet has left the FIFO, before it goes to the device */
+  WhNs3HookVerdict (*on_dequeue)(void *ctx, const WhNs3HookPacket *p);
+  /* a packet dropped by a hook or because the band held limit_packets packets */
+  void (*on_drop)(void *ctx, const WhNs3HookPacket *p);
+  void *ctx;
+} WhNs3Hooks;
 
 typedef struct {
   WhNs3QueueKind kind;
-  uint32_t limit_packets;      /* queue-disc capacity */
+  uint32_t limit_packets;      /* capacity of each band */
   uint32_t ecn_threshold_pkts; /* RED_ECN: marking threshold K, packets */
+  const WhNs3Hooks *hooks;     /* HOOK: must outlive the simulation */
 } WhNs3QueueConfig;
 
 typedef enum {
@@ -91,6 +129,8 @@ typedef enum {
 int wh_ns3_finalize(WhNs3Sim *sim);
 int wh_ns3_finalize_routing(WhNs3Sim *sim, WhNs3Routing routing, uint64_t seed);
 
+/* Flows get ids 0, 1, ... in the order they are added (TCP and UDP together); at most
+ * 39152 flows per simulation (each has its own port). */
 int wh_ns3_add_tcp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes,
                         uint64_t start_ps, WhNs3TcpVariant variant, uint32_t *flow);
 /* UDP at `rate_bps` of payload in `packet_bytes` datagrams until `bytes` are sent. */

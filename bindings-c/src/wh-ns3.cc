@@ -2,7 +2,8 @@
  * (a queue disc installed before addresses are assigned, so ns-3 does not add
  * FqCoDel) and its point-to-point devices keep a 1-packet device queue, so queueing
  * happens in the queue disc as in the native engine. Flows use one PacketSink per
- * flow on its own port; a flow ends when its sink has received every byte. */
+ * flow on its own port (10000 + flow id: at most 39152 flows, below ns-3's ephemeral
+ * ports); a flow ends when its sink has received every byte. */
 #include "wh-ns3.h"
 #include "wh-ns3-ecmp.h"
 
@@ -13,9 +14,31 @@
 #include <ns3/point-to-point-module.h>
 #include <ns3/traffic-control-module.h>
 
+#include <unordered_map>
 #include <vector>
 
 using namespace ns3;
+
+struct WhNs3Flow {
+  uint64_t bytes;
+  uint64_t start_ps;
+  uint16_t port;
+  uint64_t received = 0;
+  uint64_t finish_ps = 0;
+};
+
+struct WhNs3Sim {
+  NodeContainer nodes;
+  Ipv4AddressHelper addr;
+  uint32_t links = 0;
+  bool finalized = false;
+  bool ran = false;
+  std::vector<WhNs3Flow> flows;
+  std::unordered_map<uint16_t, uint32_t> port_flow; /* flow port -> flow id */
+  uint64_t traversals = 0;
+  uint32_t flows_done = 0;
+  uint16_t next_port = 10000;
+};
 
 namespace ns3
 {
@@ -55,27 +78,160 @@ private:
 
 NS_OBJECT_ENSURE_REGISTERED(WhControlFilter);
 
+/* A FIFO queue disc that calls the C functions of a WhNs3Hooks on enqueue, dequeue and
+ * drop (wh-ns3.h): the seam through which C code observes, marks or drops packets
+ * inside an ns-3 simulation. Bound to its hooks, link, node and band after install. */
+class WhHookQueueDisc : public QueueDisc
+{
+public:
+  static constexpr const char *LIMIT_DROP = "Queue disc limit exceeded";
+  static constexpr const char *HOOK_DROP = "Dropped by a C hook";
+  static constexpr const char *HOOK_MARK = "Marked by a C hook";
+
+  static TypeId GetTypeId()
+  {
+    static TypeId tid =
+        TypeId("ns3::WhHookQueueDisc")
+            .SetParent<QueueDisc>()
+            .SetGroupName("TrafficControl")
+            .AddConstructor<WhHookQueueDisc>()
+            .AddAttribute("MaxSize", "The maximum number of packets accepted by this queue disc",
+                          QueueSizeValue(QueueSize("1000p")),
+                          MakeQueueSizeAccessor(&QueueDisc::SetMaxSize, &QueueDisc::GetMaxSize),
+                          MakeQueueSizeChecker());
+    return tid;
+  }
+
+  WhHookQueueDisc() : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE) {}
+
+  void Bind(const WhNs3Sim *sim, const WhNs3Hooks *hooks, uint32_t link, uint32_t node,
+            uint32_t band)
+  {
+    m_sim = sim;
+    m_hooks = hooks;
+    m_link = link;
+    m_node = node;
+    m_band = band;
+  }
+
+private:
+  /* the flow of a packet: data goes to the flow's port, ACKs come from it */
+  uint32_t FlowOf(Ptr<const Ipv4QueueDiscItem> ip) const
+  {
+    uint16_t sport = 0, dport = 0;
+    Ptr<const Packet> p = ip->GetPacket();
+    uint8_t proto = ip->GetHeader().GetProtocol();
+    if (proto == 6) {
+      TcpHeader h;
+      if (p->PeekHeader(h)) {
+        sport = h.GetSourcePort();
+        dport = h.GetDestinationPort();
+      }
+    } else if (proto == 17) {
+      UdpHeader h;
+      if (p->PeekHeader(h)) {
+        sport = h.GetSourcePort();
+        dport = h.GetDestinationPort();
+      }
+    }
+    auto it = m_sim->port_flow.find(dport);
+    if (it == m_sim->port_flow.end())
+      it = m_sim->port_flow.find(sport);
+    return it == m_sim->port_flow.end() ? WH_NS3_NO_FLOW : it->second;
+  }
+
+  void Describe(Ptr<const QueueDiscItem> item, WhNs3HookPacket &p)
+  {
+    p.link = m_link;
+    p.node = m_node;
+    p.band = m_band;
+    p.flow = WH_NS3_NO_FLOW;
+    p.ecn_capable = 0;
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (ip) {
+      p.flow = FlowOf(ip);
+      p.ecn_capable = ip->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT;
+    }
+    p.bytes = item->GetSize();
+    p.queue_packets = GetInternalQueue(0)->GetNPackets();
+    p.queue_bytes = GetInternalQueue(0)->GetNBytes();
+    p.now_ps = (uint64_t)Simulator::Now().GetPicoSeconds();
+  }
+
+  void Dropped(Ptr<const QueueDiscItem> item, const WhNs3HookPacket *seen)
+  {
+    if (m_hooks == nullptr || m_hooks->on_drop == nullptr)
+      return;
+    WhNs3HookPacket p;
+    if (seen)
+      p = *seen;
+    else
+      Describe(item, p);
+    m_hooks->on_drop(m_hooks->ctx, &p);
+  }
+
+  bool DoEnqueue(Ptr<QueueDiscItem> item) override
+  {
+    if (GetCurrentSize() + item > GetMaxSize()) {
+      Dropped(item, nullptr);
+      DropBeforeEnqueue(item, LIMIT_DROP);
+      return false;
+    }
+    if (m_hooks && m_hooks->on_enqueue) {
+      WhNs3HookPacket p;
+      Describe(item, p);
+      WhNs3HookVerdict v = m_hooks->on_enqueue(m_hooks->ctx, &p);
+      if (v == WH_NS3_HOOK_DROP) {
+        Dropped(item, &p);
+        DropBeforeEnqueue(item, HOOK_DROP);
+        return false;
+      }
+      if (v == WH_NS3_HOOK_MARK)
+        Mark(item, HOOK_MARK);
+    }
+    return GetInternalQueue(0)->Enqueue(item);
+  }
+
+  Ptr<QueueDiscItem> DoDequeue() override
+  {
+    for (;;) {
+      Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
+      if (!item || m_hooks == nullptr || m_hooks->on_dequeue == nullptr)
+        return item;
+      WhNs3HookPacket p;
+      Describe(item, p);
+      WhNs3HookVerdict v = m_hooks->on_dequeue(m_hooks->ctx, &p);
+      if (v == WH_NS3_HOOK_DROP) {
+        Dropped(item, &p);
+        DropAfterDequeue(item, HOOK_DROP);
+        continue;
+      }
+      if (v == WH_NS3_HOOK_MARK)
+        Mark(item, HOOK_MARK);
+      return item;
+    }
+  }
+
+  bool CheckConfig() override
+  {
+    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
+      return false;
+    if (GetNInternalQueues() == 0)
+      AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+          "MaxSize", QueueSizeValue(GetMaxSize())));
+    return GetNInternalQueues() == 1;
+  }
+
+  void InitializeParams() override {}
+
+  const WhNs3Sim *m_sim = nullptr;
+  const WhNs3Hooks *m_hooks = nullptr;
+  uint32_t m_link = 0, m_node = 0, m_band = 0;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(WhHookQueueDisc);
+
 } // namespace ns3
-
-struct WhNs3Flow {
-  uint64_t bytes;
-  uint64_t start_ps;
-  uint16_t port;
-  uint64_t received = 0;
-  uint64_t finish_ps = 0;
-};
-
-struct WhNs3Sim {
-  NodeContainer nodes;
-  Ipv4AddressHelper addr;
-  uint32_t links = 0;
-  bool finalized = false;
-  bool ran = false;
-  std::vector<WhNs3Flow> flows;
-  uint64_t traversals = 0;
-  uint32_t flows_done = 0;
-  uint16_t next_port = 10000;
-};
 
 static WhNs3Sim *the_sim;
 static bool ns3_used;
@@ -166,7 +322,10 @@ extern "C" int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t r
                                uint64_t delay_ps, const WhNs3QueueConfig *queue)
 {
   if (sim == nullptr || queue == nullptr || a == b || a >= sim->nodes.GetN() ||
-      b >= sim->nodes.GetN() || rate_bps == 0 || queue->limit_packets == 0)
+      b >= sim->nodes.GetN() || rate_bps == 0 || queue->limit_packets == 0 ||
+      (queue->kind == WH_NS3_QUEUE_HOOK && queue->hooks == nullptr) ||
+      (queue->kind == WH_NS3_QUEUE_RED_ECN && queue->ecn_threshold_pkts == 0) ||
+      queue->kind > WH_NS3_QUEUE_HOOK)
     return WH_NS3_EINVAL;
   if (sim->finalized)
     return WH_NS3_ESTATE;
@@ -176,15 +335,20 @@ extern "C" int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t r
   p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("1p")));
   NetDeviceContainer devs = p2p.Install(sim->nodes.Get(a), sim->nodes.Get(b));
   /* a fresh helper per link: strict priority, control packets (band 0, FIFO) before
-   * data (band 1: RED with ECN as a step at K (Gentle off), or FIFO) */
+   * data (band 1: RED with ECN as a step at K (Gentle off), or FIFO); with hooks, both
+   * bands are hook queue discs */
   TrafficControlHelper tch;
   std::string limit = std::to_string(queue->limit_packets) + "p";
   uint16_t root = tch.SetRootQueueDisc("ns3::PrioQueueDisc", "Priomap",
                                        StringValue("1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"));
   TrafficControlHelper::ClassIdList bands = tch.AddQueueDiscClasses(root, 2, "ns3::QueueDiscClass");
-  tch.AddChildQueueDisc(root, bands[0], "ns3::FifoQueueDisc", "MaxSize",
-                        QueueSizeValue(QueueSize(limit)));
-  if (queue->kind == WH_NS3_QUEUE_RED_ECN) {
+  bool hook = queue->kind == WH_NS3_QUEUE_HOOK;
+  tch.AddChildQueueDisc(root, bands[0], hook ? "ns3::WhHookQueueDisc" : "ns3::FifoQueueDisc",
+                        "MaxSize", QueueSizeValue(QueueSize(limit)));
+  if (hook) {
+    tch.AddChildQueueDisc(root, bands[1], "ns3::WhHookQueueDisc", "MaxSize",
+                          QueueSizeValue(QueueSize(limit)));
+  } else if (queue->kind == WH_NS3_QUEUE_RED_ECN) {
     double k = queue->ecn_threshold_pkts;
     tch.AddChildQueueDisc(root, bands[1], "ns3::RedQueueDisc", "UseEcn", BooleanValue(true),
                           "UseHardDrop", BooleanValue(false), "Gentle", BooleanValue(false),
@@ -195,7 +359,17 @@ extern "C" int wh_ns3_add_link(WhNs3Sim *sim, uint32_t a, uint32_t b, uint64_t r
                           QueueSizeValue(QueueSize(limit)));
   }
   tch.AddPacketFilter(root, "ns3::WhControlFilter");
-  tch.Install(devs);
+  QueueDiscContainer discs = tch.Install(devs);
+  if (hook) {
+    for (uint32_t d = 0; d < discs.GetN(); d++) {
+      uint32_t node = d == 0 ? a : b;
+      for (uint32_t band = 0; band < 2; band++) {
+        Ptr<WhHookQueueDisc> q =
+            DynamicCast<WhHookQueueDisc>(discs.Get(d)->GetQueueDiscClass(band)->GetQueueDisc());
+        q->Bind(sim, queue->hooks, sim->links, node, band);
+      }
+    }
+  }
   sim->addr.Assign(devs);
   sim->addr.NewNetwork();
   for (uint32_t i = 0; i < devs.GetN(); i++)
@@ -256,6 +430,9 @@ static int check_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes)
     return WH_NS3_EINVAL;
   if (!sim->finalized || sim->ran)
     return WH_NS3_ESTATE;
+  /* one port per flow, below ns-3's ephemeral ports (from 49152) */
+  if (sim->next_port >= 49152)
+    return WH_NS3_EINVAL;
   return WH_NS3_OK;
 }
 
@@ -273,6 +450,7 @@ extern "C" int wh_ns3_add_tcp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, ui
   uint32_t id = (uint32_t)sim->flows.size();
   uint16_t port = sim->next_port++;
   sim->flows.push_back({bytes, start_ps, port});
+  sim->port_flow[port] = id;
   add_sink(sim, "ns3::TcpSocketFactory", dst, port, id);
   BulkSendHelper send("ns3::TcpSocketFactory", InetSocketAddress(node_address(sim, dst), port));
   send.SetAttribute("MaxBytes", UintegerValue(bytes));
@@ -295,6 +473,7 @@ extern "C" int wh_ns3_add_udp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, ui
   uint32_t id = (uint32_t)sim->flows.size();
   uint16_t port = sim->next_port++;
   sim->flows.push_back({bytes, start_ps, port});
+  sim->port_flow[port] = id;
   add_sink(sim, "ns3::UdpSocketFactory", dst, port, id);
   OnOffHelper send("ns3::UdpSocketFactory", InetSocketAddress(node_address(sim, dst), port));
   send.SetConstantRate(DataRate(rate_bps), packet_bytes);

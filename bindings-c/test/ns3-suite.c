@@ -13,17 +13,24 @@
 #define RATE 10000000000ULL
 #define DELAY_PS 10000000ULL /* 10 us */
 
-static WhNs3Sim *two_nodes(const WhNs3TcpConfig *tcp, WhNs3QueueKind kind)
+static WhNs3Sim *two_nodes_hooked(const WhNs3TcpConfig *tcp, WhNs3QueueKind kind,
+                                  const WhNs3Hooks *hooks, uint32_t limit)
 {
   WhNs3Sim *sim = NULL;
   ck_assert_int_eq(wh_ns3_sim_new(tcp, &sim), WH_NS3_OK);
   uint32_t first = 99;
   ck_assert_int_eq(wh_ns3_add_nodes(sim, 2, &first), WH_NS3_OK);
   ck_assert_uint_eq(first, 0);
-  WhNs3QueueConfig q = {.kind = kind, .limit_packets = 1000, .ecn_threshold_pkts = 20};
+  WhNs3QueueConfig q = {
+      .kind = kind, .limit_packets = limit, .ecn_threshold_pkts = 20, .hooks = hooks};
   ck_assert_int_eq(wh_ns3_add_link(sim, 0, 1, RATE, DELAY_PS, &q), WH_NS3_OK);
   ck_assert_int_eq(wh_ns3_finalize(sim), WH_NS3_OK);
   return sim;
+}
+
+static WhNs3Sim *two_nodes(const WhNs3TcpConfig *tcp, WhNs3QueueKind kind)
+{
+  return two_nodes_hooked(tcp, kind, NULL, 1000);
 }
 
 static double tx_ps(double bytes)
@@ -115,6 +122,8 @@ START_TEST(test_api_checks)
   WhNs3QueueConfig q = {.kind = WH_NS3_QUEUE_FIFO, .limit_packets = 10};
   ck_assert_int_eq(wh_ns3_add_link(sim, 0, 0, RATE, 0, &q), WH_NS3_EINVAL);
   ck_assert_int_eq(wh_ns3_add_link(sim, 0, 5, RATE, 0, &q), WH_NS3_EINVAL);
+  WhNs3QueueConfig nohooks = {.kind = WH_NS3_QUEUE_HOOK, .limit_packets = 10};
+  ck_assert_int_eq(wh_ns3_add_link(sim, 0, 1, RATE, 0, &nohooks), WH_NS3_EINVAL);
   ck_assert_int_eq(wh_ns3_add_tcp_flow(sim, 0, 1, 10, 0, WH_NS3_TCP_NEWRENO, NULL), WH_NS3_ESTATE);
   ck_assert_int_eq(wh_ns3_add_link(sim, 0, 1, RATE, 0, &q), WH_NS3_OK);
   ck_assert_int_eq(wh_ns3_finalize(sim), WH_NS3_OK);
@@ -124,6 +133,149 @@ START_TEST(test_api_checks)
                    "an ns-3 simulation already exists in this process");
   wh_ns3_sim_free(sim);
   ck_assert_int_eq(wh_ns3_sim_new(NULL, &other), WH_NS3_EUNUSED);
+}
+END_TEST
+
+/* Hook queue discs: what the C side saw, per node (0, 1) and band (control, data). */
+typedef struct {
+  uint64_t enq[2][2], deq[2][2], drops[2][2], marks, hook_drops;
+  uint32_t max_queue[2][2];
+  uint64_t last_now;
+  int bad;             /* a callback saw something inconsistent */
+  uint32_t mark_above; /* on_dequeue marks data while more than this many packets wait */
+  uint32_t drop_every; /* on_enqueue drops every n-th data packet (0: none) */
+  uint32_t flow;       /* the flow id data packets must carry */
+} HookLog;
+
+static void hook_check(HookLog *log, const WhNs3HookPacket *p)
+{
+  if (p->link != 0 || p->node > 1 || p->band > 1 || p->now_ps < log->last_now || p->bytes == 0 ||
+      (p->band == 1 && p->flow != log->flow) || p->queue_bytes < (uint64_t)p->queue_packets)
+    log->bad++;
+  log->last_now = p->now_ps;
+}
+
+static WhNs3HookVerdict hook_enqueue(void *ctx, const WhNs3HookPacket *p)
+{
+  HookLog *log = ctx;
+  hook_check(log, p);
+  uint64_t n = ++log->enq[p->node & 1][p->band & 1];
+  if (p->queue_packets > log->max_queue[p->node & 1][p->band & 1])
+    log->max_queue[p->node & 1][p->band & 1] = p->queue_packets;
+  if (p->band == 1 && p->node == 0 && log->drop_every && n % log->drop_every == 0) {
+    log->hook_drops++;
+    return WH_NS3_HOOK_DROP;
+  }
+  return WH_NS3_HOOK_PASS;
+}
+
+static WhNs3HookVerdict hook_dequeue(void *ctx, const WhNs3HookPacket *p)
+{
+  HookLog *log = ctx;
+  hook_check(log, p);
+  log->deq[p->node & 1][p->band & 1]++;
+  if (p->band == 1 && log->mark_above && p->queue_packets > log->mark_above) {
+    if (!p->ecn_capable)
+      log->bad++;
+    log->marks++;
+    return WH_NS3_HOOK_MARK;
+  }
+  return WH_NS3_HOOK_PASS;
+}
+
+static void hook_drop(void *ctx, const WhNs3HookPacket *p)
+{
+  HookLog *log = ctx;
+  hook_check(log, p);
+  log->drops[p->node & 1][p->band & 1]++;
+}
+
+static const WhNs3TcpConfig hook_tcp = {.segment_size = 1000,
+                                        .initial_cwnd = 10,
+                                        .socket_buffer = 4 << 20,
+                                        .delack_count = 1,
+                                        .min_rto_ps = 10000000000ULL,
+                                        .sack = 0,
+                                        .timestamps = 0};
+
+START_TEST(test_hook_step_marking)
+{
+  /* DCTCP through a hook queue disc whose C dequeue hook marks data as a step at 20
+   * packets: the marks reach the sender (without them its 4 MB window would fill the
+   * 1000-packet queue), the flow runs at close to line rate, and every packet the hooks
+   * saw enter left (none dropped) */
+  HookLog log = {.mark_above = 20, .flow = 0};
+  WhNs3Hooks hooks = {hook_enqueue, hook_dequeue, hook_drop, &log};
+  WhNs3Sim *sim = two_nodes_hooked(&hook_tcp, WH_NS3_QUEUE_HOOK, &hooks, 1000);
+  uint32_t flow;
+  ck_assert_int_eq(wh_ns3_add_tcp_flow(sim, 0, 1, 10000000, 0, WH_NS3_TCP_DCTCP, &flow), WH_NS3_OK);
+  ck_assert_uint_eq(flow, 0);
+  ck_assert_int_eq(wh_ns3_run(sim, 0), WH_NS3_OK);
+  uint64_t start, finish;
+  ck_assert_int_eq(wh_ns3_flow_times(sim, flow, &start, &finish), WH_NS3_OK);
+  fprintf(stderr,
+          "ns-3 hook queue disc: %" G_GUINT64_FORMAT " data packets enqueued, %" G_GUINT64_FORMAT
+          " marked at dequeue, longest data queue %u packets\n",
+          log.enq[0][1], log.marks, log.max_queue[0][1]);
+  check_close("DCTCP 10 MB, C step marking", (double)(finish - start),
+              10000 * tx_ps(1042) + 3 * DELAY_PS, 0.03);
+  ck_assert_int_eq(log.bad, 0);
+  ck_assert_uint_ge(log.enq[0][1], 10000);
+  ck_assert_uint_gt(log.enq[1][0], 0); /* ACKs in the control band of node 1 */
+  ck_assert_uint_gt(log.marks, 0);
+  ck_assert_uint_lt(log.max_queue[0][1], 100);
+  for (int n = 0; n < 2; n++)
+    for (int b = 0; b < 2; b++) {
+      ck_assert_uint_eq(log.drops[n][b], 0);
+      ck_assert_uint_eq(log.enq[n][b], log.deq[n][b]);
+    }
+  wh_ns3_sim_free(sim);
+}
+END_TEST
+
+START_TEST(test_hook_drops)
+{
+  /* a C enqueue hook drops every 50th data packet of a NewReno flow: TCP recovers and
+   * delivers every byte; on_drop saw exactly the hook's drops, and every other packet
+   * that entered left */
+  HookLog log = {.drop_every = 50, .flow = 0};
+  WhNs3Hooks hooks = {hook_enqueue, hook_dequeue, hook_drop, &log};
+  WhNs3Sim *sim = two_nodes_hooked(&hook_tcp, WH_NS3_QUEUE_HOOK, &hooks, 1000);
+  uint32_t flow;
+  ck_assert_int_eq(wh_ns3_add_tcp_flow(sim, 0, 1, 1000000, 0, WH_NS3_TCP_NEWRENO, &flow),
+                   WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_run(sim, 0), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_flow_times(sim, flow, NULL, NULL), WH_NS3_OK);
+  fprintf(stderr, "ns-3 hook drops: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " data packets\n",
+          log.hook_drops, log.enq[0][1]);
+  ck_assert_int_eq(log.bad, 0);
+  ck_assert_uint_ge(log.hook_drops, 20);
+  ck_assert_uint_eq(log.drops[0][1], log.hook_drops);
+  ck_assert_uint_eq(log.enq[0][1], log.deq[0][1] + log.hook_drops);
+  wh_ns3_sim_free(sim);
+}
+END_TEST
+
+START_TEST(test_hook_queue_limit)
+{
+  /* UDP at twice the link rate into a 10-packet hook queue disc: the full queue drops
+   * without asking the hook, on_drop is told, and what entered = what left + dropped */
+  HookLog log = {.flow = 0};
+  WhNs3Hooks hooks = {hook_enqueue, hook_dequeue, hook_drop, &log};
+  WhNs3Sim *sim = two_nodes_hooked(NULL, WH_NS3_QUEUE_HOOK, &hooks, 10);
+  ck_assert_int_eq(wh_ns3_add_udp_flow(sim, 0, 1, 200000, 0, 2 * RATE, 1000, NULL), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_run(sim, 1000000000ULL), WH_NS3_OK);
+  fprintf(stderr,
+          "ns-3 hook queue limit: %" G_GUINT64_FORMAT " datagrams admitted, %" G_GUINT64_FORMAT
+          " dropped at 10 packets\n",
+          log.enq[0][1], log.drops[0][1]);
+  ck_assert_int_eq(log.bad, 0);
+  ck_assert_uint_gt(log.drops[0][1], 50);
+  ck_assert_uint_le(log.max_queue[0][1], 9);
+  ck_assert_uint_eq(log.enq[0][1], log.deq[0][1]);
+  ck_assert_uint_eq(log.enq[0][1] + log.drops[0][1], 200);
+  ck_assert_int_eq(wh_ns3_flow_times(sim, 0, NULL, NULL), WH_NS3_ENOTDONE);
+  wh_ns3_sim_free(sim);
 }
 END_TEST
 
@@ -208,6 +360,9 @@ Suite *wh_ns3_suite(void)
   tcase_add_test(tc, test_tcp_one_segment);
   tcase_add_test(tc, test_dctcp_long_flow);
   tcase_add_test(tc, test_api_checks);
+  tcase_add_test(tc, test_hook_step_marking);
+  tcase_add_test(tc, test_hook_drops);
+  tcase_add_test(tc, test_hook_queue_limit);
   tcase_add_test(tc, test_whsim_engine_ns3);
   tcase_add_loop_test(tc, test_c_heap_scheduler_on_validation_scenarios, 0, 2);
   suite_add_tcase(s, tc);
