@@ -27,8 +27,18 @@ static gboolean refuse(GError **error, const WhRun *run, const char *what)
   return FALSE;
 }
 
-gboolean wh_ns3_engine_check(const WhRun *run, GError **error)
+gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, GError **error)
 {
+  if (opts->scheduler && wh_scheduler_class_lookup(opts->scheduler) == NULL) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "--ns3-scheduler %s: unknown scheduler (known: heap, calendar)", opts->scheduler);
+    return FALSE;
+  }
+  if (opts->marking && strcmp(opts->marking, "red") != 0 && strcmp(opts->marking, "dequeue") != 0) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "--ns3-marking %s: expected red or dequeue", opts->marking);
+    return FALSE;
+  }
   if (strcmp(run->cc->name, "dctcp") != 0)
     return refuse(error, run,
                   "this congestion control (RDMA CCs have no ns-3 model): use "
@@ -111,17 +121,33 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
   return ok;
 }
 
-gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const char *scheduler, gboolean quiet,
+/* --ns3-marking dequeue: the data band of every port marks a data packet as it leaves
+ * when more than K full frames remain behind it, as the native wh::RedQueueDisc does
+ * with Kmin = Kmax = K (there on bytes; here on packets of one full frame). */
+typedef struct {
+  uint32_t *k_pkts; /* per link */
+  uint64_t marks;
+} DequeueMarking;
+
+static WhNs3HookVerdict dequeue_mark(void *ctx, const WhNs3HookPacket *p)
+{
+  DequeueMarking *m = ctx;
+  if (p->band != 1 || p->queue_packets <= m->k_pkts[p->link] || !p->ecn_capable)
+    return WH_NS3_HOOK_PASS;
+  m->marks++;
+  return WH_NS3_HOOK_MARK;
+}
+
+gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const WhNs3EngineOptions *opts,
                            GError **error)
 {
-  const WhSchedulerClass *klass = NULL;
-  if (scheduler && (klass = wh_scheduler_class_lookup(scheduler)) == NULL) {
-    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
-                "unknown scheduler \"%s\" for ns-3 (known: heap, calendar)", scheduler);
+  if (!wh_ns3_engine_check(run, opts, error))
     return FALSE;
-  }
-  if (!wh_ns3_engine_check(run, error))
-    return FALSE;
+  const WhSchedulerClass *klass =
+      opts->scheduler ? wh_scheduler_class_lookup(opts->scheduler) : NULL;
+  gboolean hook_marking = opts->marking && strcmp(opts->marking, "dequeue") == 0;
+  DequeueMarking marking = {0};
+  WhNs3Hooks hooks = {.on_dequeue = dequeue_mark, .ctx = &marking};
   const WhNet *net = run->net;
   const WhTransport *tp = run->tp;
   WhNs3TcpConfig tcp = {
@@ -149,6 +175,8 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const char *scheduler, g
   }
   uint32_t frame = tp->p.mtu + tp->p.header_bytes;
   uint64_t k = wh_config_bytes(run->cfg, "wh::DctcpCc", "Kmin");
+  marking.k_pkts = g_new0(uint32_t, net->n_ports / 2 + 1);
+  uint32_t link = 0;
   for (uint32_t i = 0; i < net->n_ports; i++) {
     const WhPort *p = &net->port[i];
     if (p->peer < p->id)
@@ -162,6 +190,12 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const char *scheduler, g
         .limit_packets = (uint32_t)MAX(net->p.buffer_bytes / frame, 2),
         .ecn_threshold_pkts = (uint32_t)MAX((double)k * scale / frame, 1),
     };
+    if (net->p.ecn && hook_marking) {
+      q.kind = WH_NS3_QUEUE_HOOK;
+      q.hooks = &hooks;
+      marking.k_pkts[link] = q.ecn_threshold_pkts;
+    }
+    link++;
     if ((rc = wh_ns3_add_link(sim, first + p->node, first + p->peer_node, p->rate_bps, delay,
                               &q)) != 0) {
       fail_ns3(error, "link", rc);
@@ -200,8 +234,9 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const char *scheduler, g
     goto out;
   }
   double wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
-  ok = write_outputs(run, sim, dir, quiet, wall, error);
+  ok = write_outputs(run, sim, dir, opts->quiet, wall, error);
 out:
   wh_ns3_sim_free(sim);
+  g_free(marking.k_pkts);
   return ok;
 }

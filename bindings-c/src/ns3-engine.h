@@ -10,14 +10,23 @@
 #include <glib.h>
 #include "run.h"
 
-/* Checks that the run can be expressed on ns-3 (error names the scenario). */
-gboolean wh_ns3_engine_check(const WhRun *run, GError **error);
+typedef struct {
+  /* nullable: a project scheduler ("heap", "calendar") to run ns-3's event list on
+   * instead of ns-3's MapScheduler */
+  const char *scheduler;
+  /* nullable: "red" (default): ns-3's RED queue disc marks as a step at enqueue;
+   * "dequeue": a hook queue disc marks at dequeue from C, as the native engine does */
+  const char *marking;
+  gboolean quiet; /* print nothing on success */
+} WhNs3EngineOptions;
+
+/* Checks that the run and the options can be expressed on ns-3 (error names the
+ * scenario or the option). */
+gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, GError **error);
 
 /* Runs the scenario on ns-3 (one per process) and writes DIR/summary.json and
- * DIR/flows.csv; prints a short report unless `quiet`. */
-/* `scheduler` (nullable): a project scheduler ("heap", "calendar") to run ns-3's event
- * list on instead of ns-3's MapScheduler. */
-gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const char *scheduler, gboolean quiet,
+ * DIR/flows.csv; prints a short report unless opts->quiet. */
+gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const WhNs3EngineOptions *opts,
                            GError **error);
 
 #endif

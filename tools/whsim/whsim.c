@@ -146,6 +146,7 @@ static int cmd_run(int argc, char **argv)
   g_autofree char *sample = NULL;
   g_autofree char *engine = NULL;
   g_autofree char *ns3_scheduler = NULL;
+  g_autofree char *ns3_marking = NULL;
   gint iterations = 0;
   gdouble wall_limit = 0;
   gboolean quiet = FALSE;
@@ -167,6 +168,10 @@ static int cmd_run(int argc, char **argv)
        "with --engine ns3: run ns-3's event list on this project scheduler (heap or calendar) "
        "instead of ns-3's MapScheduler",
        "NAME"},
+      {"ns3-marking", 0, 0, G_OPTION_ARG_STRING, &ns3_marking,
+       "with --engine ns3: red (default: ns-3's RED marks as a step at enqueue) or dequeue "
+       "(a C hook queue disc marks at dequeue, as the native engine does)",
+       "HOW"},
       {"wall-limit", 0, 0, G_OPTION_ARG_DOUBLE, &wall_limit,
        "stop after SECONDS of wall time and report how far the run got", "SECONDS"},
       {"iterations", 0, 0, G_OPTION_ARG_INT, &iterations,
@@ -237,6 +242,11 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr, "whsim run: --engine %s: expected native or ns3\n", engine);
     return EXIT_BAD_INPUT;
   }
+  if (!use_ns3 && (ns3_scheduler || ns3_marking)) {
+    fprintf(stderr, "whsim run: --%s applies only with --engine ns3\n",
+            ns3_scheduler ? "ns3-scheduler" : "ns3-marking");
+    return EXIT_BAD_INPUT;
+  }
   if (out_dir == NULL) {
     g_autofree char *base = g_path_get_basename(argv[1]);
     char *dot = strrchr(base, '.');
@@ -246,11 +256,12 @@ static int cmd_run(int argc, char **argv)
   }
   if (use_ns3) {
 #ifdef WH_HAVE_NS3
-    if (!wh_ns3_engine_check(run, &err)) {
+    WhNs3EngineOptions nopts = {ns3_scheduler, ns3_marking, quiet};
+    if (!wh_ns3_engine_check(run, &nopts, &err)) {
       fprintf(stderr, "whsim: %s\n", err->message);
       return EXIT_BAD_INPUT;
     }
-    if (!wh_ns3_engine_run(run, out_dir, ns3_scheduler, quiet, &err)) {
+    if (!wh_ns3_engine_run(run, out_dir, &nopts, &err)) {
       fprintf(stderr, "whsim: %s\n", err->message);
       return 1;
     }
