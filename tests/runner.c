@@ -13,6 +13,7 @@ Suite *wh_hpcc_suite(void);
 Suite *wh_dctcp_suite(void);
 Suite *wh_timely_suite(void);
 Suite *wh_topology_suite(void);
+Suite *wh_dragonfly_suite(void);
 Suite *wh_scenario_suite(void);
 Suite *wh_workload_suite(void);
 Suite *wh_presets_suite(void);
@@ -34,6 +35,7 @@ int main(void)
   srunner_add_suite(sr, wh_dctcp_suite());
   srunner_add_suite(sr, wh_timely_suite());
   srunner_add_suite(sr, wh_topology_suite());
+  srunner_add_suite(sr, wh_dragonfly_suite());
   srunner_add_suite(sr, wh_scenario_suite());
   srunner_add_suite(sr, wh_workload_suite());
   srunner_add_suite(sr, wh_presets_suite());

@@ -45,6 +45,8 @@ void wh_net_free(WhNet *net)
   }
   g_free(net->host_node);
   g_free(net->dist);
+  if (net->router.free_data)
+    net->router.free_data(net->router.data);
   g_ptr_array_unref(net->pkt_slabs);
   g_free(net);
 }
@@ -178,6 +180,14 @@ static void init_port_queue(WhNet *net, WhPort *port)
     port->delay += net->p.switch_delay;
 }
 
+void wh_net_set_router(WhNet *net, const WhNetRouter *router)
+{
+  g_return_if_fail(!net->finalized);
+  if (net->router.free_data)
+    net->router.free_data(net->router.data);
+  net->router = *router;
+}
+
 gboolean wh_net_finalize(WhNet *net, GError **error)
 {
   g_return_val_if_fail(!net->finalized, FALSE);
@@ -214,6 +224,10 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     if (net->node[sw].leaf == WH_NO_PORT)
       net->node[sw].leaf = net->n_leaves++;
   }
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    init_port_queue(net, &net->port[i]);
+  if (net->router.route)
+    return TRUE;
   uint64_t table = (uint64_t)net->n_nodes * net->n_leaves * sizeof(uint16_t);
   if (table > WH_NET_MAX_ROUTING_BYTES) {
     g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
@@ -222,8 +236,6 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
                 net->n_nodes, net->n_leaves, table >> 20, WH_NET_MAX_ROUTING_BYTES >> 20);
     return FALSE;
   }
-  for (uint32_t i = 0; i < net->n_ports; i++)
-    init_port_queue(net, &net->port[i]);
   compute_dist(net);
   /* Connected: every switch reaches every leaf. */
   for (uint32_t i = 0; i < net->n_nodes; i++) {
@@ -256,6 +268,8 @@ uint32_t wh_net_route(const WhNet *net, uint32_t src, uint32_t dst, uint64_t tup
                       uint32_t *out, uint32_t out_cap)
 {
   g_return_val_if_fail(net->finalized && src < net->n_hosts && dst < net->n_hosts, 0);
+  if (net->router.route)
+    return net->router.route(net, net->router.data, src, dst, tuple_hash, out, out_cap);
   uint32_t n = 0;
   uint32_t first = wh_net_host_port(net, src);
   uint32_t last = net->port[wh_net_host_port(net, dst)].peer;

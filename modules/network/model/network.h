@@ -53,6 +53,16 @@ typedef struct {
   WhTime (*ready_at)(void *ctx, uint32_t host);
 } WhNetTransport;
 
+/* A topology's own router, replacing the shortest-path tables (for topologies whose
+ * routes follow from their structure, e.g. the dragonfly's minimal paths). `route`
+ * has the contract of wh_net_route. */
+typedef struct {
+  uint32_t (*route)(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
+                    uint64_t tuple_hash, uint32_t *out, uint32_t out_cap);
+  void *data;
+  GDestroyNotify free_data; /* nullable */
+} WhNetRouter;
+
 typedef struct {
   uint64_t link_traversals; /* data/ACK/NACK/CNP frames crossing a link */
   uint64_t packets_delivered;
@@ -104,9 +114,11 @@ struct WhNet {
   uint32_t n_hosts;
   uint32_t n_switches;
   gboolean finalized;
-  /* routing: dist[node * n_leaves + leaf], hops to the leaf switch */
+  /* routing: dist[node * n_leaves + leaf], hops to the leaf switch; unused when a
+   * topology router is set */
   uint16_t *dist;
   uint32_t n_leaves;
+  WhNetRouter router;
   /* packet pool */
   WhPacket *pkt_free;
   GPtrArray *pkt_slabs; /* packet slabs, and INT slabs when INT is on */
@@ -127,8 +139,11 @@ uint32_t wh_net_add_host(WhNet *net);
 uint32_t wh_net_add_switch(WhNet *net);
 gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, WhTime delay,
                          GError **error);
+/* Before finalize: routes come from `router` (copied; the network frees its data)
+ * instead of shortest-path tables. The router is then responsible for connectivity. */
+void wh_net_set_router(WhNet *net, const WhNetRouter *router);
 /* Checks the topology (connected, each host on exactly one link to a switch) and
- * computes routing tables. */
+ * computes routing tables (unless a router is set). */
 gboolean wh_net_finalize(WhNet *net, GError **error);
 
 void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx);

@@ -4,6 +4,7 @@
  * rail-optimized fat-tree (servers of G GPUs, GPU i's NIC on rail switch i, every
  * rail switch linked to every spine). */
 #include "topology.h"
+#include "dragonfly.h"
 
 #define BAIL_IF(cond)                                                                              \
   do {                                                                                             \
@@ -199,7 +200,10 @@ static const WhTopologyClass star = {&star_type, star_build};
 static const WhTopologyClass fat_tree = {&fat_tree_type, fat_tree_build};
 static const WhTopologyClass rail = {&rail_type, rail_build};
 
-static const WhTopologyClass *const classes[] = {&dumbbell, &star, &fat_tree, &rail, NULL};
+static const WhTopologyClass dragonfly = {&wh_dragonfly_type, wh_dragonfly_build};
+
+static const WhTopologyClass *const classes[] = {&dumbbell, &star,      &fat_tree,
+                                                 &rail,     &dragonfly, NULL};
 
 const WhTopologyClass *const *wh_topology_classes(void)
 {

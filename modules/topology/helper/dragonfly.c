@@ -1,0 +1,504 @@
+/* Dragonfly topology (Kim, Dally, Scott, Abts, "Technology-Driven, Highly-Scalable
+ * Dragonfly Topology", ISCA 2008) with its own router, and the Frontier-like compute
+ * node (HPE Cray EX235a: 8 MI250X GCDs, 4 NICs). See dragonfly.h and docs/topology.md.
+ *
+ * Wiring. Group g has switches (g, 0..a-1), joined all-to-all by local links. Between
+ * every pair of groups there are L global links; group i numbers its global links by
+ * the peer's offset d = (j - i) mod G (d = 1..G-1) and the link index k: m = (d - 1) L + k,
+ * and link m leaves from switch m mod a, so each switch carries at most ceil((G-1) L / a)
+ * global links (checked against GlobalPortsPerSwitch). With SpareGlobalPorts=parallel,
+ * L is raised to floor(a h / (G - 1)) so the unused global ports add parallel links.
+ *
+ * Routing. Minimal: local hop to the switch holding the chosen global link (one of the
+ * L links to the destination group, by flow hash), the global link, a local hop to the
+ * destination switch: at most 3 switch-to-switch hops. Valiant: minimal to a random
+ * intermediate group (the switch where the global link lands), then minimal to the
+ * destination: at most 5. Inside a Frontier node, GCD to GCD takes a shortest path over
+ * the Infinity Fabric links (per-flow choice among equal ones); a GCD reaches the
+ * network through the NIC of its own package (GPU-NIC affinity). Routes are built from
+ * tables of port ids: no search per flow. */
+#include "dragonfly.h"
+
+#include <string.h>
+
+#define GCDS 8
+#define NICS 4
+#define MAX_NODE_PATHS 8
+
+/* Frontier node wiring (Pearson, "Interconnect Bandwidth Heterogeneity on AMD MI250x
+ * and Infinity Fabric", 2023; OLCF Frontier user guide node diagram): GCD pairs joined
+ * by 4 (quad: the two GCDs of one MI250X), 2 (dual) or 1 (single) Infinity Fabric links
+ * of 50 GB/s per direction each. */
+static const struct {
+  uint8_t a, b, links;
+} node_wiring[] = {
+    {0, 1, 4}, {2, 3, 4}, {4, 5, 4}, {6, 7, 4}, /* quad: one MI250X */
+    {0, 6, 2}, {1, 7, 2}, {2, 4, 2}, {3, 5, 2}, /* dual */
+    {0, 2, 1}, {1, 3, 1}, {4, 6, 1}, {5, 7, 1}, /* single */
+};
+
+/* Shortest paths between GCDs of one node, as GCD sequences (computed once). */
+typedef struct {
+  uint8_t n_paths, len; /* len: GCDs on the path, both ends included */
+  uint8_t gcd[MAX_NODE_PATHS][GCDS];
+} NodePaths;
+
+struct WhDragonfly {
+  WhDragonflyShape shape;
+  uint32_t sw0;          /* node id of switch (0, 0); switch (g, s) is sw0 + g a + s */
+  uint32_t *local_port;  /* [(g a + s) a + t]: port from (g, s) to (g, t) */
+  uint32_t *global_port; /* [(i G + j) L + k]: port of group i's k-th link to group j */
+  uint32_t *host_sw;     /* plain endpoints: switch index (g a + s) per host */
+  /* Frontier nodes */
+  uint32_t gsw0;      /* node id of GCD switch 0 of node 0; node n's are gsw0 + 8 n .. */
+  uint32_t *gcd_port; /* [n 64 + c1 8 + c2]: port from GCD switch c1 to c2 of node n */
+  uint32_t *nic_up;   /* [n 4 + q]: port from node n's NIC GCD switch to its switch */
+  uint32_t *nic_down; /* [n 4 + q]: port from the switch to node n's NIC q */
+  NodePaths paths[GCDS][GCDS];
+};
+
+/* ---- parameters ---- */
+
+static const char *const node_choices[] = {"host", "frontier", NULL};
+static const char *const spare_choices[] = {"idle", "parallel", NULL};
+
+static const WhParamSpec dragonfly_params[] = {
+    {"Groups", WH_PARAM_INT, "9", "groups", WH_CHECK_MIN | WH_CHECK_MAX, 1, 1024},
+    {"SwitchesPerGroup", WH_PARAM_INT, "4", "switches per group (a), joined all-to-all",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 256},
+    {"EndpointsPerSwitch", WH_PARAM_INT, "2",
+     "endpoint ports per switch (p): hosts, or with Node=frontier NICs (4 per node)",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 256},
+    {"GlobalPortsPerSwitch", WH_PARAM_INT, "2", "global ports per switch (h)",
+     WH_CHECK_MIN | WH_CHECK_MAX, 0, 256},
+    {"GlobalLinksPerPair", WH_PARAM_INT, "1", "global links between every pair of groups (L)",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 4096},
+    {"SpareGlobalPorts", WH_PARAM_CHOICE, "idle",
+     "global ports left over with fewer groups than a*h+1: idle, or parallel (raise L to "
+     "floor(a*h/(Groups-1)))",
+     0, 0, 0, spare_choices},
+    {"Radix", WH_PARAM_INT, "64", "switch ports; p + a - 1 + h must fit",
+     WH_CHECK_MIN | WH_CHECK_MAX, 2, 4096},
+    {"EndpointRate", WH_PARAM_RATE, "100Gbps", "endpoint link rate (unset: wh::Link::Rate)",
+     WH_CHECK_POSITIVE},
+    {"LocalRate", WH_PARAM_RATE, "100Gbps", "intra-group link rate (unset: wh::Link::Rate)",
+     WH_CHECK_POSITIVE},
+    {"GlobalRate", WH_PARAM_RATE, "100Gbps", "inter-group link rate (unset: wh::Link::Rate)",
+     WH_CHECK_POSITIVE},
+    {"EndpointDelay", WH_PARAM_TIME, "1us", "endpoint link delay (unset: wh::Link::Delay)", 0},
+    {"LocalDelay", WH_PARAM_TIME, "1us", "intra-group link delay (unset: wh::Link::Delay)", 0},
+    {"GlobalDelay", WH_PARAM_TIME, "1us", "inter-group link delay (unset: wh::Link::Delay)", 0},
+    {"Node", WH_PARAM_CHOICE, "host",
+     "what an endpoint port connects: a host, or (frontier) one of the 4 NICs of a node of "
+     "8 GCD hosts joined by Infinity Fabric",
+     0, 0, 0, node_choices},
+    {"FabricLinkRate", WH_PARAM_RATE, "400Gbps",
+     "frontier: one Infinity Fabric link, per direction (quad = 4, dual = 2 of them)",
+     WH_CHECK_POSITIVE},
+    {"FabricDelay", WH_PARAM_TIME, "100ns", "frontier: delay of an Infinity Fabric hop", 0},
+    {"GcdPortRate", WH_PARAM_RATE, "3200Gbps",
+     "frontier: a GCD's own port into its fabric switch (above the sum of its fabric links)",
+     WH_CHECK_POSITIVE},
+    {NULL},
+};
+
+const WhTypeInfo wh_dragonfly_type = {
+    "wh::Dragonfly", "topology",
+    "dragonfly: Groups x SwitchesPerGroup switches, all-to-all inside a group, "
+    "GlobalLinksPerPair links between every pair of groups; endpoints are hosts or "
+    "Frontier-like nodes; minimal and Valiant routes",
+    dragonfly_params};
+
+/* ---- node-internal shortest paths ---- */
+
+static void node_paths_init(WhDragonfly *df)
+{
+  uint8_t adj[GCDS][GCDS] = {{0}};
+  for (size_t i = 0; i < G_N_ELEMENTS(node_wiring); i++)
+    adj[node_wiring[i].a][node_wiring[i].b] = adj[node_wiring[i].b][node_wiring[i].a] = 1;
+  for (uint8_t s = 0; s < GCDS; s++) {
+    /* BFS distances from s, then every shortest path by extension */
+    uint8_t dist[GCDS];
+    memset(dist, 0xff, sizeof dist);
+    uint8_t q[GCDS], qh = 0, qt = 0;
+    dist[s] = 0;
+    q[qt++] = s;
+    while (qh < qt) {
+      uint8_t u = q[qh++];
+      for (uint8_t v = 0; v < GCDS; v++)
+        if (adj[u][v] && dist[v] == 0xff) {
+          dist[v] = (uint8_t)(dist[u] + 1);
+          q[qt++] = v;
+        }
+    }
+    for (uint8_t t = 0; t < GCDS; t++) {
+      NodePaths *np = &df->paths[s][t];
+      np->len = (uint8_t)(dist[t] + 1);
+      /* enumerate paths s -> t of length dist[t] (depth <= 7, few branches) */
+      uint8_t path[GCDS];
+      path[0] = s;
+      int depth = 0;
+      uint8_t next[GCDS] = {0};
+      if (s == t) {
+        np->n_paths = 1;
+        np->gcd[0][0] = s;
+        continue;
+      }
+      while (depth >= 0) {
+        if (depth == dist[t]) {
+          if (path[depth] == t && np->n_paths < MAX_NODE_PATHS)
+            memcpy(np->gcd[np->n_paths++], path, GCDS);
+          depth--;
+          continue;
+        }
+        uint8_t u = path[depth];
+        uint8_t v = next[depth];
+        while (v < GCDS && !(adj[u][v] && dist[v] == depth + 1))
+          v++;
+        if (v >= GCDS) {
+          next[depth] = 0;
+          depth--;
+          continue;
+        }
+        next[depth] = (uint8_t)(v + 1);
+        path[++depth] = v;
+        next[depth] = 0;
+      }
+    }
+  }
+}
+
+/* ---- building ---- */
+
+static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param, const char *fmt,
+                          ...) G_GNUC_PRINTF(4, 5);
+
+static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param, const char *fmt,
+                          ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  const char *o = wh_config_origin(cfg, "wh::Dragonfly", param);
+  g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s%swh::Dragonfly::%s: %s",
+              o ? o : "", o ? ": " : "", param, msg);
+  return FALSE;
+}
+
+/* A tier's rate or delay: its own parameter when set, else the wh::Link one. */
+static uint64_t tier_rate(const WhConfig *cfg, const char *param)
+{
+  if (wh_config_origin(cfg, "wh::Dragonfly", param))
+    return wh_config_rate(cfg, "wh::Dragonfly", param);
+  return wh_config_rate(cfg, "wh::Link", "Rate");
+}
+
+static WhTime tier_delay(const WhConfig *cfg, const char *param)
+{
+  if (wh_config_origin(cfg, "wh::Dragonfly", param))
+    return wh_config_time(cfg, "wh::Dragonfly", param);
+  return wh_config_time(cfg, "wh::Link", "Delay");
+}
+
+gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **error)
+{
+  memset(sh, 0, sizeof *sh);
+  sh->groups = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "Groups");
+  sh->a = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "SwitchesPerGroup");
+  sh->p = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "EndpointsPerSwitch");
+  sh->h = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "GlobalPortsPerSwitch");
+  sh->links_per_pair = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "GlobalLinksPerPair");
+  sh->frontier = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "Node"), "frontier") == 0;
+  uint32_t radix = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "Radix");
+  uint32_t G = sh->groups, a = sh->a;
+  if (sh->frontier && sh->p % NICS != 0)
+    return bad_param(error, cfg, "EndpointsPerSwitch",
+                     "%u: with Node=frontier it counts NICs, 4 per node: use a multiple of 4",
+                     sh->p);
+  if (sh->p + a - 1 + sh->h > radix)
+    return bad_param(error, cfg, "Radix",
+                     "%u ports cannot hold %u endpoint + %u local + %u global ports", radix, sh->p,
+                     a - 1, sh->h);
+  if (G > 1) {
+    uint64_t ports = (uint64_t)a * sh->h;
+    if (g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "SpareGlobalPorts"), "parallel") == 0 &&
+        ports / (G - 1) > sh->links_per_pair)
+      sh->links_per_pair = (uint32_t)(ports / (G - 1));
+    uint64_t need = (uint64_t)(G - 1) * sh->links_per_pair;
+    if (need > ports)
+      return bad_param(error, cfg, "GlobalPortsPerSwitch",
+                       "%u global ports on each of %u switches cannot hold %" G_GUINT64_FORMAT
+                       " global links per group (%u peer groups x %u links per pair)",
+                       sh->h, a, need, G - 1, sh->links_per_pair);
+    if ((uint64_t)G * G * sh->links_per_pair > (1u << 28))
+      return bad_param(error, cfg, "Groups", "%u groups x %u links per pair: too many links", G,
+                       sh->links_per_pair);
+  }
+  sh->nodes_per_switch = sh->frontier ? sh->p / NICS : 0;
+  uint64_t hosts = (uint64_t)G * a * sh->p * (sh->frontier ? GCDS / NICS : 1);
+  if (hosts > (1u << 24))
+    return bad_param(error, cfg, "Groups", "%" G_GUINT64_FORMAT " hosts: too many (limit %u)",
+                     hosts, 1u << 24);
+  sh->hosts = (uint32_t)hosts;
+  sh->switches = G * a;
+  return TRUE;
+}
+
+static gboolean df_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate, WhTime delay,
+                        uint32_t *port_ab, GError **error)
+{
+  uint32_t first = net->build_ports->len;
+  if (!wh_net_add_link(net, a, b, rate, delay, error))
+    return FALSE;
+  if (port_ab)
+    *port_ab = first; /* ports are added a-side first */
+  return TRUE;
+}
+
+static void wh_dragonfly_free(WhDragonfly *df)
+{
+  if (df == NULL)
+    return;
+  g_free(df->local_port);
+  g_free(df->global_port);
+  g_free(df->host_sw);
+  g_free(df->gcd_port);
+  g_free(df->nic_up);
+  g_free(df->nic_down);
+  g_free(df);
+}
+
+static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
+                         uint64_t hash, uint32_t *out, uint32_t cap);
+
+gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
+{
+  WhDragonflyShape sh;
+  if (!wh_dragonfly_shape(cfg, &sh, error))
+    return FALSE;
+  WhDragonfly *df = g_new0(WhDragonfly, 1);
+  df->shape = sh;
+  uint32_t G = sh.groups, a = sh.a, p = sh.p, L = sh.links_per_pair;
+  uint64_t ep_rate = tier_rate(cfg, "EndpointRate"), lo_rate = tier_rate(cfg, "LocalRate"),
+           gl_rate = tier_rate(cfg, "GlobalRate");
+  WhTime ep_delay = tier_delay(cfg, "EndpointDelay"), lo_delay = tier_delay(cfg, "LocalDelay"),
+         gl_delay = tier_delay(cfg, "GlobalDelay");
+  gboolean ok = TRUE;
+  uint32_t host0 = 0;
+  for (uint32_t i = 0; i < sh.hosts; i++) {
+    uint32_t id = wh_net_add_host(net);
+    if (i == 0)
+      host0 = id;
+  }
+  df->sw0 = wh_net_add_switch(net);
+  for (uint32_t i = 1; i < sh.switches; i++)
+    wh_net_add_switch(net);
+  /* endpoints */
+  if (!sh.frontier) {
+    df->host_sw = g_new(uint32_t, sh.hosts);
+    for (uint32_t hst = 0; hst < sh.hosts && ok; hst++) {
+      df->host_sw[hst] = hst / p;
+      ok = df_link(net, host0 + hst, df->sw0 + hst / p, ep_rate, ep_delay, NULL, error);
+    }
+  } else {
+    uint32_t nodes = sh.switches * sh.nodes_per_switch;
+    uint64_t fab = wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate");
+    WhTime fab_delay = wh_config_time(cfg, "wh::Dragonfly", "FabricDelay");
+    uint64_t gcd_rate = wh_config_rate(cfg, "wh::Dragonfly", "GcdPortRate");
+    df->gsw0 = wh_net_add_switch(net);
+    for (uint32_t i = 1; i < nodes * GCDS; i++)
+      wh_net_add_switch(net);
+    df->gcd_port = g_new(uint32_t, (size_t)nodes * GCDS * GCDS);
+    memset(df->gcd_port, 0xff, sizeof(uint32_t) * (size_t)nodes * GCDS * GCDS);
+    df->nic_up = g_new(uint32_t, (size_t)nodes * NICS);
+    df->nic_down = g_new(uint32_t, (size_t)nodes * NICS);
+    node_paths_init(df);
+    for (uint32_t n = 0; n < nodes && ok; n++) {
+      uint32_t gs = df->gsw0 + n * GCDS;
+      for (uint32_t c = 0; c < GCDS && ok; c++)
+        ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay, NULL, error);
+      for (size_t w = 0; w < G_N_ELEMENTS(node_wiring) && ok; w++) {
+        uint32_t pa = 0, ca = node_wiring[w].a, cb = node_wiring[w].b;
+        ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, &pa, error);
+        df->gcd_port[(size_t)n * 64 + ca * GCDS + cb] = pa;
+        df->gcd_port[(size_t)n * 64 + cb * GCDS + ca] = pa + 1;
+      }
+      /* NIC q hangs off the first GCD of package q; its port on the node's switch */
+      for (uint32_t q = 0; q < NICS && ok; q++) {
+        uint32_t pu = 0;
+        ok = df_link(net, gs + 2 * q, df->sw0 + n / sh.nodes_per_switch, ep_rate, ep_delay, &pu,
+                     error);
+        df->nic_up[n * NICS + q] = pu;
+        df->nic_down[n * NICS + q] = pu + 1;
+      }
+    }
+  }
+  /* local links */
+  df->local_port = g_new(uint32_t, (size_t)G * a * a);
+  memset(df->local_port, 0xff, sizeof(uint32_t) * (size_t)G * a * a);
+  for (uint32_t g = 0; g < G && ok; g++)
+    for (uint32_t s = 0; s < a && ok; s++)
+      for (uint32_t t = s + 1; t < a && ok; t++) {
+        uint32_t pst = 0;
+        ok = df_link(net, df->sw0 + g * a + s, df->sw0 + g * a + t, lo_rate, lo_delay, &pst, error);
+        df->local_port[((size_t)g * a + s) * a + t] = pst;
+        df->local_port[((size_t)g * a + t) * a + s] = pst + 1;
+      }
+  /* global links: group i's m-th link (m = (d - 1) L + k, d the peer's offset) leaves
+   * from switch m mod a */
+  df->global_port = g_new(uint32_t, (size_t)G * G * L);
+  memset(df->global_port, 0xff, sizeof(uint32_t) * (size_t)G * G * L);
+  for (uint32_t i = 0; i < G && ok; i++)
+    for (uint32_t j = i + 1; j < G && ok; j++)
+      for (uint32_t k = 0; k < L && ok; k++) {
+        uint32_t mi = ((j - i + G) % G - 1) * L + k, mj = ((i - j + G) % G - 1) * L + k;
+        uint32_t pij = 0;
+        ok = df_link(net, df->sw0 + i * a + mi % a, df->sw0 + j * a + mj % a, gl_rate, gl_delay,
+                     &pij, error);
+        df->global_port[((size_t)i * G + j) * L + k] = pij;
+        df->global_port[((size_t)j * G + i) * L + k] = pij + 1;
+      }
+  if (!ok) {
+    wh_dragonfly_free(df);
+    return FALSE;
+  }
+  WhNetRouter r = {df_route, df, (GDestroyNotify)wh_dragonfly_free};
+  wh_net_set_router(net, &r);
+  return TRUE;
+}
+
+const WhDragonfly *wh_dragonfly_of(const WhNet *net)
+{
+  return net->router.route == df_route ? net->router.data : NULL;
+}
+
+const WhDragonflyShape *wh_dragonfly_get_shape(const WhDragonfly *df)
+{
+  return &df->shape;
+}
+
+/* ---- routing ---- */
+
+/* The switch index (g a + s) a host's traffic enters the network at, and, for Frontier
+ * nodes, its node and GCD. */
+static uint32_t host_switch(const WhDragonfly *df, uint32_t host, uint32_t *node, uint32_t *gcd)
+{
+  if (!df->shape.frontier)
+    return df->host_sw[host];
+  *node = host / GCDS;
+  *gcd = host % GCDS;
+  return *node / df->shape.nodes_per_switch;
+}
+
+typedef struct {
+  uint32_t *out;
+  uint32_t n, cap;
+} Path;
+
+static gboolean push(Path *pa, uint32_t port)
+{
+  if (pa->n >= pa->cap)
+    return FALSE;
+  pa->out[pa->n++] = port;
+  return TRUE;
+}
+
+/* Switch-to-switch hops from switch index S to D, minimal; `k` picks the global link. */
+static gboolean minimal_hops(const WhNet *net, const WhDragonfly *df, uint32_t S, uint32_t D,
+                             uint64_t k, Path *pa)
+{
+  uint32_t a = df->shape.a, G = df->shape.groups, L = df->shape.links_per_pair;
+  if (S == D)
+    return TRUE;
+  uint32_t g1 = S / a, g2 = D / a;
+  if (g1 == g2)
+    return push(pa, df->local_port[(size_t)S * a + D % a]);
+  uint32_t gp = df->global_port[((size_t)g1 * G + g2) * L + k % L];
+  uint32_t x = net->port[gp].node - df->sw0, y = net->port[gp].peer_node - df->sw0;
+  if (x != S && !push(pa, df->local_port[(size_t)S * a + x % a]))
+    return FALSE;
+  if (!push(pa, gp))
+    return FALSE;
+  return y == D || push(pa, df->local_port[(size_t)y * a + D % a]);
+}
+
+/* Inside node n: from GCD c1 to c2 along one of the shortest paths. */
+static gboolean node_hops(const WhDragonfly *df, uint32_t n, uint32_t c1, uint32_t c2,
+                          uint64_t hash, Path *pa)
+{
+  const NodePaths *np = &df->paths[c1][c2];
+  const uint8_t *g = np->gcd[hash % np->n_paths];
+  for (uint32_t i = 0; i + 1 < np->len; i++)
+    if (!push(pa, df->gcd_port[(size_t)n * 64 + g[i] * GCDS + g[i + 1]]))
+      return FALSE;
+  return TRUE;
+}
+
+static uint32_t df_path(const WhNet *net, const WhDragonfly *df, uint32_t src, uint32_t dst,
+                        uint64_t hash, uint32_t via_group, uint32_t *out, uint32_t cap)
+{
+  Path pa = {out, 0, cap};
+  uint32_t ns = 0, cs = 0, nd = 0, cd = 0;
+  uint32_t S = host_switch(df, src, &ns, &cs), D = host_switch(df, dst, &nd, &cd);
+  uint64_t h1 = wh_mix64(hash), h2 = wh_mix64(h1);
+  if (!push(&pa, wh_net_host_port(net, src)))
+    return 0;
+  if (df->shape.frontier) {
+    if (ns == nd) {
+      if (!node_hops(df, ns, cs, cd, h1, &pa))
+        return 0;
+      uint32_t last = net->port[wh_net_host_port(net, dst)].peer;
+      return push(&pa, last) ? pa.n : 0;
+    }
+    /* to the first GCD of the package, whose NIC leads to the switch */
+    if (!node_hops(df, ns, cs, cs & ~1u, h1, &pa) || !push(&pa, df->nic_up[ns * NICS + cs / 2]))
+      return 0;
+  }
+  if (via_group != UINT32_MAX) {
+    /* minimal to the intermediate group's landing switch, then on */
+    uint32_t a = df->shape.a, G = df->shape.groups, L = df->shape.links_per_pair;
+    uint32_t gp = df->global_port[((size_t)(S / a) * G + via_group) * L + h1 % L];
+    uint32_t land = net->port[gp].peer_node - df->sw0;
+    if (!minimal_hops(net, df, S, land, h1, &pa) || !minimal_hops(net, df, land, D, h2, &pa))
+      return 0;
+  } else if (!minimal_hops(net, df, S, D, h1, &pa)) {
+    return 0;
+  }
+  if (df->shape.frontier) {
+    if (!push(&pa, df->nic_down[nd * NICS + cd / 2]) || !node_hops(df, nd, cd & ~1u, cd, h2, &pa))
+      return 0;
+  }
+  uint32_t last = net->port[wh_net_host_port(net, dst)].peer;
+  return push(&pa, last) ? pa.n : 0;
+}
+
+static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
+                         uint64_t hash, uint32_t *out, uint32_t cap)
+{
+  return df_path(net, data, src, dst, hash, UINT32_MAX, out, cap);
+}
+
+uint32_t wh_dragonfly_route(const WhNet *net, const WhDragonfly *df, uint32_t src, uint32_t dst,
+                            uint64_t hash, uint32_t via_group, uint32_t *out, uint32_t cap)
+{
+  uint32_t a = df->shape.a;
+  if (via_group != UINT32_MAX) {
+    uint32_t n, c;
+    uint32_t gs = host_switch(df, src, &n, &c) / a, gd = host_switch(df, dst, &n, &c) / a;
+    if (via_group >= df->shape.groups || via_group == gs || via_group == gd)
+      return 0;
+  }
+  return df_path(net, df, src, dst, hash, via_group, out, cap);
+}
+
+uint32_t wh_dragonfly_host_group(const WhDragonfly *df, uint32_t host)
+{
+  uint32_t n, c;
+  return host_switch(df, host, &n, &c) / df->shape.a;
+}
+
+uint32_t wh_dragonfly_switch_node(const WhDragonfly *df, uint32_t group, uint32_t s)
+{
+  return df->sw0 + group * df->shape.a + s;
+}
