@@ -322,6 +322,40 @@ START_TEST(test_whsim_engine_ns3)
 }
 END_TEST
 
+START_TEST(test_whsim_ns3_dequeue_marking)
+{
+  /* --ns3-marking dequeue: the C hook queue disc marks like the native engine; the
+   * run completes with the mean FCT within 5% of native, and differs from the RED run
+   * (the marking point changed); a bad value is refused with exit status 2 */
+  g_autofree char *scenario = wh_test_source_path("tests/scenarios/dctcp-dumbbell.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-ns3d-XXXXXX", NULL);
+  g_autofree char *native = g_build_filename(tmp, "native", NULL);
+  g_autofree char *red = g_build_filename(tmp, "red", NULL);
+  g_autofree char *deq = g_build_filename(tmp, "dequeue", NULL);
+  const char *a[] = {"run", scenario, "--out", native, "--quiet", NULL};
+  const char *b[] = {"run", scenario, "--out", red, "--quiet", "--engine", "ns3", NULL};
+  const char *c[] = {"run",      scenario, "--out",         deq,       "--quiet",
+                     "--engine", "ns3",    "--ns3-marking", "dequeue", NULL};
+  ck_assert_int_eq(wh_test_whsim(a, NULL, NULL), 0);
+  ck_assert_int_eq(wh_test_whsim(b, NULL, NULL), 0);
+  ck_assert_int_eq(wh_test_whsim(c, NULL, NULL), 0);
+  g_autofree char *fa = g_build_filename(native, "flows.csv", NULL);
+  g_autofree char *fb = g_build_filename(red, "flows.csv", NULL);
+  g_autofree char *fc = g_build_filename(deq, "flows.csv", NULL);
+  double ma = mean_fct(fa), mb = mean_fct(fb), mc = mean_fct(fc);
+  fprintf(stderr,
+          "dctcp-dumbbell mean FCT: native %.1f us, ns-3 dequeue marking %.1f us (%+.2f%%)\n",
+          ma * 1e-6, mc * 1e-6, (mc - ma) / ma * 100);
+  ck_assert_msg(fabs(mc - ma) / ma < 0.05, "mean FCT native %.0f vs ns-3 dequeue %.0f", ma, mc);
+  ck_assert(mb != mc);
+  const char *bad[] = {"run",      scenario, "--out",         deq,     "--quiet",
+                       "--engine", "ns3",    "--ns3-marking", "codel", NULL};
+  g_autofree char *err = NULL;
+  ck_assert_int_eq(wh_test_whsim(bad, NULL, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "--ns3-marking codel"));
+}
+END_TEST
+
 static char *without_wall(const char *dir, const char *file)
 {
   g_autofree char *path = g_build_filename(dir, file, NULL);
@@ -364,6 +398,7 @@ Suite *wh_ns3_suite(void)
   tcase_add_test(tc, test_hook_drops);
   tcase_add_test(tc, test_hook_queue_limit);
   tcase_add_test(tc, test_whsim_engine_ns3);
+  tcase_add_test(tc, test_whsim_ns3_dequeue_marking);
   tcase_add_loop_test(tc, test_c_heap_scheduler_on_validation_scenarios, 0, 2);
   suite_add_tcase(s, tc);
   return s;
