@@ -400,11 +400,11 @@ static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
   if (pkt->in_port == WH_NO_PORT)
     return;
   WhPort *in = &net->port[pkt->in_port];
-  uint8_t bit = (uint8_t)(1u << pkt->prio);
+  uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (!(in->pfc_data_mask & bit))
     return;
-  in->ingress_bytes[pkt->prio] -= pkt->size;
-  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->prio] <= net->p.pfc_xon) {
+  in->ingress_bytes[pkt->in_prio] -= pkt->size;
+  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] <= net->p.pfc_xon) {
     in->pfc_state &= (uint8_t)~bit;
     in->pfc_pending ^= bit;
     ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
@@ -486,10 +486,10 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
     return;
   }
   node->buffer_used += pkt->size;
-  uint8_t bit = (uint8_t)(1u << pkt->prio);
+  uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (in->pfc_data_mask & bit) {
-    in->ingress_bytes[pkt->prio] += pkt->size;
-    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->prio] > net->p.pfc_xoff) {
+    in->ingress_bytes[pkt->in_prio] += pkt->size;
+    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff) {
       in->pfc_state |= bit;
       in->pfc_pending ^= bit;
       ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
@@ -521,6 +521,11 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
   }
   WhPort *in = &net->port[link->peer];
   pkt->in_port = in->id;
+  /* ingress accounting (PFC) in the priority the packet crossed the link with; its
+   * next egress queue and link in the next virtual channel after a bumping link */
+  pkt->in_prio = pkt->prio;
+  if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1)
+    pkt->prio--;
   switch_enqueue(net, &net->node[link->peer_node], in, &net->port[pkt->route[pkt->hop]], pkt);
 }
 

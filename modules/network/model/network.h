@@ -88,6 +88,8 @@ typedef struct {
   uint8_t pfc_pending;              /* priorities whose state the peer has not been told yet */
   uint8_t pfc_data_mask;            /* priorities subject to PFC */
   uint8_t frozen;                   /* held still by wh_net_freeze_port: no dequeue */
+  uint8_t vc_bump;                  /* data crossing this link moves to the next virtual
+                                       channel: priority - 1 (down to 1) at the far end */
   uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
   uint64_t tx_bytes;
   WhQueueDisc qd;

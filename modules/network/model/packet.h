@@ -48,7 +48,8 @@ typedef struct WhPacket {
   uint16_t hop;
   uint16_t nhops;
   uint8_t type;
-  uint8_t prio;
+  uint8_t prio;      /* priority (virtual channel) of the next egress queue and link */
+  uint8_t in_prio;   /* at a switch: the priority it arrived with (ingress accounting) */
   uint8_t ecn;       /* 1: congestion experienced */
   uint8_t pfc_pause; /* PFC frames: 1 pause, 0 resume (priority in prio) */
   uint8_t n_int;     /* INT records in ints[] */

@@ -13,10 +13,16 @@
  * L links to the destination group, by flow hash), the global link, a local hop to the
  * destination switch: at most 3 switch-to-switch hops. Valiant: minimal to a random
  * intermediate group (the switch where the global link lands), then minimal to the
- * destination: at most 5. Inside a Frontier node, GCD to GCD takes a shortest path over
- * the Infinity Fabric links (per-flow choice among equal ones); a GCD reaches the
- * network through the NIC of its own package (GPU-NIC affinity). Routes are built from
- * tables of port ids: no search per flow. */
+ * destination: at most 5. Inside a Frontier node, GCD to GCD takes a shortest up-down
+ * path over the Infinity Fabric links (per-flow choice among equal ones); a GCD reaches
+ * the network through the NIC of its own package (GPU-NIC affinity). Routes are built
+ * from tables of port ids: no search per flow.
+ *
+ * Deadlock freedom under PFC: data moves to the next virtual channel (priority - 1)
+ * after every global link, so a route uses channel classes 0 (source group), 1 (after
+ * the first global link) and 2 (after the second, Valiant only) in order, and inside a
+ * class no channel waits on another of the same class in a cycle (local hops are
+ * separated by global hops; node fabric paths are up-down). */
 #include "dragonfly.h"
 
 #include <string.h>
@@ -88,6 +94,10 @@ static const WhParamSpec dragonfly_params[] = {
     {"EndpointDelay", WH_PARAM_TIME, "1us", "endpoint link delay (unset: wh::Link::Delay)", 0},
     {"LocalDelay", WH_PARAM_TIME, "1us", "intra-group link delay (unset: wh::Link::Delay)", 0},
     {"GlobalDelay", WH_PARAM_TIME, "1us", "inter-group link delay (unset: wh::Link::Delay)", 0},
+    {"VirtualChannels", WH_PARAM_BOOL, "true",
+     "data moves to the next priority after each global link (3 classes, deadlock-free "
+     "with PFC; needs wh::RdmaFlow::Priority >= 3); false: one class for every hop",
+     0},
     {"Node", WH_PARAM_CHOICE, "host",
      "what an endpoint port connects: a host, or (frontier) one of the 4 NICs of a node of "
      "8 GCD hosts joined by Infinity Fabric",
@@ -109,63 +119,79 @@ const WhTypeInfo wh_dragonfly_type = {
     "Frontier-like nodes; minimal and Valiant routes",
     dragonfly_params};
 
-/* ---- node-internal shortest paths ---- */
+/* ---- node-internal paths ---- */
+
+/* Paths inside a node follow up-down routing (Schroeder et al., "Autonet", 1991) over
+ * a BFS tree rooted at GCD 0: a path goes "up" (towards the root, by (depth, id)) and
+ * then only "down", which keeps the node's fabric free of cyclic buffer dependencies
+ * under PFC without spending a virtual channel. Among the legal paths the shortest are
+ * kept (for this wiring every pair has a legal shortest path). */
+typedef struct {
+  uint8_t adj[GCDS][GCDS];
+  uint8_t key[GCDS]; /* depth * GCDS + id: smaller is closer to the root */
+  uint8_t path[GCDS];
+} NodeSearch;
+
+static void node_dfs(NodeSearch *ns, NodePaths *np, uint8_t t, int depth, int max_len,
+                     gboolean down)
+{
+  uint8_t u = ns->path[depth];
+  if (u == t) {
+    if (depth + 1 < np->len) { /* shorter than what was found: start over */
+      np->len = (uint8_t)(depth + 1);
+      np->n_paths = 0;
+    }
+    if (depth + 1 == np->len && np->n_paths < MAX_NODE_PATHS)
+      memcpy(np->gcd[np->n_paths++], ns->path, GCDS);
+    return;
+  }
+  if (depth + 1 >= max_len || depth + 1 >= np->len)
+    return;
+  for (uint8_t v = 0; v < GCDS; v++) {
+    if (!ns->adj[u][v])
+      continue;
+    gboolean is_down = ns->key[v] > ns->key[u];
+    if (down && !is_down)
+      continue; /* no "up" after a "down" */
+    gboolean seen = FALSE;
+    for (int i = 0; i <= depth; i++)
+      seen |= ns->path[i] == v;
+    if (seen)
+      continue;
+    ns->path[depth + 1] = v;
+    node_dfs(ns, np, t, depth + 1, max_len, is_down);
+  }
+}
 
 static void node_paths_init(WhDragonfly *df)
 {
-  uint8_t adj[GCDS][GCDS] = {{0}};
+  NodeSearch ns;
+  memset(&ns, 0, sizeof ns);
   for (size_t i = 0; i < G_N_ELEMENTS(node_wiring); i++)
-    adj[node_wiring[i].a][node_wiring[i].b] = adj[node_wiring[i].b][node_wiring[i].a] = 1;
-  for (uint8_t s = 0; s < GCDS; s++) {
-    /* BFS distances from s, then every shortest path by extension */
-    uint8_t dist[GCDS];
-    memset(dist, 0xff, sizeof dist);
-    uint8_t q[GCDS], qh = 0, qt = 0;
-    dist[s] = 0;
-    q[qt++] = s;
-    while (qh < qt) {
-      uint8_t u = q[qh++];
-      for (uint8_t v = 0; v < GCDS; v++)
-        if (adj[u][v] && dist[v] == 0xff) {
-          dist[v] = (uint8_t)(dist[u] + 1);
-          q[qt++] = v;
-        }
-    }
+    ns.adj[node_wiring[i].a][node_wiring[i].b] = ns.adj[node_wiring[i].b][node_wiring[i].a] = 1;
+  uint8_t depth[GCDS], q[GCDS], qh = 0, qt = 0;
+  memset(depth, 0xff, sizeof depth);
+  depth[0] = 0;
+  q[qt++] = 0;
+  while (qh < qt) {
+    uint8_t u = q[qh++];
+    for (uint8_t v = 0; v < GCDS; v++)
+      if (ns.adj[u][v] && depth[v] == 0xff) {
+        depth[v] = (uint8_t)(depth[u] + 1);
+        q[qt++] = v;
+      }
+  }
+  for (uint8_t v = 0; v < GCDS; v++)
+    ns.key[v] = (uint8_t)(depth[v] * GCDS + v);
+  for (uint8_t s = 0; s < GCDS; s++)
     for (uint8_t t = 0; t < GCDS; t++) {
       NodePaths *np = &df->paths[s][t];
-      np->len = (uint8_t)(dist[t] + 1);
-      /* enumerate paths s -> t of length dist[t] (depth <= 7, few branches) */
-      uint8_t path[GCDS];
-      path[0] = s;
-      int depth = 0;
-      uint8_t next[GCDS] = {0};
-      if (s == t) {
-        np->n_paths = 1;
-        np->gcd[0][0] = s;
-        continue;
-      }
-      while (depth >= 0) {
-        if (depth == dist[t]) {
-          if (path[depth] == t && np->n_paths < MAX_NODE_PATHS)
-            memcpy(np->gcd[np->n_paths++], path, GCDS);
-          depth--;
-          continue;
-        }
-        uint8_t u = path[depth];
-        uint8_t v = next[depth];
-        while (v < GCDS && !(adj[u][v] && dist[v] == depth + 1))
-          v++;
-        if (v >= GCDS) {
-          next[depth] = 0;
-          depth--;
-          continue;
-        }
-        next[depth] = (uint8_t)(v + 1);
-        path[++depth] = v;
-        next[depth] = 0;
-      }
+      np->len = GCDS + 1;
+      np->n_paths = 0;
+      ns.path[0] = s;
+      node_dfs(&ns, np, t, 0, GCDS, FALSE);
+      g_assert(np->n_paths > 0);
     }
-  }
 }
 
 /* ---- building ---- */
@@ -210,6 +236,16 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
   sh->h = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "GlobalPortsPerSwitch");
   sh->links_per_pair = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "GlobalLinksPerPair");
   sh->frontier = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "Node"), "frontier") == 0;
+  sh->virtual_channels = wh_config_bool(cfg, "wh::Dragonfly", "VirtualChannels");
+  if (sh->virtual_channels && wh_config_int(cfg, "wh::RdmaFlow", "Priority") < 3) {
+    const char *o = wh_config_origin(cfg, "wh::RdmaFlow", "Priority");
+    g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                "%s%swh::RdmaFlow::Priority = %" G_GINT64_FORMAT
+                ": wh::Dragonfly::VirtualChannels needs data at priority 3 or above (3 "
+                "classes: priority, priority - 1, priority - 2)",
+                o ? o : "", o ? ": " : "", wh_config_int(cfg, "wh::RdmaFlow", "Priority"));
+    return FALSE;
+  }
   uint32_t radix = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "Radix");
   uint32_t G = sh->groups, a = sh->a;
   if (sh->frontier && sh->p % NICS != 0)
@@ -358,6 +394,10 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
                      &pij, error);
         df->global_port[((size_t)i * G + j) * L + k] = pij;
         df->global_port[((size_t)j * G + i) * L + k] = pij + 1;
+        if (ok && sh.virtual_channels) {
+          g_array_index(net->build_ports, WhPort, pij).vc_bump = 1;
+          g_array_index(net->build_ports, WhPort, pij + 1).vc_bump = 1;
+        }
       }
   if (!ok) {
     wh_dragonfly_free(df);

@@ -17,6 +17,7 @@ typedef struct {
   uint32_t groups, a, p, h;  /* groups, switches per group, endpoint and global ports */
   uint32_t links_per_pair;   /* global links between every pair of groups (L) */
   gboolean frontier;         /* endpoints are Frontier nodes */
+  gboolean virtual_channels; /* data moves to the next priority after a global link */
   uint32_t nodes_per_switch; /* frontier: p / 4 */
   uint32_t hosts, switches;  /* hosts (GCDs with frontier nodes); dragonfly switches */
 } WhDragonflyShape;

@@ -86,6 +86,10 @@ START_TEST(test_balanced_structure)
         global++;
         pair_links[group_of_switch(net, n)][group_of_switch(net, v)]++;
       }
+      /* virtual channels: only global links move data to the next class */
+      const WhPort *port = &net->port[net->node[n].ports[k]];
+      ck_assert_uint_eq(port->vc_bump, net->node[v].is_switch &&
+                                           group_of_switch(net, v) != group_of_switch(net, n));
     }
     ck_assert_uint_eq(ep, 2);
     ck_assert_uint_eq(local, 3);
@@ -256,6 +260,15 @@ START_TEST(test_shape_checks)
   g_autoptr(GError) e3 = NULL;
   ck_assert(!wh_dragonfly_shape(cfg, &sh, &e3));
   ck_assert_ptr_nonnull(strstr(e3->message, "Radix"));
+  /* three virtual channels need data at priority 3 or above */
+  ck_assert(wh_config_set_assignment(cfg, "wh::Dragonfly::EndpointsPerSwitch=16", "test", NULL));
+  ck_assert(wh_config_set_assignment(cfg, "wh::RdmaFlow::Priority=2", "here:11", NULL));
+  g_autoptr(GError) e4 = NULL;
+  ck_assert(!wh_dragonfly_shape(cfg, &sh, &e4));
+  ck_assert_ptr_nonnull(strstr(e4->message, "here:11"));
+  ck_assert(wh_config_set_assignment(cfg, "wh::Dragonfly::VirtualChannels=false", "test", NULL));
+  g_autoptr(GError) e5 = NULL;
+  ck_assert_msg(wh_dragonfly_shape(cfg, &sh, &e5), "%s", e5 ? e5->message : "");
 }
 END_TEST
 
