@@ -100,10 +100,18 @@ static void print_report(const WhRun *run, const char *out_dir)
     printf("TP         %u tensor-parallel collectives (%.1f MB) stay inside servers and are "
            "not put on the network\n",
            run->simai_dropped_tp, (double)run->simai_dropped_tp_bytes / 1e6);
-  if (wh_run_stopped_early(run)) {
+  const WhNetDeadlock *dl = &run->net->deadlock;
+  if (dl->detected) {
+    printf("stopped    DEADLOCK detected at %.3f us: no packet crossed a link since %.3f us "
+           "while %u switches hold %.3f MB; %u ports paused by PFC",
+           wh_time_to_s(dl->at) * 1e6, wh_time_to_s(dl->still_since) * 1e6, dl->switches,
+           (double)dl->buffered_bytes / 1e6, dl->paused_ports);
+    if (run->workload)
+      printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
+    printf("\n");
+  } else if (wh_run_stopped_early(run)) {
     printf("stopped    at the %s after %.1f s of wall time, %.3f ms of network time",
-           run->sim->wall_stopped ? "wall-clock limit" : "stop time", run->wall_s,
-           wh_time_to_s(run->sim->now) * 1e3);
+           wh_run_stop_reason(run), run->wall_s, wh_time_to_s(run->sim->now) * 1e3);
     if (run->workload)
       printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
     printf("\n");

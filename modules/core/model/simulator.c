@@ -14,6 +14,7 @@ WhSim *wh_sim_new(const WhSchedulerClass *klass)
   sim->sched = klass->create();
   sim->slabs = g_ptr_array_new_with_free_func(g_free);
   sim->stop_at = WH_TIME_MAX;
+  sim->monitor_next = WH_TIME_MAX;
   return sim;
 }
 
@@ -127,6 +128,14 @@ void wh_sim_run(WhSim *sim)
       break;
     }
     sim->now = ev->time;
+    if (G_UNLIKELY(ev->time >= sim->monitor_next)) {
+      sim->monitor_next = WH_TIME_MAX;
+      sim->monitor(sim, sim->monitor_ctx);
+      if (sim->stopped) {
+        s->klass->insert(s, ev);
+        break;
+      }
+    }
     WhEventFn fn = ev->fn;
     void *ctx = ev->ctx;
     uint64_t arg = ev->arg;

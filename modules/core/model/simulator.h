@@ -25,6 +25,13 @@ struct WhSim {
   FILE *progress;
   double wall_limit_s;   /* > 0: stop once the loop has run this long */
   gboolean wall_stopped; /* the last run stopped at the wall-clock limit */
+  /* Optional monitor (e.g. a deadlock watchdog): called once the next event's time
+   * reaches monitor_next, before that event runs, with `now` at that time. It sets the
+   * next monitor_next and may stop the run (the event then stays queued). It adds no
+   * events, so it changes no event counts. WH_TIME_MAX: off. */
+  void (*monitor)(WhSim *sim, void *ctx);
+  void *monitor_ctx;
+  WhTime monitor_next;
 };
 
 /* (transfer full) */

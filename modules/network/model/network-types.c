@@ -26,6 +26,9 @@ static const WhParamSpec switch_params[] = {
     {"PfcXon", WH_PARAM_BYTES, "980KB", "ingress bytes at or below which RESUME is sent"},
     {"EcnEnabled", WH_PARAM_BOOL, "true",
      "ECN marking on switch egress queues (thresholds from the CC)"},
+    {"DeadlockTimeout", WH_PARAM_TIME, "10ms",
+     "stop the run when no packet crosses a link for this long while switches hold packets "
+     "(a PFC deadlock); 0 turns the watchdog off"},
     {NULL},
 };
 

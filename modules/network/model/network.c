@@ -514,6 +514,7 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     return;
   }
   net->c.link_traversals++;
+  net->last_move = net->sim->now;
   if (++pkt->hop == pkt->nhops) {
     net->c.packets_delivered++;
     net->tp.deliver(net->tp_ctx, pkt);
@@ -527,6 +528,59 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
   if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1)
     pkt->prio--;
   switch_enqueue(net, &net->node[link->peer_node], in, &net->port[pkt->route[pkt->hop]], pkt);
+}
+
+static void fill_deadlock(WhNet *net, WhTime still_since)
+{
+  WhNetDeadlock *d = &net->deadlock;
+  d->buffered_bytes = 0;
+  d->switches = 0;
+  d->paused_ports = 0;
+  for (uint32_t i = 0; i < net->n_nodes; i++) {
+    if (net->node[i].is_switch && net->node[i].buffer_used) {
+      d->buffered_bytes += net->node[i].buffer_used;
+      d->switches++;
+    }
+  }
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    d->paused_ports += net->port[i].paused != 0;
+  d->at = net->sim->now;
+  d->still_since = still_since;
+}
+
+static void watchdog(WhSim *sim, void *ctx)
+{
+  WhNet *net = ctx;
+  if (sim->now - net->last_move >= net->p.deadlock_timeout) {
+    fill_deadlock(net, net->last_move);
+    if (net->deadlock.buffered_bytes > 0) {
+      net->deadlock.detected = TRUE;
+      wh_sim_stop(sim);
+      return;
+    }
+  }
+  sim->monitor_next = sim->now + MAX(net->p.deadlock_timeout / 2, 1);
+}
+
+void wh_net_start_watchdog(WhNet *net)
+{
+  if (net->p.deadlock_timeout == 0)
+    return;
+  net->last_move = net->sim->now;
+  net->sim->monitor = watchdog;
+  net->sim->monitor_ctx = net;
+  net->sim->monitor_next = net->sim->now + MAX(net->p.deadlock_timeout / 2, 1);
+}
+
+gboolean wh_net_check_stuck(WhNet *net)
+{
+  if (net->deadlock.detected)
+    return TRUE;
+  if (wh_sim_pending(net->sim) > 0)
+    return FALSE;
+  fill_deadlock(net, net->last_move);
+  net->deadlock.detected = net->deadlock.buffered_bytes > 0;
+  return net->deadlock.detected;
 }
 
 void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data)

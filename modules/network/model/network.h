@@ -39,7 +39,20 @@ typedef struct {
   uint64_t ecn_ref_rate;
   gboolean int_enabled; /* switches append INT records to data packets (HPCC) */
   uint64_t seed;
+  /* deadlock watchdog: the run stops when no packet has crossed a link for this long
+   * while packets are buffered in switches (0: off) */
+  WhTime deadlock_timeout;
 } WhNetParams;
+
+/* What the watchdog found. */
+typedef struct {
+  gboolean detected;
+  WhTime at;               /* when it was detected */
+  WhTime still_since;      /* last time a packet crossed a link (at most) */
+  uint64_t buffered_bytes; /* in switch buffers */
+  uint32_t switches;       /* switches holding packets */
+  uint32_t paused_ports;   /* ports with a priority paused by PFC */
+} WhNetDeadlock;
 
 /* What the network needs from the transport layer above it. */
 typedef struct {
@@ -129,6 +142,8 @@ struct WhNet {
   void *tp_ctx;
   WhNetCounters c;
   GArray *build_nodes, *build_ports; /* until finalize */
+  WhTime last_move;                  /* when a packet last arrived over a link */
+  WhNetDeadlock deadlock;
 };
 
 /* (transfer full); `sim` (transfer none) must outlive the network. */
@@ -178,6 +193,15 @@ static inline void wh_net_packet_free(WhNet *net, WhPacket *pkt)
 void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt);
 /* Tells the NIC of `host` that a flow has data ready at `at`. */
 void wh_net_host_kick(WhNet *net, uint32_t host, WhTime at);
+
+/* Arms the deadlock watchdog (params.deadlock_timeout > 0) on the simulator's monitor
+ * (checks every half timeout of simulated time, when an event runs): no packet having
+ * arrived over any link for the timeout while switches hold packets stops the run and
+ * fills net->deadlock. */
+void wh_net_start_watchdog(WhNet *net);
+/* At the end of a run: packets left in switches with no event to move them is a
+ * deadlock too (fills net->deadlock; returns whether one was found). */
+gboolean wh_net_check_stuck(WhNet *net);
 
 /* Attaches one observer to every port's queue disc (switch ports and NICs). */
 void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);

@@ -152,6 +152,7 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
       .ecn_ref_rate = ecn.ref_rate,
       .int_enabled = run->cc->uses_int,
       .seed = run->seed,
+      .deadlock_timeout = wh_config_time(cfg, "wh::Switch", "DeadlockTimeout"),
   };
   if (np.pfc && np.pfc_xon > np.pfc_xoff) {
     const char *o = wh_config_origin(cfg, "wh::Switch", "PfcXon");
@@ -496,8 +497,11 @@ void wh_run_execute(WhRun *run)
   gint64 t0 = g_get_monotonic_time();
   if (run->workload)
     wh_workload_start(run->workload);
+  wh_net_start_watchdog(run->net);
   wh_sim_run(run->sim);
   run->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  if (!run->sim->wall_stopped && run->net->p.pfc)
+    wh_net_check_stuck(run->net);
   if (run->sampler)
     wh_rate_sampler_close(run->sampler, run->sim->now + wh_rate_sampler_period(run->sampler));
 }
@@ -535,7 +539,15 @@ gboolean wh_run_check(const WhRun *run, GError **error)
 
 gboolean wh_run_stopped_early(const WhRun *run)
 {
-  return run->sim->wall_stopped || (run->stop && wh_sim_pending(run->sim) > 0);
+  return run->sim->wall_stopped || run->net->deadlock.detected ||
+         (run->stop && wh_sim_pending(run->sim) > 0);
+}
+
+const char *wh_run_stop_reason(const WhRun *run)
+{
+  if (run->net->deadlock.detected)
+    return "deadlock";
+  return run->sim->wall_stopped ? "wall-clock limit" : "stop time";
 }
 
 uint32_t wh_run_ops_done(const WhRun *run)
@@ -580,8 +592,16 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("flows_completed", c->flows_finished);
 #undef FIELD
   if (wh_run_stopped_early(run)) {
-    g_string_append_printf(j, "  \"stopped_early\": \"%s\",\n",
-                           run->sim->wall_stopped ? "wall-clock limit" : "stop time");
+    g_string_append_printf(j, "  \"stopped_early\": \"%s\",\n", wh_run_stop_reason(run));
+    const WhNetDeadlock *d = &run->net->deadlock;
+    if (d->detected)
+      g_string_append_printf(j,
+                             "  \"deadlock\": {\"detected_at_ps\": %" G_GUINT64_FORMAT
+                             ", \"no_packet_moved_since_ps\": %" G_GUINT64_FORMAT
+                             ", \"buffered_bytes\": %" G_GUINT64_FORMAT
+                             ", \"switches_holding_packets\": %u, \"paused_ports\": %u},\n",
+                             (guint64)d->at, (guint64)d->still_since, (guint64)d->buffered_bytes,
+                             d->switches, d->paused_ports);
     if (run->workload)
       g_string_append_printf(j, "  \"ops_done\": %u,\n", wh_run_ops_done(run));
   }

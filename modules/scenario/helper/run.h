@@ -62,6 +62,8 @@ const char *wh_run_flow_label(const WhRun *run, uint32_t flow, char buf[16]);
 
 /* TRUE when the run ended before its natural end (scenario stop time or wall limit). */
 gboolean wh_run_stopped_early(const WhRun *run);
+/* Why it stopped early: "deadlock", "wall-clock limit" or "stop time". */
+const char *wh_run_stop_reason(const WhRun *run);
 uint32_t wh_run_ops_done(const WhRun *run);
 
 /* Checks the end state: every flow complete, bytes sent = delivered + dropped, no

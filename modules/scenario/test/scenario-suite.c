@@ -168,6 +168,35 @@ START_TEST(test_command_line_overrides_scenario)
 }
 END_TEST
 
+START_TEST(test_deadlock_watchdog)
+{
+  /* tests/deadlock/pfc-ring.xml deadlocks by construction (a cycle of PFC pauses
+   * around a ring of switches): the watchdog stops the run once no packet has crossed
+   * a link for its 200 us, with the packets still in the switches and the pauses in
+   * place; the summary says so. With PFC off (and DCQCN's ECN on) the same traffic
+   * completes. */
+  g_autoptr(WhRun) run = wh_test_run_file("tests/deadlock/pfc-ring.xml", NULL);
+  const WhNetDeadlock *d = &run->net->deadlock;
+  ck_assert(d->detected);
+  ck_assert(wh_run_stopped_early(run));
+  ck_assert_str_eq(wh_run_stop_reason(run), "deadlock");
+  ck_assert_uint_ge(d->at - d->still_since, 200000000ULL);
+  ck_assert_uint_gt(d->buffered_bytes, 0);
+  ck_assert_uint_eq(d->switches, 5);
+  ck_assert_uint_ge(d->paused_ports, 5);
+  ck_assert_uint_lt(run->tp->c.flows_finished, run->tp->n_flows);
+  g_autofree char *summary = wh_run_summary_json(run, FALSE);
+  ck_assert_ptr_nonnull(strstr(summary, "\"stopped_early\": \"deadlock\""));
+  ck_assert_ptr_nonnull(strstr(summary, "\"buffered_bytes\""));
+  char *sets[] = {"wh::Switch::PfcEnabled=false", "wh::Switch::EcnEnabled=true", NULL};
+  WhRunOptions lossy = {.sets = sets};
+  g_autoptr(WhRun) ok = wh_test_run_file("tests/deadlock/pfc-ring.xml", &lossy);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(ok, &err), "%s", err ? err->message : "");
+  ck_assert(!ok->net->deadlock.detected);
+}
+END_TEST
+
 START_TEST(test_whsim_list_and_usage)
 {
   const char *list[] = {"list", NULL};
@@ -235,6 +264,7 @@ Suite *wh_scenario_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_whsim_outputs_and_determinism);
   tcase_add_test(tc, test_command_line_overrides_scenario);
+  tcase_add_test(tc, test_deadlock_watchdog);
   tcase_add_test(tc, test_whsim_list_and_usage);
   tcase_add_test(tc, test_plugin_cc);
   suite_add_tcase(s, tc);
