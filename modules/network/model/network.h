@@ -74,6 +74,16 @@ typedef struct {
                     uint64_t tuple_hash, uint32_t *out, uint32_t out_cap);
   void *data;
   GDestroyNotify free_data; /* nullable */
+  /* Adaptive routing (nullable): at the start of flowlet number `flowlet` of a flow,
+   * the path its data takes next (egress ports, the sender's NIC first; *nhops set);
+   * `current` is the path it takes now (one this function returned; NULL at first).
+   * The array is owned by the router and stays valid until the network is freed. The
+   * transport asks only when no packet of the flow is in the network and the flow has
+   * sent nothing for flowlet_gap, so a path change never reorders its packets. */
+  const uint32_t *(*choose)(const WhNet *net, void *data, uint32_t src, uint32_t dst,
+                            uint64_t tuple_hash, uint64_t flowlet, const uint32_t *current,
+                            uint16_t *nhops);
+  WhTime flowlet_gap;
 } WhNetRouter;
 
 typedef struct {

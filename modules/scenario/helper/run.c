@@ -280,6 +280,48 @@ static gboolean add_flows(WhRun *run, GError **error)
     }
     g_free(dst);
   }
+  for (guint k = 0; k < sc->patterns->len; k++) {
+    const WhScenarioPattern *p = sc->patterns->pdata[k];
+    const char *what = p->kind == WH_PATTERN_SHIFT ? "<shift>" : "<uniform>";
+    uint32_t n = run->net->n_hosts;
+    uint32_t first = p->first, count = p->count ? p->count : (first < n ? n - first : 0);
+    if ((uint64_t)first + count > n || count < 2) {
+      g_ptr_array_add(ids, NULL);
+      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
+      return fail_at(error, sc, p->line,
+                     "%s: hosts %u..%u: the topology has %u hosts (and a pattern needs 2)", what,
+                     first, first + count - 1, n);
+    }
+    if (p->kind == WH_PATTERN_SHIFT && p->offset % count == 0) {
+      g_ptr_array_add(ids, NULL);
+      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
+      return fail_at(error, sc, p->line,
+                     "<shift>: offset %u is a multiple of the %u hosts: every host would send to "
+                     "itself",
+                     p->offset, count);
+    }
+    WhRng rng;
+    wh_rng_init(&rng, run->seed, 0x756e69666f726d00ULL + k);
+    uint32_t per_host = p->kind == WH_PATTERN_SHIFT ? 1 : p->flows;
+    for (uint32_t i = 0; i < count; i++)
+      for (uint32_t j = 0; j < per_host; j++) {
+        uint32_t dst;
+        if (p->kind == WH_PATTERN_SHIFT) {
+          dst = first + (uint32_t)((i + (uint64_t)p->offset) % count);
+        } else {
+          dst = (uint32_t)(wh_rng_next(&rng) % (count - 1)); /* any host but i */
+          dst = first + (dst >= i ? dst + 1 : dst);
+        }
+        g_autoptr(GError) err = NULL;
+        int64_t id = wh_transport_add_flow(run->tp, first + i, dst, p->size, p->start, &err);
+        if (id < 0) {
+          g_ptr_array_add(ids, NULL);
+          run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
+          return fail_at(error, sc, p->line, "%s: %s", what, err->message);
+        }
+        g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
+      }
+  }
   run->n_flow_ids = ids->len;
   g_ptr_array_add(ids, NULL);
   run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
@@ -589,6 +631,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("data_bytes_delivered", c->data_bytes_arrived);
   FIELD("data_bytes_dropped", nc->drop_data_payload);
   FIELD("retransmitted_bytes", c->retx_bytes);
+  FIELD("reroutes", c->reroutes);
   FIELD("flows_completed", c->flows_finished);
 #undef FIELD
   if (wh_run_stopped_early(run)) {

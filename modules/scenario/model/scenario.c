@@ -77,6 +77,7 @@ WhScenario *wh_scenario_new(const char *name, const char *topology)
   sc->links = g_ptr_array_new_with_free_func(link_free);
   sc->flows = g_ptr_array_new_with_free_func(flow_free);
   sc->ops = g_ptr_array_new_with_free_func(op_free);
+  sc->patterns = g_ptr_array_new_with_free_func(g_free);
   sc->iterations = 1;
   return sc;
 }
@@ -95,6 +96,7 @@ void wh_scenario_free(WhScenario *sc)
   g_ptr_array_unref(sc->links);
   g_ptr_array_unref(sc->flows);
   g_ptr_array_unref(sc->ops);
+  g_ptr_array_unref(sc->patterns);
   g_free(sc->simai_path);
   g_free(sc);
 }
@@ -232,6 +234,8 @@ static const AttrRule attr_rules[] = {
     {"link", {"a", "b", NULL}, {"rate", "delay", NULL}},
     {"flow", {"src", "dst", "size", NULL}, {"id", "start", NULL}},
     {"permutation", {"size", NULL}, {"start", NULL}},
+    {"shift", {"size", "offset", NULL}, {"hosts", "start", NULL}},
+    {"uniform", {"size", "flows", NULL}, {"hosts", "start", NULL}},
     {"workload", {NULL}, {"iterations", "simai", "keep-tp", "model", NULL}},
     {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
     {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
@@ -447,6 +451,52 @@ static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
   return TRUE;
 }
 
+/* A positive integer attribute (required). */
+static gboolean count_attr(Loader *ld, const xmlNode *n, const char *name, int64_t max,
+                           uint32_t *out)
+{
+  g_autofree char *v = attr(n, name);
+  int64_t x;
+  if (v == NULL || !wh_units_parse_int(v, &x, NULL) || x < 1 || x > max)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                "<%s> attribute \"%s\" = \"%s\": expected an integer in 1..%" G_GINT64_FORMAT,
+                (const char *)n->name, name, v ? v : "", max);
+  *out = (uint32_t)x;
+  return TRUE;
+}
+
+static gboolean load_pattern(Loader *ld, const xmlNode *n)
+{
+  WhScenarioPattern *p = g_new0(WhScenarioPattern, 1);
+  g_ptr_array_add(ld->sc->patterns, p);
+  p->line = node_line(n);
+  p->kind = strcmp((const char *)n->name, "shift") == 0 ? WH_PATTERN_SHIFT : WH_PATTERN_UNIFORM;
+  uint64_t start;
+  if (!unit_attr(ld, n, "size", wh_units_parse_bytes, TRUE, 0, &p->size) ||
+      !unit_attr(ld, n, "start", wh_units_parse_time, FALSE, 0, &start))
+    return FALSE;
+  p->start = start;
+  if (p->kind == WH_PATTERN_SHIFT ? !count_attr(ld, n, "offset", 1 << 24, &p->offset)
+                                  : !count_attr(ld, n, "flows", 4096, &p->flows))
+    return FALSE;
+  g_autofree char *hosts = attr(n, "hosts");
+  if (hosts) {
+    /* FIRST:COUNT */
+    g_auto(GStrv) parts = g_strsplit(hosts, ":", 3);
+    int64_t first, count;
+    if (g_strv_length(parts) != 2 || !wh_units_parse_int(parts[0], &first, NULL) ||
+        !wh_units_parse_int(parts[1], &count, NULL) || first < 0 || count < 2 ||
+        first + count > (1 << 24))
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, p->line,
+                  "<%s> attribute \"hosts\" = \"%s\": expected FIRST:COUNT (host indices "
+                  "FIRST .. FIRST+COUNT-1, COUNT >= 2)",
+                  (const char *)n->name, hosts);
+    p->first = (uint32_t)first;
+    p->count = (uint32_t)count;
+  }
+  return TRUE;
+}
+
 static gboolean load_flows(Loader *ld, const xmlNode *fl)
 {
   WhScenario *sc = ld->sc;
@@ -465,6 +515,12 @@ static gboolean load_flows(Loader *ld, const xmlNode *fl)
           !unit_attr(ld, n, "start", wh_units_parse_time, FALSE, 0, &start))
         return FALSE;
       sc->perm_start = start;
+      continue;
+    }
+    if (strcmp((const char *)n->name, "shift") == 0 ||
+        strcmp((const char *)n->name, "uniform") == 0) {
+      if (!load_pattern(ld, n))
+        return FALSE;
       continue;
     }
     WhScenarioFlow *f = g_new0(WhScenarioFlow, 1);

@@ -90,7 +90,22 @@ typedef struct {
   uint64_t perm_size;
   WhTime perm_start;
   int perm_line;
+  GPtrArray *patterns; /* WhScenarioPattern*: <shift>, <uniform> */
 } WhScenario;
+
+/* A traffic pattern over a range of hosts [first, first + count) (count 0: every
+ * host from first on): <shift> sends host h to first + (h - first + offset) mod count;
+ * <uniform> sends `flows` flows from every host to uniformly random other hosts. */
+typedef enum { WH_PATTERN_SHIFT, WH_PATTERN_UNIFORM } WhPatternKind;
+typedef struct {
+  WhPatternKind kind;
+  uint64_t size;
+  WhTime start;
+  uint32_t first, count;
+  uint32_t offset; /* shift */
+  uint32_t flows;  /* uniform: flows per host */
+  int line;
+} WhScenarioPattern;
 
 #define WH_CUSTOM_TOPOLOGY "wh::Custom"
 

@@ -61,12 +61,35 @@ struct WhDragonfly {
   uint32_t *nic_up;   /* [n 4 + q]: port from node n's NIC GCD switch to its switch */
   uint32_t *nic_down; /* [n 4 + q]: port from the switch to node n's NIC q */
   NodePaths paths[GCDS][GCDS];
+  /* routing */
+  WhDragonflyRouting routing;
+  uint64_t ugal_bias;
+  gboolean ugal_path;   /* UGAL sees the queues of the whole path, not the source group's */
+  GHashTable *interned; /* RouteKey -> uint32_t[1 + hops]: hops, then the ports */
 };
+
+typedef struct {
+  uint32_t src, dst, via, pad;
+  uint64_t hash;
+} RouteKey;
+
+static guint route_key_hash(gconstpointer k)
+{
+  const RouteKey *r = k;
+  return (guint)wh_mix64(r->hash ^ ((uint64_t)r->src << 40) ^ ((uint64_t)r->dst << 16) ^ r->via);
+}
+
+static gboolean route_key_equal(gconstpointer a, gconstpointer b)
+{
+  return memcmp(a, b, sizeof(RouteKey)) == 0;
+}
 
 /* ---- parameters ---- */
 
 static const char *const node_choices[] = {"host", "frontier", NULL};
 static const char *const spare_choices[] = {"idle", "parallel", NULL};
+static const char *const routing_choices[] = {"minimal", "valiant", "adaptive", NULL};
+static const char *const ugal_choices[] = {"source-group", "path", NULL};
 
 static const WhParamSpec dragonfly_params[] = {
     {"Groups", WH_PARAM_INT, "9", "groups", WH_CHECK_MIN | WH_CHECK_MAX, 1, 1024},
@@ -97,6 +120,24 @@ static const WhParamSpec dragonfly_params[] = {
     {"VirtualChannels", WH_PARAM_BOOL, "true",
      "data moves to the next priority after each global link (3 classes, deadlock-free "
      "with PFC; needs wh::RdmaFlow::Priority >= 3); false: one class for every hop",
+     0},
+    {"Routing", WH_PARAM_CHOICE, "minimal",
+     "minimal; valiant (every flow between groups through a random intermediate group); "
+     "adaptive (per flowlet, UGAL between the minimal path and a Valiant path)",
+     0, 0, 0, routing_choices},
+    {"UgalBias", WH_PARAM_BYTES, "8KB",
+     "adaptive: the Valiant path is taken when q_min * h_min > q_val * h_val + UgalBias "
+     "(q: bytes queued at the path's egress ports in the source group, h: switch hops)",
+     0},
+    {"UgalQueues", WH_PARAM_CHOICE, "source-group",
+     "adaptive: whose queues UGAL compares: source-group (the switches of the sending "
+     "group, up to the first global link, as a real switch sees them) or path (every "
+     "switch of the path: an oracle, UGAL-G)",
+     0, 0, 0, ugal_choices},
+    {"FlowletGap", WH_PARAM_TIME, "0ps",
+     "adaptive: silence before a flow may change path (0: the base-latency difference of "
+     "the longest Valiant and the shortest path); a change also waits until the flow's "
+     "last packet has arrived",
      0},
     {"Node", WH_PARAM_CHOICE, "host",
      "what an endpoint port connects: a host, or (frontier) one of the 4 NICs of a node of "
@@ -302,11 +343,16 @@ static void wh_dragonfly_free(WhDragonfly *df)
   g_free(df->gcd_port);
   g_free(df->nic_up);
   g_free(df->nic_down);
+  if (df->interned)
+    g_hash_table_unref(df->interned);
   g_free(df);
 }
 
 static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
                          uint64_t hash, uint32_t *out, uint32_t cap);
+static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
+                                 uint64_t hash, uint64_t flowlet, const uint32_t *current,
+                                 uint16_t *nhops);
 
 gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
 {
@@ -403,7 +449,21 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
     wh_dragonfly_free(df);
     return FALSE;
   }
-  WhNetRouter r = {df_route, df, (GDestroyNotify)wh_dragonfly_free};
+  const char *routing = wh_config_choice(cfg, "wh::Dragonfly", "Routing");
+  df->routing = g_strcmp0(routing, "valiant") == 0    ? WH_DRAGONFLY_VALIANT
+                : g_strcmp0(routing, "adaptive") == 0 ? WH_DRAGONFLY_ADAPTIVE
+                                                      : WH_DRAGONFLY_MINIMAL;
+  df->ugal_bias = wh_config_bytes(cfg, "wh::Dragonfly", "UgalBias");
+  df->ugal_path = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "UgalQueues"), "path") == 0;
+  df->interned = g_hash_table_new_full(route_key_hash, route_key_equal, g_free, g_free);
+  WhNetRouter r = {df_route, df, (GDestroyNotify)wh_dragonfly_free, NULL, 0};
+  if (df->routing == WH_DRAGONFLY_ADAPTIVE) {
+    r.choose = df_choose;
+    r.flowlet_gap = wh_config_time(cfg, "wh::Dragonfly", "FlowletGap");
+    if (r.flowlet_gap == 0) /* longest Valiant path minus the shortest path */
+      r.flowlet_gap = 3 * (lo_delay + wh_config_time(cfg, "wh::Switch", "Delay")) +
+                      2 * (gl_delay + wh_config_time(cfg, "wh::Switch", "Delay"));
+  }
   wh_net_set_router(net, &r);
   return TRUE;
 }
@@ -513,10 +573,98 @@ static uint32_t df_path(const WhNet *net, const WhDragonfly *df, uint32_t src, u
   return push(&pa, last) ? pa.n : 0;
 }
 
+/* A random intermediate group for a flow between groups gs and gd (G >= 3). */
+static uint32_t pick_via(const WhDragonfly *df, uint32_t gs, uint32_t gd, uint64_t r)
+{
+  uint32_t G = df->shape.groups;
+  uint32_t v = (uint32_t)(r % (G - 2));
+  uint32_t lo = MIN(gs, gd), hi = MAX(gs, gd);
+  if (v >= lo)
+    v++;
+  if (v >= hi)
+    v++;
+  return v;
+}
+
 static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
                          uint64_t hash, uint32_t *out, uint32_t cap)
 {
-  return df_path(net, data, src, dst, hash, UINT32_MAX, out, cap);
+  const WhDragonfly *df = data;
+  uint32_t via = UINT32_MAX;
+  if (df->routing == WH_DRAGONFLY_VALIANT && df->shape.groups >= 3) {
+    uint32_t gs = wh_dragonfly_host_group(df, src), gd = wh_dragonfly_host_group(df, dst);
+    if (gs != gd)
+      via = pick_via(df, gs, gd, wh_mix64(hash ^ 0x5a17a47ULL));
+  }
+  return df_path(net, df, src, dst, hash, via, out, cap);
+}
+
+/* The interned copy of a route: [hops, port, port, ...]. */
+static const uint32_t *interned(const WhNet *net, WhDragonfly *df, uint32_t src, uint32_t dst,
+                                uint64_t hash, uint32_t via)
+{
+  RouteKey key = {src, dst, via, 0, hash};
+  uint32_t *r = g_hash_table_lookup(df->interned, &key);
+  if (r)
+    return r;
+  uint32_t buf[64];
+  uint32_t n = df_path(net, df, src, dst, hash, via, buf, 64);
+  g_assert(n > 0);
+  r = g_new(uint32_t, n + 1);
+  r[0] = n;
+  memcpy(r + 1, buf, n * sizeof(uint32_t));
+  g_hash_table_insert(df->interned, g_memdup2(&key, sizeof key), r);
+  return r;
+}
+
+/* UGAL's cost of a path: switch-to-switch hops x bytes queued at its switch egress
+ * ports inside the source group (the first switch up to and including the first
+ * global link: what the source group's switches know), or along the whole path with
+ * UgalQueues=path. */
+static uint64_t ugal_cost(const WhNet *net, const WhDragonfly *df, const uint32_t *r)
+{
+  uint32_t n = r[0], hops = 0;
+  uint64_t q = 0;
+  gboolean local_part = TRUE;
+  for (uint32_t i = 1; i <= n; i++) {
+    const WhPort *p = &net->port[r[i]];
+    uint32_t a = p->node - df->sw0, b = p->peer_node - df->sw0;
+    gboolean sw_a = a < df->shape.switches, sw_b = b < df->shape.switches;
+    if (sw_a && sw_b)
+      hops++;
+    if ((local_part || df->ugal_path) && sw_a)
+      q += p->qd.total_bytes;
+    if (sw_a && sw_b && a / df->shape.a != b / df->shape.a)
+      local_part = FALSE; /* the first global link ends the source group's part */
+  }
+  return q * hops;
+}
+
+static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
+                                 uint64_t hash, uint64_t flowlet, const uint32_t *current,
+                                 uint16_t *nhops)
+{
+  WhDragonfly *df = data;
+  const uint32_t *min = interned(net, df, src, dst, hash, UINT32_MAX);
+  const uint32_t *pick = min;
+  uint32_t gs = wh_dragonfly_host_group(df, src), gd = wh_dragonfly_host_group(df, dst);
+  if (gs != gd && df->shape.groups >= 3) {
+    uint32_t via = pick_via(df, gs, gd, wh_mix64(hash ^ (flowlet * 0x9e3779b97f4a7c15ULL)));
+    const uint32_t *val = interned(net, df, src, dst, hash, via);
+    uint64_t c_min = ugal_cost(net, df, min), c_val = ugal_cost(net, df, val);
+
+    uint64_t c_pick = c_min;
+    if (c_min > c_val + df->ugal_bias) {
+      pick = val;
+      c_pick = c_val;
+    }
+    /* hysteresis: leaving the current path costs a drained flight, so it is left only
+     * for a path cheaper by the bias */
+    if (current && current - 1 != pick && ugal_cost(net, df, current - 1) <= c_pick + df->ugal_bias)
+      pick = current - 1;
+  }
+  *nhops = (uint16_t)pick[0];
+  return pick + 1;
 }
 
 uint32_t wh_dragonfly_route(const WhNet *net, const WhDragonfly *df, uint32_t src, uint32_t dst,

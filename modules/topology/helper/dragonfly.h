@@ -13,6 +13,12 @@
 
 typedef struct WhDragonfly WhDragonfly;
 
+typedef enum {
+  WH_DRAGONFLY_MINIMAL,
+  WH_DRAGONFLY_VALIANT,  /* every inter-group flow through a random intermediate group */
+  WH_DRAGONFLY_ADAPTIVE, /* per flowlet, UGAL: minimal or one Valiant candidate */
+} WhDragonflyRouting;
+
 typedef struct {
   uint32_t groups, a, p, h;  /* groups, switches per group, endpoint and global ports */
   uint32_t links_per_pair;   /* global links between every pair of groups (L) */

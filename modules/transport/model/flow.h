@@ -30,9 +30,17 @@ struct WhFlow {
   uint32_t src, dst;
   uint64_t size;
   WhTime start;
-  WhTime finish; /* last byte delivered at the receiver; 0 until then */
-  uint32_t *fwd, *rev;
+  WhTime finish;             /* last byte delivered at the receiver; 0 until then */
+  const uint32_t *fwd, *rev; /* data path (current flowlet's) and ACK path */
+  uint32_t *route_mem;       /* owns the initial fwd and rev */
   uint16_t fwd_hops, rev_hops;
+  uint64_t tuple_hash;
+  /* adaptive routing: flowlets and path changes */
+  uint64_t flowlets;         /* paths chosen by the router */
+  uint32_t reroutes;         /* times the data path changed */
+  const uint32_t *next_path; /* a change waiting for the flight to drain (sending held) */
+  uint16_t next_hops;
+  WhTime last_choice; /* when the router was last asked */
   uint8_t state;
   uint8_t prio;
   uint64_t line_rate; /* sender NIC rate, b/s */

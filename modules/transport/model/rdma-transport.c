@@ -117,7 +117,8 @@ static inline gboolean can_send(const WhTransport *tp, const WhFlow *f)
 {
   uint64_t win = f->cwnd ? f->cwnd : tp->p.window;
   return f->state == WH_FLOW_ACTIVE && f->snd_nxt < f->size &&
-         (win == 0 || f->snd_nxt - f->snd_una < win);
+         (win == 0 || f->snd_nxt - f->snd_una < win) &&
+         (f->next_path == NULL || f->snd_nxt == f->snd_una);
 }
 
 static inline WhTime pace_time(const WhFlow *f, uint32_t wire_bytes)
@@ -168,6 +169,74 @@ void wh_flow_set_window(WhFlow *f, uint64_t bytes)
     sender_ready(tp, f);
 }
 
+/* Adaptive routing. The router picks a flow's path when it first sends, and again
+ * (at most once per flowlet gap) on its ACKs. A different path is taken only once no
+ * data of the flow is in the network: the flow holds new data until everything it
+ * sent is acknowledged, then switches. Its packets on the old path have all arrived
+ * by then (a path is FIFO), so the change never reorders them; the hold is the
+ * flowlet gap, at least one round trip. A flow that has everything acknowledged when
+ * it next sends (an idle gap) may switch at once. */
+static void switch_path(WhTransport *tp, WhFlow *f, const uint32_t *path, uint16_t hops)
+{
+  const uint32_t *old = f->fwd;
+  uint16_t old_hops = f->fwd_hops;
+  f->fwd = path;
+  f->fwd_hops = hops;
+  f->reroutes++;
+  tp->c.reroutes++;
+  if (tp->on_reroute)
+    tp->on_reroute(tp->on_reroute_data, f, old, old_hops);
+}
+
+static const uint32_t *ask_router(WhTransport *tp, WhFlow *f, uint16_t *hops)
+{
+  const WhNetRouter *r = &tp->net->router;
+  f->last_choice = tp->sim->now;
+  const uint32_t *cur = f->flowlets ? f->fwd : NULL;
+  return r->choose(tp->net, r->data, f->src, f->dst, f->tuple_hash, f->flowlets++, cur, hops);
+}
+
+/* Before a data packet: the first choice, a held change once the flight has drained,
+ * or a new choice after an idle gap. */
+static void next_flowlet(WhTransport *tp, WhFlow *f, WhTime now)
+{
+  const WhNetRouter *r = &tp->net->router;
+  if (f->flowlets == 0) {
+    uint16_t n = 0;
+    f->fwd = ask_router(tp, f, &n); /* replaces the flow's own copy of the same path */
+    f->fwd_hops = n;
+  } else if (f->next_path != NULL) {
+    /* can_send let it through: nothing is in flight */
+    switch_path(tp, f, f->next_path, f->next_hops);
+    f->next_path = NULL;
+  } else if (f->snd_una == f->snd_nxt && now - f->last_tx >= r->flowlet_gap &&
+             now - f->last_choice >= r->flowlet_gap) {
+    uint16_t n = 0;
+    const uint32_t *path = ask_router(tp, f, &n);
+    if (path != f->fwd)
+      switch_path(tp, f, path, n);
+  }
+}
+
+/* On an ACK: ask again (at most once per flowlet gap) and hold the flow's new data
+ * for a change. Returns whether the flow may send now (a held change whose flight
+ * has drained: the next packet takes the new path). */
+static gboolean adapt_on_ack(WhTransport *tp, WhFlow *f)
+{
+  const WhNetRouter *r = &tp->net->router;
+  if (f->next_path == NULL && tp->sim->now - f->last_choice >= r->flowlet_gap) {
+    uint16_t n = 0;
+    const uint32_t *path = ask_router(tp, f, &n);
+    if (path != f->fwd) {
+      f->next_path = path;
+      f->next_hops = n;
+      if (f->heap_pos != WH_NO_HEAP && f->snd_una < f->snd_nxt)
+        hs_remove(&tp->hosts[f->src], f);
+    }
+  }
+  return f->next_path != NULL && f->snd_una == f->snd_nxt;
+}
+
 static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_ready)
 {
   WhTransport *tp = ctx;
@@ -184,6 +253,8 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   }
   uint64_t left = f->size - f->snd_nxt;
   uint32_t payload = left < tp->p.mtu ? (uint32_t)left : tp->p.mtu;
+  if (G_UNLIKELY(tp->net->router.choose != NULL))
+    next_flowlet(tp, f, now);
   WhPacket *pkt = wh_net_packet_new(tp->net);
   pkt->flow = f;
   pkt->route = f->fwd;
@@ -342,7 +413,8 @@ static void on_ack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
     sender_done(tp, f);
     return;
   }
-  if (tp->p.window || f->cwnd)
+  gboolean released = G_UNLIKELY(tp->net->router.choose != NULL) && adapt_on_ack(tp, f);
+  if (tp->p.window || f->cwnd || released)
     sender_ready(tp, f);
 }
 
@@ -491,7 +563,7 @@ void wh_transport_free(WhTransport *tp)
     return;
   for (uint32_t i = 0; i < tp->n_flows; i++) {
     WhFlow *f = wh_transport_flow(tp, i);
-    g_free(f->fwd);
+    g_free(f->route_mem);
   }
   for (uint32_t i = 0; i < tp->n_chunks; i++)
     g_free(tp->chunks[i]);
@@ -558,10 +630,12 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
                 "flow %u->%u: route longer than %d hops", src, dst, MAX_HOPS);
     return -1;
   }
-  f->fwd = g_new(uint32_t, nf + nr);
-  f->rev = f->fwd + nf;
-  memcpy(f->fwd, fwd, nf * sizeof(uint32_t));
-  memcpy(f->rev, rev, nr * sizeof(uint32_t));
+  f->route_mem = g_new(uint32_t, nf + nr);
+  memcpy(f->route_mem, fwd, nf * sizeof(uint32_t));
+  memcpy(f->route_mem + nf, rev, nr * sizeof(uint32_t));
+  f->fwd = f->route_mem;
+  f->rev = f->route_mem + nf;
+  f->tuple_hash = tuple_hash(src, dst, sport, dport);
   f->fwd_hops = (uint16_t)nf;
   f->rev_hops = (uint16_t)nr;
   f->line_rate = net->port[fwd[0]].rate_bps;

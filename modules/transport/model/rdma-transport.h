@@ -41,6 +41,7 @@ typedef struct {
   uint64_t retx_bytes;
   uint64_t advanced_bytes; /* moved forward by wh_transport_advance, not simulated */
   uint64_t acks, nacks, cnps, timeouts;
+  uint64_t reroutes; /* data path changes (adaptive routing) */
   uint32_t flows_finished;
   uint32_t flows_acked;
 } WhTransportCounters;
@@ -53,6 +54,9 @@ typedef struct {
 } WhHostSched;
 
 typedef void (*WhFlowDoneFn)(void *data, WhFlow *flow);
+/* A flow's data path changed (adaptive routing); f->fwd is the new path. */
+typedef void (*WhFlowRerouteFn)(void *data, WhFlow *flow, const uint32_t *old_path,
+                                uint16_t old_hops);
 
 struct WhTransport {
   WhSim *sim;
@@ -67,6 +71,8 @@ struct WhTransport {
   WhTransportCounters c;
   WhFlowDoneFn on_done; /* nullable: called when a flow's last byte arrives */
   void *on_done_data;
+  WhFlowRerouteFn on_reroute; /* nullable: called when a flow's data path changes */
+  void *on_reroute_data;
 };
 
 /* Reads wh::RdmaFlow parameters. */
