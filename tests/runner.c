@@ -14,6 +14,7 @@ Suite *wh_dctcp_suite(void);
 Suite *wh_timely_suite(void);
 Suite *wh_topology_suite(void);
 Suite *wh_dragonfly_suite(void);
+Suite *wh_dragonfly_traffic_suite(void);
 Suite *wh_scenario_suite(void);
 Suite *wh_workload_suite(void);
 Suite *wh_presets_suite(void);
@@ -36,6 +37,7 @@ int main(void)
   srunner_add_suite(sr, wh_timely_suite());
   srunner_add_suite(sr, wh_topology_suite());
   srunner_add_suite(sr, wh_dragonfly_suite());
+  srunner_add_suite(sr, wh_dragonfly_traffic_suite());
   srunner_add_suite(sr, wh_scenario_suite());
   srunner_add_suite(sr, wh_workload_suite());
   srunner_add_suite(sr, wh_presets_suite());

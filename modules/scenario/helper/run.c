@@ -632,6 +632,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("data_bytes_dropped", nc->drop_data_payload);
   FIELD("retransmitted_bytes", c->retx_bytes);
   FIELD("reroutes", c->reroutes);
+  FIELD("out_of_order_packets", c->out_of_order);
   FIELD("flows_completed", c->flows_finished);
 #undef FIELD
   if (wh_run_stopped_early(run)) {

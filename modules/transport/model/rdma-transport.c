@@ -501,6 +501,7 @@ static void on_data(WhTransport *tp, WhFlow *f, WhPacket *pkt)
       wh_net_packet_free(tp->net, pkt);
     }
   } else if (pkt->seq > f->rcv_nxt) {
+    tp->c.out_of_order++;
     if (!f->nack_sent || f->nack_for != f->rcv_nxt || now - f->nack_time >= tp->p.nack_interval) {
       f->nack_sent = TRUE;
       f->nack_for = f->rcv_nxt;

@@ -41,7 +41,8 @@ typedef struct {
   uint64_t retx_bytes;
   uint64_t advanced_bytes; /* moved forward by wh_transport_advance, not simulated */
   uint64_t acks, nacks, cnps, timeouts;
-  uint64_t reroutes; /* data path changes (adaptive routing) */
+  uint64_t reroutes;     /* data path changes (adaptive routing) */
+  uint64_t out_of_order; /* data packets that arrived beyond the next expected byte */
   uint32_t flows_finished;
   uint32_t flows_acked;
 } WhTransportCounters;

@@ -1,0 +1,145 @@
+/* Traffic on the dragonfly: uniform random traffic inside a group at >= 90% of the
+ * injection bandwidth with minimal routing; adversarial traffic (group i to group
+ * i+1) at >= 2x the throughput of minimal routing with adaptive routing; PFC pauses
+ * in both runs and every flow complete (deadlock-free with the virtual channels);
+ * the single-class control deadlocks and the watchdog reports it; no packet arrives
+ * out of order under adaptive routing; path changes are observable. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dragonfly.h"
+#include "test-util.h"
+
+static WhRun *build_file(const char *relative, const WhRunOptions *opts)
+{
+  g_autofree char *path = wh_test_source_path(relative);
+  g_autoptr(GError) error = NULL;
+  WhScenario *sc = wh_scenario_load(path, &error);
+  ck_assert_msg(sc != NULL, "cannot load %s: %s", path, error ? error->message : "?");
+  WhRun *run = wh_run_new(sc, opts, &error);
+  ck_assert_msg(run != NULL, "%s: %s", path, error ? error->message : "?");
+  wh_run_take_scenario(run, sc);
+  return run;
+}
+
+START_TEST(test_uniform_inside_a_group)
+{
+  /* 32 hosts of one group, 64 flows of 256 KB each to random hosts: the bytes
+   * delivered between 100 us and 1 ms, against what the NICs can inject */
+  g_autoptr(WhRun) run = build_file("tests/scenarios/dragonfly-uniform-group.xml", NULL);
+  const WhTime t0 = 100 * WH_US, t1 = 1000 * WH_US;
+  wh_sim_stop_at(run->sim, t0);
+  wh_sim_run(run->sim);
+  uint64_t b0 = run->tp->c.data_bytes_arrived;
+  wh_sim_stop_at(run->sim, t1);
+  wh_sim_run(run->sim);
+  uint64_t b1 = run->tp->c.data_bytes_arrived;
+  ck_assert_uint_gt(run->tp->n_flows - run->tp->c.flows_finished, 0); /* still loaded */
+  double capacity = (double)run->net->n_hosts * 100e9 * wh_time_to_s(t1 - t0);
+  double frac = (double)(b1 - b0) * 8 / capacity;
+  wh_sim_stop_at(run->sim, WH_TIME_MAX);
+  wh_sim_run(run->sim);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  fprintf(stderr,
+          "dragonfly uniform random inside a group: %.1f%% of injection bandwidth "
+          "delivered (100 us .. 1 ms), minimal routing\n",
+          frac * 100);
+  ck_assert_msg(frac >= 0.90, "delivered %.3f of the injection bandwidth", frac);
+}
+END_TEST
+
+static void count_reroute(void *data, WhFlow *f, const uint32_t *old, uint16_t old_hops)
+{
+  uint32_t *n = data;
+  (*n)++;
+  /* the new path is a chain of links from the sender to the receiver, and differs */
+  const WhNet *net = f->tp->net;
+  ck_assert_uint_eq(f->fwd[0], wh_net_host_port(net, f->src));
+  ck_assert_uint_eq(f->fwd[f->fwd_hops - 1], net->port[wh_net_host_port(net, f->dst)].peer);
+  for (uint16_t i = 0; i + 1 < f->fwd_hops; i++)
+    ck_assert_uint_eq(net->port[f->fwd[i]].peer_node, net->port[f->fwd[i + 1]].node);
+  ck_assert(old != f->fwd &&
+            (old_hops != f->fwd_hops || memcmp(old, f->fwd, old_hops * sizeof(uint32_t)) != 0));
+}
+
+START_TEST(test_adversarial_adaptive_vs_minimal)
+{
+  /* 8 groups, every host of group i to group i+1: minimal routing has one global
+   * link per group; adaptive routing spreads over Valiant paths */
+  g_autoptr(WhRun) min = build_file("tests/scenarios/dragonfly-adversarial-minimal.xml", NULL);
+  wh_run_execute(min);
+  g_autoptr(WhRun) ada = build_file("tests/scenarios/dragonfly-adversarial-adaptive.xml", NULL);
+  uint32_t seen = 0;
+  ada->tp->on_reroute = count_reroute;
+  ada->tp->on_reroute_data = &seen;
+  wh_run_execute(ada);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(min, &err), "minimal: %s", err ? err->message : "");
+  ck_assert_msg(wh_run_check(ada, &err), "adaptive: %s", err ? err->message : "");
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < min->tp->n_flows; i++)
+    bytes += wh_transport_flow(min->tp, i)->size;
+  double tmin = wh_time_to_s(min->sim->now), tada = wh_time_to_s(ada->sim->now);
+  fprintf(stderr,
+          "dragonfly adversarial (8 groups): minimal %.1f Gb/s (%.0f us, %" G_GUINT64_FORMAT
+          " PFC pauses), adaptive %.1f Gb/s (%.0f us, %" G_GUINT64_FORMAT
+          " PFC pauses, %" G_GUINT64_FORMAT " path changes): %.2fx\n",
+          (double)bytes * 8 / tmin * 1e-9, tmin * 1e6, min->net->c.pfc_pauses,
+          (double)bytes * 8 / tada * 1e-9, tada * 1e6, ada->net->c.pfc_pauses, ada->tp->c.reroutes,
+          tmin / tada);
+  ck_assert_msg(tmin / tada >= 2.0, "adaptive only %.2fx minimal", tmin / tada);
+  /* lossless, deadlock-free: pauses happened and every flow completed (checked above) */
+  ck_assert_uint_gt(min->net->c.pfc_pauses, 0);
+  ck_assert_uint_gt(ada->net->c.pfc_pauses, 0);
+  ck_assert_uint_eq(ada->net->c.drops, 0);
+  /* no reordering: no data packet arrived beyond the next expected byte */
+  ck_assert_uint_eq(ada->tp->c.out_of_order, 0);
+  ck_assert_uint_eq(ada->tp->c.nacks, 0);
+  /* path changes happened, and the hook saw each */
+  ck_assert_uint_gt(ada->tp->c.reroutes, 0);
+  ck_assert_uint_eq(seen, ada->tp->c.reroutes);
+  ck_assert_uint_eq(min->tp->c.reroutes, 0);
+}
+END_TEST
+
+START_TEST(test_single_class_deadlocks)
+{
+  /* one virtual channel for every hop class, PFC as the only flow control: the
+   * watchdog stops the locked run; the same run with the virtual channels completes */
+  g_autoptr(WhRun) one = build_file("tests/deadlock/dragonfly-single-class.xml", NULL);
+  wh_run_execute(one);
+  const WhNetDeadlock *d = &one->net->deadlock;
+  fprintf(stderr,
+          "dragonfly, one virtual channel: deadlock at %.0f us, no packet moved since %.0f us, "
+          "%.1f MB held in %u switches, %u ports paused, %u of %u flows done\n",
+          wh_time_to_s(d->at) * 1e6, wh_time_to_s(d->still_since) * 1e6,
+          (double)d->buffered_bytes / 1e6, d->switches, d->paused_ports, one->tp->c.flows_finished,
+          one->tp->n_flows);
+  ck_assert(d->detected);
+  ck_assert_str_eq(wh_run_stop_reason(one), "deadlock");
+  ck_assert_uint_gt(d->paused_ports, 0);
+  ck_assert_uint_lt(one->tp->c.flows_finished, one->tp->n_flows);
+  char *sets[] = {"wh::Dragonfly::VirtualChannels=true", NULL};
+  WhRunOptions vc = {.sets = sets};
+  g_autoptr(WhRun) three = build_file("tests/deadlock/dragonfly-single-class.xml", &vc);
+  wh_run_execute(three);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(three, &err), "%s", err ? err->message : "");
+  ck_assert(!three->net->deadlock.detected);
+  ck_assert_uint_gt(three->net->c.pfc_pauses, 0);
+}
+END_TEST
+
+Suite *wh_dragonfly_traffic_suite(void)
+{
+  Suite *s = suite_create("dragonfly-traffic");
+  TCase *tc = tcase_create("traffic");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_uniform_inside_a_group);
+  tcase_add_test(tc, test_adversarial_adaptive_vs_minimal);
+  tcase_add_test(tc, test_single_class_deadlocks);
+  suite_add_tcase(s, tc);
+  return s;
+}
