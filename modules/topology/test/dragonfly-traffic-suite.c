@@ -5,6 +5,7 @@
  * the single-class control deadlocks and the watchdog reports it; no packet arrives
  * out of order under adaptive routing; path changes are observable. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -132,6 +133,56 @@ START_TEST(test_single_class_deadlocks)
 }
 END_TEST
 
+START_TEST(test_node_all_to_all_closed_form)
+{
+  /* all-to-all among the 8 GCDs of one node: the time is set by the most loaded
+   * fabric link: max over links of its bytes on the wire / its rate (plus one path
+   * latency); the simulation must match within 2% */
+  g_autoptr(WhRun) run = build_file("tests/scenarios/frontier-node-all-to-all.xml", NULL);
+  const WhNet *net = run->net;
+  const WhDragonfly *df = wh_dragonfly_of(net);
+  uint32_t sw = wh_dragonfly_switch_node(df, 0, 0), gcd0 = sw + 1; /* GCD switches follow */
+  double *load = g_new0(double, net->n_ports);
+  WhTime latency = 0;
+  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(run->tp, i);
+    uint64_t packets = (f->size + run->tp->p.mtu - 1) / run->tp->p.mtu;
+    double wire = (double)(f->size + packets * run->tp->p.header_bytes);
+    WhTime lat = 0;
+    for (uint16_t h = 0; h < f->fwd_hops; h++) {
+      const WhPort *p = &net->port[f->fwd[h]];
+      ck_assert(p->node != sw && p->peer_node != sw); /* never through a NIC */
+      load[p->id] += wire;
+      lat += p->delay + wh_time_tx(run->tp->p.mtu + run->tp->p.header_bytes, p->rate_bps);
+    }
+    latency = MAX(latency, lat);
+  }
+  double worst = 0;
+  uint32_t at = 0;
+  for (uint32_t p = 0; p < net->n_ports; p++) {
+    double t = load[p] * 8 / (double)net->port[p].rate_bps;
+    if (t > worst) {
+      worst = t;
+      at = p;
+    }
+  }
+  g_free(load);
+  double expect = worst + wh_time_to_s(latency);
+  wh_run_execute(run);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  double got = wh_time_to_s(run->sim->now);
+  fprintf(stderr,
+          "Frontier node all-to-all, 8 GCDs x 7 x 16 MB: %.1f us, closed form %.1f us (%+.2f%%); "
+          "bottleneck: the %.0f Gb/s link GCD %u -> GCD %u\n",
+          got * 1e6, expect * 1e6, (got - expect) / expect * 100,
+          (double)net->port[at].rate_bps * 1e-9, net->port[at].node - gcd0,
+          net->port[at].peer_node - gcd0);
+  ck_assert_msg(fabs(got - expect) / expect <= 0.02, "%.1f us vs %.1f us", got * 1e6,
+                expect * 1e6);
+}
+END_TEST
+
 Suite *wh_dragonfly_traffic_suite(void)
 {
   Suite *s = suite_create("dragonfly-traffic");
@@ -140,6 +191,7 @@ Suite *wh_dragonfly_traffic_suite(void)
   tcase_add_test(tc, test_uniform_inside_a_group);
   tcase_add_test(tc, test_adversarial_adaptive_vs_minimal);
   tcase_add_test(tc, test_single_class_deadlocks);
+  tcase_add_test(tc, test_node_all_to_all_closed_form);
   suite_add_tcase(s, tc);
   return s;
 }
