@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fat-tree permutation benchmarks of wormhole-sim (`make bench`).
+# Benchmarks of wormhole-sim (`make bench`): fat-tree permutations, training
+# iterations and Frontier-like dragonflies.
 #
 #   tools/bench.sh BUILD_DIR
 #
@@ -9,6 +10,8 @@
 # a failing whsim run does.
 #
 # Environment: WH_SOURCE_ROOT  source tree (default: the parent of tools/)
+#              WH_BENCH_CASES  space-separated cases (scenario:limit) instead of the list
+#              WH_BENCH_WALL_LIMIT  wall-clock limit of the 1024-GPU training case (600 s)
 set -euo pipefail
 
 build=${1:-build}
@@ -22,7 +25,12 @@ cases=(
   "presets/gpt-13b-dcqcn:0"
   "presets/gpt-13b-hpcc:0"
   "presets/gpt-175b-dcqcn:${WH_BENCH_WALL_LIMIT:-600}"
+  "frontier/frontier-1group:0"
+  "frontier/frontier-4group:0"
 )
+if [ -n "${WH_BENCH_CASES:-}" ]; then
+  read -r -a cases <<<"$WH_BENCH_CASES"
+fi
 
 if [ ! -x "$whsim" ]; then
   echo "bench: $whsim not found; build first (make build)" >&2
@@ -97,6 +105,9 @@ for case, out in zip(args[0::2], args[1::2]):
         "wall_s": s["wall_s"],
         "peak_rss_mb": rss_mb,
     })
+    if "topology_preset" in s:
+        rows[-1]["flows"] = s["flows_completed"]
+        rows[-1]["reroutes"] = s["reroutes"]
     if "ops" in s:
         rows[-1]["gpus"] = s.get("ranks")
         rows[-1]["ops"] = s["ops"]
@@ -112,10 +123,10 @@ with open(os.path.join(build, "bench.json"), "w") as f:
 
 TARGET_LT = 3.4e6          # link traversals/s at 128 hosts
 TARGET_RSS = 200.0         # MB at 1024 hosts
-base = next((r["link_traversals_per_s"] for r in rows if r["hosts"] == 128), None)
+base = next((r["link_traversals_per_s"] for r in rows if r["case"] == "bench-fattree-k8"), None)
 
 def target(r):
-    if "ops" in r:
+    if "ops" in r or not r["case"].startswith("bench-fattree"):
         return "-"
     if r["hosts"] == 128:
         return ">= 3.40 M trav/s"
@@ -126,6 +137,8 @@ def target(r):
 
 def verdict(r):
     notes = []
+    if "reroutes" in r:
+        return "%d flows, %d path changes" % (r["flows"], r["reroutes"])
     if "ops" in r:
         if "iteration_time_ps" in r:
             return "iteration %.3f ms" % (r["iteration_time_ps"] / 1e9)

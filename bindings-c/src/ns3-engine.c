@@ -56,8 +56,11 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
   if (wh_config_bytes(c, "wh::DctcpCc", "Kmax") != wh_config_bytes(c, "wh::DctcpCc", "Kmin") ||
       wh_config_double(c, "wh::DctcpCc", "Pmax") != 1.0)
     return refuse(error, run, "a marking ramp (ns-3 marks as a step: Kmax = Kmin, Pmax = 1)");
-  if (run->net->p.switch_delay)
-    return refuse(error, run, "wh::Switch::Delay (no forwarding delay on ns-3)");
+  for (uint32_t i = 0; i < run->net->n_nodes; i++)
+    if (wh_net_switch_delay(run->net, i))
+      return refuse(error, run,
+                    "a switch forwarding delay (wh::Switch::Delay; no forwarding "
+                    "delay on ns-3)");
   return TRUE;
 }
 
@@ -181,9 +184,7 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const WhNs3EngineOptions
     const WhPort *p = &net->port[i];
     if (p->peer < p->id)
       continue;
-    WhTime delay = p->delay;
-    if (net->node[p->peer_node].is_switch)
-      delay -= net->p.switch_delay;
+    WhTime delay = p->delay - wh_net_switch_delay(net, p->peer_node);
     double scale = net->p.ecn_scale ? (double)p->rate_bps / (double)net->p.ecn_ref_rate : 1.0;
     WhNs3QueueConfig q = {
         .kind = net->p.ecn ? WH_NS3_QUEUE_RED_ECN : WH_NS3_QUEUE_FIFO,

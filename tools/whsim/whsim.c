@@ -86,6 +86,10 @@ static void print_report(const WhRun *run, const char *out_dir)
          run->sc->name ? run->sc->name : "", run->seed, run->sched->name, run->cc->name);
   printf("network    %u hosts, %u switches, %u directed ports\n", run->net->n_hosts,
          run->net->n_switches, run->net->n_ports);
+  if (run->sc->topology_preset)
+    printf("note       Frontier-like network (preset \"%s\"): Slingshot's congestion control is "
+           "not public; %s stands in for it\n",
+           run->sc->topology_preset, run->cc->name);
   printf("simulated  %u flows, %.3f MB, %.3f us of network time\n", tp->n_flows,
          (double)bytes / 1e6, wh_time_to_s(run->sim->now) * 1e6);
   if (n)

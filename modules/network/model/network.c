@@ -76,6 +76,7 @@ static uint32_t add_node(WhNet *net, gboolean is_switch)
   n.is_switch = is_switch;
   n.index = is_switch ? net->n_switches++ : net->n_hosts++;
   n.leaf = WH_NO_PORT;
+  n.fwd_delay = WH_TIME_MAX;
   g_array_append_val(net->build_nodes, n);
   return net->build_nodes->len - 1;
 }
@@ -88,6 +89,21 @@ uint32_t wh_net_add_host(WhNet *net)
 uint32_t wh_net_add_switch(WhNet *net)
 {
   return add_node(net, TRUE);
+}
+
+WhTime wh_net_switch_delay(const WhNet *net, uint32_t node)
+{
+  const WhNode *n =
+      net->finalized ? &net->node[node] : &g_array_index(net->build_nodes, WhNode, node);
+  if (!n->is_switch)
+    return 0;
+  return n->fwd_delay != WH_TIME_MAX ? n->fwd_delay : net->p.switch_delay;
+}
+
+void wh_net_set_switch_delay(WhNet *net, uint32_t node, WhTime delay)
+{
+  g_return_if_fail(!net->finalized && node < net->build_nodes->len);
+  g_array_index(net->build_nodes, WhNode, node).fwd_delay = delay;
 }
 
 static void node_add_port(WhNode *n, uint32_t port)
@@ -176,8 +192,7 @@ static void init_port_queue(WhNet *net, WhPort *port)
   }
   if (n->is_switch && net->p.pfc)
     port->pfc_data_mask = (uint8_t) ~(1u << WH_PRIO_CONTROL);
-  if (net->node[port->peer_node].is_switch)
-    port->delay += net->p.switch_delay;
+  port->delay += wh_net_switch_delay(net, port->peer_node);
 }
 
 void wh_net_set_router(WhNet *net, const WhNetRouter *router)

@@ -101,7 +101,7 @@ typedef struct {
   uint32_t node, peer_node;
   uint32_t peer; /* the reverse direction: the peer node's port on this link */
   uint64_t rate_bps;
-  WhTime delay;      /* propagation, plus the switch delay when the peer is a switch */
+  WhTime delay;      /* propagation, plus the peer switch's forwarding delay */
   WhTime busy_until; /* transmitter free at */
   WhEvent *tx_event;
   WhPacket *fly_head, *fly_tail;
@@ -125,6 +125,7 @@ typedef struct {
   uint32_t nports;
   uint64_t buffer_used; /* switches */
   uint64_t salt;        /* switches: ECMP hash salt */
+  WhTime fwd_delay;     /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
   uint32_t leaf;        /* switches with hosts: leaf index, else WH_NO_PORT */
 } WhNode;
 
@@ -164,6 +165,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhNet, wh_net_free)
 /* Building: returns the new node id. Hosts are numbered 0.. in creation order. */
 uint32_t wh_net_add_host(WhNet *net);
 uint32_t wh_net_add_switch(WhNet *net);
+/* Before finalize: this switch's forwarding latency instead of params.switch_delay. */
+void wh_net_set_switch_delay(WhNet *net, uint32_t node, WhTime delay);
+/* A switch's forwarding latency (0 for hosts). */
+WhTime wh_net_switch_delay(const WhNet *net, uint32_t node);
 gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, WhTime delay,
                          GError **error);
 /* Before finalize: routes come from `router` (copied; the network frees its data)

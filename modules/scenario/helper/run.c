@@ -613,6 +613,12 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   g_string_append_printf(j, "  \"seed\": %" G_GUINT64_FORMAT ",\n", run->seed);
   g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
   g_string_append_printf(j, "  \"cc\": \"%s\",\n", run->cc->name);
+  if (run->sc->topology_preset)
+    g_string_append_printf(
+        j,
+        "  \"topology_preset\": \"%s\",\n  \"cc_note\": \"Slingshot's congestion "
+        "control is not public; %s stands in for it\",\n",
+        run->sc->topology_preset, run->cc->name);
   g_string_append_printf(j, "  \"hosts\": %u,\n", run->net->n_hosts);
   g_string_append_printf(j, "  \"switches\": %u,\n", run->net->n_switches);
 #define FIELD(k, v) g_string_append_printf(j, "  \"%s\": %" G_GUINT64_FORMAT ",\n", k, (guint64)(v))

@@ -91,6 +91,7 @@ void wh_scenario_free(WhScenario *sc)
   g_free(sc->cc);
   g_free(sc->scheduler);
   g_free(sc->topology);
+  g_free(sc->topology_preset);
   g_ptr_array_unref(sc->sets);
   g_ptr_array_unref(sc->nodes);
   g_ptr_array_unref(sc->links);
@@ -227,7 +228,7 @@ typedef struct {
 static const AttrRule attr_rules[] = {
     {"scenario", {NULL}, {"name", "seed", "cc", "scheduler", "stop", "sample-period", NULL}},
     {"set", {"param", "value", NULL}, {NULL}},
-    {"topology", {"type", NULL}, {NULL}},
+    {"topology", {NULL}, {"type", "preset", "groups", NULL}},
     {"param", {"name", "value", NULL}, {NULL}},
     {"host", {"id", NULL}, {NULL}},
     {"switch", {"id", NULL}, {NULL}},
@@ -382,10 +383,81 @@ static gboolean load_set(Loader *ld, WhConfig *check, const xmlNode *n, const ch
   return TRUE;
 }
 
+/* The Frontier-like machine (see docs/topology.md): HPE Cray EX235a nodes on a
+ * Slingshot-11 dragonfly. Applied as the lowest-priority settings of the scenario:
+ * its own <set>, <param> and --set win. */
+static const char *const frontier_preset[][2] = {
+    {"wh::Dragonfly::SwitchesPerGroup", "32"},
+    {"wh::Dragonfly::EndpointsPerSwitch", "16"},
+    {"wh::Dragonfly::GlobalPortsPerSwitch", "16"},
+    {"wh::Dragonfly::GlobalLinksPerPair", "4"},
+    {"wh::Dragonfly::SpareGlobalPorts", "idle"},
+    {"wh::Dragonfly::Radix", "64"},
+    {"wh::Dragonfly::Node", "frontier"},
+    {"wh::Dragonfly::EndpointRate", "200Gbps"},
+    {"wh::Dragonfly::LocalRate", "200Gbps"},
+    {"wh::Dragonfly::GlobalRate", "200Gbps"},
+    {"wh::Dragonfly::SwitchDelay", "350ns"},
+    {"wh::Dragonfly::EndpointDelay", "10ns"},
+    {"wh::Dragonfly::LocalDelay", "10ns"},
+    {"wh::Dragonfly::GlobalDelay", "100ns"},
+    {"wh::Dragonfly::Routing", "adaptive"},
+    {"wh::Switch::BufferSize", "32MB"},
+    {"wh::Switch::PfcXoff", "160KB"},
+    {"wh::Switch::PfcXon", "128KB"},
+    {"wh::RdmaFlow::Mtu", "4096B"},
+};
+
+static gboolean load_preset(Loader *ld, const xmlNode *t, const char *preset)
+{
+  WhScenario *sc = ld->sc;
+  int line = node_line(t);
+  if (strcmp(preset, "frontier") != 0)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                "<topology> attribute \"preset\": unknown preset \"%s\" (known: frontier)", preset);
+  g_autofree char *groups = attr(t, "groups");
+  int64_t g = 1;
+  if (groups && (!wh_units_parse_int(groups, &g, NULL) || g < 1 || g > 74))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                "<topology preset=\"frontier\"> attribute \"groups\" = \"%s\": expected 1..74 "
+                "(Frontier has 74 groups of 128 nodes)",
+                groups);
+  g_autofree char *origin = g_strdup_printf("%s:%d (preset frontier)", ld->file, line);
+  g_autofree char *gv = g_strdup_printf("%" G_GINT64_FORMAT, g);
+  /* lowest priority: before every set of the scenario */
+  for (size_t i = G_N_ELEMENTS(frontier_preset); i-- > 0;) {
+    WhScenarioSet *s = g_new0(WhScenarioSet, 1);
+    s->key = g_strdup(frontier_preset[i][0]);
+    s->value = g_strdup(frontier_preset[i][1]);
+    s->origin = g_strdup(origin);
+    g_ptr_array_insert(sc->sets, 0, s);
+  }
+  WhScenarioSet *s = g_new0(WhScenarioSet, 1);
+  s->key = g_strdup("wh::Dragonfly::Groups");
+  s->value = g_strdup(gv);
+  s->origin = g_strdup(origin);
+  g_ptr_array_insert(sc->sets, 0, s);
+  sc->topology_preset = g_strdup(preset);
+  return TRUE;
+}
+
 static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
 {
   WhScenario *sc = ld->sc;
   g_autofree char *type = attr(t, "type");
+  g_autofree char *preset = attr(t, "preset");
+  g_autofree char *groups = attr(t, "groups");
+  if ((type == NULL) == (preset == NULL))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(t),
+                "<topology>: give either a \"type\" or a \"preset\" attribute");
+  if (groups && preset == NULL)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(t),
+                "<topology> attribute \"groups\": only with preset=\"frontier\"");
+  if (preset) {
+    if (!load_preset(ld, t, preset))
+      return FALSE;
+    type = g_strdup("wh::Dragonfly");
+  }
   gboolean custom = g_strcmp0(type, WH_CUSTOM_TOPOLOGY) == 0;
   const WhTypeInfo *info = custom ? NULL : wh_registry_lookup(type);
   if (!custom && (info == NULL || g_strcmp0(info->kind, "topology") != 0)) {

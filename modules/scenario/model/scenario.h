@@ -75,6 +75,7 @@ typedef struct {
   WhTime stop;                  /* 0: run to completion */
   WhTime sample_period;         /* 0: no rate sampler */
   char *topology;               /* type name, or "wh::Custom" */
+  char *topology_preset;        /* nullable: <topology preset=...> ("frontier") */
   int root_line, topology_line; /* for messages; 0 when built in code */
   GPtrArray *sets;              /* WhScenarioSet*, in file order, topology params included */
   GPtrArray *nodes;             /* WhScenarioNode* (custom topology) */

@@ -114,6 +114,8 @@ static const WhParamSpec dragonfly_params[] = {
      WH_CHECK_POSITIVE},
     {"GlobalRate", WH_PARAM_RATE, "100Gbps", "inter-group link rate (unset: wh::Link::Rate)",
      WH_CHECK_POSITIVE},
+    {"SwitchDelay", WH_PARAM_TIME, "0ns",
+     "forwarding latency of a dragonfly switch (unset: wh::Switch::Delay)", 0},
     {"EndpointDelay", WH_PARAM_TIME, "1us", "endpoint link delay (unset: wh::Link::Delay)", 0},
     {"LocalDelay", WH_PARAM_TIME, "1us", "intra-group link delay (unset: wh::Link::Delay)", 0},
     {"GlobalDelay", WH_PARAM_TIME, "1us", "inter-group link delay (unset: wh::Link::Delay)", 0},
@@ -146,7 +148,8 @@ static const WhParamSpec dragonfly_params[] = {
     {"FabricLinkRate", WH_PARAM_RATE, "400Gbps",
      "frontier: one Infinity Fabric link, per direction (quad = 4, dual = 2 of them)",
      WH_CHECK_POSITIVE},
-    {"FabricDelay", WH_PARAM_TIME, "100ns", "frontier: delay of an Infinity Fabric hop", 0},
+    {"FabricDelay", WH_PARAM_TIME, "100ns",
+     "frontier: delay of an Infinity Fabric hop (fabric switches add no forwarding delay)", 0},
     {"GcdPortRate", WH_PARAM_RATE, "3200Gbps",
      "frontier: a GCD's own port into its fabric switch (above the sum of its fabric links)",
      WH_CHECK_POSITIVE},
@@ -376,6 +379,11 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
   df->sw0 = wh_net_add_switch(net);
   for (uint32_t i = 1; i < sh.switches; i++)
     wh_net_add_switch(net);
+  if (wh_config_origin(cfg, "wh::Dragonfly", "SwitchDelay")) {
+    WhTime d = wh_config_time(cfg, "wh::Dragonfly", "SwitchDelay");
+    for (uint32_t i = 0; i < sh.switches; i++)
+      wh_net_set_switch_delay(net, df->sw0 + i, d);
+  }
   /* endpoints */
   if (!sh.frontier) {
     df->host_sw = g_new(uint32_t, sh.hosts);
@@ -391,6 +399,8 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
     df->gsw0 = wh_net_add_switch(net);
     for (uint32_t i = 1; i < nodes * GCDS; i++)
       wh_net_add_switch(net);
+    for (uint32_t i = 0; i < nodes * GCDS; i++)
+      wh_net_set_switch_delay(net, df->gsw0 + i, 0); /* in FabricDelay */
     df->gcd_port = g_new(uint32_t, (size_t)nodes * GCDS * GCDS);
     memset(df->gcd_port, 0xff, sizeof(uint32_t) * (size_t)nodes * GCDS * GCDS);
     df->nic_up = g_new(uint32_t, (size_t)nodes * NICS);

@@ -178,8 +178,7 @@ START_TEST(test_node_all_to_all_closed_form)
           got * 1e6, expect * 1e6, (got - expect) / expect * 100,
           (double)net->port[at].rate_bps * 1e-9, net->port[at].node - gcd0,
           net->port[at].peer_node - gcd0);
-  ck_assert_msg(fabs(got - expect) / expect <= 0.02, "%.1f us vs %.1f us", got * 1e6,
-                expect * 1e6);
+  ck_assert_msg(fabs(got - expect) / expect <= 0.02, "%.1f us vs %.1f us", got * 1e6, expect * 1e6);
 }
 END_TEST
 
