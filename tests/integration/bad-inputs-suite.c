@@ -62,6 +62,10 @@ static const BadInput bad_inputs[] = {
     {"custom-disconnected.xml", {"disconnected"}, 0},
     {"custom-host-two-links.xml", {"h1", "second link"}, 10},
     {"custom-host-to-host-link.xml", {"h1", "h2", "host"}, 6},
+    {"preset-unknown.xml", {"\"preset\"", "aurora", "frontier"}, 3},
+    {"preset-groups-too-many.xml", {"\"groups\"", "75", "1..74"}, 3},
+    {"topology-type-and-preset.xml", {"schema", "preset"}, 3},
+    {"dragonfly-ports-beyond-radix.xml", {"wh::Dragonfly::Radix", "60 endpoint"}, 4},
     /* Flows. */
     {"flow-size-zero.xml", {"\"size\"", "0B", "greater than zero"}, 7},
     {"unit-size-unknown-suffix.xml", {"\"size\"", "10XB", "XB"}, 7},
@@ -76,6 +80,10 @@ static const BadInput bad_inputs[] = {
     {"flow-host-index-out-of-range.xml", {"\"dst\"", "\"7\""}, 8},
     {"flow-unknown-host-name.xml", {"\"dst\"", "h9"}, 11},
     {"flow-duplicate-id.xml", {"duplicate flow id", "\"x\""}, 9},
+    {"pattern-shift-offset-multiple.xml", {"<shift>", "offset 8", "itself"}, 7},
+    {"pattern-hosts-malformed.xml", {"\"hosts\"", "\"5\"", "FIRST:COUNT"}, 7},
+    {"pattern-hosts-beyond-topology.xml", {"<uniform>", "8..107", "16 hosts"}, 7},
+    {"pattern-flows-zero.xml", {"\"flows\"", "\"0\""}, 7},
 };
 
 #define N_BAD_INPUTS ((int)G_N_ELEMENTS(bad_inputs))

@@ -250,7 +250,18 @@ static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param
   va_start(ap, fmt);
   g_autofree char *msg = g_strdup_vprintf(fmt, ap);
   va_end(ap);
+  /* where the value was set; for a default, where another part of the shape was */
+  static const char *const shape[] = {"EndpointsPerSwitch",
+                                      "SwitchesPerGroup",
+                                      "GlobalPortsPerSwitch",
+                                      "GlobalLinksPerPair",
+                                      "Groups",
+                                      "Radix",
+                                      "Node",
+                                      NULL};
   const char *o = wh_config_origin(cfg, "wh::Dragonfly", param);
+  for (size_t i = 0; o == NULL && shape[i]; i++)
+    o = wh_config_origin(cfg, "wh::Dragonfly", shape[i]);
   g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s%swh::Dragonfly::%s: %s",
               o ? o : "", o ? ": " : "", param, msg);
   return FALSE;

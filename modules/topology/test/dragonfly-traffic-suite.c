@@ -182,6 +182,56 @@ START_TEST(test_node_all_to_all_closed_form)
 }
 END_TEST
 
+START_TEST(test_frontier_preset)
+{
+  /* <topology preset="frontier" groups="2"/>: Frontier's shape (2 x 1024 GCDs, 32
+   * switches per group with 16 NIC ports, 4 global links per pair, 200 Gb/s, 350 ns
+   * switches); its settings rank below the scenario's own <set> and <param>; the
+   * summary names the stand-in congestion control */
+  static const char xml[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                            "<scenario name=\"preset\" cc=\"hpcc\">\n"
+                            "  <set param=\"wh::Dragonfly::Routing\" value=\"minimal\"/>\n"
+                            "  <topology preset=\"frontier\" groups=\"2\">\n"
+                            "    <param name=\"GlobalDelay\" value=\"250ns\"/>\n"
+                            "  </topology>\n"
+                            "  <flows><flow src=\"0\" dst=\"2047\" size=\"64KB\"/></flows>\n"
+                            "</scenario>\n";
+  g_autoptr(GError) err = NULL;
+  WhScenario *sc = wh_scenario_load_memory(xml, sizeof xml - 1, "preset.xml", &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  g_autoptr(WhRun) run = wh_run_new(sc, NULL, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  wh_run_take_scenario(run, sc);
+  const WhDragonfly *df = wh_dragonfly_of(run->net);
+  const WhDragonflyShape *sh = wh_dragonfly_get_shape(df);
+  ck_assert_uint_eq(run->net->n_hosts, 2048);
+  ck_assert_uint_eq(sh->groups, 2);
+  ck_assert_uint_eq(sh->a, 32);
+  ck_assert_uint_eq(sh->p, 16);
+  ck_assert_uint_eq(sh->links_per_pair, 4);
+  ck_assert(sh->frontier);
+  ck_assert_str_eq(wh_config_choice(run->cfg, "wh::Dragonfly", "Routing"), "minimal");
+  ck_assert_uint_eq(wh_config_time(run->cfg, "wh::Dragonfly", "GlobalDelay"), 250 * WH_NS);
+  /* a global link: 200 Gb/s, 250 ns + the 350 ns of the switch it enters */
+  uint32_t n = wh_dragonfly_switch_node(df, 0, 0);
+  gboolean seen = FALSE;
+  for (uint32_t k = 0; k < run->net->node[n].nports; k++) {
+    const WhPort *p = &run->net->port[run->net->node[n].ports[k]];
+    if (p->vc_bump) {
+      ck_assert_uint_eq(p->rate_bps, 200000000000ULL);
+      ck_assert_uint_eq(p->delay, 600 * WH_NS);
+      seen = TRUE;
+    }
+  }
+  ck_assert(seen);
+  wh_run_execute(run);
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  g_autofree char *summary = wh_run_summary_json(run, FALSE);
+  ck_assert_ptr_nonnull(strstr(summary, "\"topology_preset\": \"frontier\""));
+  ck_assert_ptr_nonnull(strstr(summary, "hpcc stands in"));
+}
+END_TEST
+
 Suite *wh_dragonfly_traffic_suite(void)
 {
   Suite *s = suite_create("dragonfly-traffic");
@@ -191,6 +241,7 @@ Suite *wh_dragonfly_traffic_suite(void)
   tcase_add_test(tc, test_adversarial_adaptive_vs_minimal);
   tcase_add_test(tc, test_single_class_deadlocks);
   tcase_add_test(tc, test_node_all_to_all_closed_form);
+  tcase_add_test(tc, test_frontier_preset);
   suite_add_tcase(s, tc);
   return s;
 }
