@@ -118,7 +118,7 @@ static inline gboolean can_send(const WhTransport *tp, const WhFlow *f)
   uint64_t win = f->cwnd ? f->cwnd : tp->p.window;
   return f->state == WH_FLOW_ACTIVE && f->snd_nxt < f->size &&
          (win == 0 || f->snd_nxt - f->snd_una < win) &&
-         (f->next_path == NULL || f->snd_nxt == f->snd_una);
+         (f->next_path == NULL || f->snd_una >= f->snd_max_sent || f->snd_nxt < f->snd_max_sent);
 }
 
 static inline WhTime pace_time(const WhFlow *f, uint32_t wire_bytes)
@@ -171,11 +171,16 @@ void wh_flow_set_window(WhFlow *f, uint64_t bytes)
 
 /* Adaptive routing. The router picks a flow's path when it first sends, and again
  * (at most once per flowlet gap) on its ACKs. A different path is taken only once no
- * data of the flow is in the network: the flow holds new data until everything it
- * sent is acknowledged, then switches. Its packets on the old path have all arrived
- * by then (a path is FIFO), so the change never reorders them; the hold is the
- * flowlet gap, at least one round trip. A flow that has everything acknowledged when
- * it next sends (an idle gap) may switch at once. */
+ * data of the flow is in the network: everything it ever sent is acknowledged. Until
+ * then the flow holds new data (it still retransmits, on the old path). Its packets on
+ * the old path have all arrived by then (a path is FIFO), so the change never
+ * reorders them; the hold is the flowlet gap, at least one round trip. A flow that is
+ * idle with everything acknowledged may switch when it next sends. */
+static inline gboolean drained(const WhFlow *f)
+{
+  return f->snd_una >= f->snd_max_sent;
+}
+
 static void switch_path(WhTransport *tp, WhFlow *f, const uint32_t *path, uint16_t hops)
 {
   const uint32_t *old = f->fwd;
@@ -196,8 +201,8 @@ static const uint32_t *ask_router(WhTransport *tp, WhFlow *f, uint16_t *hops)
   return r->choose(tp->net, r->data, f->src, f->dst, f->tuple_hash, f->flowlets++, cur, hops);
 }
 
-/* Before a data packet: the first choice, a held change once the flight has drained,
- * or a new choice after an idle gap. */
+/* Before a data packet: the first choice, a held change once the flow has drained, or
+ * a new choice after an idle gap. */
 static void next_flowlet(WhTransport *tp, WhFlow *f, WhTime now)
 {
   const WhNetRouter *r = &tp->net->router;
@@ -205,12 +210,12 @@ static void next_flowlet(WhTransport *tp, WhFlow *f, WhTime now)
     uint16_t n = 0;
     f->fwd = ask_router(tp, f, &n); /* replaces the flow's own copy of the same path */
     f->fwd_hops = n;
+  } else if (!drained(f)) {
+    return; /* a retransmission while data is in flight: the old path */
   } else if (f->next_path != NULL) {
-    /* can_send let it through: nothing is in flight */
     switch_path(tp, f, f->next_path, f->next_hops);
     f->next_path = NULL;
-  } else if (f->snd_una == f->snd_nxt && now - f->last_tx >= r->flowlet_gap &&
-             now - f->last_choice >= r->flowlet_gap) {
+  } else if (now - f->last_tx >= r->flowlet_gap && now - f->last_choice >= r->flowlet_gap) {
     uint16_t n = 0;
     const uint32_t *path = ask_router(tp, f, &n);
     if (path != f->fwd)
@@ -230,11 +235,11 @@ static gboolean adapt_on_ack(WhTransport *tp, WhFlow *f)
     if (path != f->fwd) {
       f->next_path = path;
       f->next_hops = n;
-      if (f->heap_pos != WH_NO_HEAP && f->snd_una < f->snd_nxt)
+      if (f->heap_pos != WH_NO_HEAP && !can_send(tp, f))
         hs_remove(&tp->hosts[f->src], f);
     }
   }
-  return f->next_path != NULL && f->snd_una == f->snd_nxt;
+  return f->next_path != NULL && drained(f);
 }
 
 static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_ready)
