@@ -130,7 +130,8 @@ int wh_ns3_finalize(WhNs3Sim *sim);
 int wh_ns3_finalize_routing(WhNs3Sim *sim, WhNs3Routing routing, uint64_t seed);
 
 /* Flows get ids 0, 1, ... in the order they are added (TCP and UDP together); at most
- * 39152 flows per simulation (each has its own port). */
+ * WH_NS3_MAX_FLOWS per simulation (each has its own port, below ns-3's ephemeral ports). */
+#define WH_NS3_MAX_FLOWS 39152u
 int wh_ns3_add_tcp_flow(WhNs3Sim *sim, uint32_t src, uint32_t dst, uint64_t bytes,
                         uint64_t start_ps, WhNs3TcpVariant variant, uint32_t *flow);
 /* UDP at `rate_bps` of payload in `packet_bytes` datagrams until `bytes` are sent. */

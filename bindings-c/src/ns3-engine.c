@@ -39,6 +39,22 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
                 "--ns3-marking %s: expected red or dequeue", opts->marking);
     return FALSE;
   }
+  if (opts->marking && strcmp(opts->marking, "dequeue") == 0 && !run->net->p.ecn) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "--ns3-marking dequeue: the scenario marks no ECN (wh::Switch::EcnEnabled is "
+                "false)");
+    return FALSE;
+  }
+  if (run->net->router.choose)
+    return refuse(error, run,
+                  "adaptive routing (paths are pinned before the run; use "
+                  "wh::Dragonfly::Routing=minimal or valiant)");
+  if (run->tp->n_flows > WH_NS3_MAX_FLOWS) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "%s: %u flows: the ns-3 engine takes at most %u (one TCP port each)", run->sc->path,
+                run->tp->n_flows, WH_NS3_MAX_FLOWS);
+    return FALSE;
+  }
   if (strcmp(run->cc->name, "dctcp") != 0)
     return refuse(error, run,
                   "this congestion control (RDMA CCs have no ns-3 model): use "
@@ -72,7 +88,7 @@ static gboolean fail_ns3(GError **error, const char *what, int rc)
 }
 
 static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, gboolean quiet,
-                              double wall, GError **error)
+                              const char *marking, uint64_t hook_marks, double wall, GError **error)
 {
   const WhNet *net = run->net;
   const WhTransport *tp = run->tp;
@@ -99,12 +115,13 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
   g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
   g_autofree char *summary = g_strdup_printf(
       "{\n  \"scenario\": \"%s\",\n  \"engine\": \"ns3\",\n  \"seed\": %" G_GUINT64_FORMAT
-      ",\n  \"cc\": \"dctcp\",\n  \"hosts\": %u,\n  \"switches\": %u,\n  \"sim_end_ps\": "
+      ",\n  \"cc\": \"dctcp\",\n  \"ns3_marking\": \"%s\",\n  \"ns3_hook_marks\": "
+      "%" G_GUINT64_FORMAT ",\n  \"hosts\": %u,\n  \"switches\": %u,\n  \"sim_end_ps\": "
       "%" G_GUINT64_FORMAT ",\n  \"events_executed\": %" G_GUINT64_FORMAT
       ",\n  \"link_traversals\": %" G_GUINT64_FORMAT
       ",\n  \"flows_completed\": %u,\n  \"wall_s\": %.6f,\n  \"flows\": %u\n}\n",
-      name, run->seed, net->n_hosts, net->n_switches, (guint64)st.end_ps, (guint64)st.events,
-      (guint64)st.link_traversals, done, wall, tp->n_flows);
+      name, run->seed, marking, (guint64)hook_marks, net->n_hosts, net->n_switches,
+      (guint64)st.end_ps, (guint64)st.events, (guint64)st.link_traversals, done, wall, tp->n_flows);
   if (g_mkdir_with_parents(dir, 0755) != 0) {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: cannot create", dir);
     g_string_free(csv, TRUE);
@@ -235,7 +252,8 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const WhNs3EngineOptions
     goto out;
   }
   double wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
-  ok = write_outputs(run, sim, dir, opts->quiet, wall, error);
+  ok = write_outputs(run, sim, dir, opts->quiet, hook_marking ? "dequeue" : "red", marking.marks,
+                     wall, error);
 out:
   wh_ns3_sim_free(sim);
   g_free(marking.k_pkts);

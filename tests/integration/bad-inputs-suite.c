@@ -66,6 +66,8 @@ static const BadInput bad_inputs[] = {
     {"preset-groups-too-many.xml", {"\"groups\"", "75", "1..74"}, 3},
     {"topology-type-and-preset.xml", {"schema", "preset"}, 3},
     {"dragonfly-ports-beyond-radix.xml", {"wh::Dragonfly::Radix", "60 endpoint"}, 4},
+    {"dragonfly-valiant-two-groups.xml", {"wh::Dragonfly::Routing", "3 groups"}, 5},
+    {"preset-groups-set-twice.xml", {"wh::Dragonfly::Groups", "once"}, 3},
     /* Flows. */
     {"flow-size-zero.xml", {"\"size\"", "0B", "greater than zero"}, 7},
     {"unit-size-unknown-suffix.xml", {"\"size\"", "10XB", "XB"}, 7},

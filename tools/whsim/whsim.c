@@ -296,7 +296,11 @@ static int cmd_run(int argc, char **argv)
     return 1;
   }
   int status = 0;
-  if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
+  if (run->net->deadlock.detected) {
+    fprintf(stderr, "whsim: %s: the network deadlocked (PFC); see summary.json \"deadlock\"\n",
+            argv[1]);
+    status = 1;
+  } else if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
     fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", argv[1], err->message);
     status = 1;
   }

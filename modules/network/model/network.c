@@ -563,10 +563,28 @@ static void fill_deadlock(WhNet *net, WhTime still_since)
   d->still_since = still_since;
 }
 
+/* The deadlock state: switches hold packets, some port is paused, and no port can
+ * move anything: none is transmitting or has a frame on its wire, and every packet
+ * queued at a port waits on a paused priority. (A frozen port, held by an
+ * accelerator, counts as able to move.) */
+static gboolean stuck(WhNet *net)
+{
+  WhTime now = net->sim->now;
+  uint32_t paused = 0;
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    if (p->busy_until > now || p->fly_head || p->pfc_pending || p->frozen ||
+        (p->qd.nonempty & (uint8_t)~p->paused))
+      return FALSE;
+    paused += p->paused != 0;
+  }
+  return paused > 0;
+}
+
 static void watchdog(WhSim *sim, void *ctx)
 {
   WhNet *net = ctx;
-  if (sim->now - net->last_move >= net->p.deadlock_timeout) {
+  if (sim->now - net->last_move >= net->p.deadlock_timeout && stuck(net)) {
     fill_deadlock(net, net->last_move);
     if (net->deadlock.buffered_bytes > 0) {
       net->deadlock.detected = TRUE;
@@ -579,7 +597,7 @@ static void watchdog(WhSim *sim, void *ctx)
 
 void wh_net_start_watchdog(WhNet *net)
 {
-  if (net->p.deadlock_timeout == 0)
+  if (net->p.deadlock_timeout == 0 || !net->p.pfc)
     return;
   net->last_move = net->sim->now;
   net->sim->monitor = watchdog;
@@ -591,7 +609,7 @@ gboolean wh_net_check_stuck(WhNet *net)
 {
   if (net->deadlock.detected)
     return TRUE;
-  if (wh_sim_pending(net->sim) > 0)
+  if (!net->p.pfc || wh_sim_pending(net->sim) > 0 || !stuck(net))
     return FALSE;
   fill_deadlock(net, net->last_move);
   net->deadlock.detected = net->deadlock.buffered_bytes > 0;
@@ -630,6 +648,8 @@ static void shift_packet(WhPacket *pkt, WhTime shift)
 
 void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift)
 {
+  /* a fast-forward moves traffic: the watchdog counts it as movement */
+  net->last_move = MAX(net->last_move, net->sim->now);
   WhPort *p = &net->port[port];
   if (p->busy_until > net->sim->now)
     p->busy_until += shift;

@@ -74,12 +74,13 @@ typedef struct {
                     uint64_t tuple_hash, uint32_t *out, uint32_t out_cap);
   void *data;
   GDestroyNotify free_data; /* nullable */
-  /* Adaptive routing (nullable): at the start of flowlet number `flowlet` of a flow,
-   * the path its data takes next (egress ports, the sender's NIC first; *nhops set);
-   * `current` is the path it takes now (one this function returned; NULL at first).
-   * The array is owned by the router and stays valid until the network is freed. The
-   * transport asks only when no packet of the flow is in the network and the flow has
-   * sent nothing for flowlet_gap, so a path change never reorders its packets. */
+  /* Adaptive routing (nullable): for choice number `flowlet` of a flow, the path its
+   * data should take (egress ports, the sender's NIC first; *nhops set); `current` is
+   * the path it takes now (one this function returned; NULL at first). The array is
+   * owned by the router and stays valid until the network is freed. The transport asks
+   * when a flow first sends and then at most once per flowlet_gap (on ACKs, or after
+   * an idle gap); it applies a different path only once everything the flow sent is
+   * acknowledged, so a path change never reorders its packets. */
   const uint32_t *(*choose)(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                             uint64_t tuple_hash, uint64_t flowlet, const uint32_t *current,
                             uint16_t *nhops);
@@ -209,13 +210,16 @@ void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt);
 /* Tells the NIC of `host` that a flow has data ready at `at`. */
 void wh_net_host_kick(WhNet *net, uint32_t host, WhTime at);
 
-/* Arms the deadlock watchdog (params.deadlock_timeout > 0) on the simulator's monitor
- * (checks every half timeout of simulated time, when an event runs): no packet having
- * arrived over any link for the timeout while switches hold packets stops the run and
- * fills net->deadlock. */
+/* Arms the deadlock watchdog (params.deadlock_timeout > 0, PFC on) on the simulator's
+ * monitor (checks every half timeout of simulated time, when an event runs): when no
+ * packet has arrived over any link for the timeout, switches hold packets, some port
+ * is paused and no port can move anything (none transmitting, nothing on a wire,
+ * every queued packet behind a paused priority), the run stops and net->deadlock is
+ * filled. */
 void wh_net_start_watchdog(WhNet *net);
-/* At the end of a run: packets left in switches with no event to move them is a
- * deadlock too (fills net->deadlock; returns whether one was found). */
+/* At the end of a run (PFC on): packets left in switches, in the deadlock state, with
+ * no event to move them is a deadlock too (fills net->deadlock; returns whether one
+ * was found). */
 gboolean wh_net_check_stuck(WhNet *net);
 
 /* Attaches one observer to every port's queue disc (switch ports and NICs). */

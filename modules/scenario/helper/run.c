@@ -132,6 +132,10 @@ static gboolean check_custom(const WhScenario *sc, GError **error)
   return TRUE;
 }
 
+/* Flows of one scenario (explicit and from patterns), at most: a flow costs a few
+ * hundred bytes, so this bounds the memory a pattern can ask for. */
+#define WH_MAX_SCENARIO_FLOWS (1u << 24)
+
 static gboolean build_network(WhRun *run, void *cc_params, GError **error)
 {
   const WhConfig *cfg = run->cfg;
@@ -189,6 +193,12 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
     const WhTopologyClass *t = wh_topology_lookup(sc->topology);
     if (t == NULL)
       return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
+    const char *g = sc->topology_preset ? wh_config_origin(cfg, "wh::Dragonfly", "Groups") : NULL;
+    if (g && strstr(g, "(preset ") == NULL)
+      return fail_at(error, sc, sc->topology_line,
+                     "<topology preset=\"%s\">: wh::Dragonfly::Groups is also set (%s); give "
+                     "the number of groups once, as the preset's \"groups\" attribute",
+                     sc->topology_preset, g);
     if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
       g_propagate_error(error, g_steal_pointer(&err));
       return FALSE;
@@ -226,7 +236,8 @@ static gboolean resolve_host(const WhRun *run, GHashTable *host_ids, const char 
   return TRUE;
 }
 
-static gboolean add_flows(WhRun *run, GError **error)
+/* The scenario's flows and patterns; `ids` receives each flow's label. */
+static gboolean add_flows_into(WhRun *run, GPtrArray *ids, GError **error)
 {
   WhScenario *sc = run->sc;
   g_autoptr(GHashTable) host_ids = NULL;
@@ -239,21 +250,16 @@ static gboolean add_flows(WhRun *run, GError **error)
         g_hash_table_insert(host_ids, n->id, GUINT_TO_POINTER(++h));
     }
   }
-  GPtrArray *ids = g_ptr_array_new();
   for (guint i = 0; i < sc->flows->len; i++) {
     WhScenarioFlow *f = sc->flows->pdata[i];
     uint32_t src, dst;
     g_autoptr(GError) err = NULL;
     if (!resolve_host(run, host_ids, f->src, "src", f->line, &src, error) ||
         !resolve_host(run, host_ids, f->dst, "dst", f->line, &dst, error)) {
-      g_ptr_array_add(ids, NULL);
-      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
       return FALSE;
     }
     int64_t id = wh_transport_add_flow(run->tp, src, dst, f->size, f->start, &err);
     if (id < 0) {
-      g_ptr_array_add(ids, NULL);
-      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
       return fail_at(error, sc, f->line, "<flow>: %s", err->message);
     }
     g_ptr_array_add(ids, f->id ? g_strdup(f->id) : g_strdup_printf("%" G_GINT64_FORMAT, id));
@@ -286,23 +292,23 @@ static gboolean add_flows(WhRun *run, GError **error)
     uint32_t n = run->net->n_hosts;
     uint32_t first = p->first, count = p->count ? p->count : (first < n ? n - first : 0);
     if ((uint64_t)first + count > n || count < 2) {
-      g_ptr_array_add(ids, NULL);
-      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
       return fail_at(error, sc, p->line,
                      "%s: hosts %u..%u: the topology has %u hosts (and a pattern needs 2)", what,
                      first, first + count - 1, n);
     }
     if (p->kind == WH_PATTERN_SHIFT && p->offset % count == 0) {
-      g_ptr_array_add(ids, NULL);
-      run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
       return fail_at(error, sc, p->line,
                      "<shift>: offset %u is a multiple of the %u hosts: every host would send to "
                      "itself",
                      p->offset, count);
     }
+    uint32_t per_host = p->kind == WH_PATTERN_SHIFT ? 1 : p->flows;
+    if ((uint64_t)count * per_host + ids->len > WH_MAX_SCENARIO_FLOWS)
+      return fail_at(error, sc, p->line,
+                     "%s: %u hosts x %u flows: more than %u flows in the scenario", what, count,
+                     per_host, WH_MAX_SCENARIO_FLOWS);
     WhRng rng;
     wh_rng_init(&rng, run->seed, 0x756e69666f726d00ULL + k);
-    uint32_t per_host = p->kind == WH_PATTERN_SHIFT ? 1 : p->flows;
     for (uint32_t i = 0; i < count; i++)
       for (uint32_t j = 0; j < per_host; j++) {
         uint32_t dst;
@@ -315,17 +321,22 @@ static gboolean add_flows(WhRun *run, GError **error)
         g_autoptr(GError) err = NULL;
         int64_t id = wh_transport_add_flow(run->tp, first + i, dst, p->size, p->start, &err);
         if (id < 0) {
-          g_ptr_array_add(ids, NULL);
-          run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
           return fail_at(error, sc, p->line, "%s: %s", what, err->message);
         }
         g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
       }
   }
+  return TRUE;
+}
+
+static gboolean add_flows(WhRun *run, GError **error)
+{
+  GPtrArray *ids = g_ptr_array_new();
+  gboolean ok = add_flows_into(run, ids, error);
   run->n_flow_ids = ids->len;
   g_ptr_array_add(ids, NULL);
   run->flow_ids = (char **)g_ptr_array_free(ids, FALSE);
-  return TRUE;
+  return ok;
 }
 
 /* Adds the scenario's op DAG `iterations` times; the ops without dependencies of

@@ -401,7 +401,6 @@ static const char *const frontier_preset[][2] = {
     {"wh::Dragonfly::EndpointDelay", "10ns"},
     {"wh::Dragonfly::LocalDelay", "10ns"},
     {"wh::Dragonfly::GlobalDelay", "100ns"},
-    {"wh::Dragonfly::Routing", "adaptive"},
     {"wh::Switch::BufferSize", "32MB"},
     {"wh::Switch::PfcXoff", "160KB"},
     {"wh::Switch::PfcXon", "128KB"},
@@ -432,11 +431,16 @@ static gboolean load_preset(Loader *ld, const xmlNode *t, const char *preset)
     s->origin = g_strdup(origin);
     g_ptr_array_insert(sc->sets, 0, s);
   }
-  WhScenarioSet *s = g_new0(WhScenarioSet, 1);
-  s->key = g_strdup("wh::Dragonfly::Groups");
-  s->value = g_strdup(gv);
-  s->origin = g_strdup(origin);
-  g_ptr_array_insert(sc->sets, 0, s);
+  /* Slingshot routes adaptively; with fewer than 3 groups there is no Valiant path */
+  const char *const head[][2] = {{"wh::Dragonfly::Groups", gv},
+                                 {"wh::Dragonfly::Routing", g >= 3 ? "adaptive" : "minimal"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(head); i++) {
+    WhScenarioSet *s = g_new0(WhScenarioSet, 1);
+    s->key = g_strdup(head[i][0]);
+    s->value = g_strdup(head[i][1]);
+    s->origin = g_strdup(origin);
+    g_ptr_array_insert(sc->sets, 0, s);
+  }
   sc->topology_preset = g_strdup(preset);
   return TRUE;
 }

@@ -65,23 +65,24 @@ struct WhDragonfly {
   WhDragonflyRouting routing;
   uint64_t ugal_bias;
   gboolean ugal_path;   /* UGAL sees the queues of the whole path, not the source group's */
-  GHashTable *interned; /* RouteKey -> uint32_t[1 + hops]: hops, then the ports */
+  GHashTable *interned; /* set of uint32_t[1 + hops]: hops, then the ports */
 };
 
-typedef struct {
-  uint32_t src, dst, via, pad;
-  uint64_t hash;
-} RouteKey;
-
-static guint route_key_hash(gconstpointer k)
+/* Interned routes: [hops, port, port, ...], hashed and compared by content, so a
+ * route is stored once however many flows take it. */
+static guint route_hash(gconstpointer k)
 {
-  const RouteKey *r = k;
-  return (guint)wh_mix64(r->hash ^ ((uint64_t)r->src << 40) ^ ((uint64_t)r->dst << 16) ^ r->via);
+  const uint32_t *r = k;
+  uint64_t h = r[0];
+  for (uint32_t i = 1; i <= r[0]; i++)
+    h = wh_mix64(h ^ r[i]);
+  return (guint)h;
 }
 
-static gboolean route_key_equal(gconstpointer a, gconstpointer b)
+static gboolean route_equal(gconstpointer a, gconstpointer b)
 {
-  return memcmp(a, b, sizeof(RouteKey)) == 0;
+  const uint32_t *x = a, *y = b;
+  return x[0] == y[0] && memcmp(x + 1, y + 1, x[0] * sizeof(uint32_t)) == 0;
 }
 
 /* ---- parameters ---- */
@@ -108,17 +109,27 @@ static const WhParamSpec dragonfly_params[] = {
      0, 0, 0, spare_choices},
     {"Radix", WH_PARAM_INT, "64", "switch ports; p + a - 1 + h must fit",
      WH_CHECK_MIN | WH_CHECK_MAX, 2, 4096},
-    {"EndpointRate", WH_PARAM_RATE, "100Gbps", "endpoint link rate (unset: wh::Link::Rate)",
+    {"EndpointRate", WH_PARAM_RATE, "100Gbps",
+     "endpoint link rate; when not set, wh::Link::Rate (the default listed here is not used)",
      WH_CHECK_POSITIVE},
-    {"LocalRate", WH_PARAM_RATE, "100Gbps", "intra-group link rate (unset: wh::Link::Rate)",
+    {"LocalRate", WH_PARAM_RATE, "100Gbps",
+     "intra-group link rate; when not set, wh::Link::Rate (the default listed here is not used)",
      WH_CHECK_POSITIVE},
-    {"GlobalRate", WH_PARAM_RATE, "100Gbps", "inter-group link rate (unset: wh::Link::Rate)",
+    {"GlobalRate", WH_PARAM_RATE, "100Gbps",
+     "inter-group link rate; when not set, wh::Link::Rate (the default listed here is not used)",
      WH_CHECK_POSITIVE},
     {"SwitchDelay", WH_PARAM_TIME, "0ns",
-     "forwarding latency of a dragonfly switch (unset: wh::Switch::Delay)", 0},
-    {"EndpointDelay", WH_PARAM_TIME, "1us", "endpoint link delay (unset: wh::Link::Delay)", 0},
-    {"LocalDelay", WH_PARAM_TIME, "1us", "intra-group link delay (unset: wh::Link::Delay)", 0},
-    {"GlobalDelay", WH_PARAM_TIME, "1us", "inter-group link delay (unset: wh::Link::Delay)", 0},
+     "forwarding latency of a dragonfly switch; when not set, wh::Switch::Delay (the "
+     "default listed here is not used)",
+     0},
+    {"EndpointDelay", WH_PARAM_TIME, "1us",
+     "endpoint link delay; when not set, wh::Link::Delay (the default listed here is not used)", 0},
+    {"LocalDelay", WH_PARAM_TIME, "1us",
+     "intra-group link delay; when not set, wh::Link::Delay (the default listed here is not used)",
+     0},
+    {"GlobalDelay", WH_PARAM_TIME, "1us",
+     "inter-group link delay; when not set, wh::Link::Delay (the default listed here is not used)",
+     0},
     {"VirtualChannels", WH_PARAM_BOOL, "true",
      "data moves to the next priority after each global link (3 classes, deadlock-free "
      "with PFC; needs wh::RdmaFlow::Priority >= 3); false: one class for every hop",
@@ -326,6 +337,11 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
       return bad_param(error, cfg, "Groups", "%u groups x %u links per pair: too many links", G,
                        sh->links_per_pair);
   }
+  const char *routing = wh_config_choice(cfg, "wh::Dragonfly", "Routing");
+  if (G < 3 && g_strcmp0(routing, "minimal") != 0)
+    return bad_param(error, cfg, "Routing",
+                     "%s routing needs an intermediate group, so at least 3 groups (%u here)",
+                     routing, G);
   sh->nodes_per_switch = sh->frontier ? sh->p / NICS : 0;
   uint64_t hosts = (uint64_t)G * a * sh->p * (sh->frontier ? GCDS / NICS : 1);
   if (hosts > (1u << 24))
@@ -347,7 +363,7 @@ static gboolean df_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate, WhTim
   return TRUE;
 }
 
-static void wh_dragonfly_free(WhDragonfly *df)
+static void dragonfly_free(WhDragonfly *df)
 {
   if (df == NULL)
     return;
@@ -360,6 +376,11 @@ static void wh_dragonfly_free(WhDragonfly *df)
   if (df->interned)
     g_hash_table_unref(df->interned);
   g_free(df);
+}
+
+static void dragonfly_free_data(gpointer data)
+{
+  dragonfly_free(data);
 }
 
 static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
@@ -467,7 +488,7 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
         }
       }
   if (!ok) {
-    wh_dragonfly_free(df);
+    dragonfly_free(df);
     return FALSE;
   }
   const char *routing = wh_config_choice(cfg, "wh::Dragonfly", "Routing");
@@ -476,14 +497,17 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
                                                       : WH_DRAGONFLY_MINIMAL;
   df->ugal_bias = wh_config_bytes(cfg, "wh::Dragonfly", "UgalBias");
   df->ugal_path = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "UgalQueues"), "path") == 0;
-  df->interned = g_hash_table_new_full(route_key_hash, route_key_equal, g_free, g_free);
-  WhNetRouter r = {df_route, df, (GDestroyNotify)wh_dragonfly_free, NULL, 0};
+  df->interned = g_hash_table_new_full(route_hash, route_equal, g_free, NULL);
+  WhNetRouter r = {.route = df_route, .data = df, .free_data = dragonfly_free_data};
   if (df->routing == WH_DRAGONFLY_ADAPTIVE) {
     r.choose = df_choose;
     r.flowlet_gap = wh_config_time(cfg, "wh::Dragonfly", "FlowletGap");
-    if (r.flowlet_gap == 0) /* longest Valiant path minus the shortest path */
-      r.flowlet_gap = 3 * (lo_delay + wh_config_time(cfg, "wh::Switch", "Delay")) +
-                      2 * (gl_delay + wh_config_time(cfg, "wh::Switch", "Delay"));
+    if (r.flowlet_gap == 0) { /* longest Valiant path minus the shortest path */
+      WhTime sw = wh_config_origin(cfg, "wh::Dragonfly", "SwitchDelay")
+                      ? wh_config_time(cfg, "wh::Dragonfly", "SwitchDelay")
+                      : wh_config_time(cfg, "wh::Switch", "Delay");
+      r.flowlet_gap = 3 * (lo_delay + sw) + 2 * (gl_delay + sw);
+    }
   }
   wh_net_set_router(net, &r);
   return TRUE;
@@ -624,17 +648,14 @@ static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint3
 static const uint32_t *interned(const WhNet *net, WhDragonfly *df, uint32_t src, uint32_t dst,
                                 uint64_t hash, uint32_t via)
 {
-  RouteKey key = {src, dst, via, 0, hash};
-  uint32_t *r = g_hash_table_lookup(df->interned, &key);
-  if (r)
-    return r;
-  uint32_t buf[64];
-  uint32_t n = df_path(net, df, src, dst, hash, via, buf, 64);
-  g_assert(n > 0);
-  r = g_new(uint32_t, n + 1);
-  r[0] = n;
-  memcpy(r + 1, buf, n * sizeof(uint32_t));
-  g_hash_table_insert(df->interned, g_memdup2(&key, sizeof key), r);
+  uint32_t buf[65];
+  buf[0] = df_path(net, df, src, dst, hash, via, buf + 1, 64);
+  g_assert(buf[0] > 0);
+  uint32_t *r = g_hash_table_lookup(df->interned, buf);
+  if (r == NULL) {
+    r = g_memdup2(buf, (buf[0] + 1) * sizeof(uint32_t));
+    g_hash_table_add(df->interned, r);
+  }
   return r;
 }
 

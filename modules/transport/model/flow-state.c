@@ -149,6 +149,7 @@ void wh_transport_shift_flow(WhTransport *tp, WhFlow *f, WhTime shift)
   const WhCcClass *cc = tp->cc;
   shift_if_set(&f->next_avail, shift);
   shift_if_set(&f->last_tx, shift);
+  shift_if_set(&f->last_choice, shift);
   shift_if_set(&f->rto_deadline, shift);
   if (f->cnp_sent)
     f->last_cnp += shift;
