@@ -264,9 +264,11 @@ Suite *wh_scenario_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_whsim_outputs_and_determinism);
   tcase_add_test(tc, test_command_line_overrides_scenario);
-  tcase_add_test(tc, test_deadlock_watchdog);
   tcase_add_test(tc, test_whsim_list_and_usage);
   tcase_add_test(tc, test_plugin_cc);
   suite_add_tcase(s, tc);
+  TCase *wd = tcase_create("watchdog");
+  tcase_add_test(wd, test_deadlock_watchdog);
+  suite_add_tcase(s, wd);
   return s;
 }

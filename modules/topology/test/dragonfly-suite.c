@@ -291,13 +291,17 @@ END_TEST
 Suite *wh_dragonfly_suite(void)
 {
   Suite *s = suite_create("dragonfly");
-  TCase *tc = tcase_create("structure");
-  tcase_set_timeout(tc, 60);
-  tcase_add_test(tc, test_balanced_structure);
-  tcase_add_test(tc, test_routes_all_pairs);
-  tcase_add_test(tc, test_spare_global_ports);
-  tcase_add_test(tc, test_frontier_structure);
-  tcase_add_test(tc, test_shape_checks);
-  suite_add_tcase(s, tc);
+  TCase *structure = tcase_create("structure");
+  tcase_add_test(structure, test_balanced_structure);
+  tcase_add_test(structure, test_spare_global_ports);
+  tcase_add_test(structure, test_shape_checks);
+  suite_add_tcase(s, structure);
+  TCase *routes = tcase_create("routes");
+  tcase_add_test(routes, test_routes_all_pairs);
+  suite_add_tcase(s, routes);
+  TCase *frontier = tcase_create("frontier");
+  tcase_set_timeout(frontier, 60);
+  tcase_add_test(frontier, test_frontier_structure);
+  suite_add_tcase(s, frontier);
   return s;
 }

@@ -234,14 +234,22 @@ END_TEST
 
 Suite *wh_dragonfly_traffic_suite(void)
 {
+  const struct {
+    const char *name;
+    const TTest *test;
+  } cases[] = {
+      {"uniform", test_uniform_inside_a_group},
+      {"adversarial", test_adversarial_adaptive_vs_minimal},
+      {"deadlock", test_single_class_deadlocks},
+      {"node", test_node_all_to_all_closed_form},
+      {"preset", test_frontier_preset},
+  };
   Suite *s = suite_create("dragonfly-traffic");
-  TCase *tc = tcase_create("traffic");
-  tcase_set_timeout(tc, 120);
-  tcase_add_test(tc, test_uniform_inside_a_group);
-  tcase_add_test(tc, test_adversarial_adaptive_vs_minimal);
-  tcase_add_test(tc, test_single_class_deadlocks);
-  tcase_add_test(tc, test_node_all_to_all_closed_form);
-  tcase_add_test(tc, test_frontier_preset);
-  suite_add_tcase(s, tc);
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    TCase *tc = tcase_create(cases[i].name);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, cases[i].test);
+    suite_add_tcase(s, tc);
+  }
   return s;
 }
