@@ -9,7 +9,8 @@
 #
 #   - uniform random traffic inside one group (minimal routing): the share of the
 #     injection bandwidth delivered while every host still has data to send (rates
-#     sampled every 100 us, window 100 us .. 1 ms);
+#     sampled every 100 us, window 100 us .. 1 ms), and the same inside one Frontier
+#     group (NIC injection; sampled every 20 us, window 40 us .. half the run);
 #   - adversarial traffic (every host of group i to group i+1) on 8 groups, and on 4
 #     Frontier groups: throughput (bytes / time of the last byte) with minimal, Valiant
 #     and adaptive routing, the ratio adaptive / minimal, PFC pauses, path changes and
@@ -72,6 +73,7 @@ for r in minimal valiant adaptive; do
   run "frontier4-$r" scenarios/frontier/frontier-4group.xml --set "wh::Dragonfly::Routing=$r"
 done
 run frontier1 scenarios/frontier/frontier-1group.xml
+run frontier1-uniform scenarios/frontier/frontier-1group-uniform.xml --sample-period 20us
 run_deadlock deadlock-one-class tests/deadlock/dragonfly-single-class.xml
 run_deadlock deadlock-three-classes tests/deadlock/dragonfly-single-class.xml \
   --set wh::Dragonfly::VirtualChannels=true
@@ -124,6 +126,18 @@ lines += ["## Uniform random traffic inside one group (minimal routing)", "",
           "|---:|---:|---:|---:|",
           "| %.1f%% of injection | >= 90%% | %d / %d | %d |" % (
               frac * 100, s["flows_completed"], s["flows"], s["pfc_pauses"]), ""]
+
+s = summary("frontier1-uniform")
+half = s["sim_end_ps"] // 2
+nics = s["hosts"] // 2  # a NIC per MI250X: 2 GCDs each
+ffrac = delivered("frontier1-uniform", 40 * US, half) / (nics * 200e9)
+lines += ["The same on one Frontier group (`scenarios/frontier/frontier-1group-uniform.xml`: "
+          "1024 GCDs, 512 NICs at 200 Gb/s; every GCD sends 16 messages of 256 KB to random "
+          "GCDs; traffic inside a node does not use the NICs):", "",
+          "| delivered, 40 us .. %.0f us (half the run) | bound | flows completed | PFC pauses | drops |" % (half / 1e6),
+          "|---:|---:|---:|---:|---:|",
+          "| %.1f%% of NIC injection | >= 90%% | %d / %d | %d | %d |" % (
+              ffrac * 100, s["flows_completed"], s["flows"], s["pfc_pauses"], s["drops"]), ""]
 
 lines += ["## Adversarial traffic: every host of group i to group i+1", "",
           "8 groups (`tests/scenarios/dragonfly-adversarial-*.xml`: 4 switches x 4 hosts per "

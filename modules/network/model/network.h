@@ -85,6 +85,10 @@ typedef struct {
                             uint64_t tuple_hash, uint64_t flowlet, const uint32_t *current,
                             uint16_t *nhops);
   WhTime flowlet_gap;
+  /* The rate a flow on `route` may send at (nullable: the rate of its first link):
+   * for a host behind a faster internal port, its NIC's rate. */
+  uint64_t (*line_rate)(const WhNet *net, const void *data, const uint32_t *route,
+                        uint32_t hops);
 } WhNetRouter;
 
 typedef struct {

@@ -402,8 +402,8 @@ static const char *const frontier_preset[][2] = {
     {"wh::Dragonfly::LocalDelay", "10ns"},
     {"wh::Dragonfly::GlobalDelay", "100ns"},
     {"wh::Switch::BufferSize", "32MB"},
-    {"wh::Switch::PfcXoff", "160KB"},
-    {"wh::Switch::PfcXon", "128KB"},
+    {"wh::Switch::PfcXoff", "320KB"},
+    {"wh::Switch::PfcXon", "288KB"},
     {"wh::RdmaFlow::Mtu", "4096B"},
 };
 

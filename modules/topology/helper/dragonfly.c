@@ -378,6 +378,19 @@ static void dragonfly_free(WhDragonfly *df)
   g_free(df);
 }
 
+/* Frontier nodes: a GCD's own port is faster than anything behind it, so a flow's
+ * line rate is its route's slowest link: the NIC (200 Gb/s) between nodes, the
+ * narrowest Infinity Fabric link inside a node. */
+static uint64_t df_line_rate(const WhNet *net, const void *data, const uint32_t *route,
+                             uint32_t hops)
+{
+  (void)data;
+  uint64_t r = UINT64_MAX;
+  for (uint32_t i = 0; i < hops; i++)
+    r = MIN(r, net->port[route[i]].rate_bps);
+  return r;
+}
+
 static void dragonfly_free_data(gpointer data)
 {
   dragonfly_free(data);
@@ -499,6 +512,8 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
   df->ugal_path = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "UgalQueues"), "path") == 0;
   df->interned = g_hash_table_new_full(route_hash, route_equal, g_free, NULL);
   WhNetRouter r = {.route = df_route, .data = df, .free_data = dragonfly_free_data};
+  if (sh.frontier)
+    r.line_rate = df_line_rate;
   if (df->routing == WH_DRAGONFLY_ADAPTIVE) {
     r.choose = df_choose;
     r.flowlet_gap = wh_config_time(cfg, "wh::Dragonfly", "FlowletGap");
