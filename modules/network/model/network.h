@@ -87,8 +87,7 @@ typedef struct {
   WhTime flowlet_gap;
   /* The rate a flow on `route` may send at (nullable: the rate of its first link):
    * for a host behind a faster internal port, its NIC's rate. */
-  uint64_t (*line_rate)(const WhNet *net, const void *data, const uint32_t *route,
-                        uint32_t hops);
+  uint64_t (*line_rate)(const WhNet *net, const void *data, const uint32_t *route, uint32_t hops);
 } WhNetRouter;
 
 typedef struct {

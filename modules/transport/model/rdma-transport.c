@@ -644,9 +644,8 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   f->tuple_hash = tuple_hash(src, dst, sport, dport);
   f->fwd_hops = (uint16_t)nf;
   f->rev_hops = (uint16_t)nr;
-  f->line_rate = net->router.line_rate
-                    ? net->router.line_rate(net, net->router.data, fwd, nf)
-                    : net->port[fwd[0]].rate_bps;
+  f->line_rate = net->router.line_rate ? net->router.line_rate(net, net->router.data, fwd, nf)
+                                       : net->port[fwd[0]].rate_bps;
   tp->n_flows++;
   timer_at(f, start, TIMER_RTO);
   return id;
