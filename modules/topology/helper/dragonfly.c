@@ -171,7 +171,7 @@ const WhTypeInfo wh_dragonfly_type = {
     "wh::Dragonfly", "topology",
     "dragonfly: Groups x SwitchesPerGroup switches, all-to-all inside a group, "
     "GlobalLinksPerPair links between every pair of groups; endpoints are hosts or "
-    "Frontier-like nodes; minimal and Valiant routes",
+    "Frontier-like nodes; minimal, Valiant or adaptive (UGAL per flowlet) routing",
     dragonfly_params};
 
 /* ---- node-internal paths ---- */
