@@ -170,6 +170,28 @@ private:
     m_hooks->on_drop(m_hooks->ctx, &p);
   }
 
+  /* Asks a hook about a packet and applies its verdict; false if it dropped it. */
+  bool Ask(WhNs3HookVerdict (*hook)(void *, const WhNs3HookPacket *), Ptr<QueueDiscItem> item,
+           bool enqueue)
+  {
+    if (hook == nullptr)
+      return true;
+    WhNs3HookPacket p;
+    Describe(item, p);
+    WhNs3HookVerdict v = hook(m_hooks->ctx, &p);
+    if (v == WH_NS3_HOOK_DROP) {
+      Dropped(item, &p);
+      if (enqueue)
+        DropBeforeEnqueue(item, HOOK_DROP);
+      else
+        DropAfterDequeue(item, HOOK_DROP);
+      return false;
+    }
+    if (v == WH_NS3_HOOK_MARK)
+      Mark(item, HOOK_MARK);
+    return true;
+  }
+
   bool DoEnqueue(Ptr<QueueDiscItem> item) override
   {
     if (GetCurrentSize() + item > GetMaxSize()) {
@@ -177,18 +199,8 @@ private:
       DropBeforeEnqueue(item, LIMIT_DROP);
       return false;
     }
-    if (m_hooks && m_hooks->on_enqueue) {
-      WhNs3HookPacket p;
-      Describe(item, p);
-      WhNs3HookVerdict v = m_hooks->on_enqueue(m_hooks->ctx, &p);
-      if (v == WH_NS3_HOOK_DROP) {
-        Dropped(item, &p);
-        DropBeforeEnqueue(item, HOOK_DROP);
-        return false;
-      }
-      if (v == WH_NS3_HOOK_MARK)
-        Mark(item, HOOK_MARK);
-    }
+    if (m_hooks && !Ask(m_hooks->on_enqueue, item, true))
+      return false;
     return GetInternalQueue(0)->Enqueue(item);
   }
 
@@ -196,19 +208,8 @@ private:
   {
     for (;;) {
       Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
-      if (!item || m_hooks == nullptr || m_hooks->on_dequeue == nullptr)
+      if (!item || m_hooks == nullptr || Ask(m_hooks->on_dequeue, item, false))
         return item;
-      WhNs3HookPacket p;
-      Describe(item, p);
-      WhNs3HookVerdict v = m_hooks->on_dequeue(m_hooks->ctx, &p);
-      if (v == WH_NS3_HOOK_DROP) {
-        Dropped(item, &p);
-        DropAfterDequeue(item, HOOK_DROP);
-        continue;
-      }
-      if (v == WH_NS3_HOOK_MARK)
-        Mark(item, HOOK_MARK);
-      return item;
     }
   }
 

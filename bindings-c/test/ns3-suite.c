@@ -380,11 +380,14 @@ Suite *wh_ns3_suite(void)
   tcase_add_test(tc, test_tcp_one_segment);
   tcase_add_test(tc, test_dctcp_long_flow);
   tcase_add_test(tc, test_api_checks);
-  tcase_add_test(tc, test_hook_step_marking);
-  tcase_add_test(tc, test_hook_drops);
-  tcase_add_test(tc, test_hook_queue_limit);
   tcase_add_test(tc, test_whsim_engine_ns3);
   tcase_add_loop_test(tc, test_c_heap_scheduler_on_validation_scenarios, 0, 2);
   suite_add_tcase(s, tc);
+  TCase *hook = tcase_create("hook-queue-disc");
+  tcase_set_timeout(hook, 120);
+  tcase_add_test(hook, test_hook_step_marking);
+  tcase_add_test(hook, test_hook_drops);
+  tcase_add_test(hook, test_hook_queue_limit);
+  suite_add_tcase(s, hook);
   return s;
 }
