@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "outputs.h"
 #include "wh-ns3-scheduler.h"
 #include "wh-ns3.h"
 
@@ -122,15 +123,9 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
       ",\n  \"flows_completed\": %u,\n  \"wall_s\": %.6f,\n  \"flows\": %u\n}\n",
       name, run->seed, marking, (guint64)hook_marks, net->n_hosts, net->n_switches,
       (guint64)st.end_ps, (guint64)st.events, (guint64)st.link_traversals, done, wall, tp->n_flows);
-  if (g_mkdir_with_parents(dir, 0755) != 0) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: cannot create", dir);
-    g_string_free(csv, TRUE);
-    return FALSE;
-  }
-  g_autofree char *csv_path = g_build_filename(dir, "flows.csv", NULL);
-  g_autofree char *sum_path = g_build_filename(dir, "summary.json", NULL);
-  ok = g_file_set_contents(csv_path, csv->str, -1, error) &&
-       g_file_set_contents(sum_path, summary, -1, error);
+  g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
+  ok = set && wh_output_set_add(set, "flows.csv", csv->str, error) &&
+       wh_output_set_add(set, "summary.json", summary, error) && wh_output_set_commit(set, error);
   g_string_free(csv, TRUE);
   if (ok && !quiet)
     printf("engine     ns-3 3.37: %u of %u flows completed, %.3f us simulated, %" G_GUINT64_FORMAT

@@ -5,10 +5,12 @@
  * could not be written or the simulation ended in an inconsistent state (outputs are
  * still written, for diagnosis), 2 bad input or usage. */
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "outputs.h"
 #include "plugin.h"
 #include "registry.h"
 #include "run.h"
@@ -21,9 +23,7 @@
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: whsim run FILE.xml [--out DIR] [--seed N] [--scheduler heap|calendar]\n"
-               "                         [--cc NAME] [--set Type::Param=VALUE]... [--quiet]\n"
-               "                         [--plugin LIB.so]...\n"
+  fprintf(out, "usage: whsim run FILE.xml [OPTION...]   (options below)\n"
                "       whsim validate FILE.xml [--plugin LIB.so]...\n"
                "       whsim list [--plugin LIB.so]...\n"
                "Run `whsim run --help` for the options.\n");
@@ -147,59 +147,200 @@ static void print_report(const WhRun *run, const char *out_dir)
   g_free(fct);
 }
 
-static int cmd_run(int argc, char **argv)
+/* The options of `whsim run`, as given. */
+typedef struct {
+  char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking;
+  char *iterations, *wall_limit;
+  char **sets, **plugins;
+  gboolean quiet;
+} RunArgs;
+
+static void run_args_clear(RunArgs *a)
 {
-  g_autofree char *out_dir = NULL;
-  g_autofree char *seed = NULL;
-  g_autofree char *scheduler = NULL;
-  g_autofree char *cc = NULL;
-  g_auto(GStrv) sets = NULL;
-  g_auto(GStrv) plugins = NULL;
-  g_autofree char *sample = NULL;
-  g_autofree char *engine = NULL;
-  g_autofree char *ns3_scheduler = NULL;
-  g_autofree char *ns3_marking = NULL;
-  gint iterations = 0;
-  gdouble wall_limit = 0;
-  gboolean quiet = FALSE;
+  g_free(a->out_dir);
+  g_free(a->seed);
+  g_free(a->scheduler);
+  g_free(a->cc);
+  g_free(a->sample);
+  g_free(a->engine);
+  g_free(a->ns3_scheduler);
+  g_free(a->ns3_marking);
+  g_free(a->iterations);
+  g_free(a->wall_limit);
+  g_strfreev(a->sets);
+  g_strfreev(a->plugins);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunArgs, run_args_clear)
+
+/* The option parser of `whsim run`, storing into `a`; also the source of the option
+ * list that `whsim --help` prints. (transfer full) */
+static GOptionContext *run_context(RunArgs *a)
+{
   GOptionEntry entries[] = {
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
-       "write summary.json and flows.csv to DIR (default: out/<file name without .xml>)", "DIR"},
-      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "random seed (overrides the scenario's)", "N"},
-      {"scheduler", 0, 0, G_OPTION_ARG_STRING, &scheduler,
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a->out_dir,
+       "write the outputs to DIR (default: out/<file name without .xml>)", "DIR"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &a->seed, "random seed (overrides the scenario's)", "N"},
+      {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler,
        "event scheduler: heap (default) or calendar", "NAME"},
-      {"cc", 0, 0, G_OPTION_ARG_STRING, &cc,
+      {"cc", 0, 0, G_OPTION_ARG_STRING, &a->cc,
        "congestion control (default: the scenario's, else dcqcn)", "NAME"},
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->sets,
        "override a parameter, e.g. wh::DcqcnCc::Kmin=400KB (repeatable)", "Type::Param=VALUE"},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print nothing on success", NULL},
-      {"engine", 0, 0, G_OPTION_ARG_STRING, &engine,
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a->quiet, "print nothing on success", NULL},
+      {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine,
        "native (default) or ns3: run the scenario on stock ns-3 3.37 (DCTCP scenarios without PFC)",
        "NAME"},
-      {"ns3-scheduler", 0, 0, G_OPTION_ARG_STRING, &ns3_scheduler,
+      {"ns3-scheduler", 0, 0, G_OPTION_ARG_STRING, &a->ns3_scheduler,
        "with --engine ns3: run ns-3's event list on this project scheduler (heap or calendar) "
        "instead of ns-3's MapScheduler",
        "NAME"},
-      {"ns3-marking", 0, 0, G_OPTION_ARG_STRING, &ns3_marking,
+      {"ns3-marking", 0, 0, G_OPTION_ARG_STRING, &a->ns3_marking,
        "with --engine ns3: red (default: ns-3's RED marks as a step at enqueue) or dequeue "
        "(a C hook queue disc marks at dequeue, as the native engine does)",
        "HOW"},
-      {"wall-limit", 0, 0, G_OPTION_ARG_DOUBLE, &wall_limit,
-       "stop after SECONDS of wall time and report how far the run got", "SECONDS"},
-      {"iterations", 0, 0, G_OPTION_ARG_INT, &iterations,
-       "run the workload N times (overrides the scenario's iterations)", "N"},
-      {"sample-period", 0, 0, G_OPTION_ARG_STRING, &sample,
+      {"wall-limit", 0, 0, G_OPTION_ARG_STRING, &a->wall_limit,
+       "stop after SECONDS (> 0) of wall time and report how far the run got", "SECONDS"},
+      {"iterations", 0, 0, G_OPTION_ARG_STRING, &a->iterations,
+       "run the workload N times, 1..100000 (overrides the scenario's iterations)", "N"},
+      {"sample-period", 0, 0, G_OPTION_ARG_STRING, &a->sample,
        "sample flow rates and queues every TIME; writes rates.csv and queues.csv", "TIME"},
-      {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
+      {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->plugins,
        "load a plugin before the scenario (repeatable)", "LIB.so"},
       {NULL},
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.xml - simulate a scenario");
+  GOptionContext *ctx = g_option_context_new("run FILE.xml - simulate a scenario");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(
       ctx,
       "Parameters and their units: `whsim list`. Outputs: summary.json (counters) and\n"
-      "flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps) in the output directory.\n");
+      "flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps) in the output directory;\n"
+      "rates.csv and queues.csv with a sample period; ops.csv and trace.json with a workload.\n"
+      "Exit status: 0 success, 1 the run failed or ended inconsistent, 2 bad input or usage.\n");
+  return ctx;
+}
+
+/* Checks the numeric options and fills `opts`; FALSE after reporting the first bad one. */
+static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
+{
+  g_autoptr(GError) err = NULL;
+  *opts = (WhRunOptions){.scheduler = a->scheduler, .cc = a->cc, .sets = a->sets};
+  if (a->iterations) {
+    int64_t v;
+    if (!wh_units_parse_int(a->iterations, &v, NULL) || v < 1 || v > 100000) {
+      fprintf(stderr, "whsim run: --iterations %s: expected an integer in 1..100000\n",
+              a->iterations);
+      return FALSE;
+    }
+    opts->iterations = (uint32_t)v;
+  }
+  if (a->wall_limit) {
+    char *end = NULL;
+    double v = g_ascii_strtod(a->wall_limit, &end);
+    if (end == a->wall_limit || *end != '\0' || !isfinite(v) || v <= 0) {
+      fprintf(stderr, "whsim run: --wall-limit %s: expected a finite number of seconds > 0\n",
+              a->wall_limit);
+      return FALSE;
+    }
+    opts->wall_limit_s = v;
+  }
+  if (a->sample &&
+      (!wh_units_parse_time(a->sample, &opts->sample_period, &err) || !opts->sample_period)) {
+    fprintf(stderr, "whsim run: --sample-period %s: %s\n", a->sample,
+            err ? err->message : "must be greater than zero");
+    return FALSE;
+  }
+  if (a->seed) {
+    int64_t v;
+    if (!wh_units_parse_int(a->seed, &v, NULL) || v < 0) {
+      fprintf(stderr, "whsim run: --seed %s: not a non-negative integer\n", a->seed);
+      return FALSE;
+    }
+    opts->has_seed = TRUE;
+    opts->seed = (uint64_t)v;
+  }
+  gboolean ns3 = g_strcmp0(a->engine, "ns3") == 0;
+  if (a->engine && !ns3 && strcmp(a->engine, "native") != 0) {
+    fprintf(stderr, "whsim run: --engine %s: expected native or ns3\n", a->engine);
+    return FALSE;
+  }
+  if (!ns3 && (a->ns3_scheduler || a->ns3_marking)) {
+    fprintf(stderr, "whsim run: --%s applies only with --engine ns3\n",
+            a->ns3_scheduler ? "ns3-scheduler" : "ns3-marking");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Runs on ns-3 and writes its outputs. */
+static int run_ns3(WhRun *run, const RunArgs *a)
+{
+#ifdef WH_HAVE_NS3
+  g_autoptr(GError) err = NULL;
+  WhNs3EngineOptions nopts = {a->ns3_scheduler, a->ns3_marking, a->quiet};
+  if (!wh_ns3_engine_check(run, &nopts, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (!wh_output_dir_prepare(a->out_dir, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (!wh_ns3_engine_run(run, a->out_dir, &nopts, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return 1;
+  }
+  return 0;
+#else
+  (void)run;
+  (void)a;
+  fprintf(stderr, "whsim run: --engine ns3: this whsim was built without ns-3\n");
+  return EXIT_BAD_INPUT;
+#endif
+}
+
+/* Runs the native engine, writes the outputs and reports; the exit status. */
+static int run_native(WhRun *run, const char *path, const RunArgs *a)
+{
+  g_autoptr(GError) err = NULL;
+  wh_run_execute(run);
+  if (!wh_run_write(run, a->out_dir, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return 1;
+  }
+  int status = 0;
+  char label[16];
+  if (run->net->deadlock.detected) {
+    fprintf(stderr, "whsim: %s: the network deadlocked (PFC); see summary.json \"deadlock\"\n",
+            path);
+    status = 1;
+  } else if (run->tp->gave_up >= 0) {
+    fprintf(stderr,
+            "whsim: %s: flow %s made no progress through %u go-back-N retransmissions in a row "
+            "(wh::RdmaFlow::MaxRetries); the run stopped at %.3f us\n",
+            path, wh_run_flow_label(run, (uint32_t)run->tp->gave_up, label), run->tp->p.max_retries,
+            wh_time_to_s(run->sim->now) * 1e6);
+    status = 1;
+  } else if (run->sim->past_horizon) {
+    fprintf(stderr,
+            "whsim: %s: an event was due past the time horizon of %.0f s (%s); the run stopped "
+            "at %.6f s\n",
+            path, wh_time_to_s(WH_TIME_HORIZON),
+            run->sim->past_horizon == WH_TIME_MAX ? "the sum of its times overflowed" : "too late",
+            wh_time_to_s(run->sim->now));
+    status = 1;
+  } else if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
+    fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", path, err->message);
+    status = 1;
+  }
+  if (!a->quiet)
+    print_report(run, a->out_dir);
+  return status;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+  g_auto(RunArgs) a = {0};
+  g_autoptr(GOptionContext) ctx = run_context(&a);
   g_autoptr(GError) err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     fprintf(stderr, "whsim run: %s\n", err->message);
@@ -210,109 +351,36 @@ static int cmd_run(int argc, char **argv)
     usage(stderr);
     return EXIT_BAD_INPUT;
   }
-  if (!load_plugins(plugins))
+  WhRunOptions opts;
+  if (!load_plugins(a.plugins) || !run_options_from_args(&a, &opts))
     return EXIT_BAD_INPUT;
-  if (iterations < 0 || iterations > 100000) {
-    fprintf(stderr, "whsim run: --iterations %d: expected 1..100000\n", iterations);
-    return EXIT_BAD_INPUT;
-  }
-  if (wall_limit < 0) {
-    fprintf(stderr, "whsim run: --wall-limit %g: must not be negative\n", wall_limit);
-    return EXIT_BAD_INPUT;
-  }
-  WhRunOptions opts = {.scheduler = scheduler,
-                       .cc = cc,
-                       .sets = sets,
-                       .iterations = (uint32_t)iterations,
-                       .wall_limit_s = wall_limit};
-  if (sample && (!wh_units_parse_time(sample, &opts.sample_period, &err) || !opts.sample_period)) {
-    fprintf(stderr, "whsim run: --sample-period %s: %s\n", sample,
-            err ? err->message : "must be greater than zero");
-    return EXIT_BAD_INPUT;
-  }
-  if (seed) {
-    int64_t v;
-    if (!wh_units_parse_int(seed, &v, &err) || v < 0) {
-      fprintf(stderr, "whsim run: --seed %s: not a non-negative integer\n", seed);
-      return EXIT_BAD_INPUT;
-    }
-    opts.has_seed = TRUE;
-    opts.seed = (uint64_t)v;
+  if (a.out_dir == NULL) {
+    g_autofree char *base = g_path_get_basename(argv[1]);
+    char *dot = strrchr(base, '.');
+    if (dot)
+      *dot = '\0';
+    a.out_dir = g_build_filename("out", base, NULL);
   }
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
-  if (sc == NULL) {
-    fprintf(stderr, "whsim: %s\n", err->message);
-    return EXIT_BAD_INPUT;
-  }
-  g_autoptr(WhRun) run = wh_run_new(sc, &opts, &err);
+  g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
   if (run == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  gboolean use_ns3 = engine && strcmp(engine, "ns3") == 0;
-  if (engine && !use_ns3 && strcmp(engine, "native") != 0) {
-    fprintf(stderr, "whsim run: --engine %s: expected native or ns3\n", engine);
-    return EXIT_BAD_INPUT;
-  }
-  if (!use_ns3 && (ns3_scheduler || ns3_marking)) {
-    fprintf(stderr, "whsim run: --%s applies only with --engine ns3\n",
-            ns3_scheduler ? "ns3-scheduler" : "ns3-marking");
-    return EXIT_BAD_INPUT;
-  }
-  if (out_dir == NULL) {
-    g_autofree char *base = g_path_get_basename(argv[1]);
-    char *dot = strrchr(base, '.');
-    if (dot)
-      *dot = '\0';
-    out_dir = g_build_filename("out", base, NULL);
-  }
-  if (use_ns3) {
-#ifdef WH_HAVE_NS3
-    WhNs3EngineOptions nopts = {ns3_scheduler, ns3_marking, quiet};
-    if (!wh_ns3_engine_check(run, &nopts, &err)) {
-      fprintf(stderr, "whsim: %s\n", err->message);
-      return EXIT_BAD_INPUT;
-    }
-    if (!wh_ns3_engine_run(run, out_dir, &nopts, &err)) {
-      fprintf(stderr, "whsim: %s\n", err->message);
-      return 1;
-    }
-    return 0;
-#else
-    fprintf(stderr, "whsim run: --engine ns3: this whsim was built without ns-3\n");
-    return EXIT_BAD_INPUT;
-#endif
-  }
-  wh_run_execute(run);
-  if (out_dir == NULL) {
-    g_autofree char *base = g_path_get_basename(argv[1]);
-    char *dot = strrchr(base, '.');
-    if (dot)
-      *dot = '\0';
-    out_dir = g_build_filename("out", base, NULL);
-  }
-  if (!wh_run_write(run, out_dir, &err)) {
+  if (g_strcmp0(a.engine, "ns3") == 0)
+    return run_ns3(run, &a);
+  if (!wh_output_dir_prepare(a.out_dir, &err)) {
     fprintf(stderr, "whsim: %s\n", err->message);
-    return 1;
+    return EXIT_BAD_INPUT;
   }
-  int status = 0;
-  if (run->net->deadlock.detected) {
-    fprintf(stderr, "whsim: %s: the network deadlocked (PFC); see summary.json \"deadlock\"\n",
-            argv[1]);
-    status = 1;
-  } else if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
-    fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", argv[1], err->message);
-    status = 1;
-  }
-  if (!quiet)
-    print_report(run, out_dir);
-  return status;
+  return run_native(run, argv[1], &a);
 }
 
 static int cmd_validate(int argc, char **argv)
 {
   g_auto(GStrv) plugins = NULL;
-  if (!parse_common(&argc, &argv, "FILE.xml - check a scenario without running it", &plugins))
+  if (!parse_common(&argc, &argv, "validate FILE.xml - check a scenario without running it",
+                    &plugins))
     return EXIT_BAD_INPUT;
   if (argc != 2) {
     usage(stderr);
@@ -333,6 +401,7 @@ static int cmd_validate(int argc, char **argv)
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
+  g_set_prgname("whsim");
   wh_registry_init();
   if (argc < 2) {
     usage(stderr);
@@ -346,7 +415,7 @@ int main(int argc, char **argv)
     g_auto(GStrv) plugins = NULL;
     int n = argc - 1;
     char **v = argv + 1;
-    if (!parse_common(&n, &v, "- print every type and parameter", &plugins))
+    if (!parse_common(&n, &v, "list - print every type and parameter", &plugins))
       return EXIT_BAD_INPUT;
     wh_registry_print(stdout);
     return 0;
@@ -354,6 +423,10 @@ int main(int argc, char **argv)
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
       strcmp(argv[1], "help") == 0) {
     usage(stdout);
+    g_auto(RunArgs) a = {0};
+    g_autoptr(GOptionContext) ctx = run_context(&a);
+    g_autofree char *help = g_option_context_get_help(ctx, TRUE, NULL);
+    printf("\n%s", help);
     return 0;
   }
   fprintf(stderr, "whsim: unknown command \"%s\"\n", argv[1]);

@@ -116,7 +116,7 @@ void wh_sim_run(WhSim *sim)
   WhEvent *(*pop)(WhScheduler *) = s->klass->pop;
   double t0 = monotonic_s();
   uint64_t ev0 = sim->events_executed;
-  sim->stopped = FALSE;
+  sim->stopped = sim->past_horizon != 0;
   sim->wall_stopped = FALSE;
   gboolean watch = sim->progress != NULL || sim->wall_limit_s > 0;
   while (!sim->stopped) {
@@ -160,6 +160,14 @@ void wh_sim_run(WhSim *sim)
     fputc('\n', sim->progress);
     fflush(sim->progress);
   }
+}
+
+WhTime wh_sim_beyond_horizon(WhSim *sim, WhTime at)
+{
+  if (sim->past_horizon == 0)
+    sim->past_horizon = at < sim->now ? WH_TIME_MAX : at;
+  sim->stopped = TRUE;
+  return WH_TIME_HORIZON + 1;
 }
 
 void wh_sim_stop_at(WhSim *sim, WhTime t)

@@ -32,6 +32,7 @@ struct WhSim {
   void (*monitor)(WhSim *sim, void *ctx);
   void *monitor_ctx;
   WhTime monitor_next;
+  WhTime past_horizon; /* 0, or a time beyond WH_TIME_HORIZON asked of schedule: stopped */
 };
 
 /* (transfer full) */
@@ -45,6 +46,8 @@ static inline WhTime wh_sim_now(const WhSim *sim)
 }
 
 WhEvent *wh_sim_event_alloc(WhSim *sim);
+/* Cold: an event asked for past WH_TIME_HORIZON (or a wrapped sum): stops the run. */
+WhTime wh_sim_beyond_horizon(WhSim *sim, WhTime at);
 
 /* Schedules fn(sim, ctx, arg) at absolute time `at` (>= now). Returns the event
  * handle (transfer none), valid until it runs or is cancelled. */
@@ -54,6 +57,8 @@ static inline WhEvent *wh_sim_schedule_at(WhSim *sim, WhTime at, WhEventFn fn, v
   WhEvent *ev = sim->free_list ? sim->free_list : wh_sim_event_alloc(sim);
   sim->free_list = ev->next;
   sim->events_live++;
+  if (G_UNLIKELY(at > WH_TIME_HORIZON || at < sim->now))
+    at = wh_sim_beyond_horizon(sim, at);
   ev->time = at;
   ev->seq = sim->next_seq++;
   ev->fn = fn;
@@ -67,7 +72,8 @@ static inline WhEvent *wh_sim_schedule_at(WhSim *sim, WhTime at, WhEventFn fn, v
 static inline WhEvent *wh_sim_schedule(WhSim *sim, WhTime delay, WhEventFn fn, void *ctx,
                                        uint64_t arg, uint32_t owner)
 {
-  return wh_sim_schedule_at(sim, sim->now + delay, fn, ctx, arg, owner);
+  WhTime at = sim->now + delay;
+  return wh_sim_schedule_at(sim, at < delay ? WH_TIME_MAX : at, fn, ctx, arg, owner);
 }
 
 /* Removes a pending event and returns it to the pool. */

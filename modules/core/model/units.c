@@ -116,7 +116,15 @@ gboolean wh_units_parse_bytes(const char *text, uint64_t *out_bytes, GError **er
 
 gboolean wh_units_parse_time(const char *text, WhTime *out_ps, GError **error)
 {
-  return parse_quantity(text, time_units, G_N_ELEMENTS(time_units), "time", "1us", out_ps, error);
+  if (!parse_quantity(text, time_units, G_N_ELEMENTS(time_units), "time", "1us", out_ps, error))
+    return FALSE;
+  if (*out_ps > WH_TIME_HORIZON) {
+    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_RANGE,
+                "time \"%s\" lies beyond the time horizon of %.0f s", text,
+                wh_time_to_s(WH_TIME_HORIZON));
+    return FALSE;
+  }
+  return TRUE;
 }
 
 gboolean wh_units_parse_int(const char *text, int64_t *out, GError **error)

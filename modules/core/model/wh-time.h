@@ -13,6 +13,11 @@ typedef uint64_t WhTime;
 #define WH_US ((WhTime)1000000)
 #define WH_MS ((WhTime)1000000000)
 #define WH_S ((WhTime)1000000000000)
+
+/* The time horizon: no time a scenario gives (start, delay, timeout, stop) may exceed
+ * it, and the simulator refuses to schedule past it, so a sum of two scenario times
+ * never wraps. 10^6 s, about 11.6 days of simulated time. */
+#define WH_TIME_HORIZON (1000000 * WH_S)
 #define WH_TIME_MAX UINT64_MAX
 
 static inline double wh_time_to_s(WhTime t)

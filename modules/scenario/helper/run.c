@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "outputs.h"
 #include "presets.h"
 #include "simai-import.h"
 #include "topology.h"
@@ -136,6 +137,29 @@ static gboolean check_custom(const WhScenario *sc, GError **error)
  * hundred bytes, so this bounds the memory a pattern can ask for. */
 #define WH_MAX_SCENARIO_FLOWS (1u << 24)
 
+/* A switch buffer or PFC threshold smaller than one data frame would drop that frame
+ * at every try: refused before anything is built. */
+static gboolean check_frame_fits(const WhRun *run, const WhNetParams *np, GError **error)
+{
+  const WhConfig *cfg = run->cfg;
+  uint64_t frame = wh_config_bytes(cfg, "wh::RdmaFlow", "Mtu") +
+                   wh_config_bytes(cfg, "wh::RdmaFlow", "HeaderBytes");
+  const char *param = np->buffer_bytes < frame          ? "BufferSize"
+                      : np->pfc && np->pfc_xoff < frame ? "PfcXoff"
+                                                        : NULL;
+  if (param == NULL)
+    return TRUE;
+  const char *o = wh_config_origin(cfg, "wh::Switch", param);
+  if (o == NULL)
+    o = wh_config_origin(cfg, "wh::RdmaFlow", "Mtu");
+  g_set_error(
+      error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+      "%s: wh::Switch::%s (%" G_GUINT64_FORMAT
+      " B) cannot hold one data frame of %" G_GUINT64_FORMAT " B (wh::RdmaFlow::Mtu + HeaderBytes)",
+      o ? o : run->sc->path, param, param[0] == 'B' ? np->buffer_bytes : np->pfc_xoff, frame);
+  return FALSE;
+}
+
 static gboolean build_network(WhRun *run, void *cc_params, GError **error)
 {
   const WhConfig *cfg = run->cfg;
@@ -168,6 +192,8 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
                 o ? o : sc->path, np.pfc_xon, np.pfc_xoff);
     return FALSE;
   }
+  if (!check_frame_fits(run, &np, error))
+    return FALSE;
   run->net = wh_net_new(run->sim, &np);
   g_autoptr(GError) err = NULL;
   if (g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0) {
@@ -592,14 +618,18 @@ gboolean wh_run_check(const WhRun *run, GError **error)
 
 gboolean wh_run_stopped_early(const WhRun *run)
 {
-  return run->sim->wall_stopped || run->net->deadlock.detected ||
-         (run->stop && wh_sim_pending(run->sim) > 0);
+  return run->sim->wall_stopped || run->net->deadlock.detected || run->tp->gave_up >= 0 ||
+         run->sim->past_horizon || (run->stop && wh_sim_pending(run->sim) > 0);
 }
 
 const char *wh_run_stop_reason(const WhRun *run)
 {
   if (run->net->deadlock.detected)
     return "deadlock";
+  if (run->tp->gave_up >= 0)
+    return "retry limit";
+  if (run->sim->past_horizon)
+    return "time horizon";
   return run->sim->wall_stopped ? "wall-clock limit" : "stop time";
 }
 
@@ -702,13 +732,6 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   return g_string_free(j, FALSE);
 }
 
-static gboolean write_atomically(const char *dir, const char *name, const char *text,
-                                 GError **error)
-{
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  return g_file_set_contents(path, text, -1, error);
-}
-
 const char *wh_run_flow_label(const WhRun *run, uint32_t i, char buf[16])
 {
   if (i < run->n_flow_ids)
@@ -717,7 +740,7 @@ const char *wh_run_flow_label(const WhRun *run, uint32_t i, char buf[16])
   return buf;
 }
 
-static gboolean write_samples(const WhRun *run, const char *dir, GError **error)
+static gboolean write_samples(const WhRun *run, WhOutputSet *set, GError **error)
 {
   char label[16];
   const WhRateSampler *s = run->sampler;
@@ -743,17 +766,15 @@ static gboolean write_samples(const WhRun *run, const char *dir, GError **error)
                                (guint64)((k + 1) * period), p, run->net->port[p].node, q);
     }
   }
-  return write_atomically(dir, "rates.csv", rates->str, error) &&
-         write_atomically(dir, "queues.csv", queues->str, error);
+  return wh_output_set_add(set, "rates.csv", rates->str, error) &&
+         wh_output_set_add(set, "queues.csv", queues->str, error);
 }
 
 gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
 {
-  if (g_mkdir_with_parents(dir, 0755) != 0) {
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-                "%s: cannot create output directory: %s", dir, g_strerror(errno));
+  g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
+  if (set == NULL)
     return FALSE;
-  }
   g_autofree char *summary = wh_run_summary_json(run, TRUE);
   GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n");
   char label[16];
@@ -767,16 +788,16 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
     else
       g_string_append(csv, ",\n");
   }
-  gboolean ok = write_atomically(dir, "flows.csv", csv->str, error) &&
-                write_atomically(dir, "summary.json", summary, error);
+  gboolean ok = wh_output_set_add(set, "flows.csv", csv->str, error) &&
+                wh_output_set_add(set, "summary.json", summary, error);
   g_string_free(csv, TRUE);
   if (ok && run->sampler)
-    ok = write_samples(run, dir, error);
+    ok = write_samples(run, set, error);
   if (ok && run->workload) {
     g_autofree char *ops = wh_workload_ops_csv(run->workload);
     g_autofree char *trace = wh_workload_trace_json(run->workload);
-    ok = write_atomically(dir, "ops.csv", ops, error) &&
-         write_atomically(dir, "trace.json", trace, error);
+    ok = wh_output_set_add(set, "ops.csv", ops, error) &&
+         wh_output_set_add(set, "trace.json", trace, error);
   }
-  return ok;
+  return ok && wh_output_set_commit(set, error);
 }

@@ -55,6 +55,8 @@ struct WhFlow {
   uint32_t heap_pos;
   uint64_t heap_seq;
   WhTime rto_deadline;
+  uint64_t retry_una;              /* snd_una at the last go-back-N rewind */
+  uint32_t retries;                /* rewinds in a row without snd_una moving */
   WhEvent *timers[WH_FLOW_TIMERS]; /* pending timer events, cancelled when the flow ends */
   uint64_t bytes_sent;             /* payload, with retransmissions */
   uint64_t retx_bytes;

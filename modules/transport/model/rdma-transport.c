@@ -35,6 +35,7 @@ void wh_transport_params_from_config(WhTransportParams *p, const WhConfig *cfg)
   p->window = wh_config_bytes(cfg, t, "Window");
   p->ack_every = (uint32_t)wh_config_int(cfg, t, "AckEvery");
   p->delayed_ack_timeout = wh_config_time(cfg, t, "DelayedAckTimeout");
+  p->max_retries = (uint32_t)wh_config_int(cfg, t, "MaxRetries");
 }
 
 /* ---- per-host send heap, keyed (next_avail, heap_seq) ---- */
@@ -323,6 +324,14 @@ void wh_flow_timer_at(WhFlow *f, WhTime at, unsigned timer)
 
 static void go_back(WhTransport *tp, WhFlow *f, uint64_t seq)
 {
+  if (f->snd_una > f->retry_una || f->retries == 0) {
+    f->retry_una = f->snd_una;
+    f->retries = 0;
+  }
+  if (++f->retries > tp->p.max_retries && tp->p.max_retries && tp->gave_up < 0) {
+    tp->gave_up = f->id;
+    wh_sim_stop(tp->sim);
+  }
   if (seq > f->snd_una)
     f->snd_una = seq;
   if (f->snd_nxt > seq)
@@ -555,6 +564,7 @@ WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *p
   tp->sim = sim;
   tp->net = net;
   tp->p = *params;
+  tp->gave_up = -1;
   tp->cc = cc;
   tp->cc_params = cc_params;
   tp->hosts = g_new0(WhHostSched, net->n_hosts);

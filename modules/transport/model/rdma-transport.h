@@ -32,6 +32,8 @@ typedef struct {
   uint64_t window;            /* max bytes in flight, 0 = unlimited (a CC window overrides) */
   uint32_t ack_every;         /* ACK every N in-order data packets */
   WhTime delayed_ack_timeout; /* with ack_every > 1: ACK a partial batch after this */
+  uint32_t max_retries;       /* go-back-N rewinds in a row without progress, then give
+                               * up; 0: never */
 } WhTransportParams;
 
 typedef struct {
@@ -74,6 +76,7 @@ struct WhTransport {
   void *on_done_data;
   WhFlowRerouteFn on_reroute; /* nullable: called when a flow's data path changes */
   void *on_reroute_data;
+  int64_t gave_up; /* -1, or the flow that hit max_retries (the simulator was stopped) */
 };
 
 /* Reads wh::RdmaFlow parameters. */

@@ -19,6 +19,10 @@ static const WhParamSpec rdma_flow_params[] = {
      WH_CHECK_MIN | WH_CHECK_MAX, 1, 64},
     {"DelayedAckTimeout", WH_PARAM_TIME, "200us",
      "with AckEvery > 1: acknowledge a partial batch after this", WH_CHECK_POSITIVE},
+    {"MaxRetries", WH_PARAM_INT, "1000",
+     "go-back-N rewinds (NACK or RTO) in a row without progress before the run stops with an "
+     "error naming the flow",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 1000000000},
     {NULL},
 };
 

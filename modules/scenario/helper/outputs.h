@@ -1,0 +1,32 @@
+/* The files whsim writes into an output directory, kept in one list (outputs.c), and
+ * how one run's set of them is put in place: each file is first written into a
+ * staging directory inside the output directory; once all are written they are
+ * renamed over their final names, and the listed files this run did not produce (left
+ * by an earlier run with other options) are removed. A file not in the list is never
+ * written, renamed or removed. Cost: one write and one rename per file. */
+#ifndef WH_OUTPUTS_H
+#define WH_OUTPUTS_H
+
+#include <glib.h>
+
+/* Every file name whsim may write into an output directory, NULL-terminated. A
+ * feature that adds an output appends its name here. */
+extern const char *const wh_output_files[];
+
+/* Checks that `dir` can hold outputs (a non-empty path that is a directory or can be
+ * created as one) and creates it. */
+gboolean wh_output_dir_prepare(const char *dir, GError **error);
+
+typedef struct WhOutputSet WhOutputSet;
+
+/* Starts a set in `dir` (created if missing). (transfer full) */
+WhOutputSet *wh_output_set_new(const char *dir, GError **error);
+/* Stages `text` as `name`, which must be in wh_output_files. */
+gboolean wh_output_set_add(WhOutputSet *set, const char *name, const char *text, GError **error);
+/* Puts the staged files in place and removes the listed files not staged. */
+gboolean wh_output_set_commit(WhOutputSet *set, GError **error);
+/* Frees the set; files staged and not committed are deleted. */
+void wh_output_set_free(WhOutputSet *set);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhOutputSet, wh_output_set_free)
+
+#endif

@@ -1,0 +1,300 @@
+/* The hardening suite: limits and refusals of the whsim command line, each a
+ * regression test for a way a run could hang, overflow, leak a file's content, grow
+ * without bound or leave stale outputs. Every case runs the whsim binary on a small
+ * scenario written to a temporary directory. */
+#include <check.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "test-util.h"
+
+typedef struct {
+  char *dir;      /* temporary directory, removed by case_free */
+  char *scenario; /* dir/scenario.xml */
+  char *out_dir;  /* dir/out */
+  char *out, *err;
+  int status;
+} Case;
+
+static void remove_tree(const char *path)
+{
+  if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+    g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir)) != NULL) {
+      g_autofree char *child = g_build_filename(path, name, NULL);
+      remove_tree(child);
+    }
+    g_rmdir(path);
+  } else {
+    g_remove(path);
+  }
+}
+
+static Case *case_new(const char *xml)
+{
+  Case *c = g_new0(Case, 1);
+  c->dir = g_dir_make_tmp("wh-hardening-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(c->dir);
+  c->scenario = g_build_filename(c->dir, "scenario.xml", NULL);
+  c->out_dir = g_build_filename(c->dir, "out", NULL);
+  if (xml)
+    ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
+  return c;
+}
+
+static void case_free(Case *c)
+{
+  remove_tree(c->dir);
+  g_free(c->dir);
+  g_free(c->scenario);
+  g_free(c->out_dir);
+  g_free(c->out);
+  g_free(c->err);
+  g_free(c);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Case, case_free)
+
+/* Runs `whsim CMD SCENARIO ARGS...` (--out DIR is added for "run" unless ARGS has
+ * one); NULL-terminated varargs. */
+static int case_whsim(Case *c, const char *cmd, ...)
+{
+  GPtrArray *argv = g_ptr_array_new();
+  g_ptr_array_add(argv, (gpointer)cmd);
+  g_ptr_array_add(argv, c->scenario);
+  gboolean has_out = FALSE;
+  va_list ap;
+  va_start(ap, cmd);
+  for (const char *a; (a = va_arg(ap, const char *)) != NULL;) {
+    has_out |= strcmp(a, "--out") == 0;
+    g_ptr_array_add(argv, (gpointer)a);
+  }
+  va_end(ap);
+  if (strcmp(cmd, "run") == 0 && !has_out) {
+    g_ptr_array_add(argv, (gpointer) "--out");
+    g_ptr_array_add(argv, c->out_dir);
+  }
+  g_ptr_array_add(argv, NULL);
+  g_clear_pointer(&c->out, g_free);
+  g_clear_pointer(&c->err, g_free);
+  c->status = wh_test_whsim((const char *const *)argv->pdata, &c->out, &c->err);
+  g_ptr_array_free(argv, TRUE);
+  return c->status;
+}
+
+static void assert_err_has(const Case *c, const char *what)
+{
+  ck_assert_msg(strstr(c->err, what) != NULL, "stderr lacks \"%s\" (exit %d): %s", what, c->status,
+                c->err);
+}
+
+/* A dumbbell with one flow; `sets` are extra <set> lines. */
+static char *dumbbell_xml(const char *sets, const char *flow_attrs)
+{
+  return g_strdup_printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                         "<scenario name=\"hardening\">\n%s"
+                         "  <topology type=\"wh::Dumbbell\"><param name=\"Pairs\" value=\"1\"/>"
+                         "</topology>\n"
+                         "  <flows><flow src=\"0\" dst=\"1\" %s/></flows>\n"
+                         "</scenario>\n",
+                         sets, flow_attrs);
+}
+
+/* ---- 1: a frame larger than a buffer ---- */
+
+START_TEST(test_buffer_smaller_than_frame_refused)
+{
+  static const char *const sets[] = {
+      "  <set param=\"wh::Switch::BufferSize\" value=\"1KB\"/>\n",
+      "  <set param=\"wh::RdmaFlow::Mtu\" value=\"2MB\"/>\n"
+      "  <set param=\"wh::Switch::BufferSize\" value=\"1MB\"/>\n",
+      "  <set param=\"wh::Switch::PfcXoff\" value=\"1000B\"/>\n"
+      "  <set param=\"wh::Switch::PfcXon\" value=\"0B\"/>\n",
+  };
+  static const char *const param[] = {"BufferSize", "BufferSize", "PfcXoff"};
+  for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
+    g_autofree char *xml = dumbbell_xml(sets[i], "size=\"10KB\"");
+    g_autoptr(Case) c = case_new(xml);
+    ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+    assert_err_has(c, "scenario.xml:");
+    assert_err_has(c, param[i]);
+    assert_err_has(c, "one data frame");
+    ck_assert_int_eq(case_whsim(c, "run", NULL), 2);
+    ck_assert(!g_file_test(c->out_dir, G_FILE_TEST_EXISTS));
+  }
+}
+END_TEST
+
+/* A flow that never sees progress (a 100 ms wire under a 10 us RTO) gives up after
+ * MaxRetries rewinds: exit 1, the flow named, the outputs written. */
+START_TEST(test_retry_limit_ends_run)
+{
+  g_autofree char *xml = dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"100ms\"/>\n"
+                                      "  <set param=\"wh::RdmaFlow::Rto\" value=\"10us\"/>\n"
+                                      "  <set param=\"wh::RdmaFlow::MaxRetries\" value=\"5\"/>\n",
+                                      "id=\"stuck\" size=\"4KB\"");
+  g_autoptr(Case) c = case_new(xml);
+  ck_assert_int_eq(case_whsim(c, "run", NULL), 1);
+  assert_err_has(c, "flow stuck");
+  assert_err_has(c, "5 ");
+  assert_err_has(c, "MaxRetries");
+  g_autofree char *summary = g_build_filename(c->out_dir, "summary.json", NULL);
+  g_autofree char *json = NULL;
+  ck_assert(g_file_get_contents(summary, &json, NULL, NULL));
+  ck_assert_ptr_nonnull(strstr(json, "\"stopped_early\": \"retry limit\""));
+}
+END_TEST
+
+/* ---- 2: time overflow ---- */
+
+START_TEST(test_times_beyond_horizon_refused)
+{
+  static const char *const cases[][2] = {
+      {"", "size=\"10KB\" start=\"18446744s\""},
+      {"", "size=\"10KB\" start=\"1000001s\""},
+      {"  <set param=\"wh::Link::Delay\" value=\"10000000s\"/>\n", "size=\"10KB\""},
+      {"  <set param=\"wh::RdmaFlow::Rto\" value=\"2000000s\"/>\n", "size=\"10KB\""},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *xml = dumbbell_xml(cases[i][0], cases[i][1]);
+    g_autoptr(Case) c = case_new(xml);
+    ck_assert_msg(case_whsim(c, "run", "--wall-limit", "20", NULL) == 2, "case %zu: exit %d: %s", i,
+                  c->status, c->err);
+    assert_err_has(c, "scenario.xml:");
+    assert_err_has(c, "time horizon of 1000000 s");
+  }
+}
+END_TEST
+
+/* Each time is inside the horizon but their sum is not: the run stops with exit 1. */
+START_TEST(test_sum_beyond_horizon_stops_run)
+{
+  g_autofree char *xml = dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"2s\"/>\n",
+                                      "size=\"10KB\" start=\"999999s\"");
+  g_autoptr(Case) c = case_new(xml);
+  ck_assert_int_eq(case_whsim(c, "run", "--wall-limit", "20", NULL), 1);
+  assert_err_has(c, "past the time horizon of 1000000 s");
+  g_autofree char *summary = g_build_filename(c->out_dir, "summary.json", NULL);
+  g_autofree char *json = NULL;
+  ck_assert(g_file_get_contents(summary, &json, NULL, NULL));
+  ck_assert_ptr_nonnull(strstr(json, "\"stopped_early\": \"time horizon\""));
+}
+END_TEST
+
+/* ---- 6: outputs ---- */
+
+/* Counts the entries of `dir`. */
+static int count_entries(const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  int n = 0;
+  while (d && g_dir_read_name(d))
+    n++;
+  return n;
+}
+
+START_TEST(test_out_not_a_directory_refused_before_run)
+{
+  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
+  g_autoptr(Case) c = case_new(xml);
+  ck_assert(g_file_set_contents(c->out_dir, "mine\n", -1, NULL));
+  ck_assert_int_eq(case_whsim(c, "run", "--out", c->out_dir, NULL), 2);
+  assert_err_has(c, c->out_dir);
+  assert_err_has(c, "not a directory");
+  ck_assert_msg(c->out[0] == '\0', "the run went ahead: %s", c->out);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(c->out_dir, &text, NULL, NULL));
+  ck_assert_str_eq(text, "mine\n");
+  ck_assert_int_eq(case_whsim(c, "run", "--out", "", NULL), 2);
+  assert_err_has(c, "empty");
+}
+END_TEST
+
+/* A second run without --sample-period removes the first run's rates.csv and
+ * queues.csv, and leaves every file whsim does not write alone. */
+START_TEST(test_stale_outputs_removed)
+{
+  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
+  g_autoptr(Case) c = case_new(xml);
+  ck_assert_int_eq(case_whsim(c, "run", "--sample-period", "1us", "-q", NULL), 0);
+  g_autofree char *rates = g_build_filename(c->out_dir, "rates.csv", NULL);
+  g_autofree char *queues = g_build_filename(c->out_dir, "queues.csv", NULL);
+  g_autofree char *notes = g_build_filename(c->out_dir, "notes.txt", NULL);
+  g_autofree char *other = g_build_filename(c->out_dir, "rates.csv.bak", NULL);
+  ck_assert(g_file_test(rates, G_FILE_TEST_IS_REGULAR));
+  ck_assert(g_file_set_contents(notes, "keep\n", -1, NULL));
+  ck_assert(g_file_set_contents(other, "keep\n", -1, NULL));
+  ck_assert_int_eq(count_entries(c->out_dir), 6);
+  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  ck_assert_msg(!g_file_test(rates, G_FILE_TEST_EXISTS), "rates.csv of the earlier run is left");
+  ck_assert(!g_file_test(queues, G_FILE_TEST_EXISTS));
+  ck_assert(g_file_test(notes, G_FILE_TEST_IS_REGULAR));
+  ck_assert(g_file_test(other, G_FILE_TEST_IS_REGULAR));
+  /* summary.json, flows.csv and the two files of the user; no staging directory */
+  ck_assert_int_eq(count_entries(c->out_dir), 4);
+}
+END_TEST
+
+/* ---- 7: command line ---- */
+
+START_TEST(test_cli_bad_numbers_refused)
+{
+  static const char *const bad[][2] = {
+      {"--wall-limit", "nan"}, {"--wall-limit", "inf"}, {"--wall-limit", "0"},
+      {"--wall-limit", "-1"},  {"--wall-limit", "1s"},  {"--iterations", "0"},
+      {"--iterations", "-3"},  {"--iterations", "1e3"}, {"--iterations", "100001"},
+  };
+  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
+  g_autoptr(Case) c = case_new(xml);
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    ck_assert_msg(case_whsim(c, "run", bad[i][0], bad[i][1], NULL) == 2, "%s %s: exit %d",
+                  bad[i][0], bad[i][1], c->status);
+    assert_err_has(c, bad[i][0]);
+    ck_assert(!g_file_test(c->out_dir, G_FILE_TEST_EXISTS));
+  }
+  ck_assert_int_eq(case_whsim(c, "run", "--wall-limit", "30", "--iterations", "2", "-q", NULL), 0);
+}
+END_TEST
+
+/* `whsim --help` names every option `whsim run --help` does. */
+START_TEST(test_top_level_help_lists_run_options)
+{
+  const char *top_args[] = {"--help", NULL};
+  const char *run_args[] = {"run", "--help", NULL};
+  g_autofree char *top = NULL, *run = NULL;
+  ck_assert_int_eq(wh_test_whsim(top_args, &top, NULL), 0);
+  ck_assert_int_eq(wh_test_whsim(run_args, &run, NULL), 0);
+  g_auto(GStrv) words = g_strsplit_set(run, " \n=,", -1);
+  int n = 0;
+  for (char **w = words; *w; w++) {
+    if (!g_str_has_prefix(*w, "--") || strlen(*w) < 3)
+      continue;
+    n++;
+    ck_assert_msg(strstr(top, *w) != NULL, "whsim --help lacks %s", *w);
+  }
+  ck_assert_int_ge(n, 14);
+}
+END_TEST
+
+Suite *wh_hardening_suite(void)
+{
+  Suite *s = suite_create("hardening");
+  TCase *tc = tcase_create("hangs");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_buffer_smaller_than_frame_refused);
+  tcase_add_test(tc, test_retry_limit_ends_run);
+  tcase_add_test(tc, test_times_beyond_horizon_refused);
+  tcase_add_test(tc, test_sum_beyond_horizon_stops_run);
+  suite_add_tcase(s, tc);
+  TCase *outputs = tcase_create("outputs");
+  tcase_set_timeout(outputs, 60);
+  tcase_add_test(outputs, test_out_not_a_directory_refused_before_run);
+  tcase_add_test(outputs, test_stale_outputs_removed);
+  suite_add_tcase(s, outputs);
+  TCase *cli = tcase_create("cli");
+  tcase_set_timeout(cli, 60);
+  tcase_add_test(cli, test_cli_bad_numbers_refused);
+  tcase_add_test(cli, test_top_level_help_lists_run_options);
+  suite_add_tcase(s, cli);
+  return s;
+}
