@@ -263,7 +263,7 @@ START_TEST(test_simai_files_refused)
         "  <workload simai=\"%s\"/>\n</scenario>\n",
         wl);
     ck_assert(g_file_set_contents(scenario, xml, -1, NULL));
-    const char *args[] = {"run", scenario, "--out", out, NULL};
+    const char *args[] = {"run", scenario, "--out", out, "--data-dir", dir_path, NULL};
     g_autofree char *err = NULL;
     ck_assert_int_eq(wh_test_whsim(args, NULL, &err), 2);
     ck_assert_msg(strstr(err, name) != NULL, "%s: message lacks the file: %s", name, err);

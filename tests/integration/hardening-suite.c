@@ -5,6 +5,8 @@
 #include <check.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test-util.h"
 
@@ -181,6 +183,87 @@ START_TEST(test_sum_beyond_horizon_stops_run)
 }
 END_TEST
 
+/* ---- 3 and 4: referenced files and reads ---- */
+
+static char *simai_xml(const char *path)
+{
+  return g_strdup_printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"simai\">\n"
+                         "  <topology type=\"wh::Star\"><param name=\"Hosts\" value=\"16\"/>"
+                         "</topology>\n  <workload simai=\"%s\"/>\n</scenario>\n",
+                         path);
+}
+
+/* A SimAI file outside the scenario's directory tree is refused without reading it:
+ * an absolute path, a relative path that climbs out, a symbolic link that points out.
+ * With --data-dir naming its directory the same file loads. */
+START_TEST(test_referenced_file_confined)
+{
+  g_autoptr(Case) c = case_new(NULL);
+  g_autofree char *good = wh_test_source_path("scenarios/workloads/gpt-tp8-dp2-16gpu.txt");
+  g_autofree char *good_dir = g_path_get_dirname(good);
+  g_autofree char *secret = g_build_filename(c->dir, "secret.txt", NULL);
+  ck_assert(g_file_set_contents(secret, "TOPSECRET-LINE\n", -1, NULL));
+  g_autofree char *sub = g_build_filename(c->dir, "sub", NULL);
+  ck_assert_int_eq(g_mkdir(sub, 0755), 0);
+  g_free(c->scenario);
+  c->scenario = g_build_filename(sub, "scenario.xml", NULL);
+  g_autofree char *link = g_build_filename(sub, "link.txt", NULL);
+  ck_assert_int_eq(symlink(secret, link), 0);
+  const char *paths[] = {"/etc/passwd", secret, "../secret.txt", "link.txt", good};
+  for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+    g_autofree char *xml = simai_xml(paths[i]);
+    ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
+    ck_assert_msg(case_whsim(c, "validate", NULL) == 2, "%s: exit %d", paths[i], c->status);
+    assert_err_has(c, "outside");
+    assert_err_has(c, "--data-dir");
+    ck_assert_msg(strstr(c->err, "TOPSECRET") == NULL && strstr(c->err, "root:") == NULL,
+                  "content leaked: %s", c->err);
+  }
+  ck_assert_int_eq(case_whsim(c, "validate", "--data-dir", good_dir, NULL), 0);
+}
+END_TEST
+
+/* A FIFO, a directory and a file above the size cap are refused at once. */
+START_TEST(test_non_regular_and_huge_inputs_refused)
+{
+  g_autoptr(Case) c = case_new(NULL);
+  g_autofree char *fifo = g_build_filename(c->dir, "fifo.txt", NULL);
+  g_autofree char *huge = g_build_filename(c->dir, "huge.txt", NULL);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  ck_assert(g_file_set_contents(huge, "1\n", -1, NULL));
+  ck_assert_int_eq(truncate(huge, (off_t)300 << 20), 0); /* sparse: costs no disk */
+  const char *names[] = {"fifo.txt", "huge.txt", "."};
+  const char *why[] = {"not a regular file", "larger than the 256 MiB", "not a regular file"};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autofree char *xml = simai_xml(names[i]);
+    ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
+    ck_assert_msg(case_whsim(c, "run", NULL) == 2, "%s: exit %d", names[i], c->status);
+    assert_err_has(c, why[i]);
+  }
+  const char *fifo_args[] = {"validate", fifo, NULL};
+  const char *huge_args[] = {"validate", huge, NULL};
+  g_autofree char *err1 = NULL, *err2 = NULL;
+  ck_assert_int_eq(wh_test_whsim(fifo_args, NULL, &err1), 2);
+  ck_assert_ptr_nonnull(strstr(err1, "not a regular file"));
+  ck_assert_int_eq(wh_test_whsim(huge_args, NULL, &err2), 2);
+  ck_assert_ptr_nonnull(strstr(err2, "larger than"));
+}
+END_TEST
+
+/* /dev/zero as the scenario and as the workload: refused before any read. */
+START_TEST(test_device_inputs_refused)
+{
+  const char *args[] = {"run", "/dev/zero", "--out", "/nonexistent-dir/out", NULL};
+  g_autofree char *err = NULL;
+  ck_assert_int_eq(wh_test_whsim(args, NULL, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+  g_autofree char *xml = simai_xml("/dev/zero");
+  g_autoptr(Case) c = case_new(xml);
+  ck_assert_int_eq(case_whsim(c, "run", "--data-dir", "/dev", NULL), 2);
+  assert_err_has(c, "not a regular file");
+}
+END_TEST
+
 /* ---- 6: outputs ---- */
 
 /* Counts the entries of `dir`. */
@@ -286,6 +369,15 @@ Suite *wh_hardening_suite(void)
   tcase_add_test(tc, test_times_beyond_horizon_refused);
   tcase_add_test(tc, test_sum_beyond_horizon_stops_run);
   suite_add_tcase(s, tc);
+  TCase *files = tcase_create("files");
+  tcase_set_timeout(files, 60);
+  tcase_add_test(files, test_referenced_file_confined);
+  tcase_add_test(files, test_non_regular_and_huge_inputs_refused);
+  suite_add_tcase(s, files);
+  TCase *devices = tcase_create("devices");
+  tcase_set_timeout(devices, 30);
+  tcase_add_test(devices, test_device_inputs_refused);
+  suite_add_tcase(s, devices);
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 60);
   tcase_add_test(outputs, test_out_not_a_directory_refused_before_run);

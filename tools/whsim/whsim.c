@@ -24,7 +24,7 @@
 static void usage(FILE *out)
 {
   fprintf(out, "usage: whsim run FILE.xml [OPTION...]   (options below)\n"
-               "       whsim validate FILE.xml [--plugin LIB.so]...\n"
+               "       whsim validate FILE.xml [--plugin LIB.so]... [--data-dir DIR]\n"
                "       whsim list [--plugin LIB.so]...\n"
                "Run `whsim run --help` for the options.\n");
 }
@@ -42,15 +42,20 @@ static gboolean load_plugins(char **plugins)
   return TRUE;
 }
 
-/* Parses the options shared by every command (just --plugin) for `validate` and
- * `list`. */
-static gboolean parse_common(int *argc, char ***argv, const char *what, char ***plugins)
+/* Parses the options of `validate` and `list`: --plugin, and --data-dir where
+ * `data_dir` is not NULL. */
+static gboolean parse_common(int *argc, char ***argv, const char *what, char ***plugins,
+                             char **data_dir)
 {
   GOptionEntry entries[] = {
       {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, plugins, "load a plugin (repeatable)",
        "LIB.so"},
+      {"data-dir", 0, 0, G_OPTION_ARG_FILENAME, data_dir, "referenced files may also lie below DIR",
+       "DIR"},
       {NULL},
   };
+  if (data_dir == NULL)
+    entries[1] = entries[2];
   g_autoptr(GOptionContext) ctx = g_option_context_new(what);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) err = NULL;
@@ -150,7 +155,7 @@ static void print_report(const WhRun *run, const char *out_dir)
 /* The options of `whsim run`, as given. */
 typedef struct {
   char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking;
-  char *iterations, *wall_limit;
+  char *iterations, *wall_limit, *data_dir;
   char **sets, **plugins;
   gboolean quiet;
 } RunArgs;
@@ -167,6 +172,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->ns3_marking);
   g_free(a->iterations);
   g_free(a->wall_limit);
+  g_free(a->data_dir);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -206,6 +212,10 @@ static GOptionContext *run_context(RunArgs *a)
        "sample flow rates and queues every TIME; writes rates.csv and queues.csv", "TIME"},
       {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->plugins,
        "load a plugin before the scenario (repeatable)", "LIB.so"},
+      {"data-dir", 0, 0, G_OPTION_ARG_FILENAME, &a->data_dir,
+       "files the scenario references (SimAI workloads) may also lie below DIR; by default "
+       "only the scenario's own directory tree is allowed",
+       "DIR"},
       {NULL},
   };
   GOptionContext *ctx = g_option_context_new("run FILE.xml - simulate a scenario");
@@ -223,7 +233,8 @@ static GOptionContext *run_context(RunArgs *a)
 static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
 {
   g_autoptr(GError) err = NULL;
-  *opts = (WhRunOptions){.scheduler = a->scheduler, .cc = a->cc, .sets = a->sets};
+  *opts = (WhRunOptions){
+      .scheduler = a->scheduler, .cc = a->cc, .sets = a->sets, .data_dir = a->data_dir};
   if (a->iterations) {
     int64_t v;
     if (!wh_units_parse_int(a->iterations, &v, NULL) || v < 1 || v > 100000) {
@@ -379,8 +390,9 @@ static int cmd_run(int argc, char **argv)
 static int cmd_validate(int argc, char **argv)
 {
   g_auto(GStrv) plugins = NULL;
+  g_autofree char *data_dir = NULL;
   if (!parse_common(&argc, &argv, "validate FILE.xml - check a scenario without running it",
-                    &plugins))
+                    &plugins, &data_dir))
     return EXIT_BAD_INPUT;
   if (argc != 2) {
     usage(stderr);
@@ -388,7 +400,8 @@ static int cmd_validate(int argc, char **argv)
   }
   g_autoptr(GError) err = NULL;
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
-  g_autoptr(WhRun) run = sc ? wh_run_new(sc, NULL, &err) : NULL;
+  WhRunOptions opts = {.data_dir = data_dir};
+  g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
   if (run == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
@@ -415,7 +428,7 @@ int main(int argc, char **argv)
     g_auto(GStrv) plugins = NULL;
     int n = argc - 1;
     char **v = argv + 1;
-    if (!parse_common(&n, &v, "list - print every type and parameter", &plugins))
+    if (!parse_common(&n, &v, "list - print every type and parameter", &plugins, NULL))
       return EXIT_BAD_INPUT;
     wh_registry_print(stdout);
     return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file-read.h"
 #include "outputs.h"
 #include "presets.h"
 #include "simai-import.h"
@@ -373,6 +374,11 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
   WhSimaiOptions so = {.keep_tp = sc->simai_keep_tp, .iterations = run->iterations};
   g_autoptr(GError) err = NULL;
+  g_autofree char *sc_dir = g_path_get_dirname(sc->path);
+  const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
+  if (!wh_file_check_inside(sc->simai_path, roots, &err))
+    return fail_at(error, sc, sc->workload_line, "<workload simai>: %s: %s", sc->simai_path,
+                   err->message);
   g_autoptr(WhSimaiPlan) plan = wh_simai_plan_load(sc->simai_path, run->net->n_hosts, &so, &err);
   if (plan == NULL)
     return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);

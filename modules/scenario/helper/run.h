@@ -20,6 +20,7 @@ typedef struct {
   WhTime sample_period;  /* > 0: attach a rate sampler (overrides the scenario's) */
   uint32_t iterations;   /* > 0: workload iterations (overrides the scenario's) */
   double wall_limit_s;   /* > 0: stop the simulation after this much wall time */
+  const char *data_dir;  /* nullable: files a scenario references may also lie below it */
 } WhRunOptions;
 
 typedef struct {

@@ -9,6 +9,7 @@
 #include <libxml/xmlerror.h>
 #include <string.h>
 
+#include "file-read.h"
 #include "topology.h"
 #include "workload.h"
 #include "units.h"
@@ -884,8 +885,8 @@ WhScenario *wh_scenario_load(const char *path, GError **error)
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) err = NULL;
-  if (!g_file_get_contents(path, &data, &len, &err)) {
-    fail(error, WH_SCENARIO_ERROR_IO, path, 0, "cannot read: %s", err->message);
+  if (!wh_file_read(path, MAX_FILE_BYTES, &data, &len, &err)) {
+    fail(error, WH_SCENARIO_ERROR_IO, path, 0, "%s", err->message);
     return NULL;
   }
   return wh_scenario_load_memory(data, len, path, error);

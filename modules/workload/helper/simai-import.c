@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "file-read.h"
+
 GQuark wh_simai_error_quark(void)
 {
   return g_quark_from_static_string("wh-simai-error");
@@ -890,9 +892,8 @@ WhSimaiPlan *wh_simai_plan_load(const char *path, uint32_t max_ranks, const WhSi
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr(GError) err = NULL;
-  if (!g_file_get_contents(path, &data, &len, &err)) {
-    g_set_error(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_IO, "%s: cannot read: %s", path,
-                err->message);
+  if (!wh_file_read(path, WH_MAX_INPUT_BYTES, &data, &len, &err)) {
+    g_set_error(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_IO, "%s: %s", path, err->message);
     return NULL;
   }
   return wh_simai_plan_parse(data, len, path, max_ranks, opts, error);
