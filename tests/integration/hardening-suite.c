@@ -264,6 +264,50 @@ START_TEST(test_device_inputs_refused)
 }
 END_TEST
 
+/* ---- 5: memory budget ---- */
+
+/* A fat-tree inside the parameter bounds (33.5 M hosts) is refused from its
+ * parameters, before anything is allocated, with the estimate and the budget. */
+START_TEST(test_network_over_budget_refused)
+{
+  g_autoptr(Case) c =
+      case_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"big\">\n"
+               "  <topology type=\"wh::FatTree\"><param name=\"K\" value=\"128\"/>"
+               "<param name=\"Oversubscription\" value=\"64\"/></topology>\n"
+               "  <flows><flow src=\"0\" dst=\"1\" size=\"1KB\"/></flows>\n</scenario>\n");
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+  assert_err_has(c, "scenario.xml:3:");
+  assert_err_has(c, "33554432 hosts");
+  assert_err_has(c, "GB; the memory budget is");
+  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "100GB", NULL), 2);
+  assert_err_has(c, "memory budget is 100.0 GB");
+  /* a small network under a tiny budget: the budget is what refuses it */
+  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
+  ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
+  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "1KB", NULL), 2);
+  assert_err_has(c, "--max-memory");
+  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "0B", NULL), 2);
+  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "64MB", "-q", NULL), 0);
+}
+END_TEST
+
+/* A SimAI file whose ops would not fit is refused after parsing, before any op is
+ * made: the estimate (ops and bytes) and the budget are named. */
+START_TEST(test_workload_over_budget_refused)
+{
+  g_autoptr(GString) txt = g_string_new("DATA all_gpus: 8\n20000\n");
+  for (int i = 0; i < 20000; i++)
+    g_string_append_printf(txt, "l%d -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1048576 10\n", i);
+  g_autofree char *xml = simai_xml("big.txt");
+  g_autoptr(Case) c = case_new(xml);
+  g_autofree char *wl = g_build_filename(c->dir, "big.txt", NULL);
+  ck_assert(g_file_set_contents(wl, txt->str, -1, NULL));
+  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "100MB", NULL), 2);
+  assert_err_has(c, "big.txt: 20000 layers on 8 GPUs make about 660000 ops");
+  assert_err_has(c, "(--max-memory)");
+}
+END_TEST
+
 /* ---- 6: outputs ---- */
 
 /* Counts the entries of `dir`. */
@@ -378,6 +422,11 @@ Suite *wh_hardening_suite(void)
   tcase_set_timeout(devices, 30);
   tcase_add_test(devices, test_device_inputs_refused);
   suite_add_tcase(s, devices);
+  TCase *memory = tcase_create("memory");
+  tcase_set_timeout(memory, 60);
+  tcase_add_test(memory, test_network_over_budget_refused);
+  tcase_add_test(memory, test_workload_over_budget_refused);
+  suite_add_tcase(s, memory);
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 60);
   tcase_add_test(outputs, test_out_not_a_directory_refused_before_run);

@@ -155,7 +155,7 @@ static void print_report(const WhRun *run, const char *out_dir)
 /* The options of `whsim run`, as given. */
 typedef struct {
   char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking;
-  char *iterations, *wall_limit, *data_dir;
+  char *iterations, *wall_limit, *data_dir, *max_memory;
   char **sets, **plugins;
   gboolean quiet;
 } RunArgs;
@@ -173,6 +173,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->iterations);
   g_free(a->wall_limit);
   g_free(a->data_dir);
+  g_free(a->max_memory);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -216,6 +217,10 @@ static GOptionContext *run_context(RunArgs *a)
        "files the scenario references (SimAI workloads) may also lie below DIR; by default "
        "only the scenario's own directory tree is allowed",
        "DIR"},
+      {"max-memory", 0, 0, G_OPTION_ARG_STRING, &a->max_memory,
+       "memory budget: refuse networks and workloads estimated larger than SIZE (default: 3/4 "
+       "of the physical memory)",
+       "SIZE"},
       {NULL},
   };
   GOptionContext *ctx = g_option_context_new("run FILE.xml - simulate a scenario");
@@ -253,6 +258,12 @@ static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
       return FALSE;
     }
     opts->wall_limit_s = v;
+  }
+  if (a->max_memory &&
+      (!wh_units_parse_bytes(a->max_memory, &opts->max_memory, &err) || !opts->max_memory)) {
+    fprintf(stderr, "whsim run: --max-memory %s: %s\n", a->max_memory,
+            err ? err->message : "must be greater than zero");
+    return FALSE;
   }
   if (a->sample &&
       (!wh_units_parse_time(a->sample, &opts->sample_period, &err) || !opts->sample_period)) {

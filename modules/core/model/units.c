@@ -203,3 +203,16 @@ char *wh_units_format_time(WhTime t)
   }
   return g_strdup_printf("%" G_GUINT64_FORMAT "ps", (guint64)t);
 }
+
+char *wh_units_format_bytes(uint64_t bytes)
+{
+  static const char *const names[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double v = (double)bytes;
+  size_t i = 0;
+  while (v >= 1000 && i + 1 < G_N_ELEMENTS(names)) {
+    v /= 1000;
+    i++;
+  }
+  return i == 0 ? g_strdup_printf("%" G_GUINT64_FORMAT " B", (guint64)bytes)
+                : g_strdup_printf("%.1f %s", v, names[i]);
+}

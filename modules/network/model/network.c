@@ -147,6 +147,15 @@ gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, 
   return TRUE;
 }
 
+uint64_t wh_net_estimate_bytes(const WhNetSize *s)
+{
+  /* 128-bit arithmetic: the parameters of a generator can describe absurd sizes */
+  unsigned __int128 nodes = (unsigned __int128)s->hosts + s->switches, ports = 2 * s->links;
+  unsigned __int128 b = nodes * (sizeof(WhNode) + sizeof(uint16_t) * s->leaves) +
+                        ports * (sizeof(WhPort) + sizeof(uint32_t)) + s->hosts * sizeof(uint32_t);
+  return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
 /* Hop distances from every node to every leaf switch over switch-to-switch links. */
 static void compute_dist(WhNet *net)
 {

@@ -163,6 +163,14 @@ struct WhNet {
 
 /* (transfer full); `sim` (transfer none) must outlive the network. */
 WhNet *wh_net_new(WhSim *sim, const WhNetParams *params);
+
+/* The size of a network before it is built, and the bytes it will take once built:
+ * nodes, ports and the distance table (nodes x leaves), the dominant term. */
+typedef struct {
+  uint64_t hosts, switches, links;
+  uint64_t leaves; /* switches with hosts attached */
+} WhNetSize;
+uint64_t wh_net_estimate_bytes(const WhNetSize *size);
 void wh_net_free(WhNet *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhNet, wh_net_free)
 

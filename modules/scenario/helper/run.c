@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "file-read.h"
+#include "units.h"
 #include "outputs.h"
 #include "presets.h"
 #include "simai-import.h"
@@ -161,6 +162,56 @@ static gboolean check_frame_fits(const WhRun *run, const WhNetParams *np, GError
   return FALSE;
 }
 
+uint64_t wh_run_default_memory(void)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return (uint64_t)4 << 30;
+  return (uint64_t)pages * (uint64_t)page / 4 * 3;
+}
+
+/* The network's size from the scenario and the generator's parameters, before
+ * anything is allocated; refused when it exceeds the memory budget. */
+static gboolean check_network_memory(WhRun *run, const WhTopologyClass *t, GError **error)
+{
+  WhScenario *sc = run->sc;
+  WhNetSize size = {0};
+  g_autoptr(GError) err = NULL;
+  if (t == NULL) {
+    for (guint i = 0; i < sc->nodes->len; i++) {
+      gboolean sw = ((WhScenarioNode *)sc->nodes->pdata[i])->is_switch;
+      size.hosts += !sw;
+      size.switches += sw;
+    }
+    size.links = sc->links->len;
+    size.leaves = size.switches;
+  } else if (t->size && !t->size(run->cfg, &size, &err)) {
+    if (err->domain == WH_CONFIG_ERROR) {
+      g_propagate_error(error, g_steal_pointer(&err));
+      return FALSE;
+    }
+    return fail_at(error, sc, sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
+                   err->message);
+  }
+  uint64_t flows = sc->flows->len + (sc->permutation ? size.hosts : 0);
+  for (guint k = 0; k < sc->patterns->len; k++) {
+    const WhScenarioPattern *p = sc->patterns->pdata[k];
+    flows +=
+        (uint64_t)(p->count ? p->count : size.hosts) * (p->kind == WH_PATTERN_SHIFT ? 1 : p->flows);
+  }
+  run->memory_network = wh_net_estimate_bytes(&size) + size.hosts * (sizeof(WhHostSched) + 64) +
+                        flows * (sizeof(WhFlow) + 64);
+  if (run->memory_network <= run->memory_budget)
+    return TRUE;
+  g_autofree char *need = wh_units_format_bytes(run->memory_network);
+  g_autofree char *budget = wh_units_format_bytes(run->memory_budget);
+  return fail_at(error, sc, sc->topology_line,
+                 "the network (%" G_GUINT64_FORMAT " hosts, %" G_GUINT64_FORMAT
+                 " switches, %" G_GUINT64_FORMAT " links) and its %" G_GUINT64_FORMAT
+                 " flows need about %s; the memory budget is %s (--max-memory)",
+                 size.hosts, size.switches, size.links, flows, need, budget);
+}
+
 static gboolean build_network(WhRun *run, void *cc_params, GError **error)
 {
   const WhConfig *cfg = run->cfg;
@@ -193,7 +244,11 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
                 o ? o : sc->path, np.pfc_xon, np.pfc_xoff);
     return FALSE;
   }
-  if (!check_frame_fits(run, &np, error))
+  gboolean custom = g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0;
+  const WhTopologyClass *topo = custom ? NULL : wh_topology_lookup(sc->topology);
+  if (!custom && topo == NULL)
+    return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
+  if (!check_frame_fits(run, &np, error) || !check_network_memory(run, topo, error))
     return FALSE;
   run->net = wh_net_new(run->sim, &np);
   g_autoptr(GError) err = NULL;
@@ -372,7 +427,11 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
-  WhSimaiOptions so = {.keep_tp = sc->simai_keep_tp, .iterations = run->iterations};
+  WhSimaiOptions so = {.keep_tp = sc->simai_keep_tp,
+                       .iterations = run->iterations,
+                       .max_bytes = run->memory_budget > run->memory_network
+                                        ? run->memory_budget - run->memory_network
+                                        : 1};
   g_autoptr(GError) err = NULL;
   g_autofree char *sc_dir = g_path_get_dirname(sc->path);
   const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
@@ -521,6 +580,7 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   g_autoptr(WhRun) run = g_new0(WhRun, 1);
   run->sc = sc;
   run->cfg = wh_config_new();
+  run->memory_budget = opts && opts->max_memory ? opts->max_memory : wh_run_default_memory();
   if (!apply_settings(run, opts, error))
     return NULL;
   g_autoptr(GError) err = NULL;

@@ -21,7 +21,11 @@ typedef struct {
   uint32_t iterations;   /* > 0: workload iterations (overrides the scenario's) */
   double wall_limit_s;   /* > 0: stop the simulation after this much wall time */
   const char *data_dir;  /* nullable: files a scenario references may also lie below it */
+  uint64_t max_memory;   /* > 0: the memory budget in bytes (else wh_run_default_memory()) */
 } WhRunOptions;
+
+/* The default memory budget: three quarters of the physical memory. */
+uint64_t wh_run_default_memory(void);
 
 typedef struct {
   WhScenario *sc;       /* (transfer none) */
@@ -45,6 +49,8 @@ typedef struct {
   uint32_t n_flow_ids; /* scenario flows; later flows (a workload's) have none */
   double wall_s;
   WhTime stop;
+  uint64_t memory_budget;  /* bytes; networks and workloads estimated larger are refused */
+  uint64_t memory_network; /* the network's estimate */
 } WhRun;
 
 /* Builds everything; errors name the scenario file and line where they apply. */

@@ -193,14 +193,69 @@ static gboolean rail_build(WhNet *net, const WhConfig *cfg, GError **error)
   return TRUE;
 }
 
+/* ---- sizes, from the parameters alone ---- */
+
+static gboolean dumbbell_size(const WhConfig *cfg, WhNetSize *out, GError **error)
+{
+  (void)error;
+  uint64_t n = (uint64_t)wh_config_int(cfg, "wh::Dumbbell", "Pairs");
+  *out = (WhNetSize){.hosts = 2 * n, .switches = 2, .links = 2 * n + 1, .leaves = 2};
+  return TRUE;
+}
+
+static gboolean star_size(const WhConfig *cfg, WhNetSize *out, GError **error)
+{
+  (void)error;
+  uint64_t n = (uint64_t)wh_config_int(cfg, "wh::Star", "Hosts");
+  *out = (WhNetSize){.hosts = n, .switches = 1, .links = n, .leaves = 1};
+  return TRUE;
+}
+
+static gboolean fat_tree_size(const WhConfig *cfg, WhNetSize *out, GError **error)
+{
+  (void)error;
+  uint64_t k = (uint64_t)wh_config_int(cfg, "wh::FatTree", "K"), h = k / 2;
+  uint64_t o = (uint64_t)wh_config_int(cfg, "wh::FatTree", "Oversubscription");
+  uint64_t hosts = k * h * h * o;
+  *out = (WhNetSize){.hosts = hosts,
+                     .switches = 2 * k * h + h * h,
+                     .links = hosts + 2 * k * h * h,
+                     .leaves = k * h};
+  return TRUE;
+}
+
+static gboolean rail_size(const WhConfig *cfg, WhNetSize *out, GError **error)
+{
+  (void)error;
+  uint64_t s = (uint64_t)wh_config_int(cfg, "wh::RailFatTree", "Servers");
+  uint64_t g = (uint64_t)wh_config_int(cfg, "wh::RailFatTree", "GpusPerServer");
+  uint64_t sp = (uint64_t)wh_config_int(cfg, "wh::RailFatTree", "Spines");
+  *out = (WhNetSize){.hosts = s * g, .switches = g + sp, .links = s * g + g * sp, .leaves = g};
+  return TRUE;
+}
+
+/* An upper estimate: every switch port used; Frontier nodes add a switch per GCD. */
+static gboolean dragonfly_size(const WhConfig *cfg, WhNetSize *out, GError **error)
+{
+  WhDragonflyShape sh;
+  if (!wh_dragonfly_shape(cfg, &sh, error))
+    return FALSE;
+  uint64_t per_switch = (uint64_t)sh.p + sh.a + sh.h, extra = sh.frontier ? sh.hosts : 0;
+  *out = (WhNetSize){.hosts = sh.hosts,
+                     .switches = sh.switches + extra,
+                     .links = (uint64_t)sh.switches * per_switch + 8 * extra,
+                     .leaves = sh.frontier ? extra : sh.switches};
+  return TRUE;
+}
+
 /* ---- registry ---- */
 
-static const WhTopologyClass dumbbell = {&dumbbell_type, dumbbell_build};
-static const WhTopologyClass star = {&star_type, star_build};
-static const WhTopologyClass fat_tree = {&fat_tree_type, fat_tree_build};
-static const WhTopologyClass rail = {&rail_type, rail_build};
+static const WhTopologyClass dumbbell = {&dumbbell_type, dumbbell_build, dumbbell_size};
+static const WhTopologyClass star = {&star_type, star_build, star_size};
+static const WhTopologyClass fat_tree = {&fat_tree_type, fat_tree_build, fat_tree_size};
+static const WhTopologyClass rail = {&rail_type, rail_build, rail_size};
 
-static const WhTopologyClass dragonfly = {&wh_dragonfly_type, wh_dragonfly_build};
+static const WhTopologyClass dragonfly = {&wh_dragonfly_type, wh_dragonfly_build, dragonfly_size};
 
 static const WhTopologyClass *const classes[] = {&dumbbell, &star,      &fat_tree,
                                                  &rail,     &dragonfly, NULL};

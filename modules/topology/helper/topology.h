@@ -13,6 +13,9 @@
 typedef struct {
   const WhTypeInfo *type;
   gboolean (*build)(WhNet *net, const WhConfig *cfg, GError **error);
+  /* The size `build` would make, from the parameters alone, so a network too large
+   * for memory is refused before anything is allocated. */
+  gboolean (*size)(const WhConfig *cfg, WhNetSize *out, GError **error);
 } WhTopologyClass;
 
 /* (transfer none) (nullable) by type name ("wh::FatTree") */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "file-read.h"
+#include "units.h"
 
 GQuark wh_simai_error_quark(void)
 {
@@ -866,6 +867,53 @@ void wh_simai_plan_free(WhSimaiPlan *plan)
   g_free(plan);
 }
 
+/* Ops of the phase's collectives (and their updates), as collectives() makes them;
+ * adds the group members they list to *refs. */
+static uint64_t count_collectives(const Builder *b, const Layer *l, int phase, uint64_t *refs)
+{
+  const Comm *c = &l->comm[phase];
+  if (c->none || c->bytes == 0)
+    return 0;
+  const Shape *s = &b->shape;
+  WhSimaiGroup kind = group_kind(b, phase, c->suffix);
+  uint64_t m = kind == WH_SIMAI_GROUP_TP      ? s->tp
+               : kind == WH_SIMAI_GROUP_DP    ? s->dp
+               : kind == WH_SIMAI_GROUP_EP    ? s->ep
+               : kind == WH_SIMAI_GROUP_DP_EP ? s->dp / s->ep
+                                              : s->n;
+  if (m < 2 || (kind == WH_SIMAI_GROUP_TP && !b->keep_tp))
+    return 0;
+  *refs += 2 * (uint64_t)s->n; /* each member in its group and in the op's deps */
+  return s->n / m + (l->update_ns > 0 ? s->n : 0);
+}
+
+/* The bytes the plan of `p` will take, from the parsed layers alone: the op count
+ * per the policy's schedule times WH_SIMAI_BYTES_PER_OP, plus group lists. */
+static uint64_t estimate_bytes(const Parsed *p, const WhSimaiOptions *opts, uint64_t *n_ops)
+{
+  Builder b = {.p = p,
+               .shape = {.n = p->n_gpus, .tp = p->tp, .pp = p->pp, .dp = p->dp, .ep = p->ep},
+               .keep_tp = opts ? opts->keep_tp : FALSE};
+  uint64_t n = p->n_gpus, ops = 0, refs = 0;
+  for (guint i = 0; i < p->layers->len; i++) {
+    const Layer *l = &g_array_index(p->layers, Layer, i);
+    if (p->policy == WH_SIMAI_POLICY_MICRO) {
+      if (i == 0)
+        ops += count_collectives(&b, l, 2, &refs);
+      continue;
+    }
+    for (int ph = 0; ph < 3; ph++) {
+      ops += l->compute_ns[ph] > 0 ? n : 0;
+      if (p->policy != WH_SIMAI_POLICY_DATA || ph == 2)
+        ops += count_collectives(&b, l, ph, &refs);
+    }
+  }
+  uint64_t it = opts && opts->iterations > 1 ? opts->iterations : 1;
+  *n_ops = ops * it;
+  return *n_ops * WH_SIMAI_BYTES_PER_OP + refs * it * sizeof(uint32_t) +
+         (uint64_t)p->layers->len * n * sizeof(uint32_t);
+}
+
 WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, uint32_t max_ranks,
                                  const WhSimaiOptions *opts, GError **error)
 {
@@ -873,6 +921,18 @@ WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, 
               .ckpt = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
               .layers = g_array_new(FALSE, FALSE, sizeof(Layer))};
   if (!parse_all(&p, data, len, max_ranks, error)) {
+    parsed_clear(&p);
+    return NULL;
+  }
+  uint64_t n_ops = 0, need = estimate_bytes(&p, opts, &n_ops);
+  if (opts && opts->max_bytes && need > opts->max_bytes) {
+    g_autofree char *need_s = wh_units_format_bytes(need);
+    g_autofree char *budget_s = wh_units_format_bytes(opts->max_bytes);
+    g_set_error(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_TOO_LARGE,
+                "%s: %u layers on %u GPUs make about %" G_GUINT64_FORMAT
+                " ops needing about %s; the memory budget left after the network is %s "
+                "(--max-memory)",
+                name, p.layers->len, p.n_gpus, n_ops, need_s, budget_s);
     parsed_clear(&p);
     return NULL;
   }

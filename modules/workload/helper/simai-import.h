@@ -108,9 +108,10 @@
 GQuark wh_simai_error_quark(void);
 
 typedef enum {
-  WH_SIMAI_ERROR_IO,      /* the file cannot be read */
-  WH_SIMAI_ERROR_PARSE,   /* malformed text */
-  WH_SIMAI_ERROR_INVALID, /* well-formed but impossible: groups, GPU count */
+  WH_SIMAI_ERROR_IO,        /* the file cannot be read */
+  WH_SIMAI_ERROR_PARSE,     /* malformed text */
+  WH_SIMAI_ERROR_INVALID,   /* well-formed but impossible: groups, GPU count */
+  WH_SIMAI_ERROR_TOO_LARGE, /* the ops would not fit the memory budget */
 } WhSimaiError;
 
 typedef enum {
@@ -149,7 +150,11 @@ typedef struct {
                           TP/SP traffic inside a server (NVLink), off the fabric */
   uint32_t iterations; /* 0 or 1: one iteration */
   WhSimaiStats *stats; /* nullable: filled on success */
+  uint64_t max_bytes;  /* > 0: refuse (WH_SIMAI_ERROR_TOO_LARGE) a plan estimated larger */
 } WhSimaiOptions;
+
+/* Bytes a plan op costs, with the workload op it becomes (measured; docs/workloads.md). */
+#define WH_SIMAI_BYTES_PER_OP 512u
 
 /* One op of a plan, before it is added to a workload. */
 typedef struct {
