@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "simai-import.h"
 #include "test-util.h"
 
 typedef struct {
@@ -403,6 +404,52 @@ START_TEST(test_top_level_help_lists_run_options)
 }
 END_TEST
 
+/* ---- 9: sizes written as integral floats ---- */
+
+static const char float_sizes[] =
+    "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 2 vpp: 1 ga: 1 all_gpus: 8 "
+    "checkpoints: 0 checkpoint_initiates: 0 pp_comm: 8388608.0\n"
+    "2\n"
+    "attn -1 1000 ALLREDUCE 4194304.0 1000 ALLREDUCE 4194304.00 1000 ALLREDUCE 2097152.0 10\n"
+    "mlp -1 1000 ALLREDUCE 4194304 1000 NONE 0.0 1000 ALLREDUCE 2097152 10\n";
+
+START_TEST(test_simai_integral_float_sizes)
+{
+  g_autoptr(GError) err = NULL;
+  WhSimaiStats st_float, st_int;
+  WhSimaiOptions opts = {.keep_tp = TRUE, .stats = &st_float};
+  g_autoptr(WhSimaiPlan) plan =
+      wh_simai_plan_parse(float_sizes, strlen(float_sizes), "f.txt", 8, &opts, &err);
+  ck_assert_msg(plan != NULL, "%s", err ? err->message : "");
+  g_autofree char *ints = g_strdup(float_sizes);
+  for (char *p; (p = strstr(ints, ".0")) != NULL;) {
+    size_t zeros = strspn(p + 1, "0");
+    memmove(p, p + 1 + zeros, strlen(p + 1 + zeros) + 1);
+  }
+  opts.stats = &st_int;
+  g_autoptr(WhSimaiPlan) plan2 = wh_simai_plan_parse(ints, strlen(ints), "i.txt", 8, &opts, &err);
+  ck_assert_msg(plan2 != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(plan->ops->len, plan2->ops->len);
+  ck_assert_uint_eq(st_float.n_collectives, st_int.n_collectives);
+  for (guint i = 0; i < plan->ops->len; i++)
+    ck_assert_uint_eq(((WhSimaiOp *)plan->ops->pdata[i])->bytes,
+                      ((WhSimaiOp *)plan2->ops->pdata[i])->bytes);
+  /* a fraction, an exponent or a float compute time stay refused */
+  static const char *const bad[][2] = {{"4194304.0 1000 ALLREDUCE 4194304.00", "4194304.5 1000 "
+                                                                              "ALLREDUCE 4194304"},
+                                       {"pp_comm: 8388608.0", "pp_comm: 8.388608e6"},
+                                       {"attn -1 1000 ", "attn -1 1000.0 "}};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_auto(GStrv) parts = g_strsplit(float_sizes, bad[i][0], 2);
+    g_autofree char *text = g_strjoin(bad[i][1], parts[0], parts[1], NULL);
+    g_clear_error(&err);
+    g_autoptr(WhSimaiPlan) p = wh_simai_plan_parse(text, strlen(text), "b.txt", 8, &opts, &err);
+    ck_assert_msg(p == NULL, "case %zu accepted", i);
+    ck_assert_msg(strstr(err->message, "is not a number") != NULL, "%s", err->message);
+  }
+}
+END_TEST
+
 Suite *wh_hardening_suite(void)
 {
   Suite *s = suite_create("hardening");
@@ -427,6 +474,9 @@ Suite *wh_hardening_suite(void)
   tcase_add_test(memory, test_network_over_budget_refused);
   tcase_add_test(memory, test_workload_over_budget_refused);
   suite_add_tcase(s, memory);
+  TCase *importer = tcase_create("importer");
+  tcase_add_test(importer, test_simai_integral_float_sizes);
+  suite_add_tcase(s, importer);
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 60);
   tcase_add_test(outputs, test_out_not_a_directory_refused_before_run);

@@ -150,6 +150,18 @@ static gboolean num_field(const char *file, int line, int field, const char *wha
   return TRUE;
 }
 
+/* A size field: like num_field, and an integral float ("8388608.0", as AICB writes
+ * sizes) is read as its integer. */
+static gboolean size_field(const char *file, int line, int field, const char *what, const char *tok,
+                           uint64_t min, uint64_t max, uint64_t *out, GError **error)
+{
+  const char *dot = strchr(tok, '.');
+  if (dot == NULL || dot == tok || dot[1] == '\0' || strspn(dot + 1, "0") != strlen(dot + 1))
+    return num_field(file, line, field, what, tok, min, max, out, error);
+  g_autofree char *integral = g_strndup(tok, (gsize)(dot - tok));
+  return num_field(file, line, field, what, integral, min, max, out, error);
+}
+
 /* ---- lines and tokens ---- */
 
 typedef struct {
@@ -294,8 +306,8 @@ static gboolean parse_header(Parsed *p, GPtrArray *t, GError **error)
     gboolean is_list = id == K_CKPT || id == K_CKPT_INIT;
     uint64_t min = id == K_PP_COMM || is_list ? 0 : 1;
     uint64_t max = id == K_PP_COMM ? MAX_BYTES : UINT32_MAX;
-    if (!num_field(p->file, 1, field + 1, key_what[id], t->pdata[i + 1], min, max, &p->value[id],
-                   error))
+    if (!(id == K_PP_COMM ? size_field : num_field)(
+            p->file, 1, field + 1, key_what[id], t->pdata[i + 1], min, max, &p->value[id], error))
       return FALSE;
     p->field[id] = field + 1;
     i += 2;
@@ -444,8 +456,8 @@ static gboolean parse_layer(Parsed *p, int line, GPtrArray *t, GError **error)
     if (!num_field(p->file, line, base, field_names[base - 1], f[base - 1], 0, MAX_NS,
                    &l.compute_ns[k], error) ||
         !parse_comm(p, line, base + 1, f[base], &l.comm[k], error) ||
-        !num_field(p->file, line, base + 2, field_names[base + 1], f[base + 1], 0, MAX_BYTES,
-                   &l.comm[k].bytes, error))
+        !size_field(p->file, line, base + 2, field_names[base + 1], f[base + 1], 0, MAX_BYTES,
+                    &l.comm[k].bytes, error))
       return FALSE;
   }
   if (!num_field(p->file, line, 12, field_names[11], f[11], 0, MAX_NS, &l.update_ns, error))
