@@ -436,7 +436,7 @@ START_TEST(test_simai_integral_float_sizes)
                       ((WhSimaiOp *)plan2->ops->pdata[i])->bytes);
   /* a fraction, an exponent or a float compute time stay refused */
   static const char *const bad[][2] = {{"4194304.0 1000 ALLREDUCE 4194304.00", "4194304.5 1000 "
-                                                                              "ALLREDUCE 4194304"},
+                                                                               "ALLREDUCE 4194304"},
                                        {"pp_comm: 8388608.0", "pp_comm: 8.388608e6"},
                                        {"attn -1 1000 ", "attn -1 1000.0 "}};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -447,6 +447,71 @@ START_TEST(test_simai_integral_float_sizes)
     ck_assert_msg(p == NULL, "case %zu accepted", i);
     ck_assert_msg(strstr(err->message, "is not a number") != NULL, "%s", err->message);
   }
+}
+END_TEST
+
+/* ---- 11: the GPU count of a SimAI job ---- */
+
+/* Writes `text` as w.txt beside the scenario, a Star of 16 hosts with
+ * <workload simai="w.txt" EXTRA/>. */
+static void simai_case_files(Case *c, const char *text, const char *extra)
+{
+  g_autofree char *wl = g_build_filename(c->dir, "w.txt", NULL);
+  ck_assert(g_file_set_contents(wl, text, -1, NULL));
+  g_autofree char *xml =
+      g_strdup_printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"g\">\n"
+                      "  <topology type=\"wh::Star\"><param name=\"Hosts\" value=\"16\"/>"
+                      "</topology>\n  <workload simai=\"w.txt\" %s/>\n</scenario>\n",
+                      extra);
+  ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
+}
+
+static void assert_summary_has(const Case *c, const char *what)
+{
+  g_autofree char *path = g_build_filename(c->out_dir, "summary.json", NULL);
+  g_autofree char *json = NULL;
+  ck_assert(g_file_get_contents(path, &json, NULL, NULL));
+  ck_assert_msg(strstr(json, what) != NULL, "summary.json lacks %s: %s", what, json);
+}
+
+START_TEST(test_simai_gpus_attribute)
+{
+  static const char data_file[] = "DATA\n1\nfc -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 65536 0\n";
+  static const char micro_file[] =
+      "MICRO\n1\nfc -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 65536 0\n";
+  static const char hybrid_file[] =
+      "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 1 ga: 1 checkpoints: 0 "
+      "checkpoint_initiates: 0\n1\n"
+      "attn -1 1000 ALLREDUCE 4096 1000 NONE 0 1000 ALLREDUCE 65536 0\n";
+  g_autoptr(Case) c = case_new(NULL);
+  /* the count from the scenario, for a file without all_gpus: */
+  simai_case_files(c, data_file, "gpus=\"8\"");
+  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  ck_assert_msg(strstr(c->err, "warning") == NULL, "%s", c->err);
+  assert_summary_has(c, "\"ranks\": 8,");
+  simai_case_files(c, hybrid_file, "gpus=\"4\"");
+  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  assert_summary_has(c, "\"ranks\": 4,");
+  /* no count anywhere: every host, said on stderr and in summary.json */
+  simai_case_files(c, micro_file, "");
+  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  assert_err_has(c, "warning");
+  assert_err_has(c, "all 16 hosts");
+  assert_summary_has(c, "\"gpus_from_hosts\": true");
+  /* disagreements and impossible counts are refused */
+  g_autofree char *with_all = g_strdup_printf("DATA all_gpus: 8\n%s", data_file + 5);
+  simai_case_files(c, with_all, "gpus=\"16\"");
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+  assert_err_has(c, "8 GPUs, but the scenario gives gpus=\"16\"");
+  simai_case_files(c, data_file, "gpus=\"32\"");
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+  assert_err_has(c, "only 16 ranks");
+  simai_case_files(c, hybrid_file, "gpus=\"5\"");
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+  assert_err_has(c, "not a multiple");
+  simai_case_files(c, hybrid_file, "");
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+  assert_err_has(c, "gpus=");
 }
 END_TEST
 
@@ -476,6 +541,8 @@ Suite *wh_hardening_suite(void)
   suite_add_tcase(s, memory);
   TCase *importer = tcase_create("importer");
   tcase_add_test(importer, test_simai_integral_float_sizes);
+  tcase_add_test(importer, test_simai_gpus_attribute);
+  tcase_set_timeout(importer, 60);
   suite_add_tcase(s, importer);
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 60);

@@ -29,6 +29,16 @@ static void usage(FILE *out)
                "Run `whsim run --help` for the options.\n");
 }
 
+/* Warnings about what a scenario left to a default that may not be meant. */
+static void print_warnings(const WhRun *run)
+{
+  if (run->simai_gpus_from_hosts)
+    fprintf(stderr,
+            "whsim: warning: %s: the SimAI file gives no all_gpus: and the scenario no "
+            "<workload gpus=\"N\">: the job takes all %u hosts as GPUs\n",
+            run->sc->simai_path, wh_workload_n_ranks(run->workload));
+}
+
 /* Loads every --plugin; reports and returns FALSE on the first failure. */
 static gboolean load_plugins(char **plugins)
 {
@@ -389,6 +399,7 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
+  print_warnings(run);
   if (g_strcmp0(a.engine, "ns3") == 0)
     return run_ns3(run, &a);
   if (!wh_output_dir_prepare(a.out_dir, &err)) {
@@ -417,6 +428,7 @@ static int cmd_validate(int argc, char **argv)
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
+  print_warnings(run);
   printf("%s: valid (%u hosts, %u switches, %u flows)\n", argv[1], run->net->n_hosts,
          run->net->n_switches, run->tp->n_flows);
   return 0;

@@ -429,6 +429,7 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
   WhSimaiOptions so = {.keep_tp = sc->simai_keep_tp,
                        .iterations = run->iterations,
+                       .gpus = sc->simai_gpus,
                        .max_bytes = run->memory_budget > run->memory_network
                                         ? run->memory_budget - run->memory_network
                                         : 1};
@@ -445,6 +446,7 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   run->ops_per_iteration = plan->stats.ops_per_iteration;
   run->simai_dropped_tp = plan->stats.dropped_tp;
   run->simai_dropped_tp_bytes = plan->stats.dropped_tp_bytes;
+  run->simai_gpus_from_hosts = plan->stats.gpus_from_hosts;
   run->tp_bytes_not_modelled = plan->stats.dropped_tp_bytes;
   if (!wh_simai_plan_apply(plan, run->workload, &err))
     return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
@@ -767,6 +769,8 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
     g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
     if (run->sc->simai_path)
       g_string_append_printf(j, "  \"tp_collectives_not_modelled\": %u,\n", run->simai_dropped_tp);
+    if (run->simai_gpus_from_hosts)
+      g_string_append(j, "  \"gpus_from_hosts\": true,\n");
     if (run->sc->simai_path || run->sc->model_preset)
       g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
                              (guint64)run->tp_bytes_not_modelled);

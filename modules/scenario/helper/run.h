@@ -42,6 +42,7 @@ typedef struct {
   uint32_t ops_per_iteration;
   uint32_t simai_dropped_tp; /* TP collectives of a SimAI file left out */
   uint64_t simai_dropped_tp_bytes;
+  gboolean simai_gpus_from_hosts; /* the SimAI file gave no GPU count: one per host */
   uint64_t tp_bytes_not_modelled; /* TP traffic per run that stays inside servers */
   char *preset_facts;             /* nullable: a model preset's summary text */
   WhTransport *tp;

@@ -238,7 +238,7 @@ static const AttrRule attr_rules[] = {
     {"permutation", {"size", NULL}, {"start", NULL}},
     {"shift", {"size", "offset", NULL}, {"hosts", "start", NULL}},
     {"uniform", {"size", "flows", NULL}, {"hosts", "start", NULL}},
-    {"workload", {NULL}, {"iterations", "simai", "keep-tp", "model", NULL}},
+    {"workload", {NULL}, {"iterations", "simai", "keep-tp", "model", "gpus", NULL}},
     {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
     {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
     {"collective", {"id", "kind", "ranks", "size", NULL}, {"algorithm", "deps", NULL}},
@@ -703,6 +703,9 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
     return TRUE;
   }
   g_autofree char *simai = attr(wl, "simai");
+  if (!simai && attr_present(wl, "gpus"))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                "<workload> attribute \"gpus\": applies to a SimAI file (simai=...) only");
   if (simai) {
     /* relative to the scenario file's directory */
     g_autofree char *dir = g_path_get_dirname(ld->file);
@@ -710,6 +713,12 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
         g_path_is_absolute(simai) ? g_strdup(simai) : g_build_filename(dir, simai, NULL);
     g_autofree char *keep = attr(wl, "keep-tp");
     sc->simai_keep_tp = keep && (strcmp(keep, "true") == 0 || strcmp(keep, "1") == 0);
+    g_autofree char *gpus = attr(wl, "gpus");
+    int64_t g = 0;
+    if (gpus && (!wh_units_parse_int(gpus, &g, NULL) || g < 1 || g > G_MAXUINT32))
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                  "<workload> attribute \"gpus\" = \"%s\": expected a GPU count", gpus);
+    sc->simai_gpus = (uint32_t)g;
     for (const xmlNode *n = wl->children; n; n = n->next) {
       if (n->type == XML_ELEMENT_NODE)
         return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),

@@ -85,6 +85,7 @@ typedef struct {
   uint32_t iterations;          /* of the workload; 1 unless set */
   char *simai_path;             /* nullable: <workload simai=...>, resolved against the file */
   gboolean simai_keep_tp;       /* keep tensor-parallel collectives of the SimAI file */
+  uint32_t simai_gpus;          /* <workload gpus=...>: the SimAI job's GPU count, 0: not given */
   gboolean model_preset;        /* <workload model=...>: ops from wh::ModelPreset */
   int workload_line;
   gboolean permutation;

@@ -66,7 +66,9 @@ typedef struct {
   int field[N_KEYS]; /* 0: key absent */
   GArray *ckpt;      /* pairs (layer, field) of uint32 */
   uint32_t tp, ep, pp, dp, n_gpus;
-  GArray *layers; /* Layer */
+  uint32_t gpus_given;      /* WhSimaiOptions.gpus */
+  gboolean gpus_from_hosts; /* the count defaulted to the ranks available */
+  GArray *layers;           /* Layer */
 } Parsed;
 
 /* ---- messages ---- */
@@ -335,12 +337,20 @@ static gboolean check_header(Parsed *p, uint32_t max_ranks, GError **error)
 {
   const char *pol = wh_simai_policy_name(p->policy);
   int f_all = p->field[K_ALL];
+  if (f_all && p->gpus_given && p->value[K_ALL] != p->gpus_given)
+    return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
+                "field %d (all_gpus): %u GPUs, but the scenario gives gpus=\"%u\"", f_all,
+                (unsigned)p->value[K_ALL], p->gpus_given);
+  if (!f_all && p->gpus_given) {
+    p->value[K_ALL] = p->gpus_given;
+    f_all = p->field[K_ALL] = -1; /* given by the scenario */
+  }
   if (p->policy == WH_SIMAI_POLICY_DATA || p->policy == WH_SIMAI_POLICY_MICRO) {
     p->tp = p->pp = p->ep = 1;
     if (f_all)
       p->n_gpus = (uint32_t)p->value[K_ALL];
     else if (max_ranks)
-      p->n_gpus = max_ranks;
+      p->n_gpus = max_ranks, p->gpus_from_hosts = TRUE;
     else
       return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
                   "%s without all_gpus: needs the number of ranks from the workload", pol);
@@ -351,17 +361,19 @@ static gboolean check_header(Parsed *p, uint32_t max_ranks, GError **error)
                   "missing model_parallel_NPU_group: (%s needs the TP size)", pol);
     if (!f_all)
       return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                  "missing all_gpus: (%s needs the GPU count)", pol);
+                  "missing all_gpus: (%s needs the GPU count; or give <workload gpus=\"N\">)", pol);
     p->tp = (uint32_t)p->value[K_TP];
     p->pp = p->field[K_PP] ? (uint32_t)p->value[K_PP] : 1;
     p->ep = p->field[K_EP] ? (uint32_t)p->value[K_EP] : 1;
     p->n_gpus = (uint32_t)p->value[K_ALL];
     uint64_t s = (uint64_t)p->tp * p->pp;
-    if (p->n_gpus % s != 0)
+    if (p->n_gpus % s != 0) {
+      g_autofree char *what = f_all > 0 ? g_strdup_printf("field %d (all_gpus)", f_all)
+                                        : g_strdup("the scenario's gpus=");
       return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                  "field %d (all_gpus): %u is not a multiple of model_parallel_NPU_group x pp = "
-                  "%u x %u",
-                  f_all, p->n_gpus, p->tp, p->pp);
+                  "%s: %u is not a multiple of model_parallel_NPU_group x pp = %u x %u", what,
+                  p->n_gpus, p->tp, p->pp);
+    }
     p->dp = (uint32_t)(p->n_gpus / s);
     if (p->dp % p->ep != 0)
       return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
@@ -369,6 +381,9 @@ static gboolean check_header(Parsed *p, uint32_t max_ranks, GError **error)
                   "(model_parallel_NPU_group x pp)",
                   p->field[K_EP], p->ep, p->dp);
   }
+  if (max_ranks && p->n_gpus > max_ranks && f_all < 0)
+    return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
+                "gpus=\"%u\" (the scenario's): only %u ranks are available", p->n_gpus, max_ranks);
   if (max_ranks && p->n_gpus > max_ranks) /* only when all_gpus: is given */
     return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
                 "field %d (all_gpus): %u GPUs but only %u ranks are available", f_all, p->n_gpus,
@@ -850,7 +865,8 @@ static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts
                                .dropped_tp = st->dropped_tp / iterations,
                                .dropped_tp_bytes = st->dropped_tp_bytes / iterations,
                                .skipped_trivial = st->skipped_trivial / iterations,
-                               .ignored_comms = st->ignored_comms / iterations};
+                               .ignored_comms = st->ignored_comms / iterations,
+                               .gpus_from_hosts = p->gpus_from_hosts};
   for (uint32_t r = 0; r < n; r++)
     g_array_unref(b.stream[r]);
   g_free(b.stream);
@@ -930,6 +946,7 @@ WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, 
                                  const WhSimaiOptions *opts, GError **error)
 {
   Parsed p = {.file = name,
+              .gpus_given = opts ? opts->gpus : 0,
               .ckpt = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
               .layers = g_array_new(FALSE, FALSE, sizeof(Layer))};
   if (!parse_all(&p, data, len, max_ranks, error)) {

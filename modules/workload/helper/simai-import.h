@@ -143,6 +143,7 @@ typedef struct {
   uint64_t dropped_tp_bytes; /* the sum of their sizes */
   uint32_t skipped_trivial;  /* collectives of size 0 or over one rank, one per group */
   uint32_t ignored_comms;    /* comm fields (not NONE) the policy never issues */
+  gboolean gpus_from_hosts;  /* neither all_gpus: nor options.gpus: one GPU per rank available */
 } WhSimaiStats;
 
 typedef struct {
@@ -150,6 +151,7 @@ typedef struct {
                           TP/SP traffic inside a server (NVLink), off the fabric */
   uint32_t iterations; /* 0 or 1: one iteration */
   WhSimaiStats *stats; /* nullable: filled on success */
+  uint32_t gpus;       /* > 0: the GPU count (a file's all_gpus: must agree) */
   uint64_t max_bytes;  /* > 0: refuse (WH_SIMAI_ERROR_TOO_LARGE) a plan estimated larger */
 } WhSimaiOptions;
 
