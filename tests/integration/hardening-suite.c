@@ -3,6 +3,7 @@
  * without bound or leave stale outputs. Every case runs the whsim binary on a small
  * scenario written to a temporary directory. */
 #include <check.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -515,6 +516,63 @@ START_TEST(test_simai_gpus_attribute)
 }
 END_TEST
 
+/* ---- 12: broadcast ---- */
+
+/* One collective over the 8 hosts of a star; its time and the bytes delivered. */
+static WhTime run_one_collective(WhCollKind kind, uint64_t bytes, uint64_t *delivered)
+{
+  g_autoptr(WhScenario) sc = wh_scenario_new("coll", "wh::Star");
+  wh_scenario_add_set(sc, "wh::Star::Hosts", "8");
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhRun) run = wh_run_new(sc, NULL, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  WhWorkload *w = wh_workload_new(run->tp, 8);
+  static const uint32_t g[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  ck_assert_int_eq(
+      wh_workload_add_collective(w, "c", kind, WH_ALGO_RING, g, 8, bytes, NULL, 0, &err), 0);
+  wh_workload_start(w);
+  wh_sim_run(run->sim);
+  ck_assert(wh_workload_done(w));
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  WhOpInfo info;
+  wh_workload_op_info(w, 0, &info);
+  *delivered = run->tp->c.data_bytes_arrived;
+  wh_workload_free(w);
+  return info.end - info.start;
+}
+
+/* A pipelined broadcast moves the root's buffer to the 7 others (7 x 8 chunks of S/8)
+ * in 2 (n - 1) steps of S/n, the step count of a ring all-reduce of the same size. */
+START_TEST(test_broadcast_collective)
+{
+  const uint64_t size = 8 << 20;
+  uint64_t bcast_bytes = 0, ar_bytes = 0;
+  WhTime bcast = run_one_collective(WH_COLL_BROADCAST, size, &bcast_bytes);
+  WhTime ar = run_one_collective(WH_COLL_ALL_REDUCE, size, &ar_bytes);
+  ck_assert_uint_eq(bcast_bytes, 7 * size);
+  double rel = ((double)bcast - (double)ar) / (double)ar;
+  fprintf(stderr, "broadcast 8 MiB over 8: %.3f us, ring all-reduce %.3f us (%+.2f%%)\n",
+          (double)bcast * 1e-6, (double)ar * 1e-6, rel * 100);
+  ck_assert_msg(fabs(rel) < 0.02, "broadcast %.0f ps vs all-reduce %.0f ps", (double)bcast,
+                (double)ar);
+}
+END_TEST
+
+/* A SimAI BROADCAST is simulated as one: its op shows in ops.csv and moves bytes. */
+START_TEST(test_simai_broadcast)
+{
+  g_autoptr(Case) c = case_new(NULL);
+  simai_case_files(c, "DATA all_gpus: 4\n1\nfc -1 1000 NONE 0 1000 NONE 0 1000 BROADCAST 65536 0\n",
+                   "");
+  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  g_autofree char *path = g_build_filename(c->out_dir, "ops.csv", NULL);
+  g_autofree char *ops = NULL;
+  ck_assert(g_file_get_contents(path, &ops, NULL, NULL));
+  ck_assert_msg(strstr(ops, ",broadcast,") != NULL, "%s", ops);
+  assert_summary_has(c, "\"data_bytes_delivered\": 196608,");
+}
+END_TEST
+
 Suite *wh_hardening_suite(void)
 {
   Suite *s = suite_create("hardening");
@@ -542,6 +600,8 @@ Suite *wh_hardening_suite(void)
   TCase *importer = tcase_create("importer");
   tcase_add_test(importer, test_simai_integral_float_sizes);
   tcase_add_test(importer, test_simai_gpus_attribute);
+  tcase_add_test(importer, test_broadcast_collective);
+  tcase_add_test(importer, test_simai_broadcast);
   tcase_set_timeout(importer, 60);
   suite_add_tcase(s, importer);
   TCase *outputs = tcase_create("outputs");

@@ -411,10 +411,9 @@ static gboolean parse_comm(const Parsed *p, int line, int field, const char *tok
     const char *name;
     WhCollKind kind;
   } bases[] = {
-      {"ALLREDUCE", WH_COLL_ALL_REDUCE},
-      {"ALLGATHER", WH_COLL_ALL_GATHER},
-      {"REDUCESCATTER", WH_COLL_REDUCE_SCATTER},
-      {"ALLTOALL", WH_COLL_ALL_TO_ALL},
+      {"ALLREDUCE", WH_COLL_ALL_REDUCE},         {"ALLGATHER", WH_COLL_ALL_GATHER},
+      {"REDUCESCATTER", WH_COLL_REDUCE_SCATTER}, {"ALLTOALL", WH_COLL_ALL_TO_ALL},
+      {"BROADCAST", WH_COLL_BROADCAST},
   };
   const char *what = field_names[field - 1];
   g_autofree char *q = quote(tok);
@@ -444,7 +443,8 @@ static gboolean parse_comm(const Parsed *p, int line, int field, const char *tok
   }
   return fail(error, WH_SIMAI_ERROR_PARSE, p->file, line,
               "field %d (%s): %s is not a known comm type (NONE, ALLREDUCE, ALLGATHER, "
-              "REDUCESCATTER or ALLTOALL, the last four optionally with _EP or _DP_EP)",
+              "REDUCESCATTER, ALLTOALL or BROADCAST, all but NONE optionally with _EP or "
+              "_DP_EP)",
               field, what, q);
 }
 

@@ -256,6 +256,20 @@ static uint32_t expand(WhWorkload *w, uint32_t id)
     }
     return first;
   }
+  if (o->coll == WH_COLL_BROADCAST) {
+    /* pipelined chain: chunk j crosses hop i (g[i] -> g[i + 1]) after it crossed hop
+     * i - 1 and after chunk j - 1 crossed hop i: 2 (n - 1) steps of size / n */
+    for (uint32_t j = 0; j < n; j++) {
+      for (uint32_t i = 0; i + 1 < n; i++) {
+        uint32_t x = new_xfer(w, id, g[i], g[i + 1], chunk);
+        if (i > 0)
+          link_xfers(w, x - 1, x);
+        if (j > 0)
+          link_xfers(w, x - (n - 1), x);
+      }
+    }
+    return first;
+  }
   /* ring: steps of one chunk from each rank to the next; step k + 1 of rank r
    * forwards what arrived from rank r - 1 in step k */
   uint32_t steps = o->coll == WH_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
@@ -382,7 +396,8 @@ void wh_workload_op_info(const WhWorkload *w, uint32_t id, WhOpInfo *out)
 
 const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll)
 {
-  static const char *colls[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all"};
+  static const char *colls[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
+                                "broadcast"};
   switch (kind) {
   case WH_OP_COMPUTE:
     return "compute";

@@ -33,10 +33,11 @@ typedef enum {
   WH_COLL_REDUCE_SCATTER, /* size: each rank's full input; it keeps size / n */
   WH_COLL_ALL_GATHER,     /* size: the full output; each rank contributes size / n */
   WH_COLL_ALL_TO_ALL,     /* size: each rank's send buffer, size / n per peer */
+  WH_COLL_BROADCAST,      /* size: the buffer of the root, the group's first rank */
 } WhCollKind;
 
 typedef enum {
-  WH_ALGO_RING,     /* all-reduce, reduce-scatter, all-gather */
+  WH_ALGO_RING,     /* all-reduce, reduce-scatter, all-gather; broadcast: pipelined chain */
   WH_ALGO_PAIRWISE, /* all-to-all: n - 1 rounds, rank r sends to (r + i) mod n in round i */
   WH_ALGO_DIRECT,   /* all-to-all: every pair at once */
 } WhCollAlgo;
