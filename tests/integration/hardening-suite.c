@@ -573,6 +573,21 @@ START_TEST(test_simai_broadcast)
 }
 END_TEST
 
+/* ---- 15: validate reports a workload's size ---- */
+
+START_TEST(test_validate_reports_workload)
+{
+  g_autofree char *path = wh_test_source_path("scenarios/simai-gpt-tp8-dp2.xml");
+  const char *args[] = {"validate", path, NULL};
+  g_autofree char *out = NULL;
+  ck_assert_int_eq(wh_test_whsim(args, &out, NULL), 0);
+  ck_assert_msg(strstr(out, "16 ranks, 288 ops") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "all-reduce over 2 ranks") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "all-to-all over 2 ranks") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "MB") != NULL, "%s", out);
+}
+END_TEST
+
 Suite *wh_hardening_suite(void)
 {
   Suite *s = suite_create("hardening");
@@ -613,6 +628,7 @@ Suite *wh_hardening_suite(void)
   tcase_set_timeout(cli, 60);
   tcase_add_test(cli, test_cli_bad_numbers_refused);
   tcase_add_test(cli, test_top_level_help_lists_run_options);
+  tcase_add_test(cli, test_validate_reports_workload);
   suite_add_tcase(s, cli);
   return s;
 }

@@ -409,6 +409,47 @@ static int cmd_run(int argc, char **argv)
   return run_native(run, argv[1], &a);
 }
 
+static int cmp_str_ptr(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A workload's size for `validate`: ranks and ops, then per kind of op and group size
+ * the count of ops and the bytes they move. */
+static void print_workload_size(const WhRun *run)
+{
+  WhWorkload *w = run->workload;
+  uint32_t n = wh_workload_n_ops(w);
+  g_autoptr(GHashTable) groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  for (uint32_t i = 0; i < n; i++) {
+    WhOpInfo op;
+    wh_workload_op_info(w, i, &op);
+    const char *kind = wh_op_kind_name(op.kind, op.coll);
+    char *key = op.kind == WH_OP_COLLECTIVE ? g_strdup_printf("%s over %u ranks", kind, op.group_n)
+                                            : g_strdup(kind);
+    uint64_t *acc = g_hash_table_lookup(groups, key);
+    if (acc == NULL) {
+      acc = g_new0(uint64_t, 2);
+      g_hash_table_insert(groups, key, acc);
+    } else {
+      g_free(key);
+    }
+    acc[0]++;
+    acc[1] += op.kind == WH_OP_COMPUTE ? 0 : op.bytes;
+  }
+  printf("workload   %u ranks, %u ops (%u per iteration x %u)\n", wh_workload_n_ranks(w), n,
+         run->ops_per_iteration, run->iterations);
+  g_autofree gpointer *keys = g_hash_table_get_keys_as_array(groups, NULL);
+  guint n_keys = g_hash_table_size(groups);
+  qsort(keys, n_keys, sizeof *keys, cmp_str_ptr);
+  for (guint i = 0; i < n_keys; i++) {
+    const uint64_t *acc = g_hash_table_lookup(groups, keys[i]);
+    g_autofree char *bytes = wh_units_format_bytes(acc[1]);
+    printf("  %-28s %8" G_GUINT64_FORMAT " ops  %s\n", (const char *)keys[i], acc[0],
+           acc[1] ? bytes : "-");
+  }
+}
+
 static int cmd_validate(int argc, char **argv)
 {
   g_auto(GStrv) plugins = NULL;
@@ -431,6 +472,8 @@ static int cmd_validate(int argc, char **argv)
   print_warnings(run);
   printf("%s: valid (%u hosts, %u switches, %u flows)\n", argv[1], run->net->n_hosts,
          run->net->n_switches, run->tp->n_flows);
+  if (run->workload)
+    print_workload_size(run);
   return 0;
 }
 
