@@ -516,6 +516,33 @@ START_TEST(test_simai_gpus_attribute)
 }
 END_TEST
 
+/* ---- 10: content the importer does not simulate is reported ---- */
+
+START_TEST(test_simai_dropped_content_reported)
+{
+  g_autoptr(Case) c = case_new(NULL);
+  /* DATA issues only weight-grad comms: the forward ALLREDUCE is not issued; a
+   * weight-grad comm of 0 bytes moves nothing */
+  simai_case_files(c,
+                   "DATA all_gpus: 4\n2\n"
+                   "a -1 1000 ALLREDUCE 4096 1000 NONE 0 1000 ALLREDUCE 65536 0\n"
+                   "b -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 0 0\n",
+                   "");
+  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  assert_err_has(c, "1 comm fields per iteration are not simulated");
+  assert_err_has(c, "1 collectives per iteration move nothing");
+  assert_summary_has(c, "\"comm_fields_not_issued\": 1, \"trivial_collectives\": 1, "
+                        "\"header_keys\": \"\"");
+  simai_case_files(c,
+                   "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 2 vpp: 2 ga: 4 "
+                   "all_gpus: 8 checkpoints: 0 checkpoint_initiates: 0 pp_comm: 1024\n1\n"
+                   "attn -1 1000 ALLREDUCE 4096 1000 NONE 0 1000 ALLREDUCE 65536 0\n",
+                   "");
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 0);
+  assert_err_has(c, "header keys not simulated (pp: 2, pp_comm: 1024, vpp: 2, ga: 4)");
+}
+END_TEST
+
 /* ---- 12: broadcast ---- */
 
 /* One collective over the 8 hosts of a star; its time and the bytes delivered. */
@@ -615,6 +642,7 @@ Suite *wh_hardening_suite(void)
   TCase *importer = tcase_create("importer");
   tcase_add_test(importer, test_simai_integral_float_sizes);
   tcase_add_test(importer, test_simai_gpus_attribute);
+  tcase_add_test(importer, test_simai_dropped_content_reported);
   tcase_add_test(importer, test_broadcast_collective);
   tcase_add_test(importer, test_simai_broadcast);
   tcase_set_timeout(importer, 60);

@@ -32,6 +32,23 @@ static void usage(FILE *out)
 /* Warnings about what a scenario left to a default that may not be meant. */
 static void print_warnings(const WhRun *run)
 {
+  const WhSimaiStats *st = &run->simai_stats;
+  const char *file = run->sc->simai_path;
+  if (file && st->ignored_comms)
+    fprintf(stderr,
+            "whsim: warning: %s: %u comm fields per iteration are not simulated: the %s policy "
+            "never issues them\n",
+            file, st->ignored_comms, wh_simai_policy_name(st->policy));
+  if (file && st->skipped_trivial)
+    fprintf(stderr,
+            "whsim: warning: %s: %u collectives per iteration move nothing (size 0 or one "
+            "rank) and are left out\n",
+            file, st->skipped_trivial);
+  if (file && st->unmodelled_keys[0])
+    fprintf(stderr,
+            "whsim: warning: %s: header keys not simulated (%s): pipeline sends, virtual stages, "
+            "gradient accumulation and checkpoint recomputation are not made\n",
+            file, st->unmodelled_keys);
   if (run->simai_gpus_from_hosts)
     fprintf(stderr,
             "whsim: warning: %s: the SimAI file gives no all_gpus: and the scenario no "

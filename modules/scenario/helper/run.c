@@ -447,6 +447,7 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   run->simai_dropped_tp = plan->stats.dropped_tp;
   run->simai_dropped_tp_bytes = plan->stats.dropped_tp_bytes;
   run->simai_gpus_from_hosts = plan->stats.gpus_from_hosts;
+  run->simai_stats = plan->stats;
   run->tp_bytes_not_modelled = plan->stats.dropped_tp_bytes;
   if (!wh_simai_plan_apply(plan, run->workload, &err))
     return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
@@ -771,6 +772,14 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
       g_string_append_printf(j, "  \"tp_collectives_not_modelled\": %u,\n", run->simai_dropped_tp);
     if (run->simai_gpus_from_hosts)
       g_string_append(j, "  \"gpus_from_hosts\": true,\n");
+    if (run->sc->simai_path) {
+      const WhSimaiStats *st = &run->simai_stats;
+      g_autofree char *keys = g_strescape(st->unmodelled_keys, NULL);
+      g_string_append_printf(j,
+                             "  \"simai_not_simulated\": {\"comm_fields_not_issued\": %u, "
+                             "\"trivial_collectives\": %u, \"header_keys\": \"%s\"},\n",
+                             st->ignored_comms, st->skipped_trivial, keys);
+    }
     if (run->sc->simai_path || run->sc->model_preset)
       g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
                              (guint64)run->tp_bytes_not_modelled);

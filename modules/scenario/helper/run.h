@@ -8,6 +8,7 @@
 #include <glib.h>
 #include "rate-sampler.h"
 #include "rdma-transport.h"
+#include "simai-import.h"
 #include "workload.h"
 #include "scenario.h"
 
@@ -43,6 +44,7 @@ typedef struct {
   uint32_t simai_dropped_tp; /* TP collectives of a SimAI file left out */
   uint64_t simai_dropped_tp_bytes;
   gboolean simai_gpus_from_hosts; /* the SimAI file gave no GPU count: one per host */
+  WhSimaiStats simai_stats;       /* the SimAI plan's counts, per iteration */
   uint64_t tp_bytes_not_modelled; /* TP traffic per run that stays inside servers */
   char *preset_facts;             /* nullable: a model preset's summary text */
   WhTransport *tp;

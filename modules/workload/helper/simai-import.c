@@ -832,6 +832,24 @@ static void iteration(Builder *b)
   }
 }
 
+/* The header keys the plan does not simulate, with their values (pp shapes the
+ * groups, but the sends between pipeline stages are not made). */
+static void unmodelled_keys(const Parsed *p, char *out, gsize size)
+{
+  static const struct {
+    int key;
+    uint64_t neutral; /* a value that asks for nothing */
+  } keys[] = {{K_PP, 1}, {K_PP_COMM, 0}, {K_VPP, 1}, {K_GA, 1}, {K_CKPT, 0}, {K_CKPT_INIT, 0}};
+  g_autoptr(GString) s = g_string_new(NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+    int k = keys[i].key;
+    if (p->field[k] > 0 && p->value[k] != keys[i].neutral)
+      g_string_append_printf(s, "%s%s: %" G_GUINT64_FORMAT, s->len ? ", " : "", key_what[k],
+                             (guint64)p->value[k]);
+  }
+  g_strlcpy(out, s->str, size);
+}
+
 static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts)
 {
   uint32_t iterations = opts && opts->iterations > 1 ? opts->iterations : 1;
@@ -867,6 +885,7 @@ static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts
                                .skipped_trivial = st->skipped_trivial / iterations,
                                .ignored_comms = st->ignored_comms / iterations,
                                .gpus_from_hosts = p->gpus_from_hosts};
+  unmodelled_keys(p, plan->stats.unmodelled_keys, sizeof plan->stats.unmodelled_keys);
   for (uint32_t r = 0; r < n; r++)
     g_array_unref(b.stream[r]);
   g_free(b.stream);

@@ -144,6 +144,7 @@ typedef struct {
   uint32_t skipped_trivial;  /* collectives of size 0 or over one rank, one per group */
   uint32_t ignored_comms;    /* comm fields (not NONE) the policy never issues */
   gboolean gpus_from_hosts;  /* neither all_gpus: nor options.gpus: one GPU per rank available */
+  char unmodelled_keys[160]; /* header keys given but not simulated, "pp: 2, ga: 4"; "" none */
 } WhSimaiStats;
 
 typedef struct {
