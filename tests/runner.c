@@ -4,6 +4,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "scenario.h"
+
 Suite *wh_core_suite(void);
 Suite *wh_traffic_control_suite(void);
 Suite *wh_network_suite(void);
@@ -28,6 +30,7 @@ Suite *wh_ns3_scheduler_suite(void);
 
 int main(void)
 {
+  wh_registry_init(); /* the runner assembles the modules, as whsim does */
   SRunner *sr = srunner_create(wh_core_suite());
   srunner_add_suite(sr, wh_traffic_control_suite());
   srunner_add_suite(sr, wh_network_suite());

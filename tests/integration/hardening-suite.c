@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "congestion-control.h"
+#include "registry.h"
 #include "simai-import.h"
 #include "test-util.h"
 
@@ -615,6 +617,58 @@ START_TEST(test_validate_reports_workload)
 }
 END_TEST
 
+/* ---- 16: layering and one registration discipline ---- */
+
+/* core/ and the transport model call nothing of the scenario layer: no
+ * wh_registry_init, no scenario header. */
+START_TEST(test_core_and_transport_do_not_reach_up)
+{
+  static const char *const dirs[] = {"modules/core/model", "modules/transport/model"};
+  static const char *const banned[] = {"wh_registry_init", "\"scenario.h\"", "\"run.h\""};
+  int files = 0;
+  for (size_t d = 0; d < G_N_ELEMENTS(dirs); d++) {
+    g_autofree char *dir_path = wh_test_source_path(dirs[d]);
+    g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+    ck_assert_ptr_nonnull(dir);
+    for (const char *name; (name = g_dir_read_name(dir)) != NULL;) {
+      g_autofree char *path = g_build_filename(dir_path, name, NULL);
+      g_autofree char *text = NULL;
+      ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+      files++;
+      for (size_t b = 0; b < G_N_ELEMENTS(banned); b++)
+        ck_assert_msg(strstr(text, banned[b]) == NULL, "%s/%s mentions %s", dirs[d], name,
+                      banned[b]);
+    }
+  }
+  ck_assert_int_ge(files, 20);
+}
+END_TEST
+
+static const WhParamSpec dup_params[] = {{NULL}};
+static const WhTypeInfo dup_type = {"wh::Test::Dup", "test", "a type registered twice", dup_params};
+static const WhParamSpec bad_default_params[] = {
+    {"Rate", WH_PARAM_RATE, "fast", "a default that does not parse"}, {NULL}};
+static const WhTypeInfo bad_default_type = {"wh::Test::BadDefault", "test", "bad default",
+                                            bad_default_params};
+
+/* A duplicate type is a GError in the type registry as in the CC registry. */
+START_TEST(test_duplicate_registration_is_an_error)
+{
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_registry_register(&dup_type, &err));
+  ck_assert(!wh_registry_register(&dup_type, &err));
+  ck_assert(g_error_matches(err, WH_CONFIG_ERROR, WH_CONFIG_ERROR_UNKNOWN_TYPE));
+  ck_assert_ptr_nonnull(strstr(err->message, "wh::Test::Dup"));
+  g_clear_error(&err);
+  ck_assert(!wh_registry_register(&bad_default_type, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "Rate"));
+  ck_assert_ptr_null(wh_registry_lookup("wh::Test::BadDefault"));
+  g_clear_error(&err);
+  ck_assert(!wh_cc_register(&wh_dcqcn_cc_class, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "already registered"));
+}
+END_TEST
+
 Suite *wh_hardening_suite(void)
 {
   Suite *s = suite_create("hardening");
@@ -647,6 +701,10 @@ Suite *wh_hardening_suite(void)
   tcase_add_test(importer, test_simai_broadcast);
   tcase_set_timeout(importer, 60);
   suite_add_tcase(s, importer);
+  TCase *layering = tcase_create("layering");
+  tcase_add_test(layering, test_core_and_transport_do_not_reach_up);
+  tcase_add_test(layering, test_duplicate_registration_is_an_error);
+  suite_add_tcase(s, layering);
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 60);
   tcase_add_test(outputs, test_out_not_a_directory_refused_before_run);

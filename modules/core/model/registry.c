@@ -12,18 +12,28 @@ GQuark wh_config_error_quark(void)
 
 static GHashTable *types; /* name -> const WhTypeInfo* */
 
-void wh_registry_register(const WhTypeInfo *info)
+gboolean wh_registry_register(const WhTypeInfo *info, GError **error)
 {
+  g_return_val_if_fail(info != NULL && info->name != NULL, FALSE);
   if (types == NULL)
     types = g_hash_table_new(g_str_hash, g_str_equal);
-  g_return_if_fail(!g_hash_table_contains(types, info->name));
+  if (g_hash_table_contains(types, info->name)) {
+    g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_UNKNOWN_TYPE,
+                "type \"%s\" is already registered", info->name);
+    return FALSE;
+  }
   for (const WhParamSpec *p = info->params; p && p->name; p++) {
     WhParamValue v;
     g_autoptr(GError) err = NULL;
-    if (!wh_param_parse(p, p->def, &v, &err))
-      g_error("default of %s::%s does not parse: %s", info->name, p->name, err->message);
+    if (!wh_param_parse(p, p->def, &v, &err)) {
+      g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                  "type \"%s\": the default of %s does not parse: %s", info->name, p->name,
+                  err->message);
+      return FALSE;
+    }
   }
   g_hash_table_insert(types, (gpointer)info->name, (gpointer)info);
+  return TRUE;
 }
 
 const WhTypeInfo *wh_registry_lookup(const char *type_name)
@@ -195,7 +205,6 @@ static void config_entry_free(gpointer p)
 
 WhConfig *wh_config_new(void)
 {
-  wh_registry_init();
   WhConfig *cfg = g_new0(WhConfig, 1);
   cfg->values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, config_entry_free);
   return cfg;

@@ -65,12 +65,11 @@ typedef union {
   int choice; /* index into choices */
 } WhParamValue;
 
-/* Registers a type (transfer none: `info` must outlive the process). Registering a
- * name twice is a programming error. */
-void wh_registry_register(const WhTypeInfo *info);
-
-/* Registers every type of the engine's own modules; idempotent. */
-void wh_registry_init(void);
+/* Registers a type (transfer none: `info` must outlive the process). A name already
+ * registered, or a default that does not parse, is an error (WH_CONFIG_ERROR). The
+ * registry only stores: whoever assembles the modules (the scenario loader, the
+ * CLI, a plugin's init) registers their types. */
+gboolean wh_registry_register(const WhTypeInfo *info, GError **error);
 
 /* (transfer none) (nullable) */
 const WhTypeInfo *wh_registry_lookup(const char *type_name);

@@ -106,7 +106,6 @@ END_TEST
 
 START_TEST(test_registry_lists_types)
 {
-  wh_registry_init();
   static const char *expected[] = {"wh::DcqcnCc",          "wh::Link",    "wh::Switch",
                                    "wh::RdmaFlow",         "wh::FatTree", "wh::RailFatTree",
                                    "wh::Dumbbell",         "wh::Star",    "wh::HeapScheduler",

@@ -581,6 +581,7 @@ void wh_run_iteration_stats(const WhRun *run, uint32_t it, WhIterationStats *out
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
 {
   g_autoptr(WhRun) run = g_new0(WhRun, 1);
+  wh_registry_init();
   run->sc = sc;
   run->cfg = wh_config_new();
   run->memory_budget = opts && opts->max_memory ? opts->max_memory : wh_run_default_memory();

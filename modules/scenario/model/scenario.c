@@ -847,6 +847,7 @@ static gboolean load_root(Loader *ld, const xmlNode *root)
 
 WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *name, GError **error)
 {
+  wh_registry_init();
   if (!check_raw(data, len, name, error))
     return NULL;
   ErrorSink sink = {g_string_new(NULL), 0, 0};

@@ -112,6 +112,10 @@ typedef struct {
 #define WH_CUSTOM_TOPOLOGY "wh::Custom"
 
 /* (transfer full) */
+/* Registers the types of every module the engine links (idempotent). The loader, the
+ * run and the CLI call it: registration belongs to whoever assembles the modules. */
+void wh_registry_init(void);
+
 WhScenario *wh_scenario_load(const char *path, GError **error);
 WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *name, GError **error);
 /* An empty scenario for programs and tests that build one in code. */

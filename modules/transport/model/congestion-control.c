@@ -41,8 +41,8 @@ gboolean wh_cc_register(const WhCcClass *klass, GError **error)
                 "too many congestion-control classes (at most %d)", WH_CC_MAX);
     return FALSE;
   }
-  wh_registry_init();
-  wh_registry_register(klass->type);
+  if (!wh_registry_register(klass->type, error))
+    return FALSE;
   classes[n] = klass;
   return TRUE;
 }

@@ -550,9 +550,8 @@ END_TEST
 
 START_TEST(test_config_and_errors)
 {
-  wh_registry_init();
   if (wh_registry_lookup(wh_model_preset_type.name) == NULL)
-    wh_registry_register(&wh_model_preset_type);
+    ck_assert(wh_registry_register(&wh_model_preset_type, NULL));
   g_autoptr(WhConfig) cfg = wh_config_new();
   g_autoptr(GError) err = NULL;
   WhPresetSpec s;
