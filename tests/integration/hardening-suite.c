@@ -602,6 +602,73 @@ START_TEST(test_simai_broadcast)
 }
 END_TEST
 
+/* ---- 14: partial runs and traces ---- */
+
+typedef struct {
+  unsigned pid, tid;
+  double ts, dur;
+} TraceSpan;
+
+static gint trace_span_cmp(gconstpointer pa, gconstpointer pb)
+{
+  const TraceSpan *a = pa, *b = pb;
+  if (a->pid != b->pid || a->tid != b->tid)
+    return a->pid != b->pid ? (a->pid < b->pid ? -1 : 1) : (a->tid < b->tid ? -1 : 1);
+  return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* Two sends from rank 0 at once overlap on its communication track; the scenario stops
+ * while both run. ops.csv gives their start and no end; trace.json shows them as
+ * unfinished spans to the stop, on tracks where no two spans overlap. */
+START_TEST(test_partial_run_and_trace_lanes)
+{
+  g_autoptr(Case) c = case_new(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"overlap\" stop=\"30us\">\n"
+      "  <topology type=\"wh::Star\"><param name=\"Hosts\" value=\"4\"/></topology>\n"
+      "  <workload>\n"
+      "    <send id=\"a\" src=\"0\" dst=\"1\" size=\"1MB\"/>\n"
+      "    <send id=\"b\" src=\"0\" dst=\"2\" size=\"2MB\"/>\n"
+      "    <compute id=\"c\" rank=\"3\" duration=\"10us\"/>\n"
+      "    <send id=\"d\" src=\"3\" dst=\"0\" size=\"100KB\" deps=\"c\"/>\n"
+      "    <compute id=\"e\" rank=\"1\" duration=\"1us\" deps=\"a\"/>\n"
+      "  </workload>\n</scenario>\n");
+  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  g_autofree char *ops_path = g_build_filename(c->out_dir, "ops.csv", NULL);
+  g_autofree char *trace_path = g_build_filename(c->out_dir, "trace.json", NULL);
+  g_autofree char *ops = NULL, *trace = NULL;
+  ck_assert(g_file_get_contents(ops_path, &ops, NULL, NULL));
+  ck_assert(g_file_get_contents(trace_path, &trace, NULL, NULL));
+  ck_assert_msg(strstr(ops, "\n0,0,send,a,0,,\n") != NULL, "%s", ops);
+  ck_assert_msg(strstr(ops, "\n1,0,send,b,0,,\n") != NULL, "%s", ops);
+  ck_assert_msg(strstr(ops, "\n4,1,compute,e,,,0\n") != NULL, "%s", ops); /* never started */
+  g_autoptr(GArray) spans = g_array_new(FALSE, FALSE, sizeof(TraceSpan));
+  int unfinished = 0;
+  g_auto(GStrv) lines = g_strsplit(trace, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    const char *x = strstr(*l, "\"ph\":\"X\"");
+    if (x == NULL)
+      continue;
+    TraceSpan sp;
+    ck_assert_int_eq(sscanf(x, "\"ph\":\"X\",\"ts\":%lf,\"dur\":%lf,\"pid\":%u,\"tid\":%u", &sp.ts,
+                            &sp.dur, &sp.pid, &sp.tid),
+                     4);
+    g_array_append_val(spans, sp);
+    unfinished += strstr(*l, "\"unfinished\":true") != NULL;
+    ck_assert_msg(strstr(*l, "\"name\":\"e\"") == NULL, "an op that never ran has a span");
+  }
+  ck_assert_int_eq(unfinished, 4); /* a and b, on sender and receiver */
+  ck_assert_uint_eq(spans->len, 2 + 2 + 1 + 2);
+  g_array_sort(spans, trace_span_cmp);
+  for (guint i = 1; i < spans->len; i++) {
+    const TraceSpan *p = &g_array_index(spans, TraceSpan, i - 1), *q = p + 1;
+    if (p->pid == q->pid && p->tid == q->tid)
+      ck_assert_msg(q->ts >= p->ts + p->dur - 1e-9,
+                    "rank %u thread %u: spans at %.6f and %.6f overlap", p->pid, p->tid, p->ts,
+                    q->ts);
+  }
+}
+END_TEST
+
 /* ---- 15: validate reports a workload's size ---- */
 
 START_TEST(test_validate_reports_workload)
@@ -702,6 +769,7 @@ Suite *wh_hardening_suite(void)
   tcase_set_timeout(importer, 60);
   suite_add_tcase(s, importer);
   TCase *layering = tcase_create("layering");
+  tcase_set_timeout(layering, 30);
   tcase_add_test(layering, test_core_and_transport_do_not_reach_up);
   tcase_add_test(layering, test_duplicate_registration_is_an_error);
   suite_add_tcase(s, layering);
@@ -715,6 +783,7 @@ Suite *wh_hardening_suite(void)
   tcase_add_test(cli, test_cli_bad_numbers_refused);
   tcase_add_test(cli, test_top_level_help_lists_run_options);
   tcase_add_test(cli, test_validate_reports_workload);
+  tcase_add_test(cli, test_partial_run_and_trace_lanes);
   suite_add_tcase(s, cli);
   return s;
 }

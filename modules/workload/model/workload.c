@@ -25,7 +25,7 @@ typedef struct {
   GArray *succ; /* uint32_t op ids */
   uint32_t pending;
   WhTime start, end;
-  gboolean started;
+  gboolean started, ended;
   uint32_t xfers_left;
   uint32_t n_flows;
 } Op;
@@ -325,6 +325,7 @@ static void op_end(WhWorkload *w, uint32_t id)
 {
   Op *o = op_at(w, id);
   o->end = w->tp->sim->now;
+  o->ended = TRUE;
   w->ops_left--;
   for (guint i = 0; i < o->succ->len; i++) {
     uint32_t s = g_array_index(o->succ, uint32_t, i);
@@ -375,6 +376,11 @@ gboolean wh_workload_done(const WhWorkload *w)
   return w->ops_left == 0;
 }
 
+WhTime wh_workload_now(const WhWorkload *w)
+{
+  return w->tp->sim->now;
+}
+
 void wh_workload_op_info(const WhWorkload *w, uint32_t id, WhOpInfo *out)
 {
   const Op *o = &g_array_index(w->ops, Op, id);
@@ -384,6 +390,8 @@ void wh_workload_op_info(const WhWorkload *w, uint32_t id, WhOpInfo *out)
                     .rank = o->rank,
                     .start = o->start,
                     .end = o->end,
+                    .started = o->started,
+                    .ended = o->ended,
                     .deps = o->deps,
                     .n_deps = o->n_deps,
                     .n_flows = o->n_flows,
@@ -440,11 +448,14 @@ char *wh_workload_ops_csv(const WhWorkload *w)
     const Op *o = &g_array_index(w->ops, Op, i);
     g_string_append_printf(s, "%u,%u,%s,%s,", i, o->rank, wh_op_kind_name(o->kind, o->coll),
                            o->name);
-    if (o->end || (o->started && o->start == o->end))
-      g_string_append_printf(s, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",", (guint64)o->start,
-                             (guint64)o->end);
+    if (o->started) /* an op still running when the run stopped has no end */
+      g_string_append_printf(s, "%" G_GUINT64_FORMAT ",", (guint64)o->start);
     else
-      g_string_append(s, ",,");
+      g_string_append_c(s, ',');
+    if (o->ended)
+      g_string_append_printf(s, "%" G_GUINT64_FORMAT ",", (guint64)o->end);
+    else
+      g_string_append_c(s, ',');
     for (uint32_t d = 0; d < o->n_deps; d++)
       g_string_append_printf(s, "%s%u", d ? ";" : "", o->deps[d]);
     g_string_append_c(s, '\n');

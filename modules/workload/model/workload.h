@@ -77,6 +77,7 @@ typedef struct {
   const char *name;
   uint32_t rank;     /* compute: its rank; send: the source; collective: the group's first */
   WhTime start, end; /* end 0: not ended */
+  gboolean started, ended;
   const uint32_t *deps;
   uint32_t n_deps;
   uint32_t n_flows;      /* flows the op put on the network */
@@ -93,13 +94,19 @@ const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll);
 gboolean wh_coll_kind_parse(const char *text, WhCollKind *out);
 gboolean wh_coll_algo_parse(const char *text, WhCollAlgo *out);
 
-/* Writes ops.csv: op_id,rank,kind,name,start_ps,end_ps,deps (deps ';'-separated). */
+/* The simulated time now (the end of a stopped run). */
+WhTime wh_workload_now(const WhWorkload *w);
+
+/* Writes ops.csv: op_id,rank,kind,name,start_ps,end_ps,deps (deps ';'-separated); an
+ * op that had not started has neither time, one still running no end_ps. */
 char *wh_workload_ops_csv(const WhWorkload *w);
 
 /* The ops as a Chrome trace-event JSON document (Perfetto, chrome://tracing): one
- * process per rank with a compute and a communication track, a span per op on every
- * rank it involves, and a flow arrow from sender to receiver for each send.
- * (transfer full) */
+ * process per rank, a span per op on every rank it involves, and a flow arrow from
+ * sender to receiver for each send. Compute and communication spans go on tracks
+ * ("compute", "communication", then "compute 2", ... as needed) such that spans on
+ * one track never overlap; an op still running when the run stopped spans to the
+ * end and carries "unfinished": true. (transfer full) */
 char *wh_workload_trace_json(const WhWorkload *w);
 
 #endif

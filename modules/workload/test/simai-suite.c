@@ -268,6 +268,7 @@ START_TEST(test_hybrid_example)
     check_group(o, g, 2);
     ck_assert_int_eq(o->coll, WH_COLL_ALL_REDUCE);
     ck_assert_uint_eq(o->bytes, 4194304);
+    g_free(name);
     name = g_strdup_printf("L2.mlp_moelayer.fwd-comm.ep%u", k);
     o = op_at(plan, find_op(plan, name, UINT32_MAX));
     check_group(o, g, 2);
