@@ -94,6 +94,14 @@ static void assert_err_has(const Case *c, const char *what)
                 c->err);
 }
 
+static void assert_summary_has(const Case *c, const char *what)
+{
+  g_autofree char *path = g_build_filename(c->out_dir, "summary.json", NULL);
+  g_autofree char *json = NULL;
+  ck_assert(g_file_get_contents(path, &json, NULL, NULL));
+  ck_assert_msg(strstr(json, what) != NULL, "summary.json lacks %s: %s", what, json);
+}
+
 /* A dumbbell with one flow; `sets` are extra <set> lines. */
 static char *dumbbell_xml(const char *sets, const char *flow_attrs)
 {
@@ -144,10 +152,7 @@ START_TEST(test_retry_limit_ends_run)
   assert_err_has(c, "flow stuck");
   assert_err_has(c, "5 ");
   assert_err_has(c, "MaxRetries");
-  g_autofree char *summary = g_build_filename(c->out_dir, "summary.json", NULL);
-  g_autofree char *json = NULL;
-  ck_assert(g_file_get_contents(summary, &json, NULL, NULL));
-  ck_assert_ptr_nonnull(strstr(json, "\"stopped_early\": \"retry limit\""));
+  assert_summary_has(c, "\"stopped_early\": \"retry limit\"");
 }
 END_TEST
 
@@ -180,10 +185,7 @@ START_TEST(test_sum_beyond_horizon_stops_run)
   g_autoptr(Case) c = case_new(xml);
   ck_assert_int_eq(case_whsim(c, "run", "--wall-limit", "20", NULL), 1);
   assert_err_has(c, "past the time horizon of 1000000 s");
-  g_autofree char *summary = g_build_filename(c->out_dir, "summary.json", NULL);
-  g_autofree char *json = NULL;
-  ck_assert(g_file_get_contents(summary, &json, NULL, NULL));
-  ck_assert_ptr_nonnull(strstr(json, "\"stopped_early\": \"time horizon\""));
+  assert_summary_has(c, "\"stopped_early\": \"time horizon\"");
 }
 END_TEST
 
@@ -467,14 +469,6 @@ static void simai_case_files(Case *c, const char *text, const char *extra)
                       "</topology>\n  <workload simai=\"w.txt\" %s/>\n</scenario>\n",
                       extra);
   ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
-}
-
-static void assert_summary_has(const Case *c, const char *what)
-{
-  g_autofree char *path = g_build_filename(c->out_dir, "summary.json", NULL);
-  g_autofree char *json = NULL;
-  ck_assert(g_file_get_contents(path, &json, NULL, NULL));
-  ck_assert_msg(strstr(json, what) != NULL, "summary.json lacks %s: %s", what, json);
 }
 
 START_TEST(test_simai_gpus_attribute)
