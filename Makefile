@@ -5,6 +5,12 @@
 #   make test   format check, then the Check test runner (its summary is the last line)
 #   make bench  fat-tree permutation benchmarks: build/bench.json, build/bench.md
 #   make format reformat the sources with clang-format
+#   make sanitize  debug build with AddressSanitizer + UBSan (build-sanitize/), whole suite
+#   make fuzz      seeded mutations of the scenario and SimAI corpus through the loaders,
+#                  on the sanitizer build (FUZZ_CASES cases, FUZZ_SEED)
+#   make sanitize-slice  what CI runs after make test (about 3 minutes on 2 cores): a
+#                  sanitizer build without ns-3 (build-sanitize-slice/), the hardening,
+#                  bad-inputs and simai suites, and 5000 fuzz cases
 
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev check \
             clang-format gnuplot-nox python3 libxml2-utils time \
@@ -14,7 +20,17 @@ WHSIM := $(BUILD)/whsim
 DEFAULT_SCENARIO := scenarios/quickstart.xml
 SOURCES = $(shell git ls-files '*.c' '*.h' '*.cc' 2>/dev/null || find modules tools tests bindings-c -name '*.[ch]' -o -name '*.cc')
 
-.PHONY: deps build run test check-format format bench clean
+SANITIZE_BUILD := build-sanitize
+SLICE_BUILD := build-sanitize-slice
+SANITIZE_OPTS := --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+FUZZ_CORPUS := scenarios tests/scenarios tests/bad-inputs
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CK_TIMEOUT_MULTIPLIER=10
+FUZZ_CASES ?= 6000
+FUZZ_SEED ?= 1
+
+.PHONY: deps build run test check-format format bench clean sanitize sanitize-build fuzz \
+        sanitize-slice
 
 deps:
 	@missing=$$(for p in $(PACKAGES); do \
@@ -46,8 +62,32 @@ format:
 test: build check-format
 	cd $(BUILD) && WH_SOURCE_ROOT=$(CURDIR) ./tests/runner
 
+$(SANITIZE_BUILD)/build.ninja:
+	meson setup $(SANITIZE_BUILD) $(SANITIZE_OPTS) -Dns3=enabled
+
+$(SLICE_BUILD)/build.ninja:
+	meson setup $(SLICE_BUILD) $(SANITIZE_OPTS) -Dns3=disabled
+
+sanitize-build: deps $(SANITIZE_BUILD)/build.ninja
+	ninja -C $(SANITIZE_BUILD)
+
+sanitize: sanitize-build
+	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) WH_SOURCE_ROOT=$(CURDIR) ./tests/runner
+
+fuzz: sanitize-build
+	$(SANITIZE_ENV) $(SANITIZE_BUILD)/fuzz-loaders --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
+	  $(FUZZ_CORPUS)
+
+sanitize-slice: deps $(SLICE_BUILD)/build.ninja
+	ninja -C $(SLICE_BUILD) whsim fuzz-loaders tests/runner
+	for suite in hardening bad-inputs simai; do \
+	  (cd $(SLICE_BUILD) && $(SANITIZE_ENV) CK_RUN_SUITE=$$suite WH_SOURCE_ROOT=$(CURDIR) \
+	    ./tests/runner) || exit 1; \
+	done
+	$(SANITIZE_ENV) $(SLICE_BUILD)/fuzz-loaders --cases 5000 --seed $(FUZZ_SEED) $(FUZZ_CORPUS)
+
 bench: build
 	WH_SOURCE_ROOT=$(CURDIR) ./tools/bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(SLICE_BUILD) out

@@ -288,6 +288,7 @@ Suite *wh_bad_inputs_suite(void)
   TCase *corpus = tcase_create("corpus");
   tcase_add_test(corpus, test_corpus_matches_table);
   tcase_add_test(corpus, test_simai_files_refused);
+  tcase_set_timeout(corpus, 60);
   suite_add_tcase(s, corpus);
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 30);
