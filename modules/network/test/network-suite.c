@@ -64,7 +64,7 @@ static void check_hooks(const char *file, const WhRunOptions *opts)
   wh_run_execute(plain);
   g_autoptr(WhRun) observed = build(file, opts);
   Counts c = {.net = observed->net};
-  wh_net_set_hooks(observed->net, &counting_hooks, &c);
+  wh_net_add_hooks(observed->net, &counting_hooks, &c);
   wh_run_execute(observed);
   g_autoptr(GError) err = NULL;
   ck_assert_msg(wh_run_check(observed, &err), "%s", err ? err->message : "");
