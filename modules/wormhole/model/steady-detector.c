@@ -10,9 +10,9 @@
  * the last bin holds everything above (and +inf). */
 #define HIST_LO 1e-6
 #define HIST_RATIO 1.01
-#define HIST_BINS 1855
+#define HIST_BINS WH_DR_BINS
 
-static const double report_thetas[4] = {0.03, 0.05, 0.10, 0.20};
+const double wh_dr_report_thetas[4] = {0.03, 0.05, 0.10, 0.20};
 
 typedef struct {
   WhSteadyWindow *win; /* while active */
@@ -43,7 +43,7 @@ struct WhDetector {
   GArray *flows;  /* DFlow by id */
   GArray *active; /* uint32 flow ids */
   GArray *intervals;
-  uint64_t hist[HIST_BINS];
+  WhDrStats dr;
   WhDetectorStats st;
   uint32_t *stamp; /* per port: last visit mark, to count each port once */
   uint32_t stamp_gen;
@@ -228,7 +228,7 @@ static uint32_t hist_bin(double dr)
   return (uint32_t)MIN(k + 2, (double)(HIST_BINS - 1));
 }
 
-void wh_detector_sample(WhDetector *d, uint32_t flow, double value, gboolean at_line)
+void wh_detector_sample(WhDetector *d, uint32_t flow, WhTime t, double value, gboolean at_line)
 {
   DFlow *x = flow_at(d, flow);
   uint8_t flags = wh_partitions_flags(d->pm, flow);
@@ -244,11 +244,14 @@ void wh_detector_sample(WhDetector *d, uint32_t flow, double value, gboolean at_
   double dr, mean;
   if (wh_steady_window_push(x->win, value, &dr, &mean)) {
     x->steady = dr < d->p.theta;
+    flags = x->steady ? flags & ~WH_PFLAG_UNSTEADY : flags | WH_PFLAG_UNSTEADY;
+    if (t < d->p.stats_from)
+      goto done;
     d->st.evaluations++;
     x->evals++;
-    d->hist[hist_bin(dr)]++;
+    wh_dr_stats_add(&d->dr, dr);
     for (unsigned i = 0; i < 4; i++)
-      d->st.steady_evals[i] += dr < report_thetas[i];
+      d->st.steady_evals[i] += dr < wh_dr_report_thetas[i];
     d->st.steady_evals_theta += x->steady;
     if (isfinite(dr)) {
       x->finite_evals++;
@@ -258,8 +261,8 @@ void wh_detector_sample(WhDetector *d, uint32_t flow, double value, gboolean at_
     } else {
       x->dr_max = INFINITY;
     }
-    flags = x->steady ? flags & ~WH_PFLAG_UNSTEADY : flags | WH_PFLAG_UNSTEADY;
   }
+done:
   x->steady_samples += x->steady;
   wh_partitions_set_flags(d->pm, flow, flags);
 }
@@ -297,16 +300,23 @@ void wh_detector_stats(const WhDetector *d, WhDetectorStats *out)
   *out = d->st;
 }
 
-double wh_detector_dr_quantile(const WhDetector *d, double q)
+void wh_dr_stats_add(WhDrStats *s, double dr)
 {
-  uint64_t n = d->st.evaluations;
-  if (n == 0)
+  s->n++;
+  s->hist[hist_bin(dr)]++;
+  for (unsigned i = 0; i < 4; i++)
+    s->below[i] += dr < wh_dr_report_thetas[i];
+}
+
+double wh_dr_stats_quantile(const WhDrStats *s, double q)
+{
+  if (s->n == 0)
     return NAN;
-  uint64_t want = (uint64_t)ceil(q * (double)n), seen = 0;
+  uint64_t want = (uint64_t)ceil(q * (double)s->n), seen = 0;
   if (want == 0)
     want = 1;
   for (uint32_t b = 0; b < HIST_BINS; b++) {
-    seen += d->hist[b];
+    seen += s->hist[b];
     if (seen >= want) {
       if (b == 0)
         return 0;
@@ -318,6 +328,11 @@ double wh_detector_dr_quantile(const WhDetector *d, double q)
     }
   }
   return INFINITY;
+}
+
+double wh_detector_dr_quantile(const WhDetector *d, double q)
+{
+  return wh_dr_stats_quantile(&d->dr, q);
 }
 
 const WhPartitions *wh_detector_partitions(const WhDetector *d)
@@ -343,6 +358,22 @@ static void json_num(GString *j, double v)
     g_string_append_printf(j, "%.6g", v);
   else
     g_string_append(j, "null");
+}
+
+void wh_dr_stats_json(const WhDrStats *s, GString *j)
+{
+  g_string_append_printf(j, "{\"evaluations\": %" G_GUINT64_FORMAT ", \"p10\": ", s->n);
+  json_num(j, wh_dr_stats_quantile(s, 0.10));
+  g_string_append(j, ", \"median\": ");
+  json_num(j, wh_dr_stats_quantile(s, 0.5));
+  g_string_append(j, ", \"p90\": ");
+  json_num(j, wh_dr_stats_quantile(s, 0.90));
+  g_string_append(j, ", \"steady_fraction\": {");
+  double n = s->n ? (double)s->n : 1;
+  for (unsigned i = 0; i < 4; i++)
+    g_string_append_printf(j, "%s\"%.2f\": %.6f", i ? ", " : "", wh_dr_report_thetas[i],
+                           (double)s->below[i] / n);
+  g_string_append(j, "}}");
 }
 
 static void json_history(const WhDetector *d, GString *j)
@@ -435,19 +466,11 @@ char *wh_detector_json(const WhDetector *d, const char *header)
                          "  \"ticks\": %" G_GUINT64_FORMAT ",\n  \"samples\": %" G_GUINT64_FORMAT
                          ",\n  \"flows_observed\": %u,\n  \"max_active_flows\": %u,\n",
                          s->ticks, s->samples, s->flows_seen, s->max_active);
-  g_string_append_printf(
-      j, "  \"dr\": {\"evaluations\": %" G_GUINT64_FORMAT ", \"p10\": ", s->evaluations);
-  json_num(j, wh_detector_dr_quantile(d, 0.10));
-  g_string_append(j, ", \"median\": ");
-  json_num(j, wh_detector_dr_quantile(d, 0.5));
-  g_string_append(j, ", \"p90\": ");
-  json_num(j, wh_detector_dr_quantile(d, 0.90));
-  g_string_append(j, ", \"steady_fraction\": {");
-  double ev = s->evaluations ? (double)s->evaluations : 1;
-  for (unsigned i = 0; i < 4; i++)
-    g_string_append_printf(j, "\"%.2f\": %.6f, ", report_thetas[i],
-                           (double)s->steady_evals[i] / ev);
-  g_string_append_printf(j, "\"theta\": %.6f}},\n", (double)s->steady_evals_theta / ev);
+  g_string_append(j, "  \"dr\": ");
+  wh_dr_stats_json(&d->dr, j);
+  g_string_append_printf(j, ",\n  \"steady_fraction_theta\": %.6f,\n",
+                         s->evaluations ? (double)s->steady_evals_theta / (double)s->evaluations
+                                        : 0.0);
   uint64_t total_ev = d->counts ? d->counts->total : 0;
   g_string_append(j, "  \"steady\": {");
   for (unsigned k = WH_STEADY_RATE; k <= WH_STEADY_IDLE; k++)

@@ -34,15 +34,18 @@ typedef struct {
   WhTime period;      /* tau > 0 */
   gboolean idle_rule; /* also count idle partitions as steady */
   WhTime idle_window;
+  WhTime stats_from; /* dR statistics count evaluations from this time on */
 } WhDetectorParams;
 
 /* Event counters the caller's scheduler fills: events run per owning port and per
- * owning flow (flows beyond flow_cap and unowned events count in `other`). */
+ * owning flow; flows beyond flow_cap (not started yet) count in flow_unattributed,
+ * events owned by no port or flow (compute) in `other`. */
 typedef struct {
   uint64_t *port;
   uint32_t n_ports;
   uint64_t *flow;
   uint32_t flow_cap;
+  uint64_t flow_unattributed;
   uint64_t other;
   uint64_t total;
 } WhEventCounts;
@@ -54,6 +57,23 @@ typedef struct {
   const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
   void *ctx;
 } WhDetectorSource;
+
+/* A distribution of dR values: a histogram of 1% relative bins from 1e-6 up (plus
+ * one bin for 0 and one for +inf and above), and exact counts below the reported
+ * thetas 3, 5, 10 and 20%. 15 KB. */
+#define WH_DR_BINS 1855
+typedef struct {
+  uint64_t n;
+  uint64_t below[4];
+  uint64_t hist[WH_DR_BINS];
+} WhDrStats;
+
+extern const double wh_dr_report_thetas[4];
+void wh_dr_stats_add(WhDrStats *s, double dr);
+/* Quantile q of the values (a bin's geometric middle; +inf above the histogram). */
+double wh_dr_stats_quantile(const WhDrStats *s, double q);
+/* {"evaluations": n, "p10": .., "median": .., "p90": .., "steady_fraction": {..}} */
+void wh_dr_stats_json(const WhDrStats *s, GString *out);
 
 typedef struct WhDetector WhDetector;
 
@@ -74,9 +94,9 @@ void wh_detector_port_signal(WhDetector *d, uint32_t port, WhTime now);
 uint32_t wh_detector_n_active(const WhDetector *d);
 uint32_t wh_detector_active(const WhDetector *d, uint32_t i);
 /* One tick at time t: a sample of every active flow (value: the chosen quantity;
- * at_line: the flow sends at its line rate), then wh_detector_tick. A flow's first
+ * at_line: the flow sends at its line rate), then wh_detector_tick(t). A flow's first
  * tick only sets its baseline (no sample). */
-void wh_detector_sample(WhDetector *d, uint32_t flow, double value, gboolean at_line);
+void wh_detector_sample(WhDetector *d, uint32_t flow, WhTime t, double value, gboolean at_line);
 void wh_detector_tick(WhDetector *d, WhTime t);
 /* Closes open intervals at `now` (end of run). */
 void wh_detector_finish(WhDetector *d, WhTime now);

@@ -59,10 +59,12 @@ static WhEvent *ws_pop(WhScheduler *self)
   c->total++;
   if (o < c->n_ports)
     c->port[o]++;
-  else if (o != WH_OWNER_NONE && (o & WH_OWNER_FLOW) && (o & ~WH_OWNER_FLOW) < c->flow_cap)
+  else if (o == WH_OWNER_NONE || !(o & WH_OWNER_FLOW))
+    c->other++;
+  else if ((o & ~WH_OWNER_FLOW) < c->flow_cap)
     c->flow[o & ~WH_OWNER_FLOW]++;
   else
-    c->other++;
+    c->flow_unattributed++;
   return ev;
 }
 

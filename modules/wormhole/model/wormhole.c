@@ -39,6 +39,14 @@ static const WhParamSpec wormhole_params[] = {
     {"IdleWindow", WH_PARAM_TIME, "10us",
      "how long a partition must be quiet and unchanged for the idle rule; default per CC",
      WH_CHECK_POSITIVE, 0, 0, NULL},
+    {"Study", WH_PARAM_BOOL, "false",
+     "also measure dR for every Quantity at windows of 100, 500 and 2000 samples in the same "
+     "run (\"study\" in wormhole.json; about 10 KB more per active flow)",
+     0, 0, 0, NULL},
+    {"StatsFrom", WH_PARAM_TIME, "0us",
+     "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
+     "out a warm-up); detection itself is unaffected",
+     0, 0, 0, NULL},
     {NULL},
 };
 
@@ -126,6 +134,8 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->det.idle_window = PICK("IdleWindow", wh_config_time, rec->idle_window);
 #undef PICK
   p->det.idle_rule = wh_config_bool(cfg, T, "IdleRule");
+  p->det.stats_from = wh_config_time(cfg, T, "StatsFrom");
+  p->study = wh_config_bool(cfg, T, "Study");
   p->quantity =
       wh_config_origin(cfg, T, "Quantity")
           ? (WhQuantity)choice_index(quantity_choices, wh_config_choice(cfg, T, "Quantity"))
@@ -139,8 +149,13 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
 
 /* ---- the observer ---- */
 
+#define WH_STUDY_WINDOWS 3
+static const uint32_t study_windows[WH_STUDY_WINDOWS] = {100, 500, 2000};
+
 typedef struct {
   uint64_t last_rcv;
+  uint64_t samples;
+  WhSteadyWindow *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
   double srtt_ps;
   uint64_t *ring; /* delivered-avg: rcv_nxt at the last AvgPeriods + 1 ticks */
   uint32_t ring_n, ring_head;
@@ -159,6 +174,7 @@ struct WhWormhole {
   uint64_t frame_bytes;
   const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
   void *label_ctx;
+  WhDrStats *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
 };
 
 static GlueFlow *glue(WhWormhole *wh, uint32_t id)
@@ -175,38 +191,43 @@ static uint32_t flow_ports(const WhFlow *f, uint32_t *out)
   return (uint32_t)f->fwd_hops + f->rev_hops;
 }
 
-static double sample_value(WhWormhole *wh, const WhFlow *f, GlueFlow *g, gboolean *at_line)
+/* Every quantity of one flow at a tick (v[WhQuantity]); moves the flow's baselines. */
+static void sample_values(WhWormhole *wh, const WhFlow *f, GlueFlow *g, double v[4],
+                          gboolean *at_line)
 {
   double period_s = wh_time_to_s(wh->p.det.period);
   double line = (double)f->line_rate;
   double window_rate = f->cwnd && g->srtt_ps > 0 ? (double)f->cwnd * 8 / (g->srtt_ps * 1e-12) : 0;
   *at_line = f->cwnd ? window_rate >= 0.99 * line : f->rate >= 0.999 * line;
   uint64_t rcv = f->rcv_nxt;
-  double v = 0;
-  switch (wh->p.quantity) {
-  case WH_QUANTITY_CC_RATE:
-    v = f->rate;
-    break;
-  case WH_QUANTITY_DELIVERED:
-    v = (double)(rcv - g->last_rcv) * 8 / period_s;
-    break;
-  case WH_QUANTITY_DELIVERED_AVG: {
+  v[WH_QUANTITY_CC_RATE] = f->rate;
+  v[WH_QUANTITY_DELIVERED] = (double)(rcv - g->last_rcv) * 8 / period_s;
+  v[WH_QUANTITY_CWND_RTT] = f->cwnd ? window_rate : f->rate;
+  v[WH_QUANTITY_DELIVERED_AVG] = 0;
+  if (g->ring) {
     uint32_t cap = wh->p.avg_periods + 1;
     uint32_t oldest = g->ring_n < cap ? 0 : g->ring_head;
     uint32_t span = g->ring_n < cap ? g->ring_n : wh->p.avg_periods;
     uint64_t base = g->ring_n ? g->ring[oldest] : g->last_rcv;
-    v = span ? (double)(rcv - base) * 8 / (period_s * span) : 0;
+    v[WH_QUANTITY_DELIVERED_AVG] = span ? (double)(rcv - base) * 8 / (period_s * span) : 0;
     g->ring[g->ring_head] = rcv;
     g->ring_head = (g->ring_head + 1) % cap;
     g->ring_n = MIN(g->ring_n + 1, cap);
-    break;
-  }
-  case WH_QUANTITY_CWND_RTT:
-    v = f->cwnd ? window_rate : f->rate;
-    break;
   }
   g->last_rcv = rcv;
-  return v;
+}
+
+/* The study: every quantity at every studied window length, in the same run. */
+static void study_push(WhWormhole *wh, GlueFlow *g, const double v[4], WhTime t)
+{
+  for (uint32_t q = 0; q < 4; q++) {
+    for (uint32_t k = 0; k < WH_STUDY_WINDOWS; k++) {
+      double dr, mean;
+      if (wh_steady_window_push(&g->study[q * WH_STUDY_WINDOWS + k], v[q], &dr, &mean) &&
+          t >= wh->p.det.stats_from)
+        wh_dr_stats_add(&wh->study[q * WH_STUDY_WINDOWS + k], dr);
+    }
+  }
 }
 
 static WhTime tick(WhSim *sim, void *ctx)
@@ -217,8 +238,13 @@ static WhTime tick(WhSim *sim, void *ctx)
     for (uint32_t i = 0; i < n; i++) {
       uint32_t id = wh_detector_active(wh->det, i);
       gboolean at_line;
-      double v = sample_value(wh, wh_transport_flow(wh->tp, id), glue(wh, id), &at_line);
-      wh_detector_sample(wh->det, id, v, at_line);
+      double v[4];
+      GlueFlow *g = glue(wh, id);
+      gboolean baseline = g->samples++ == 0;
+      sample_values(wh, wh_transport_flow(wh->tp, id), g, v, &at_line);
+      wh_detector_sample(wh->det, id, wh->next_tick, v[wh->p.quantity], at_line);
+      if (g->study && !baseline)
+        study_push(wh, g, v, wh->next_tick);
     }
     wh_detector_tick(wh->det, wh->next_tick);
     wh->next_tick += wh->p.det.period;
@@ -234,8 +260,13 @@ static void on_start(void *data, WhFlow *f)
   GlueFlow *g = glue(wh, f->id);
   memset(g, 0, sizeof *g);
   g->last_rcv = f->rcv_nxt;
-  if (wh->p.quantity == WH_QUANTITY_DELIVERED_AVG)
+  if (wh->p.quantity == WH_QUANTITY_DELIVERED_AVG || wh->study)
     g->ring = g_new0(uint64_t, wh->p.avg_periods + 1);
+  if (wh->study) {
+    g->study = g_new(WhSteadyWindow, 4 * WH_STUDY_WINDOWS);
+    for (uint32_t k = 0; k < 4 * WH_STUDY_WINDOWS; k++)
+      wh_steady_window_init(&g->study[k], study_windows[k % WH_STUDY_WINDOWS]);
+  }
   uint32_t ports[2 * 256];
   uint32_t n = flow_ports(f, ports);
   gboolean idle = wh_detector_n_active(wh->det) == 0;
@@ -253,12 +284,14 @@ static void on_acked(void *data, WhFlow *f)
   GlueFlow *g = glue(wh, f->id);
   g_free(g->ring);
   g->ring = NULL;
+  g_free(g->study);
+  g->study = NULL;
 }
 
 static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
 {
   WhWormhole *wh = data;
-  if (ack->sent == 0 || wh->p.quantity != WH_QUANTITY_CWND_RTT)
+  if (ack->sent == 0)
     return;
   GlueFlow *g = glue(wh, f->id);
   double rtt = (double)(wh->sim->now - ack->sent);
@@ -338,6 +371,8 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh->label_ctx = label_ctx;
   wh->flows = g_array_new(FALSE, TRUE, sizeof(GlueFlow));
   wh->frame_bytes = (uint64_t)tp->p.mtu + tp->p.header_bytes;
+  if (p->study)
+    wh->study = g_new0(WhDrStats, 4 * WH_STUDY_WINDOWS);
   wh->counts = wh_wormhole_scheduler_counts(sim->sched, net->n_ports, tp->n_flows);
   WhDetectorSource src = {.delivered = delivered, .label = label, .ctx = wh};
   wh->det = wh_detector_new(&p->det, net->n_ports, &src, wh->counts);
@@ -355,8 +390,11 @@ void wh_wormhole_free(WhWormhole *wh)
   wh_transport_remove_observer(wh->tp, &observer, wh);
   if (wh->p.det.idle_rule)
     wh_net_remove_hooks(wh->net, &signal_hooks, wh);
-  for (guint i = 0; i < wh->flows->len; i++)
+  for (guint i = 0; i < wh->flows->len; i++) {
     g_free(g_array_index(wh->flows, GlueFlow, i).ring);
+    g_free(g_array_index(wh->flows, GlueFlow, i).study);
+  }
+  g_free(wh->study);
   g_array_unref(wh->flows);
   wh_detector_free(wh->det);
   g_free(wh);
@@ -375,6 +413,11 @@ const WhWormholeParams *wh_wormhole_params(const WhWormhole *wh)
 const WhDetector *wh_wormhole_detector(const WhWormhole *wh)
 {
   return wh->det;
+}
+
+const WhEventCounts *wh_wormhole_event_counts(const WhWormhole *wh)
+{
+  return wh->counts;
 }
 
 uint64_t wh_wormhole_memory(const WhWormhole *wh)
@@ -400,5 +443,14 @@ char *wh_wormhole_json(const WhWormhole *wh)
                          p->det.idle_rule ? "true" : "false", (guint64)p->det.idle_window);
   g_string_append_printf(h, "  \"memory_bytes_est\": %" G_GUINT64_FORMAT ",\n",
                          wh_wormhole_memory(wh));
+  if (wh->study) {
+    g_string_append(h, "  \"study\": {\n");
+    for (uint32_t k = 0; k < 4 * WH_STUDY_WINDOWS; k++) {
+      g_string_append_printf(h, "    \"%s/%u\": ", wh_quantity_name(k / WH_STUDY_WINDOWS),
+                             study_windows[k % WH_STUDY_WINDOWS]);
+      wh_dr_stats_json(&wh->study[k], h);
+      g_string_append(h, k + 1 < 4 * WH_STUDY_WINDOWS ? ",\n" : "\n  },\n");
+    }
+  }
   return wh_detector_json(wh->det, h->str);
 }

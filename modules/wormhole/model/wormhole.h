@@ -34,6 +34,7 @@ typedef struct {
   WhQuantity quantity;
   WhDetectorParams det;
   uint32_t avg_periods;
+  gboolean study; /* every quantity at l = 100, 500, 2000 too */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;
@@ -68,6 +69,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhWormhole, wh_wormhole_free)
 void wh_wormhole_finish(WhWormhole *wh);
 const WhWormholeParams *wh_wormhole_params(const WhWormhole *wh);
 const WhDetector *wh_wormhole_detector(const WhWormhole *wh);
+/* The scheduler's event counters (transfer none). */
+const WhEventCounts *wh_wormhole_event_counts(const WhWormhole *wh);
 /* The report (wormhole.json) (transfer full). */
 char *wh_wormhole_json(const WhWormhole *wh);
 /* Bytes held by the observer and detector now (an estimate). */
