@@ -590,6 +590,18 @@ START_TEST(test_all_presets_facts)
 }
 END_TEST
 
+/* `*err` is set, in `domain` with `code`, and its message contains `text`; clears it. */
+static void expect_error(GError **err, GQuark domain, int code, const char *text)
+{
+  ck_assert_msg(*err != NULL, "no error set (expected \"%s\")", text);
+  fprintf(stderr, "error: %s\n", (*err)->message);
+  ck_assert_msg(g_error_matches(*err, domain, code), "error %s:%d, expected %s:%d",
+                g_quark_to_string((*err)->domain), (*err)->code, g_quark_to_string(domain), code);
+  ck_assert_msg(strstr((*err)->message, text) != NULL, "error \"%s\" does not say \"%s\"",
+                (*err)->message, text);
+  g_clear_error(err);
+}
+
 START_TEST(test_config_and_errors)
 {
   wh_registry_init();
@@ -617,26 +629,32 @@ START_TEST(test_config_and_errors)
   ck_assert_int_eq(s.all_to_all, WH_ALGO_PAIRWISE);
   ck_assert(wh_config_set_assignment(cfg, "wh::ModelPreset::EP=3", "test", &err));
   ck_assert(!wh_preset_spec_from_config(&s, cfg, &err));
-  fprintf(stderr, "error: %s\n", err->message);
-  g_clear_error(&err);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "wh::ModelPreset: moe-8x7b: EP 3 must divide DP 8 and the 8 experts");
   ck_assert(!wh_config_set_assignment(cfg, "wh::ModelPreset::Model=gpt-3", "test", &err));
-  g_clear_error(&err);
+  expect_error(&err, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+               "wh::ModelPreset::Model = \"gpt-3\": not one of gpt-7b");
   ck_assert(!wh_preset_spec_init(&s, "gpt-3", &err));
-  g_clear_error(&err);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "unknown model preset \"gpt-3\" (one of gpt-7b");
   /* a dense model with EP > 1; a workload of the wrong size; too few hosts */
   ck_assert(wh_preset_spec_init(&s, "gpt-13b", NULL));
   s.ep = 2;
-  ck_assert(!wh_preset_spec_check(&s, NULL));
+  ck_assert(!wh_preset_spec_check(&s, &err));
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "gpt-13b: EP 2 on a dense model (EP must be 1)");
   small_gpt(&s, 2);
   Job j;
   job_open(&j, 1, 2, 3);
   ck_assert(!wh_preset_build(j.w, &s, &err));
-  fprintf(stderr, "error: %s\n", err->message);
-  g_clear_error(&err);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "tiny-gpt: TP 1 x PP 2 x DP 2 needs 4 ranks but the workload has 3");
+  ck_assert_uint_eq(wh_workload_n_ops(j.w), 0);
   job_close(&j);
   job_open(&j, 1, 2, 4);
   ck_assert(!wh_preset_build(j.w, &s, &err));
-  fprintf(stderr, "error: %s\n", err->message);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "tiny-gpt needs 4 hosts: rank 2 -> host 2: no such rank or host");
   job_close(&j);
 }
 END_TEST
