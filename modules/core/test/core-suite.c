@@ -300,7 +300,7 @@ START_TEST(test_sim_pool_reuse)
   wh_sim_run(sim);
   ck_assert_uint_eq(sim->events_executed, 100 * 10001);
   /* 100 events pending at most: one slab suffices for a million events */
-  ck_assert_uint_eq(sim->slabs->len, 1);
+  ck_assert_uint_eq(wh_sim_pool_slabs(sim), 1);
   ck_assert_uint_eq(sim->events_live, 0);
 }
 END_TEST

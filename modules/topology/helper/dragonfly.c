@@ -355,7 +355,7 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
 static gboolean df_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate, WhTime delay,
                         uint32_t *port_ab, GError **error)
 {
-  uint32_t first = net->build_ports->len;
+  uint32_t first = wh_net_build_port_count(net);
   if (!wh_net_add_link(net, a, b, rate, delay, error))
     return FALSE;
   if (port_ab)
@@ -491,8 +491,8 @@ static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, ui
         df->global_port[((size_t)i * G + j) * L + k] = pij;
         df->global_port[((size_t)j * G + i) * L + k] = pij + 1;
         if (ok && sh->virtual_channels) {
-          g_array_index(net->build_ports, WhPort, pij).vc_bump = 1;
-          g_array_index(net->build_ports, WhPort, pij + 1).vc_bump = 1;
+          wh_net_set_port_vc_bump(net, pij, TRUE);
+          wh_net_set_port_vc_bump(net, pij + 1, TRUE);
         }
       }
   return ok;
