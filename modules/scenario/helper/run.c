@@ -41,7 +41,7 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
   for (char **s = opts && opts->sets ? opts->sets : NULL; s && *s; s++) {
     g_autoptr(GError) err = NULL;
     if (!wh_config_set_assignment(run->cfg, *s, "command line", &err)) {
-      g_set_error(error, WH_CONFIG_ERROR, err->code, "--set %s: %s", *s, err->message);
+      g_propagate_prefixed_error(error, g_steal_pointer(&err), "--set %s: ", *s);
       return FALSE;
     }
   }
