@@ -262,12 +262,6 @@ gboolean wh_config_set_assignment(WhConfig *cfg, const char *assignment, const c
   return wh_config_set(cfg, g_strstrip(key), value, origin, error);
 }
 
-gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *param)
-{
-  g_autofree char *key = g_strdup_printf("%s::%s", type, param);
-  return g_hash_table_contains(cfg->values, key);
-}
-
 const char *wh_config_origin(const WhConfig *cfg, const char *type, const char *param)
 {
   g_autofree char *key = g_strdup_printf("%s::%s", type, param);

@@ -110,7 +110,6 @@ gboolean wh_config_set_param(WhConfig *cfg, const char *type, const char *param,
 gboolean wh_config_set_assignment(WhConfig *cfg, const char *assignment, const char *origin,
                                   GError **error);
 
-gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *param);
 /* Where the value in force came from ("file.xml:12", "command line"), or NULL for a
  * default. (transfer none) */
 const char *wh_config_origin(const WhConfig *cfg, const char *type, const char *param);

@@ -41,8 +41,7 @@ START_TEST(test_uniform_inside_a_group)
   double frac = (double)(b1 - b0) * 8 / capacity;
   wh_sim_stop_at(run->sim, WH_TIME_MAX);
   wh_sim_run(run->sim);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(run);
   fprintf(stderr,
           "dragonfly uniform random inside a group: %.1f%% of injection bandwidth "
           "delivered (100 us .. 1 ms), minimal routing\n",
@@ -126,8 +125,7 @@ START_TEST(test_single_class_deadlocks)
   WhRunOptions vc = {.sets = sets};
   g_autoptr(WhRun) three = build_file("tests/deadlock/dragonfly-single-class.xml", &vc);
   wh_run_execute(three);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(three, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(three);
   ck_assert(!three->net->deadlock.detected);
   ck_assert_uint_gt(three->net->c.pfc_pauses, 0);
 }
@@ -220,8 +218,7 @@ START_TEST(test_node_all_to_all_closed_form)
   ck_assert_uint_eq(hops_seen[3], 8 * 1);
   double expect = worst + wh_time_to_s(latency);
   wh_run_execute(run);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(run);
   double got = wh_time_to_s(run->sim->now);
   fprintf(stderr,
           "Frontier node all-to-all, 8 GCDs x 7 x 16 MB: %.1f us, closed form %.1f us (%+.2f%%); "

@@ -60,8 +60,7 @@ static char *finish(WhRun *run)
 {
   wh_sim_stop_at(run->sim, WH_TIME_MAX);
   wh_sim_run(run->sim);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(run);
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
   GString *s = g_string_new(summary);
   for (uint32_t i = 0; i < run->tp->n_flows; i++)

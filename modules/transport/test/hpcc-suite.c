@@ -52,8 +52,7 @@ START_TEST(test_lone_flow)
                 "in flight %" G_GUINT64_FORMAT " B vs %.0f B", in_flight, payload_bdp);
   wh_sim_stop_at(run->sim, WH_TIME_MAX);
   wh_sim_run(run->sim);
-  g_autoptr(GError) end_err = NULL;
-  ck_assert_msg(wh_run_check(run, &end_err), "end state: %s", end_err ? end_err->message : "");
+  wh_test_assert_clean_end(run);
   /* line-rate FCT: every frame serialized once at the sender, the last one H-1 more
    * times, H delays; HPCC sends the first RTT at line rate, then at eta x line */
   uint64_t full = size / p->mtu, rest = size % p->mtu;
@@ -92,20 +91,11 @@ START_TEST(test_base_rtt_param)
   ck_assert_uint_eq(wh_transport_flow(run->tp, 0)->cwnd, 125000); /* 100 Gb/s x 10 us */
   wh_sim_stop_at(run->sim, WH_TIME_MAX);
   wh_sim_run(run->sim);
-  g_autoptr(GError) end_err = NULL;
-  ck_assert_msg(wh_run_check(run, &end_err), "end state: %s", end_err ? end_err->message : "");
+  wh_test_assert_clean_end(run);
 }
 END_TEST
 
 /* ---- shared bottleneck ---- */
-
-static void check_fair(WhFairResult r, unsigned n)
-{
-  ck_assert_msg(r.jain > 0.99, "Jain index %.4f", r.jain);
-  double fair = 1.0 / n;
-  ck_assert_msg(fabs(r.min_share - fair) / fair < 0.05 && fabs(r.max_share - fair) / fair < 0.05,
-                "shares %.4f..%.4f, fair %.4f", r.min_share, r.max_share, fair);
-}
 
 /* HPCC holds the most loaded link's normalized inflight at eta: the bottleneck runs at
  * eta of its capacity plus what the flows' additive steps add between multiplicative
@@ -143,7 +133,7 @@ static WhFairResult run_fair(unsigned n, WhTime gap)
 START_TEST(test_4_flows)
 {
   WhFairResult r = run_fair(4, 500 * WH_US);
-  check_fair(r, 4);
+  wh_test_assert_fair(r, 4);
   check_steady(r);
 }
 END_TEST
@@ -151,7 +141,7 @@ END_TEST
 START_TEST(test_16_flows)
 {
   WhFairResult r = run_fair(16, 200 * WH_US);
-  check_fair(r, 16);
+  wh_test_assert_fair(r, 16);
   check_steady(r);
 }
 END_TEST

@@ -13,12 +13,6 @@
 
 #define RATE 100e9
 
-static void assert_clean_end(const WhRun *run)
-{
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "end state: %s", err ? err->message : "");
-}
-
 /* A lone flow's RTT never reaches TLow (50 us), so TIMELY only increases and the flow
  * keeps its initial line rate: FCT equal to the no-CC store-and-forward formula. */
 START_TEST(test_lone_flow_line_rate)
@@ -29,7 +23,7 @@ START_TEST(test_lone_flow_line_rate)
   wh_scenario_add_flow(sc, 0, 1, size, 0);
   WhRunOptions opts = {.cc = "timely"};
   g_autoptr(WhRun) run = wh_test_run(sc, &opts);
-  assert_clean_end(run);
+  wh_test_assert_clean_end(run);
   const WhTransportParams *p = &run->tp->p;
   WhTime serial = size / p->mtu * wh_time_tx(p->mtu + p->header_bytes, rate);
   WhTime expect = serial + 2 * wh_time_tx(p->mtu + p->header_bytes, rate) + 3 * WH_US;

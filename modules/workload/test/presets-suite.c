@@ -155,8 +155,7 @@ static void job_run(Job *j, const WhPresetFacts *f, uint32_t iterations, double 
   wh_workload_start(j->w);
   wh_sim_run(j->run->sim);
   ck_assert(wh_workload_done(j->w));
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(j->run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(j->run);
   uint32_t n = wh_workload_n_ops(j->w), ranks = wh_workload_n_ranks(j->w);
   g_autofree WhTime *busy = g_new0(WhTime, ranks);
   g_autofree uint32_t *ops = g_new0(uint32_t, ranks);

@@ -35,8 +35,7 @@ static void job_run(Job *j)
   wh_workload_start(j->w);
   wh_sim_run(j->run->sim);
   ck_assert(wh_workload_done(j->w));
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(j->run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(j->run);
 }
 
 static void job_close(Job *j)
