@@ -37,24 +37,10 @@
 #   WH_REPORT  where to write the report (default: validation/dragonfly/report.md)
 set -euo pipefail
 
-check=0
-norun=0
-for arg in "$@"; do
-  case $arg in
-  --check) check=1 ;;
-  --no-run) norun=1 ;;
-  -h | --help)
-    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
-    exit 0
-    ;;
-  *)
-    echo "run.sh: unknown argument $arg (options: --check, --no-run, --help)" >&2
-    exit 2
-    ;;
-  esac
-done
-
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../options.sh
+source "$here/../options.sh"
+parse_options "${BASH_SOURCE[0]}" "$@"
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 build=${WH_BUILD:-build}
