@@ -150,3 +150,21 @@ char *wh_test_strip_wall(const char *json)
   }
   return g_string_free(s, FALSE);
 }
+
+GPtrArray *wh_test_scenario_files(void)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  const char *dirs[] = {"scenarios", "tests/scenarios"};
+  for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+    g_autofree char *dir = wh_test_source_path(dirs[i]);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+      if (g_str_has_suffix(name, ".xml"))
+        g_ptr_array_add(files, g_build_filename(dirs[i], name, NULL));
+    }
+  }
+  g_ptr_array_sort(files, (GCompareFunc)g_strcmp0);
+  return files;
+}

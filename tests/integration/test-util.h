@@ -22,6 +22,10 @@ char *wh_test_strip_wall(const char *json);
  * asserts it builds. (transfer full) */
 WhRun *wh_test_run_file(const char *relative, const WhRunOptions *opts);
 
+/* Every scenario file directly under scenarios/ and tests/scenarios/, sorted, as
+ * paths relative to the source root. (transfer full) */
+GPtrArray *wh_test_scenario_files(void);
+
 /* Runs an in-memory scenario to completion; asserts it builds. (transfer full) */
 WhRun *wh_test_run(WhScenario *sc, const WhRunOptions *opts);
 

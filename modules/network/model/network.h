@@ -232,8 +232,10 @@ void wh_net_start_watchdog(WhNet *net);
  * was found). */
 gboolean wh_net_check_stuck(WhNet *net);
 
-/* Attaches one observer to every port's queue disc (switch ports and NICs). */
-void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
+/* Adds an observer to every port's queue disc (switch ports and NICs), after any
+ * already attached; remove it with the same (hooks, data) pair. */
+void wh_net_add_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
+void wh_net_remove_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
 
 uint64_t wh_net_ecn_marks(const WhNet *net);
 

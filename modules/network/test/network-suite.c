@@ -64,7 +64,7 @@ static void check_hooks(const char *file, const WhRunOptions *opts)
   wh_run_execute(plain);
   g_autoptr(WhRun) observed = build(file, opts);
   Counts c = {.net = observed->net};
-  wh_net_set_hooks(observed->net, &counting_hooks, &c);
+  wh_net_add_hooks(observed->net, &counting_hooks, &c);
   wh_run_execute(observed);
   wh_test_assert_clean_end(observed);
   g_autofree char *a = wh_run_summary_json(plain, FALSE);

@@ -5,6 +5,7 @@
 #include "congestion-control.h"
 #include "scheduler.h"
 #include "topology.h"
+#include "wormhole.h"
 
 extern const WhTypeInfo wh_link_type;
 extern const WhTypeInfo wh_switch_type;
@@ -31,6 +32,7 @@ void wh_registry_init(void)
   wh_registry_register(&wh_fifo_queue_disc_type);
   wh_registry_register(&wh_red_queue_disc_type);
   wh_registry_register(&wh_model_preset_type);
+  wh_registry_register(&wh_wormhole_type);
   for (const WhCcClass *const *c = wh_cc_classes(); *c; c++)
     wh_registry_register((*c)->type);
   for (const WhTopologyClass *const *t = wh_topology_classes(); *t; t++)

@@ -72,8 +72,8 @@ START_TEST(test_adversarial_adaptive_vs_minimal)
   wh_run_execute(min);
   g_autoptr(WhRun) ada = build_file("tests/scenarios/dragonfly-adversarial-adaptive.xml", NULL);
   uint32_t seen = 0;
-  ada->tp->on_reroute = count_reroute;
-  ada->tp->on_reroute_data = &seen;
+  static const WhTransportObserver reroute_observer = {.on_reroute = count_reroute};
+  wh_transport_add_observer(ada->tp, &reroute_observer, &seen);
   wh_run_execute(ada);
   g_autoptr(GError) err = NULL;
   ck_assert_msg(wh_run_check(min, &err), "minimal: %s", err ? err->message : "");

@@ -95,7 +95,7 @@ WhRateSampler *wh_rate_sampler_new(WhTransport *tp, WhTime period)
   s->closed = (uint32_t)(tp->sim->now / period);
   for (uint32_t i = 0; i < s->n_ports; i++)
     g_array_set_size(s->ports[i].samples, s->closed);
-  wh_net_set_hooks(tp->net, &sampler_hooks, s);
+  wh_net_add_hooks(tp->net, &sampler_hooks, s);
   return s;
 }
 
@@ -103,7 +103,7 @@ void wh_rate_sampler_free(WhRateSampler *s)
 {
   if (s == NULL)
     return;
-  wh_net_set_hooks(s->tp->net, NULL, NULL);
+  wh_net_remove_hooks(s->tp->net, &sampler_hooks, s);
   for (uint32_t i = 0; i < s->n_ports; i++)
     g_array_unref(s->ports[i].samples);
   g_free(s->ports);

@@ -54,10 +54,27 @@ typedef struct {
   uint32_t n, cap;
 } WhHostSched;
 
-typedef void (*WhFlowDoneFn)(void *data, WhFlow *flow);
-/* A flow's data path changed (adaptive routing); f->fwd is the new path. */
-typedef void (*WhFlowRerouteFn)(void *data, WhFlow *flow, const uint32_t *old_path,
-                                uint16_t old_hops);
+/* What observers hear of flows (each callback nullable). Observers must not change
+ * the model. Several may be attached; they are called in the order they were added. */
+typedef struct {
+  /* The flow's first data packet is about to go out (before it is built). */
+  void (*on_start)(void *data, WhFlow *flow);
+  /* The CC changed the flow's rate or window (f->rate, f->cwnd hold the new value). */
+  void (*on_rate)(void *data, WhFlow *flow);
+  /* An ACK reached the sender (before the CC sees it). */
+  void (*on_ack)(void *data, WhFlow *flow, const WhPacket *ack);
+  /* The flow's last byte arrived at the receiver (f->finish is set). */
+  void (*on_done)(void *data, WhFlow *flow);
+  /* Every byte is acknowledged: the sender is done and the flow leaves the network. */
+  void (*on_acked)(void *data, WhFlow *flow);
+  /* The flow's data path changed (adaptive routing); f->fwd is the new path. */
+  void (*on_reroute)(void *data, WhFlow *flow, const uint32_t *old_path, uint16_t old_hops);
+} WhTransportObserver;
+
+typedef struct {
+  const WhTransportObserver *obs;
+  void *data;
+} WhTransportObserverSlot;
 
 struct WhTransport {
   WhSim *sim;
@@ -70,10 +87,8 @@ struct WhTransport {
   WhHostSched *hosts;
   uint64_t heap_seq;
   WhTransportCounters c;
-  WhFlowDoneFn on_done; /* nullable: called when a flow's last byte arrives */
-  void *on_done_data;
-  WhFlowRerouteFn on_reroute; /* nullable: called when a flow's data path changes */
-  void *on_reroute_data;
+  WhTransportObserverSlot *observers;
+  uint32_t n_observers;
 };
 
 /* Reads wh::RdmaFlow parameters. */
@@ -85,6 +100,11 @@ WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *p
                               const WhCcClass *cc, void *cc_params);
 void wh_transport_free(WhTransport *tp);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhTransport, wh_transport_free)
+
+/* Adds an observer after those already attached (transfer none: both must outlive
+ * the transport or be removed); removes it by the same pair. Cold path. */
+void wh_transport_add_observer(WhTransport *tp, const WhTransportObserver *obs, void *data);
+void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *obs, void *data);
 
 /* Adds a flow starting at `start`; returns its id (flows are numbered 0.. in order
  * of addition) or -1 with an error (bad host, zero size, src == dst). */
