@@ -29,6 +29,9 @@ GPtrArray *wh_test_scenario_files(void);
 /* Runs an in-memory scenario to completion; asserts it builds. (transfer full) */
 WhRun *wh_test_run(WhScenario *sc, const WhRunOptions *opts);
 
+/* Asserts the end state of a finished run is clean (wh_run_check). */
+void wh_test_assert_clean_end(const WhRun *run);
+
 /* N flows on a dumbbell (one 100 Gb/s bottleneck), started `gap` apart, all running
  * for `window` after the last start; rates and the bottleneck queue are measured over
  * the second half of the window by stepping the run (no events added). The run is
@@ -44,5 +47,9 @@ typedef struct {
 
 WhFairResult wh_test_shared_bottleneck(const char *cc, unsigned n, WhTime gap, WhTime window,
                                        char **sets);
+
+/* Asserts a fair share of the bottleneck among `n` flows: Jain's index above 0.99 and
+ * every flow's share within 5% of 1/n. */
+void wh_test_assert_fair(WhFairResult r, unsigned n);
 
 #endif

@@ -29,6 +29,7 @@ while [ $# -gt 0 ]; do
     --check) check=1; shift ;;
     --quick) quick=1; shift ;;
     -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -*) echo "run.sh: unknown argument $1 (options: --check, --quick, --help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done

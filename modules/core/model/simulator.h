@@ -57,6 +57,12 @@ static inline WhTime wh_sim_now(const WhSim *sim)
   return sim->now;
 }
 
+/* Slabs the event pool has allocated so far (each holds a fixed number of events). */
+static inline guint wh_sim_pool_slabs(const WhSim *sim)
+{
+  return sim->slabs->len;
+}
+
 WhEvent *wh_sim_event_alloc(WhSim *sim);
 
 /* Schedules fn(sim, ctx, arg) at absolute time `at` (>= now). Returns the event

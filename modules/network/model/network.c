@@ -149,6 +149,18 @@ gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, 
   return TRUE;
 }
 
+uint32_t wh_net_build_port_count(const WhNet *net)
+{
+  g_return_val_if_fail(net->build_ports != NULL, 0);
+  return net->build_ports->len;
+}
+
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump)
+{
+  g_return_if_fail(net->build_ports != NULL && port < net->build_ports->len);
+  g_array_index(net->build_ports, WhPort, port).vc_bump = bump ? 1 : 0;
+}
+
 /* Hop distances from every node to every leaf switch over switch-to-switch links. */
 static void compute_dist(WhNet *net)
 {

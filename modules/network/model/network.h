@@ -173,8 +173,15 @@ uint32_t wh_net_add_switch(WhNet *net);
 void wh_net_set_switch_delay(WhNet *net, uint32_t node, WhTime delay);
 /* A switch's forwarding latency (0 for hosts). */
 WhTime wh_net_switch_delay(const WhNet *net, uint32_t node);
+/* Adds a link: two ports, the a-side one first (its id is the port count before the
+ * call), then the b-side one. */
 gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, WhTime delay,
                          GError **error);
+/* Before finalize: the number of ports added so far. */
+uint32_t wh_net_build_port_count(const WhNet *net);
+/* Before finalize: data leaving through `port` moves to the next virtual channel
+ * (WhPort.vc_bump). */
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump);
 /* Before finalize: routes come from `router` (copied; the network frees its data)
  * instead of shortest-path tables. The router is then responsible for connectivity. */
 void wh_net_set_router(WhNet *net, const WhNetRouter *router);

@@ -41,7 +41,7 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
   for (char **s = opts && opts->sets ? opts->sets : NULL; s && *s; s++) {
     g_autoptr(GError) err = NULL;
     if (!wh_config_set_assignment(run->cfg, *s, "command line", &err)) {
-      g_set_error(error, WH_CONFIG_ERROR, err->code, "--set %s: %s", *s, err->message);
+      g_propagate_prefixed_error(error, g_steal_pointer(&err), "--set %s: ", *s);
       return FALSE;
     }
   }
@@ -633,6 +633,30 @@ uint32_t wh_run_ops_done(const WhRun *run)
   return done;
 }
 
+/* The summary's per-iteration times of a workload run that completed. */
+static void append_iterations(GString *j, const WhRun *run)
+{
+  GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
+  WhTime total = 0;
+  for (uint32_t i = 0; i < run->iterations; i++) {
+    WhIterationStats st;
+    wh_run_iteration_stats(run, i, &st);
+    total += st.time;
+    const char *sep = i ? ", " : "";
+    g_string_append_printf(its, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.time);
+    g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
+    g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
+  }
+  g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
+  g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
+                         (guint64)(total / run->iterations));
+  g_string_append_printf(j, "  \"compute_ps\": [%s],\n", comp->str);
+  g_string_append_printf(j, "  \"exposed_comm_ps\": [%s],\n", exp->str);
+  g_string_free(its, TRUE);
+  g_string_free(comp, TRUE);
+  g_string_free(exp, TRUE);
+}
+
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   const WhTransportCounters *c = &run->tp->c;
@@ -708,27 +732,8 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
       g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
                              (guint64)run->tp_bytes_not_modelled);
   }
-  if (run->workload && !wh_run_stopped_early(run)) {
-    GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
-    WhTime total = 0;
-    for (uint32_t i = 0; i < run->iterations; i++) {
-      WhIterationStats st;
-      wh_run_iteration_stats(run, i, &st);
-      total += st.time;
-      const char *sep = i ? ", " : "";
-      g_string_append_printf(its, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.time);
-      g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
-      g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
-    }
-    g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
-    g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
-                           (guint64)(total / run->iterations));
-    g_string_append_printf(j, "  \"compute_ps\": [%s],\n", comp->str);
-    g_string_append_printf(j, "  \"exposed_comm_ps\": [%s],\n", exp->str);
-    g_string_free(its, TRUE);
-    g_string_free(comp, TRUE);
-    g_string_free(exp, TRUE);
-  }
+  if (run->workload && !wh_run_stopped_early(run))
+    append_iterations(j, run);
   if (with_wall)
     g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
   g_string_append_printf(j, "  \"flows\": %u\n}\n", run->tp->n_flows);

@@ -148,14 +148,6 @@ uint64_t wh_rate_sampler_delivered(const WhRateSampler *s, uint32_t flow, uint32
   return x ? x->delivered : 0;
 }
 
-double wh_rate_sampler_send_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0, uint32_t k1)
-{
-  uint64_t b = 0;
-  for (uint32_t k = k0; k < k1; k++)
-    b += wh_rate_sampler_sent(s, flow, k);
-  return k1 > k0 ? (double)b * 8 / wh_time_to_s((k1 - k0) * s->period) : 0;
-}
-
 double wh_rate_sampler_delivery_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0,
                                      uint32_t k1)
 {

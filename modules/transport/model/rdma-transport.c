@@ -10,6 +10,7 @@
  * per expected byte per NACK interval); a duplicate is ACKed again; a CE-marked
  * packet triggers a CNP unless one went out less than the CNP interval ago. */
 #include "rdma-transport.h"
+#include "rdma-transport-private.h"
 
 #include <math.h>
 #include <string.h>

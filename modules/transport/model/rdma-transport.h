@@ -111,13 +111,6 @@ void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *ob
 int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint64_t size,
                               WhTime start, GError **error);
 
-/* For flow-state.c: the handler of flow events (arg = id << 8 | timer slot); re-sort
- * a flow in its host's send heap after its pacing time moved; re-evaluate a flow
- * whose sequence numbers moved (finish, completion, sendability). */
-void wh_transport_flow_event(WhSim *sim, void *ctx, uint64_t arg);
-void wh_transport_reschedule_flow(WhTransport *tp, WhFlow *f);
-void wh_transport_flow_progressed(WhTransport *tp, WhFlow *f);
-
 static inline WhFlow *wh_transport_flow(WhTransport *tp, uint32_t id)
 {
   return &tp->chunks[id / WH_FLOW_CHUNK][id % WH_FLOW_CHUNK];
