@@ -49,6 +49,9 @@ struct WhDetector {
   uint32_t stamp_gen;
   uint32_t n_ports;
   WhTime now;
+  /* partition-ticks by member count (the last bin: that many or more) */
+  uint64_t size_ticks[WH_DETECTOR_SIZE_BINS];
+  uint32_t max_live;
 };
 
 static inline DFlow *flow_at(const WhDetector *d, uint32_t f)
@@ -271,8 +274,10 @@ void wh_detector_tick(WhDetector *d, WhTime t)
 {
   d->now = t;
   d->st.ticks++;
+  d->max_live = MAX(d->max_live, wh_partitions_n_live(d->pm));
   for (uint32_t i = 0; i < wh_partitions_n_live(d->pm); i++) {
     WhPartition *p = wh_partitions_live(d->pm, i);
+    d->size_ticks[MIN(p->n_flows, WH_DETECTOR_SIZE_BINS - 1)]++;
     WhSteadyKind kind = WH_STEADY_NONE;
     if (p->n_flows > 0 && p->n_flag[0] == 0)
       kind = WH_STEADY_RATE;
@@ -407,6 +412,22 @@ static void json_history(const WhDetector *d, GString *j)
   g_string_append(j, "  ]},\n");
 }
 
+/* How big partitions were, sampled at every tick. */
+static void json_sizes(const WhDetector *d, GString *j)
+{
+  g_string_append_printf(j, "  \"partition_sizes\": {\"max_live\": %u, \"ticks_by_flows\": {",
+                         d->max_live);
+  gboolean first = TRUE;
+  for (uint32_t n = 0; n < WH_DETECTOR_SIZE_BINS; n++) {
+    if (d->size_ticks[n] == 0)
+      continue;
+    g_string_append_printf(j, "%s\"%u%s\": %" G_GUINT64_FORMAT, first ? "" : ", ", n,
+                           n == WH_DETECTOR_SIZE_BINS - 1 ? "+" : "", d->size_ticks[n]);
+    first = FALSE;
+  }
+  g_string_append(j, "}},\n");
+}
+
 static void json_intervals(const WhDetector *d, GString *j)
 {
   g_string_append(j, "  \"steady_intervals\": {\"columns\": [\"partition\", \"kind\", \"flows\", "
@@ -487,6 +508,7 @@ char *wh_detector_json(const WhDetector *d, const char *header)
       ", \"skippable_bytes_est\": %" G_GUINT64_FORMAT ", \"skippable_event_fraction\": %.6f},\n",
       total_ev, skip_ev, s->bytes[1] + s->bytes[2],
       total_ev ? (double)skip_ev / (double)total_ev : 0.0);
+  json_sizes(d, j);
   json_history(d, j);
   json_intervals(d, j);
   json_flows(d, j);

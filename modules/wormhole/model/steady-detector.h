@@ -75,6 +75,8 @@ double wh_dr_stats_quantile(const WhDrStats *s, double q);
 /* {"evaluations": n, "p10": .., "median": .., "p90": .., "steady_fraction": {..}} */
 void wh_dr_stats_json(const WhDrStats *s, GString *out);
 
+#define WH_DETECTOR_SIZE_BINS 4097u
+
 typedef struct WhDetector WhDetector;
 
 /* (transfer full); `counts` (transfer none, nullable) must outlive it. */
