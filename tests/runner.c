@@ -1,7 +1,10 @@
 /* The Check runner: every module's suite plus the integration suites. Set
  * WH_SOURCE_ROOT to the source tree (the Makefile does) so suites find scenarios/
- * and tests/bad-inputs/. CK_RUN_SUITE / CK_RUN_CASE select a subset. */
+ * and tests/bad-inputs/. CK_RUN_SUITE / CK_RUN_CASE select a subset. Without ns-3
+ * the ns-3 suites are not compiled: then a sentinel suite fails, unless ns-3 was
+ * disabled explicitly (-Dns3=disabled), in which case a SKIPPED line says so. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "scenario.h"
@@ -23,9 +26,28 @@ Suite *wh_presets_suite(void);
 Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
 Suite *wh_hardening_suite(void);
+Suite *wh_wormhole_suite(void);
 #ifdef WH_HAVE_NS3
 Suite *wh_ns3_suite(void);
 Suite *wh_ns3_scheduler_suite(void);
+#elif !defined(WH_NS3_DISABLED)
+START_TEST(test_ns3_suites_built)
+{
+  ck_abort_msg("the ns-3 suites (ns3, ns3-scheduler) are not built: ns-3 was not found when "
+               "the build was configured; install libns3-dev and reconfigure "
+               "(-Dns3=enabled, as make build does), or configure with -Dns3=disabled "
+               "to skip them explicitly");
+}
+END_TEST
+
+static Suite *ns3_sentinel_suite(void)
+{
+  Suite *s = suite_create("ns3"); /* so that CK_RUN_SUITE=ns3 sees it too */
+  TCase *tc = tcase_create("ns3-built");
+  tcase_add_test(tc, test_ns3_suites_built);
+  suite_add_tcase(s, tc);
+  return s;
+}
 #endif
 
 int main(void)
@@ -48,9 +70,15 @@ int main(void)
   srunner_add_suite(sr, wh_simai_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());
   srunner_add_suite(sr, wh_hardening_suite());
+  srunner_add_suite(sr, wh_wormhole_suite());
 #ifdef WH_HAVE_NS3
   srunner_add_suite(sr, wh_ns3_suite());
   srunner_add_suite(sr, wh_ns3_scheduler_suite());
+#elif defined(WH_NS3_DISABLED)
+  printf("SKIPPED: the ns-3 suites (ns3, ns3-scheduler): configured with -Dns3=disabled\n");
+  fflush(stdout);
+#else
+  srunner_add_suite(sr, ns3_sentinel_suite());
 #endif
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -46,6 +46,15 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
                 "false)");
     return FALSE;
   }
+  if (run->wormhole) {
+    const char *origin = wh_config_origin(run->cfg, "wh::Wormhole", "Mode");
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "%s: wh::Wormhole::Mode=%s (set %s%s): Wormhole runs on the native engine only; "
+                "use wh::Wormhole::Mode=off with --engine ns3",
+                run->sc->path, wh_wormhole_mode_name(wh_wormhole_params(run->wormhole)->mode),
+                origin ? "at " : "by --scheduler wormhole", origin ? origin : "");
+    return FALSE;
+  }
   if (run->net->router.choose)
     return refuse(error, run,
                   "adaptive routing (paths are pinned before the run; use "

@@ -296,6 +296,17 @@ static double mean_fct(const char *csv_path)
   return sum / n;
 }
 
+/* The unsigned value of `"key": N` in the summary.json of run directory `dir`. */
+static guint64 summary_uint(const char *dir, const char *key)
+{
+  g_autofree char *path = g_build_filename(dir, "summary.json", NULL), *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  g_autofree char *quoted = g_strdup_printf("\"%s\": ", key);
+  const char *at = strstr(text, quoted);
+  ck_assert_msg(at != NULL, "%s has no %s", path, key);
+  return g_ascii_strtoull(at + strlen(quoted), NULL, 10);
+}
+
 START_TEST(test_whsim_engine_ns3)
 {
   /* the same DCTCP scenario on both engines: outputs in the same format, mean FCT
@@ -327,7 +338,14 @@ START_TEST(test_whsim_engine_ns3)
           "dctcp-dumbbell mean FCT: native %.1f us, ns-3 dequeue marking %.1f us (%+.2f%%)\n",
           ma * 1e-6, md * 1e-6, (md - ma) / ma * 100);
   ck_assert_msg(fabs(md - ma) / ma < 0.05, "mean FCT native %.0f vs ns-3 dequeue %.0f", ma, md);
-  ck_assert(md != mb);
+  /* the marks moved: the hook marked packets at dequeue, where the RED run marked
+   * none there */
+  guint64 red_marks = summary_uint(ns3, "ns3_hook_marks"),
+          hook_marks = summary_uint(deq, "ns3_hook_marks");
+  fprintf(stderr, "hook marks: %" G_GUINT64_FORMAT " with RED, %" G_GUINT64_FORMAT " at dequeue\n",
+          red_marks, hook_marks);
+  ck_assert_uint_eq(red_marks, 0);
+  ck_assert_uint_gt(hook_marks, 0);
   /* refused with exit status 2: a DCQCN scenario, an unknown marking */
   g_autofree char *dcqcn = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
   const char *c[] = {"run", dcqcn, "--out", ns3, "--engine", "ns3", NULL};

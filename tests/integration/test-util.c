@@ -2,6 +2,7 @@
 #include "test-util.h"
 
 #include <check.h>
+#include <math.h>
 #include <string.h>
 
 char *wh_test_source_path(const char *relative)
@@ -36,6 +37,12 @@ WhRun *wh_test_run(WhScenario *sc, const WhRunOptions *opts)
                 error ? error->message : "?");
   wh_run_execute(run);
   return run;
+}
+
+void wh_test_assert_clean_end(const WhRun *run)
+{
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "end state: %s", err ? err->message : "");
 }
 
 WhRun *wh_test_run_file(const char *relative, const WhRunOptions *opts)
@@ -113,8 +120,7 @@ WhFairResult wh_test_shared_bottleneck(const char *cc, unsigned n, WhTime gap, W
   /* finish the run: every flow completes and the end state is clean */
   wh_sim_stop_at(run->sim, WH_TIME_MAX);
   wh_sim_run(run->sim);
-  g_autoptr(GError) end_err = NULL;
-  ck_assert_msg(wh_run_check(run, &end_err), "end state: %s", end_err ? end_err->message : "");
+  wh_test_assert_clean_end(run);
   r.ecn_marks = wh_net_ecn_marks(run->net);
   r.cnps = run->tp->c.cnps;
   r.pfc_pauses = run->net->c.pfc_pauses;
@@ -126,6 +132,14 @@ WhFairResult wh_test_shared_bottleneck(const char *cc, unsigned n, WhTime gap, W
   return r;
 }
 
+void wh_test_assert_fair(WhFairResult r, unsigned n)
+{
+  ck_assert_msg(r.jain > 0.99, "Jain index %.4f", r.jain);
+  double fair = 1.0 / n;
+  ck_assert_msg(fabs(r.min_share - fair) / fair < 0.05 && fabs(r.max_share - fair) / fair < 0.05,
+                "shares %.4f..%.4f, fair %.4f", r.min_share, r.max_share, fair);
+}
+
 char *wh_test_strip_wall(const char *json)
 {
   g_auto(GStrv) lines = g_strsplit(json, "\n", -1);
@@ -135,4 +149,22 @@ char *wh_test_strip_wall(const char *json)
       g_string_append_printf(s, "%s\n", *l);
   }
   return g_string_free(s, FALSE);
+}
+
+GPtrArray *wh_test_scenario_files(void)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  const char *dirs[] = {"scenarios", "tests/scenarios"};
+  for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+    g_autofree char *dir = wh_test_source_path(dirs[i]);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+      if (g_str_has_suffix(name, ".xml"))
+        g_ptr_array_add(files, g_build_filename(dirs[i], name, NULL));
+    }
+  }
+  g_ptr_array_sort(files, (GCompareFunc)g_strcmp0);
+  return files;
 }

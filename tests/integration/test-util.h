@@ -22,8 +22,15 @@ char *wh_test_strip_wall(const char *json);
  * asserts it builds. (transfer full) */
 WhRun *wh_test_run_file(const char *relative, const WhRunOptions *opts);
 
+/* Every scenario file directly under scenarios/ and tests/scenarios/, sorted, as
+ * paths relative to the source root. (transfer full) */
+GPtrArray *wh_test_scenario_files(void);
+
 /* Runs an in-memory scenario to completion; asserts it builds. (transfer full) */
 WhRun *wh_test_run(WhScenario *sc, const WhRunOptions *opts);
+
+/* Asserts the end state of a finished run is clean (wh_run_check). */
+void wh_test_assert_clean_end(const WhRun *run);
 
 /* N flows on a dumbbell (one 100 Gb/s bottleneck), started `gap` apart, all running
  * for `window` after the last start; rates and the bottleneck queue are measured over
@@ -40,5 +47,9 @@ typedef struct {
 
 WhFairResult wh_test_shared_bottleneck(const char *cc, unsigned n, WhTime gap, WhTime window,
                                        char **sets);
+
+/* Asserts a fair share of the bottleneck among `n` flows: Jain's index above 0.99 and
+ * every flow's share within 5% of 1/n. */
+void wh_test_assert_fair(WhFairResult r, unsigned n);
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dragonfly routing report of wormhole-sim.
 #
-#   validation/dragonfly/run.sh
+#   validation/dragonfly/run.sh [--check] [--no-run]
 #
 # Runs the dragonfly scenarios of tests/scenarios/, tests/deadlock/ and
 # scenarios/frontier/ under each routing mode and writes validation/dragonfly/report.md
@@ -18,23 +18,43 @@
 #   - the deadlock control: PFC as the only flow control, with one virtual channel
 #     for every hop class and with three.
 #
-# It reports only; a failing whsim run fails it (exit status 1).
-# Environment: WH_BUILD  build directory, relative to the source tree (default: build)
+# Without --check it reports only; a failing whsim run fails it (exit status 1).
+#
+# Options:
+#   --check   also exit with status 1 if a bound the report states is missed: uniform
+#             traffic delivers >= 90% of injection (both networks); adaptive routing
+#             >= 2x minimal on 8 groups; every flow completes and no packet arrives out
+#             of order in every run but the one-class deadlock control, which must
+#             deadlock; PFC pauses in every adversarial run; and if a
+#             rerun of the 8-group uniform and the Frontier 1-group scenarios does not
+#             reproduce their flows and summary (wall time aside). Each failure is
+#             printed as "run.sh: check failed: ...", else "run.sh: check passed"
+#   --no-run  run no simulation: analyse the outputs an earlier run left in
+#             $WH_BUILD/validation-dragonfly (to re-check or re-render a report)
+#
+# Environment:
+#   WH_BUILD   build directory, relative to the source tree (default: build)
+#   WH_REPORT  where to write the report (default: validation/dragonfly/report.md)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../options.sh
+source "$here/../options.sh"
+parse_options "${BASH_SOURCE[0]}" "$@"
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 build=${WH_BUILD:-build}
 whsim="$build/whsim"
 out="$build/validation-dragonfly"
-report="$here/report.md"
-if [ ! -x "$whsim" ]; then
-  echo "run.sh: $whsim not found; build first (make build)" >&2
-  exit 1
+report=${WH_REPORT:-$here/report.md}
+if [ "$norun" = 0 ]; then
+  if [ ! -x "$whsim" ]; then
+    echo "run.sh: $whsim not found; build first (make build)" >&2
+    exit 1
+  fi
+  rm -rf "$out"
+  mkdir -p "$out"
 fi
-rm -rf "$out"
-mkdir -p "$out"
 
 # run NAME SCENARIO ARGS...: a run that must succeed
 run() {
@@ -62,26 +82,45 @@ run_deadlock() {
   fi
 }
 
-run uniform tests/scenarios/dragonfly-uniform-group.xml --sample-period 100us
-for r in minimal valiant adaptive; do
-  run "adv8-$r" tests/scenarios/dragonfly-adversarial-minimal.xml \
-    --set "wh::Dragonfly::Routing=$r" --sample-period 100us
-done
-run adv8-adaptive-path tests/scenarios/dragonfly-adversarial-minimal.xml \
-  --set wh::Dragonfly::Routing=adaptive --set wh::Dragonfly::UgalQueues=path --sample-period 100us
-for r in minimal valiant adaptive; do
-  run "frontier4-$r" scenarios/frontier/frontier-4group.xml --set "wh::Dragonfly::Routing=$r"
-done
-run frontier1 scenarios/frontier/frontier-1group.xml
-run frontier1-uniform scenarios/frontier/frontier-1group-uniform.xml --sample-period 20us
-run_deadlock deadlock-one-class tests/deadlock/dragonfly-single-class.xml
-run_deadlock deadlock-three-classes tests/deadlock/dragonfly-single-class.xml \
-  --set wh::Dragonfly::VirtualChannels=true
+# all_runs: every run of the report, and with --check the determinism reruns
+all_runs() {
+  run uniform tests/scenarios/dragonfly-uniform-group.xml --sample-period 100us
+  for r in minimal valiant adaptive; do
+    run "adv8-$r" tests/scenarios/dragonfly-adversarial-minimal.xml \
+      --set "wh::Dragonfly::Routing=$r" --sample-period 100us
+  done
+  run adv8-adaptive-path tests/scenarios/dragonfly-adversarial-minimal.xml \
+    --set wh::Dragonfly::Routing=adaptive --set wh::Dragonfly::UgalQueues=path \
+    --sample-period 100us
+  for r in minimal valiant adaptive; do
+    run "frontier4-$r" scenarios/frontier/frontier-4group.xml --set "wh::Dragonfly::Routing=$r"
+  done
+  run frontier1 scenarios/frontier/frontier-1group.xml
+  run frontier1-uniform scenarios/frontier/frontier-1group-uniform.xml --sample-period 20us
+  run_deadlock deadlock-one-class tests/deadlock/dragonfly-single-class.xml
+  run_deadlock deadlock-three-classes tests/deadlock/dragonfly-single-class.xml \
+    --set wh::Dragonfly::VirtualChannels=true
+  if [ "$check" = 1 ]; then
+    run uniform-rerun tests/scenarios/dragonfly-uniform-group.xml --sample-period 100us
+    run frontier1-rerun scenarios/frontier/frontier-1group.xml
+  fi
+}
+if [ "$norun" = 0 ]; then
+  all_runs
+fi
 
-python3 - "$out" "$report" <<'PY'
+python3 - "$out" "$report" "$check" <<'PY'
 import collections, csv, json, os, sys, time
 
-out, report = sys.argv[1:3]
+out, report, check = sys.argv[1:4]
+check = check == "1"
+failures = []
+
+
+def require(ok, what):
+    """Records a missed bound for --check."""
+    if not ok:
+        failures.append(what)
 
 
 def summary(name):
@@ -117,8 +156,18 @@ lines = ["# Dragonfly routing: report", "",
          "of the 100 us samples of delivered bytes over the window given." % time.strftime("%Y-%m-%d"),
          ""]
 
+def all_done(name):
+    s = summary(name)
+    require(s["flows_completed"] == s["flows"], "%s: %d of %d flows completed" % (
+        name, s["flows_completed"], s["flows"]))
+    require(s.get("out_of_order_packets", 0) == 0, "%s: %d packets out of order" % (
+        name, s.get("out_of_order_packets", 0)))
+
+
 s = summary("uniform")
 frac = delivered("uniform", 100 * US, 1000 * US) / (s["hosts"] * 100e9)
+require(frac >= 0.90, "uniform: %.1f%% of injection delivered (bound >= 90%%)" % (frac * 100))
+all_done("uniform")
 lines += ["## Uniform random traffic inside one group (minimal routing)", "",
           "`tests/scenarios/dragonfly-uniform-group.xml`: one group of 8 switches x 4 hosts, "
           "100 Gb/s; every host sends 64 flows of 256 KB to uniformly random hosts.", "",
@@ -131,6 +180,9 @@ s = summary("frontier1-uniform")
 half = s["sim_end_ps"] // 2
 nics = s["hosts"] // 2  # a NIC per MI250X: 2 GCDs each
 ffrac = delivered("frontier1-uniform", 40 * US, half) / (nics * 200e9)
+require(ffrac >= 0.90, "frontier1-uniform: %.1f%% of NIC injection delivered (bound >= 90%%)" % (
+    ffrac * 100))
+all_done("frontier1-uniform")
 lines += ["The same on one Frontier group (`scenarios/frontier/frontier-1group-uniform.xml`: "
           "1024 GCDs, 512 NICs at 200 Gb/s; every GCD sends 16 messages of 256 KB to random "
           "GCDs; traffic inside a node does not use the NICs):", "",
@@ -156,6 +208,11 @@ for net, prefix, sampled in (("8 groups", "adv8", True), ("4 Frontier groups", "
         if m == "minimal":
             base[prefix] = t
         steady = "%.0f" % (delivered(name, 500 * US, 2000 * US) / 1e9) if sampled else "-"
+        all_done(name)
+        require(s["pfc_pauses"] > 0, "%s: no PFC pause" % name)
+        if prefix == "adv8" and m.startswith("adaptive"):
+            require(t >= 2 * base[prefix], "%s: %.2fx minimal routing's throughput (bound >= 2x)"
+                    % (name, t / base[prefix]))
         label = {"adaptive": "adaptive (UGAL, source-group queues)",
                  "adaptive-path": "adaptive (UGAL, whole-path queues)"}.get(m, m)
         lines.append("| %s | %s | %.0f | %.2fx | %s | %.0f | %d | %d | %d | %d / %d |" % (
@@ -168,6 +225,9 @@ lines += ["", "Acceptance: adaptive routing at least 2x the throughput of minima
           "in the runs with every flow completed, and no packet out of order.", ""]
 
 one, three = summary("deadlock-one-class"), summary("deadlock-three-classes")
+require(one.get("stopped_early") == "deadlock", "deadlock-one-class: no deadlock detected")
+require(three.get("stopped_early") != "deadlock", "deadlock-three-classes: deadlocked")
+all_done("deadlock-three-classes")
 d = one.get("deadlock", {})
 lines += ["## Deadlock control", "",
           "`tests/deadlock/dragonfly-single-class.xml`: the 8-group adversarial traffic with "
@@ -186,6 +246,7 @@ lines += ["## Deadlock control", "",
               three["flows_completed"], three["flows"], three["pfc_pauses"]), ""]
 
 s = summary("frontier1")
+all_done("frontier1")
 lines += ["## One Frontier group", "",
           "`scenarios/frontier/frontier-1group.xml`: 128 nodes (1024 GCDs); every GCD sends 4 "
           "messages of 256 KB to uniformly random GCDs of the group.", "",
@@ -197,4 +258,26 @@ lines += ["## One Frontier group", "",
 with open(report, "w") as f:
     f.write("\n".join(lines))
 print("\n".join(lines))
+
+
+def outputs(name):
+    """flows.csv and summary.json of a run, without wall-clock fields."""
+    with open(os.path.join(out, name, "flows.csv")) as f:
+        flows = f.read()
+    s = {k: v for k, v in summary(name).items() if "wall" not in k}
+    return flows, s
+
+
+if check:
+    for name in ("uniform", "frontier1"):
+        try:
+            same = outputs(name) == outputs(name + "-rerun")
+        except OSError:
+            same = False
+        require(same, "%s: a rerun did not reproduce its flows and summary" % name)
+    for c in failures:
+        print("run.sh: check failed: %s" % c, file=sys.stderr)
+    if failures:
+        sys.exit(1)
+    print("run.sh: check passed", file=sys.stderr)
 PY

@@ -157,10 +157,8 @@ gboolean wh_param_parse(const WhParamSpec *spec, const char *text, WhParamValue 
     }
     return FALSE;
   }
-  if (!ok) {
-    g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s: %s", spec->name,
-                err->message);
-    g_error_free(err);
+  if (!ok) { /* the units error, its domain and code kept, prefixed with the name */
+    g_propagate_prefixed_error(error, err, "%s: ", spec->name);
     return FALSE;
   }
   return check_bounds(spec, text, num, error);
@@ -236,8 +234,7 @@ gboolean wh_config_set_param(WhConfig *cfg, const char *type, const char *param,
   ConfigEntry *e = g_new0(ConfigEntry, 1);
   GError *err = NULL;
   if (!wh_param_parse(spec, value, &e->value, &err)) {
-    g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s::%s", type, err->message);
-    g_error_free(err);
+    g_propagate_prefixed_error(error, err, "%s::", type);
     g_free(e);
     return FALSE;
   }
@@ -272,12 +269,6 @@ gboolean wh_config_set_assignment(WhConfig *cfg, const char *assignment, const c
   g_autofree char *key = g_strndup(assignment, (gsize)(eq - assignment));
   g_autofree char *value = g_strstrip(g_strdup(eq + 1));
   return wh_config_set(cfg, g_strstrip(key), value, origin, error);
-}
-
-gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *param)
-{
-  g_autofree char *key = g_strdup_printf("%s::%s", type, param);
-  return g_hash_table_contains(cfg->values, key);
 }
 
 const char *wh_config_origin(const WhConfig *cfg, const char *type, const char *param)

@@ -80,7 +80,10 @@ GPtrArray *wh_registry_types(void);
 
 const char *wh_param_kind_unit(WhParamKind kind);
 
-/* Parses `text` as a value of `spec`, checking bounds. */
+/* Parses `text` as a value of `spec`, checking bounds. A value its unit parser refuses
+ * keeps that WH_UNITS_ERROR (domain and code: syntax, unit, range), its message
+ * prefixed with the parameter; a choice not on the list or a value out of bounds is
+ * WH_CONFIG_ERROR_BAD_VALUE. */
 gboolean wh_param_parse(const WhParamSpec *spec, const char *text, WhParamValue *out,
                         GError **error);
 
@@ -96,7 +99,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhConfig, wh_config_free)
 
 /* Sets "Type::Param" (split at the last "::") to `value`. `origin` (nullable) says
  * where the value came from, for messages ("scenario.xml:12"). A later set of the
- * same key replaces the earlier one. */
+ * same key replaces the earlier one. A value that does not parse fails with the error
+ * of wh_param_parse (its domain and code kept). */
 gboolean wh_config_set(WhConfig *cfg, const char *key, const char *value, const char *origin,
                        GError **error);
 gboolean wh_config_set_param(WhConfig *cfg, const char *type, const char *param, const char *value,
@@ -105,7 +109,6 @@ gboolean wh_config_set_param(WhConfig *cfg, const char *type, const char *param,
 gboolean wh_config_set_assignment(WhConfig *cfg, const char *assignment, const char *origin,
                                   GError **error);
 
-gboolean wh_config_is_set(const WhConfig *cfg, const char *type, const char *param);
 /* Where the value in force came from ("file.xml:12", "command line"), or NULL for a
  * default. (transfer none) */
 const char *wh_config_origin(const WhConfig *cfg, const char *type, const char *param);

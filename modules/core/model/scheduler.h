@@ -37,7 +37,13 @@ extern const WhSchedulerClass wh_calendar_scheduler_class;
  * ("wh::HeapScheduler"); NULL if unknown. (transfer none) */
 const WhSchedulerClass *wh_scheduler_class_lookup(const char *name);
 
-/* All stock classes, NULL-terminated. (transfer none) */
+/* All classes known now (stock, then registered), NULL-terminated. (transfer none) */
 const WhSchedulerClass *const *wh_scheduler_classes(void);
+
+/* Adds a class at run time, typically from a plugin's wh_plugin_init, so --scheduler
+ * and the scenario's scheduler attribute can name it (and Wormhole can wrap it).
+ * (transfer none): `klass` must stay valid for the process. A name already taken (or
+ * "wormhole") is an error. */
+gboolean wh_scheduler_register(const WhSchedulerClass *klass, GError **error);
 
 #endif

@@ -10,8 +10,14 @@
 WhSim *wh_sim_new(const WhSchedulerClass *klass)
 {
   g_return_val_if_fail(klass != NULL, NULL);
+  return wh_sim_new_with_scheduler(klass->create());
+}
+
+WhSim *wh_sim_new_with_scheduler(WhScheduler *sched)
+{
+  g_return_val_if_fail(sched != NULL, NULL);
   WhSim *sim = g_new0(WhSim, 1);
-  sim->sched = klass->create();
+  sim->sched = sched;
   sim->slabs = g_ptr_array_new_with_free_func(g_free);
   sim->stop_at = WH_TIME_MAX;
   sim->monitor_next = WH_TIME_MAX;
@@ -24,6 +30,7 @@ void wh_sim_free(WhSim *sim)
     return;
   sim->sched->klass->destroy(sim->sched);
   g_ptr_array_unref(sim->slabs);
+  g_free(sim->monitors);
   g_free(sim);
 }
 
@@ -105,6 +112,44 @@ void wh_sim_unpark(WhSim *sim, GPtrArray *parked, WhTime shift)
   g_ptr_array_set_size(parked, 0);
 }
 
+static void monitors_update_next(WhSim *sim)
+{
+  WhTime next = WH_TIME_MAX;
+  for (uint32_t i = 0; i < sim->n_monitors; i++)
+    next = MIN(next, sim->monitors[i].next);
+  sim->monitor_next = next;
+}
+
+uint32_t wh_sim_add_monitor(WhSim *sim, WhMonitorFn fn, void *ctx, WhTime first)
+{
+  g_return_val_if_fail(fn != NULL, G_MAXUINT32);
+  sim->monitors = g_renew(WhMonitor, sim->monitors, sim->n_monitors + 1);
+  sim->monitors[sim->n_monitors++] = (WhMonitor){.fn = fn, .ctx = ctx, .next = first};
+  monitors_update_next(sim);
+  return sim->n_monitors - 1;
+}
+
+void wh_sim_monitor_arm(WhSim *sim, uint32_t id, WhTime next)
+{
+  g_return_if_fail(id < sim->n_monitors);
+  sim->monitors[id].next = next;
+  if (next < sim->monitor_next)
+    sim->monitor_next = next;
+  else
+    monitors_update_next(sim);
+}
+
+/* Calls every monitor that is due at `now`, in the order they were added. */
+static void run_monitors(WhSim *sim)
+{
+  for (uint32_t i = 0; i < sim->n_monitors && !sim->stopped; i++) {
+    WhMonitor *m = &sim->monitors[i];
+    if (m->next <= sim->now)
+      m->next = m->fn(sim, m->ctx);
+  }
+  monitors_update_next(sim);
+}
+
 static double monotonic_s(void)
 {
   return (double)g_get_monotonic_time() * 1e-6;
@@ -129,8 +174,7 @@ void wh_sim_run(WhSim *sim)
     }
     sim->now = ev->time;
     if (G_UNLIKELY(ev->time >= sim->monitor_next)) {
-      sim->monitor_next = WH_TIME_MAX;
-      sim->monitor(sim, sim->monitor_ctx);
+      run_monitors(sim);
       if (sim->stopped) {
         s->klass->insert(s, ev);
         break;

@@ -11,6 +11,16 @@
 #include "event.h"
 #include "scheduler.h"
 
+/* A monitor's callback: returns when it wants to be called next (> now), or
+ * WH_TIME_MAX for never (until re-armed with wh_sim_monitor_arm). */
+typedef WhTime (*WhMonitorFn)(WhSim *sim, void *ctx);
+
+typedef struct {
+  WhMonitorFn fn;
+  void *ctx;
+  WhTime next;
+} WhMonitor;
+
 struct WhSim {
   WhTime now;
   uint64_t next_seq;
@@ -25,24 +35,33 @@ struct WhSim {
   FILE *progress;
   double wall_limit_s;   /* > 0: stop once the loop has run this long */
   gboolean wall_stopped; /* the last run stopped at the wall-clock limit */
-  /* Optional monitor (e.g. a deadlock watchdog): called once the next event's time
-   * reaches monitor_next, before that event runs, with `now` at that time. It sets the
-   * next monitor_next and may stop the run (the event then stays queued). It adds no
-   * events, so it changes no event counts. WH_TIME_MAX: off. */
-  void (*monitor)(WhSim *sim, void *ctx);
-  void *monitor_ctx;
+  /* Monitors (a deadlock watchdog, an accelerator's sampler): each is called once the
+   * next event's time reaches its own next time, before that event runs, with `now` at
+   * that time, and returns its next time (WH_TIME_MAX: none). Monitors add no events, so
+   * they change no event counts; one may stop the run (the event then stays queued).
+   * monitor_next is the earliest of their next times. */
+  WhMonitor *monitors;
+  uint32_t n_monitors;
   WhTime monitor_next;
   WhTime past_horizon; /* 0, or a time beyond WH_TIME_HORIZON asked of schedule: stopped */
 };
 
 /* (transfer full) */
 WhSim *wh_sim_new(const WhSchedulerClass *klass);
+/* Runs on `sched` (transfer full), e.g. a scheduler that wraps another. */
+WhSim *wh_sim_new_with_scheduler(WhScheduler *sched);
 void wh_sim_free(WhSim *sim);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhSim, wh_sim_free)
 
 static inline WhTime wh_sim_now(const WhSim *sim)
 {
   return sim->now;
+}
+
+/* Slabs the event pool has allocated so far (each holds a fixed number of events). */
+static inline guint wh_sim_pool_slabs(const WhSim *sim)
+{
+  return sim->slabs->len;
 }
 
 WhEvent *wh_sim_event_alloc(WhSim *sim);
@@ -100,5 +119,12 @@ void wh_sim_stop_at(WhSim *sim, WhTime t);
 void wh_sim_stop(WhSim *sim);
 
 size_t wh_sim_pending(const WhSim *sim);
+
+/* Adds a monitor first called once an event reaches `first` (WH_TIME_MAX: not yet);
+ * monitors run in the order they were added. Returns its handle for
+ * wh_sim_monitor_arm. Cold path. */
+uint32_t wh_sim_add_monitor(WhSim *sim, WhMonitorFn fn, void *ctx, WhTime first);
+/* Sets when monitor `id` is next called (from anywhere, e.g. an event handler). */
+void wh_sim_monitor_arm(WhSim *sim, uint32_t id, WhTime next);
 
 #endif

@@ -181,29 +181,6 @@ gboolean wh_units_parse_bool(const char *text, gboolean *out, GError **error)
   return FALSE;
 }
 
-char *wh_units_format_rate(uint64_t bps)
-{
-  if (bps % 1000000000ULL == 0)
-    return g_strdup_printf("%" G_GUINT64_FORMAT "Gbps", (guint64)(bps / 1000000000u));
-  if (bps % 1000000ULL == 0)
-    return g_strdup_printf("%" G_GUINT64_FORMAT "Mbps", (guint64)(bps / 1000000u));
-  return g_strdup_printf("%" G_GUINT64_FORMAT "bps", bps);
-}
-
-char *wh_units_format_time(WhTime t)
-{
-  static const struct {
-    WhTime scale;
-    const char *name;
-  } scales[] = {{WH_S, "s"}, {WH_MS, "ms"}, {WH_US, "us"}, {WH_NS, "ns"}};
-  for (size_t i = 0; i < G_N_ELEMENTS(scales); i++) {
-    if (t != 0 && t % scales[i].scale == 0)
-      return g_strdup_printf("%" G_GUINT64_FORMAT "%s", (guint64)(t / scales[i].scale),
-                             scales[i].name);
-  }
-  return g_strdup_printf("%" G_GUINT64_FORMAT "ps", (guint64)t);
-}
-
 char *wh_units_format_bytes(uint64_t bytes)
 {
   static const char *const names[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};

@@ -25,10 +25,7 @@ gboolean wh_units_parse_int(const char *text, int64_t *out, GError **error);
 gboolean wh_units_parse_double(const char *text, double *out, GError **error);
 gboolean wh_units_parse_bool(const char *text, gboolean *out, GError **error);
 
-/* Human-readable forms for reports and `whsim list` (transfer full). */
-char *wh_units_format_rate(uint64_t bps);
-char *wh_units_format_time(WhTime t);
-/* Bytes in decimal units with one decimal: "586.6 GB". */
+/* Bytes in decimal units with one decimal for reports: "586.6 GB" (transfer full). */
 char *wh_units_format_bytes(uint64_t bytes);
 
 #endif

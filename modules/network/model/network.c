@@ -38,6 +38,8 @@ void wh_net_free(WhNet *net)
   if (net->build_ports)
     g_array_free(net->build_ports, TRUE);
   if (net->finalized) {
+    for (uint32_t i = 0; i < net->n_ports; i++)
+      wh_queue_disc_clear(&net->port[i].qd);
     for (uint32_t i = 0; i < net->n_nodes; i++)
       g_free(net->node[i].ports);
     g_free(net->node);
@@ -154,6 +156,18 @@ uint64_t wh_net_estimate_bytes(const WhNetSize *s)
   unsigned __int128 b = nodes * (sizeof(WhNode) + sizeof(uint16_t) * s->leaves) +
                         ports * (sizeof(WhPort) + sizeof(uint32_t)) + s->hosts * sizeof(uint32_t);
   return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
+uint32_t wh_net_build_port_count(const WhNet *net)
+{
+  g_return_val_if_fail(net->build_ports != NULL, 0);
+  return net->build_ports->len;
+}
+
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump)
+{
+  g_return_if_fail(net->build_ports != NULL && port < net->build_ports->len);
+  g_array_index(net->build_ports, WhPort, port).vc_bump = bump ? 1 : 0;
 }
 
 /* Hop distances from every node to every leaf switch over switch-to-switch links. */
@@ -414,6 +428,7 @@ static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
     net->c.pfc_pauses++;
   else
     net->c.pfc_resumes++;
+  wh_queue_disc_report_pfc(&port->qd, p, f->pfc_pause);
   return f;
 }
 
@@ -590,7 +605,7 @@ static gboolean stuck(WhNet *net)
   return paused > 0;
 }
 
-static void watchdog(WhSim *sim, void *ctx)
+static WhTime watchdog(WhSim *sim, void *ctx)
 {
   WhNet *net = ctx;
   if (sim->now - net->last_move >= net->p.deadlock_timeout && stuck(net)) {
@@ -598,10 +613,10 @@ static void watchdog(WhSim *sim, void *ctx)
     if (net->deadlock.buffered_bytes > 0) {
       net->deadlock.detected = TRUE;
       wh_sim_stop(sim);
-      return;
+      return WH_TIME_MAX;
     }
   }
-  sim->monitor_next = sim->now + MAX(net->p.deadlock_timeout / 2, 1);
+  return sim->now + MAX(net->p.deadlock_timeout / 2, 1);
 }
 
 void wh_net_start_watchdog(WhNet *net)
@@ -609,9 +624,7 @@ void wh_net_start_watchdog(WhNet *net)
   if (net->p.deadlock_timeout == 0 || !net->p.pfc)
     return;
   net->last_move = net->sim->now;
-  net->sim->monitor = watchdog;
-  net->sim->monitor_ctx = net;
-  net->sim->monitor_next = net->sim->now + MAX(net->p.deadlock_timeout / 2, 1);
+  wh_sim_add_monitor(net->sim, watchdog, net, net->sim->now + MAX(net->p.deadlock_timeout / 2, 1));
 }
 
 gboolean wh_net_check_stuck(WhNet *net)
@@ -625,10 +638,16 @@ gboolean wh_net_check_stuck(WhNet *net)
   return net->deadlock.detected;
 }
 
-void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data)
+void wh_net_add_hooks(WhNet *net, const WhQueueHooks *hooks, void *data)
 {
   for (uint32_t i = 0; i < net->n_ports; i++)
-    wh_queue_disc_set_hooks(&net->port[i].qd, hooks, data);
+    wh_queue_disc_add_hooks(&net->port[i].qd, hooks, data);
+}
+
+void wh_net_remove_hooks(WhNet *net, const WhQueueHooks *hooks, void *data)
+{
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    wh_queue_disc_remove_hooks(&net->port[i].qd, hooks, data);
 }
 
 uint64_t wh_net_ecn_marks(const WhNet *net)

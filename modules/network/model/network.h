@@ -181,8 +181,15 @@ uint32_t wh_net_add_switch(WhNet *net);
 void wh_net_set_switch_delay(WhNet *net, uint32_t node, WhTime delay);
 /* A switch's forwarding latency (0 for hosts). */
 WhTime wh_net_switch_delay(const WhNet *net, uint32_t node);
+/* Adds a link: two ports, the a-side one first (its id is the port count before the
+ * call), then the b-side one. */
 gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, WhTime delay,
                          GError **error);
+/* Before finalize: the number of ports added so far. */
+uint32_t wh_net_build_port_count(const WhNet *net);
+/* Before finalize: data leaving through `port` moves to the next virtual channel
+ * (WhPort.vc_bump). */
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump);
 /* Before finalize: routes come from `router` (copied; the network frees its data)
  * instead of shortest-path tables. The router is then responsible for connectivity. */
 void wh_net_set_router(WhNet *net, const WhNetRouter *router);
@@ -233,8 +240,10 @@ void wh_net_start_watchdog(WhNet *net);
  * was found). */
 gboolean wh_net_check_stuck(WhNet *net);
 
-/* Attaches one observer to every port's queue disc (switch ports and NICs). */
-void wh_net_set_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
+/* Adds an observer to every port's queue disc (switch ports and NICs), after any
+ * already attached; remove it with the same (hooks, data) pair. */
+void wh_net_add_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
+void wh_net_remove_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
 
 uint64_t wh_net_ecn_marks(const WhNet *net);
 

@@ -44,24 +44,28 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
   for (char **s = opts && opts->sets ? opts->sets : NULL; s && *s; s++) {
     g_autoptr(GError) err = NULL;
     if (!wh_config_set_assignment(run->cfg, *s, "command line", &err)) {
-      g_set_error(error, WH_CONFIG_ERROR, err->code, "--set %s: %s", *s, err->message);
+      g_propagate_prefixed_error(error, g_steal_pointer(&err), "--set %s: ", *s);
       return FALSE;
     }
   }
   run->seed = opts && opts->has_seed ? opts->seed : sc->has_seed ? sc->seed : 1;
   gboolean sched_cli = opts && opts->scheduler;
   const char *sched = sched_cli ? opts->scheduler : sc->scheduler;
-  run->sched = wh_scheduler_class_lookup(sched ? sched : "heap");
+  gboolean sched_wormhole = g_strcmp0(sched, "wormhole") == 0;
+  run->sched = wh_scheduler_class_lookup(sched && !sched_wormhole ? sched : "heap");
   if (run->sched == NULL) {
+    g_autoptr(GString) known = g_string_new(NULL);
+    for (const WhSchedulerClass *const *k = wh_scheduler_classes(); *k; k++)
+      g_string_append_printf(known, "%s, ", (*k)->name);
+    g_string_append(known, "wormhole");
     if (sched_cli) {
       g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
-                  "--scheduler %s: unknown scheduler (known: heap, calendar)", sched);
+                  "--scheduler %s: unknown scheduler (known: %s)", sched, known->str);
       return FALSE;
     }
     return fail_at(error, sc, sc->root_line,
-                   "<scenario> attribute \"scheduler\": unknown scheduler \"%s\" (known: heap, "
-                   "calendar)",
-                   sched);
+                   "<scenario> attribute \"scheduler\": unknown scheduler \"%s\" (known: %s)",
+                   sched, known->str);
   }
   gboolean cc_cli = opts && opts->cc;
   const char *cc = cc_cli ? opts->cc : sc->cc;
@@ -79,7 +83,8 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
                    "<scenario> attribute \"cc\": unknown congestion control \"%s\" (known: %s)", cc,
                    known->str);
   }
-  return TRUE;
+  return wh_wormhole_params_from_config(&run->wormhole_params, run->cfg, run->cc->name,
+                                        sched_wormhole, error);
 }
 
 /* Custom topologies are checked here, by node id and line, before the network sees
@@ -578,6 +583,11 @@ void wh_run_iteration_stats(const WhRun *run, uint32_t it, WhIterationStats *out
   out->exposed_comm = out->time > busiest ? out->time - busiest : 0;
 }
 
+static const char *wormhole_label(void *ctx, uint32_t flow, char buf[24])
+{
+  return wh_run_flow_label(ctx, flow, buf);
+}
+
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
 {
   g_autoptr(WhRun) run = g_new0(WhRun, 1);
@@ -596,7 +606,10 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
       fail_at(error, sc, 0, "%s", err->message);
     return NULL;
   }
-  run->sim = wh_sim_new(run->sched);
+  if (run->wormhole_params.mode != WH_WORMHOLE_OFF)
+    run->sim = wh_sim_new_with_scheduler(wh_wormhole_scheduler_new(run->sched));
+  else
+    run->sim = wh_sim_new(run->sched);
   if (!build_network(run, cc_params, error)) {
     g_free(cc_params);
     return NULL;
@@ -612,6 +625,9 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
   if (sample)
     run->sampler = wh_rate_sampler_new(run->tp, sample);
+  if (run->wormhole_params.mode != WH_WORMHOLE_OFF)
+    run->wormhole =
+        wh_wormhole_new(run->sim, run->net, run->tp, &run->wormhole_params, wormhole_label, run);
   return g_steal_pointer(&run);
 }
 
@@ -619,6 +635,7 @@ void wh_run_free(WhRun *run)
 {
   if (run == NULL)
     return;
+  wh_wormhole_free(run->wormhole);
   wh_rate_sampler_free(run->sampler);
   wh_workload_free(run->workload);
   g_free(run->preset_facts);
@@ -653,6 +670,8 @@ void wh_run_execute(WhRun *run)
     wh_net_check_stuck(run->net);
   if (run->sampler)
     wh_rate_sampler_close(run->sampler, run->sim->now + wh_rate_sampler_period(run->sampler));
+  if (run->wormhole)
+    wh_wormhole_finish(run->wormhole);
 }
 
 gboolean wh_run_check(const WhRun *run, GError **error)
@@ -714,6 +733,30 @@ uint32_t wh_run_ops_done(const WhRun *run)
   return done;
 }
 
+/* The summary's per-iteration times of a workload run that completed. */
+static void append_iterations(GString *j, const WhRun *run)
+{
+  GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
+  WhTime total = 0;
+  for (uint32_t i = 0; i < run->iterations; i++) {
+    WhIterationStats st;
+    wh_run_iteration_stats(run, i, &st);
+    total += st.time;
+    const char *sep = i ? ", " : "";
+    g_string_append_printf(its, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.time);
+    g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
+    g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
+  }
+  g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
+  g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
+                         (guint64)(total / run->iterations));
+  g_string_append_printf(j, "  \"compute_ps\": [%s],\n", comp->str);
+  g_string_append_printf(j, "  \"exposed_comm_ps\": [%s],\n", exp->str);
+  g_string_free(its, TRUE);
+  g_string_free(comp, TRUE);
+  g_string_free(exp, TRUE);
+}
+
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   const WhTransportCounters *c = &run->tp->c;
@@ -722,7 +765,21 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
   g_string_append_printf(j, "  \"scenario\": \"%s\",\n", name);
   g_string_append_printf(j, "  \"seed\": %" G_GUINT64_FORMAT ",\n", run->seed);
-  g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
+  if (run->wormhole) {
+    const WhWormholeParams *wp = wh_wormhole_params(run->wormhole);
+    WhDetectorStats st;
+    wh_detector_stats(wh_wormhole_detector(run->wormhole), &st);
+    uint64_t skip = st.events[WH_STEADY_RATE] + st.events[WH_STEADY_IDLE];
+    g_string_append_printf(
+        j,
+        "  \"scheduler\": \"wormhole\",\n  \"wormhole_inner_scheduler\": "
+        "\"%s\",\n  \"wormhole_mode\": \"%s\",\n  \"wormhole_partitions\": %u,\n"
+        "  \"wormhole_events_skippable_est\": %" G_GUINT64_FORMAT ",\n",
+        run->sched->name, wh_wormhole_mode_name(wp->mode),
+        wh_partitions_n_records(wh_detector_partitions(wh_wormhole_detector(run->wormhole))), skip);
+  } else {
+    g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
+  }
   g_string_append_printf(j, "  \"cc\": \"%s\",\n", run->cc->name);
   if (run->sc->topology_preset)
     g_string_append_printf(
@@ -785,27 +842,8 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
       g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
                              (guint64)run->tp_bytes_not_modelled);
   }
-  if (run->workload && !wh_run_stopped_early(run)) {
-    GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
-    WhTime total = 0;
-    for (uint32_t i = 0; i < run->iterations; i++) {
-      WhIterationStats st;
-      wh_run_iteration_stats(run, i, &st);
-      total += st.time;
-      const char *sep = i ? ", " : "";
-      g_string_append_printf(its, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.time);
-      g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
-      g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
-    }
-    g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
-    g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
-                           (guint64)(total / run->iterations));
-    g_string_append_printf(j, "  \"compute_ps\": [%s],\n", comp->str);
-    g_string_append_printf(j, "  \"exposed_comm_ps\": [%s],\n", exp->str);
-    g_string_free(its, TRUE);
-    g_string_free(comp, TRUE);
-    g_string_free(exp, TRUE);
-  }
+  if (run->workload && !wh_run_stopped_early(run))
+    append_iterations(j, run);
   if (with_wall)
     g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
   g_string_append_printf(j, "  \"flows\": %u\n}\n", run->tp->n_flows);
@@ -873,6 +911,10 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
   g_string_free(csv, TRUE);
   if (ok && run->sampler)
     ok = write_samples(run, set, error);
+  if (ok && run->wormhole) {
+    g_autofree char *wj = wh_wormhole_json(run->wormhole);
+    ok = wh_output_set_add(set, "wormhole.json", wj, error);
+  }
   if (ok && run->workload) {
     g_autofree char *ops = wh_workload_ops_csv(run->workload);
     g_autofree char *trace = wh_workload_trace_json(run->workload);

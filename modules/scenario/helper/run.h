@@ -10,6 +10,7 @@
 #include "rdma-transport.h"
 #include "simai-import.h"
 #include "workload.h"
+#include "wormhole.h"
 #include "scenario.h"
 
 typedef struct {
@@ -33,8 +34,10 @@ typedef struct {
   WhScenario *owned_sc; /* nullable: freed with the run (wh_run_take_scenario) */
   WhConfig *cfg;
   uint64_t seed;
-  const WhSchedulerClass *sched;
+  const WhSchedulerClass *sched; /* the stock scheduler (inside Wormhole's, when on) */
   const WhCcClass *cc;
+  WhWormholeParams wormhole_params;
+  WhWormhole *wormhole; /* nullable: wh::Wormhole::Mode is not off */
   WhSim *sim;
   WhNet *net;
   WhRateSampler *sampler; /* nullable */
@@ -80,7 +83,8 @@ uint32_t wh_run_ops_done(const WhRun *run);
  * packet left in the pool, no event left pending. */
 gboolean wh_run_check(const WhRun *run, GError **error);
 
-/* Writes DIR/summary.json and DIR/flows.csv (creating DIR), and with a sampler
+/* Writes DIR/summary.json and DIR/flows.csv (creating DIR), with Wormhole on
+ * DIR/wormhole.json (partitions, steady intervals, per-flow steadiness), and with a sampler
  * DIR/rates.csv (period_start_ps,flow_id,sent_bps,delivered_bps; periods with
  * traffic) and DIR/queues.csv (period_end_ps,port,node,queue_bytes; non-empty). */
 gboolean wh_run_write(const WhRun *run, const char *dir, GError **error);

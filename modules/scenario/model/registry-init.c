@@ -9,6 +9,7 @@
 #include "congestion-control.h"
 #include "scheduler.h"
 #include "topology.h"
+#include "wormhole.h"
 
 extern const WhTypeInfo wh_link_type;
 extern const WhTypeInfo wh_switch_type;
@@ -29,7 +30,8 @@ void wh_registry_init(void)
     return;
   const WhTypeInfo *const own[] = {
       &heap_type,         &calendar_type,           &wh_link_type,           &wh_switch_type,
-      &wh_rdma_flow_type, &wh_fifo_queue_disc_type, &wh_red_queue_disc_type, &wh_model_preset_type};
+      &wh_rdma_flow_type, &wh_fifo_queue_disc_type, &wh_red_queue_disc_type, &wh_model_preset_type,
+      &wh_wormhole_type};
   GPtrArray *all = g_ptr_array_new();
   for (size_t i = 0; i < G_N_ELEMENTS(own); i++)
     g_ptr_array_add(all, (gpointer)own[i]);

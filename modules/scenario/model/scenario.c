@@ -668,6 +668,124 @@ static gboolean ranks_attr(Loader *ld, const xmlNode *n, WhScenarioOp *o)
   return TRUE;
 }
 
+/* Refuses any child element of a <workload> whose ops come from elsewhere: `what` is
+ * its attribute, `why` where its ops come from. */
+static gboolean no_op_elements(Loader *ld, const xmlNode *wl, const char *what, const char *why)
+{
+  for (const xmlNode *n = wl->children; n; n = n->next) {
+    if (n->type == XML_ELEMENT_NODE)
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+                  "<%s>: a <workload %s=...> %s", (const char *)n->name, what, why);
+  }
+  return TRUE;
+}
+
+/* <workload model="...">: a model preset; its parameters are wh::ModelPreset::* (set
+ * elements). */
+static gboolean load_workload_model(Loader *ld, const xmlNode *wl, const char *model)
+{
+  WhScenario *sc = ld->sc;
+  g_autoptr(WhConfig) check = wh_config_new();
+  g_autofree char *origin = g_strdup_printf("%s:%d", ld->file, node_line(wl));
+  g_autoptr(GError) err = NULL;
+  if (!wh_config_set_param(check, "wh::ModelPreset", "Model", model, origin, &err))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                "<workload> attribute \"model\": %s", err->message);
+  add_set(sc, "wh::ModelPreset::Model", model, origin);
+  sc->model_preset = TRUE;
+  if (!no_op_elements(ld, wl, "model", "generates its ops from the preset"))
+    return FALSE;
+  if (attr_present(wl, "simai"))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                "<workload>: \"model\" and \"simai\" exclude each other");
+  return TRUE;
+}
+
+/* <workload simai="...">: the path is relative to the scenario file's directory. */
+static gboolean load_workload_simai(Loader *ld, const xmlNode *wl, const char *simai)
+{
+  WhScenario *sc = ld->sc;
+  g_autofree char *dir = g_path_get_dirname(ld->file);
+  sc->simai_path = g_path_is_absolute(simai) ? g_strdup(simai) : g_build_filename(dir, simai, NULL);
+  g_autofree char *keep = attr(wl, "keep-tp");
+  sc->simai_keep_tp = keep && (strcmp(keep, "true") == 0 || strcmp(keep, "1") == 0);
+  g_autofree char *gpus = attr(wl, "gpus");
+  int64_t g = 0;
+  if (gpus && (!wh_units_parse_int(gpus, &g, NULL) || g < 1 || g > G_MAXUINT32))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                "<workload> attribute \"gpus\" = \"%s\": expected a GPU count", gpus);
+  sc->simai_gpus = (uint32_t)g;
+  return no_op_elements(ld, wl, "simai", "takes its ops from the SimAI file only");
+}
+
+/* The kind-specific attributes of op element `n` (compute, send or collective). */
+static gboolean load_op_kind(Loader *ld, const xmlNode *n, WhScenarioOp *o)
+{
+  const char *el = (const char *)n->name;
+  uint64_t v = 0;
+  if (strcmp(el, "compute") == 0) {
+    o->kind = WH_OP_COMPUTE;
+    if (!int_attr(ld, n, "rank", &o->rank) ||
+        !unit_attr(ld, n, "duration", wh_units_parse_time, FALSE, 0, &v))
+      return FALSE;
+    o->duration = v;
+    return TRUE;
+  }
+  if (strcmp(el, "send") == 0) {
+    o->kind = WH_OP_SEND;
+    return int_attr(ld, n, "src", &o->rank) && int_attr(ld, n, "dst", &o->dst) &&
+           unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes);
+  }
+  o->kind = WH_OP_COLLECTIVE;
+  g_autofree char *kind = attr(n, "kind");
+  g_autofree char *algo = attr(n, "algorithm");
+  WhCollKind ck;
+  WhCollAlgo ca;
+  if (!wh_coll_kind_parse(kind, &ck))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                "<collective> attribute \"kind\" = \"%s\": expected all-reduce, "
+                "reduce-scatter, all-gather or all-to-all",
+                kind);
+  if (algo == NULL)
+    ca = ck == WH_COLL_ALL_TO_ALL ? WH_ALGO_PAIRWISE : WH_ALGO_RING;
+  else if (!wh_coll_algo_parse(algo, &ca))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                "<collective> attribute \"algorithm\" = \"%s\": expected ring, pairwise "
+                "or direct",
+                algo);
+  o->coll = ck;
+  o->algo = ca;
+  return ranks_attr(ld, n, o) &&
+         unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes);
+}
+
+/* The "deps" attribute of op element `n`: ids of ops defined before it (`ids`: id ->
+ * index + 1). */
+static gboolean load_op_deps(Loader *ld, const xmlNode *n, WhScenarioOp *o, GHashTable *ids)
+{
+  g_autofree char *deps = attr(n, "deps");
+  if (deps == NULL)
+    return TRUE;
+  g_auto(GStrv) names = g_strsplit_set(deps, " ,\t\n", -1);
+  GArray *d = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (char **p = names; *p; p++) {
+    if (**p == '\0')
+      continue;
+    gpointer idx = g_hash_table_lookup(ids, *p);
+    if (idx == NULL) {
+      g_array_free(d, TRUE);
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                  "<%s> attribute \"deps\": \"%s\" is not an op defined before this one",
+                  (const char *)n->name, *p);
+    }
+    uint32_t u = GPOINTER_TO_UINT(idx) - 1;
+    g_array_append_val(d, u);
+  }
+  o->n_deps = d->len;
+  o->deps = (uint32_t *)g_array_free(d, FALSE);
+  return TRUE;
+}
+
 static gboolean load_workload(Loader *ld, const xmlNode *wl)
 {
   WhScenario *sc = ld->sc;
@@ -681,120 +799,27 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
     sc->iterations = (uint32_t)v;
   }
   g_autofree char *model = attr(wl, "model");
-  if (model) {
-    /* a model preset: its parameters are wh::ModelPreset::* (set elements) */
-    g_autoptr(WhConfig) check = wh_config_new();
-    g_autofree char *origin = g_strdup_printf("%s:%d", ld->file, node_line(wl));
-    g_autoptr(GError) err = NULL;
-    if (!wh_config_set_param(check, "wh::ModelPreset", "Model", model, origin, &err))
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                  "<workload> attribute \"model\": %s", err->message);
-    add_set(sc, "wh::ModelPreset::Model", model, origin);
-    sc->model_preset = TRUE;
-    for (const xmlNode *n = wl->children; n; n = n->next) {
-      if (n->type == XML_ELEMENT_NODE)
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                    "<%s>: a <workload model=...> generates its ops from the preset",
-                    (const char *)n->name);
-    }
-    if (attr_present(wl, "simai"))
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                  "<workload>: \"model\" and \"simai\" exclude each other");
-    return TRUE;
-  }
+  if (model)
+    return load_workload_model(ld, wl, model);
   g_autofree char *simai = attr(wl, "simai");
   if (!simai && attr_present(wl, "gpus"))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
                 "<workload> attribute \"gpus\": applies to a SimAI file (simai=...) only");
-  if (simai) {
-    /* relative to the scenario file's directory */
-    g_autofree char *dir = g_path_get_dirname(ld->file);
-    sc->simai_path =
-        g_path_is_absolute(simai) ? g_strdup(simai) : g_build_filename(dir, simai, NULL);
-    g_autofree char *keep = attr(wl, "keep-tp");
-    sc->simai_keep_tp = keep && (strcmp(keep, "true") == 0 || strcmp(keep, "1") == 0);
-    g_autofree char *gpus = attr(wl, "gpus");
-    int64_t g = 0;
-    if (gpus && (!wh_units_parse_int(gpus, &g, NULL) || g < 1 || g > G_MAXUINT32))
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                  "<workload> attribute \"gpus\" = \"%s\": expected a GPU count", gpus);
-    sc->simai_gpus = (uint32_t)g;
-    for (const xmlNode *n = wl->children; n; n = n->next) {
-      if (n->type == XML_ELEMENT_NODE)
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                    "<%s>: a <workload simai=...> takes its ops from the SimAI file only",
-                    (const char *)n->name);
-    }
-    return TRUE;
-  }
+  if (simai)
+    return load_workload_simai(ld, wl, simai);
   g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal); /* id -> index+1 */
   for (const xmlNode *n = wl->children; n; n = n->next) {
     if (n->type != XML_ELEMENT_NODE)
       continue;
-    const char *el = (const char *)n->name;
     WhScenarioOp *o = g_new0(WhScenarioOp, 1);
     g_ptr_array_add(sc->ops, o);
     o->id = attr(n, "id");
     o->line = node_line(n);
     if (g_hash_table_contains(ids, o->id))
       return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                  "<%s> attribute \"id\": duplicate op id \"%s\"", el, o->id);
-    uint64_t v = 0;
-    if (strcmp(el, "compute") == 0) {
-      o->kind = WH_OP_COMPUTE;
-      if (!int_attr(ld, n, "rank", &o->rank) ||
-          !unit_attr(ld, n, "duration", wh_units_parse_time, FALSE, 0, &v))
-        return FALSE;
-      o->duration = v;
-    } else if (strcmp(el, "send") == 0) {
-      o->kind = WH_OP_SEND;
-      if (!int_attr(ld, n, "src", &o->rank) || !int_attr(ld, n, "dst", &o->dst) ||
-          !unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes))
-        return FALSE;
-    } else {
-      o->kind = WH_OP_COLLECTIVE;
-      g_autofree char *kind = attr(n, "kind");
-      g_autofree char *algo = attr(n, "algorithm");
-      WhCollKind ck;
-      WhCollAlgo ca;
-      if (!wh_coll_kind_parse(kind, &ck))
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                    "<collective> attribute \"kind\" = \"%s\": expected all-reduce, "
-                    "reduce-scatter, all-gather or all-to-all",
-                    kind);
-      if (algo == NULL)
-        ca = ck == WH_COLL_ALL_TO_ALL ? WH_ALGO_PAIRWISE : WH_ALGO_RING;
-      else if (!wh_coll_algo_parse(algo, &ca))
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                    "<collective> attribute \"algorithm\" = \"%s\": expected ring, pairwise "
-                    "or direct",
-                    algo);
-      o->coll = ck;
-      o->algo = ca;
-      if (!ranks_attr(ld, n, o) ||
-          !unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes))
-        return FALSE;
-    }
-    g_autofree char *deps = attr(n, "deps");
-    if (deps) {
-      g_auto(GStrv) names = g_strsplit_set(deps, " ,\t\n", -1);
-      GArray *d = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-      for (char **p = names; *p; p++) {
-        if (**p == '\0')
-          continue;
-        gpointer idx = g_hash_table_lookup(ids, *p);
-        if (idx == NULL) {
-          g_array_free(d, TRUE);
-          return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                      "<%s> attribute \"deps\": \"%s\" is not an op defined before this one", el,
-                      *p);
-        }
-        uint32_t u = GPOINTER_TO_UINT(idx) - 1;
-        g_array_append_val(d, u);
-      }
-      o->n_deps = d->len;
-      o->deps = (uint32_t *)g_array_free(d, FALSE);
-    }
+                  "<%s> attribute \"id\": duplicate op id \"%s\"", (const char *)n->name, o->id);
+    if (!load_op_kind(ld, n, o) || !load_op_deps(ld, n, o, ids))
+      return FALSE;
     g_hash_table_insert(ids, o->id, GUINT_TO_POINTER(sc->ops->len));
   }
   return TRUE;

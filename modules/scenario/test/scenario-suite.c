@@ -10,24 +10,6 @@
 
 #include "test-util.h"
 
-static GPtrArray *scenario_files(void)
-{
-  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
-  const char *dirs[] = {"scenarios", "tests/scenarios"};
-  for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
-    g_autofree char *dir = wh_test_source_path(dirs[i]);
-    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-    ck_assert_msg(d != NULL, "cannot open %s", dir);
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL) {
-      if (g_str_has_suffix(name, ".xml"))
-        g_ptr_array_add(files, g_build_filename(dirs[i], name, NULL));
-    }
-  }
-  g_ptr_array_sort(files, (GCompareFunc)g_strcmp0);
-  return files;
-}
-
 /* Outputs that must match bit for bit: the summary without wall-clock fields, and
  * every flow's finish time. */
 /* No op starts before every op it depends on has ended, and every op ended. */
@@ -62,7 +44,7 @@ static char *fingerprint(const WhRun *run)
 
 START_TEST(test_every_scenario_both_schedulers)
 {
-  g_autoptr(GPtrArray) files = scenario_files();
+  g_autoptr(GPtrArray) files = wh_test_scenario_files();
   ck_assert_uint_ge(files->len, 5);
   for (guint i = 0; i < files->len; i++) {
     const char *file = files->pdata[i];
@@ -191,8 +173,7 @@ START_TEST(test_deadlock_watchdog)
   char *sets[] = {"wh::Switch::PfcEnabled=false", "wh::Switch::EcnEnabled=true", NULL};
   WhRunOptions lossy = {.sets = sets};
   g_autoptr(WhRun) ok = wh_test_run_file("tests/deadlock/pfc-ring.xml", &lossy);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(ok, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(ok);
   ck_assert(!ok->net->deadlock.detected);
 }
 END_TEST

@@ -355,7 +355,7 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
 static gboolean df_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate, WhTime delay,
                         uint32_t *port_ab, GError **error)
 {
-  uint32_t first = net->build_ports->len;
+  uint32_t first = wh_net_build_port_count(net);
   if (!wh_net_add_link(net, a, b, rate, delay, error))
     return FALSE;
   if (port_ab)
@@ -402,76 +402,71 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
                                  uint64_t hash, uint64_t flowlet, const uint32_t *current,
                                  uint16_t *nhops);
 
-gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
+/* The Frontier nodes: per node, 8 GCD hosts on their fabric switches, the Infinity
+ * Fabric links between those, and the 4 NICs up to the node's dragonfly switch. */
+static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig *cfg,
+                                     uint32_t host0, GError **error)
 {
-  WhDragonflyShape sh;
-  if (!wh_dragonfly_shape(cfg, &sh, error))
-    return FALSE;
-  WhDragonfly *df = g_new0(WhDragonfly, 1);
-  df->shape = sh;
-  uint32_t G = sh.groups, a = sh.a, p = sh.p, L = sh.links_per_pair;
-  uint64_t ep_rate = tier_rate(cfg, "EndpointRate"), lo_rate = tier_rate(cfg, "LocalRate"),
-           gl_rate = tier_rate(cfg, "GlobalRate");
-  WhTime ep_delay = tier_delay(cfg, "EndpointDelay"), lo_delay = tier_delay(cfg, "LocalDelay"),
-         gl_delay = tier_delay(cfg, "GlobalDelay");
-  gboolean ok = TRUE;
-  uint32_t host0 = 0;
-  for (uint32_t i = 0; i < sh.hosts; i++) {
-    uint32_t id = wh_net_add_host(net);
-    if (i == 0)
-      host0 = id;
-  }
-  df->sw0 = wh_net_add_switch(net);
-  for (uint32_t i = 1; i < sh.switches; i++)
+  const WhDragonflyShape *sh = &df->shape;
+  uint32_t nodes = sh->switches * sh->nodes_per_switch;
+  uint64_t fab = wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate");
+  WhTime fab_delay = wh_config_time(cfg, "wh::Dragonfly", "FabricDelay");
+  uint64_t gcd_rate = wh_config_rate(cfg, "wh::Dragonfly", "GcdPortRate");
+  uint64_t ep_rate = tier_rate(cfg, "EndpointRate");
+  WhTime ep_delay = tier_delay(cfg, "EndpointDelay");
+  df->gsw0 = wh_net_add_switch(net);
+  for (uint32_t i = 1; i < nodes * GCDS; i++)
     wh_net_add_switch(net);
-  if (wh_config_origin(cfg, "wh::Dragonfly", "SwitchDelay")) {
-    WhTime d = wh_config_time(cfg, "wh::Dragonfly", "SwitchDelay");
-    for (uint32_t i = 0; i < sh.switches; i++)
-      wh_net_set_switch_delay(net, df->sw0 + i, d);
+  for (uint32_t i = 0; i < nodes * GCDS; i++)
+    wh_net_set_switch_delay(net, df->gsw0 + i, 0); /* in FabricDelay */
+  df->gcd_port = g_new(uint32_t, (size_t)nodes * GCDS * GCDS);
+  memset(df->gcd_port, 0xff, sizeof(uint32_t) * (size_t)nodes * GCDS * GCDS);
+  df->nic_up = g_new(uint32_t, (size_t)nodes * NICS);
+  df->nic_down = g_new(uint32_t, (size_t)nodes * NICS);
+  node_paths_init(df);
+  gboolean ok = TRUE;
+  for (uint32_t n = 0; n < nodes && ok; n++) {
+    uint32_t gs = df->gsw0 + n * GCDS;
+    for (uint32_t c = 0; c < GCDS && ok; c++)
+      ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay, NULL, error);
+    for (size_t w = 0; w < G_N_ELEMENTS(node_wiring) && ok; w++) {
+      uint32_t pa = 0, ca = node_wiring[w].a, cb = node_wiring[w].b;
+      ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, &pa, error);
+      df->gcd_port[(size_t)n * 64 + ca * GCDS + cb] = pa;
+      df->gcd_port[(size_t)n * 64 + cb * GCDS + ca] = pa + 1;
+    }
+    /* NIC q hangs off the first GCD of package q; its port on the node's switch */
+    for (uint32_t q = 0; q < NICS && ok; q++) {
+      uint32_t pu = 0;
+      ok = df_link(net, gs + 2 * q, df->sw0 + n / sh->nodes_per_switch, ep_rate, ep_delay, &pu,
+                   error);
+      df->nic_up[n * NICS + q] = pu;
+      df->nic_down[n * NICS + q] = pu + 1;
+    }
   }
-  /* endpoints */
-  if (!sh.frontier) {
-    df->host_sw = g_new(uint32_t, sh.hosts);
-    for (uint32_t hst = 0; hst < sh.hosts && ok; hst++) {
+  return ok;
+}
+
+/* Hosts (p per switch) or Frontier nodes, then the switches' local and global links. */
+static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, uint32_t host0,
+                            GError **error)
+{
+  const WhDragonflyShape *sh = &df->shape;
+  uint32_t G = sh->groups, a = sh->a, p = sh->p, L = sh->links_per_pair;
+  uint64_t lo_rate = tier_rate(cfg, "LocalRate"), gl_rate = tier_rate(cfg, "GlobalRate");
+  WhTime lo_delay = tier_delay(cfg, "LocalDelay"), gl_delay = tier_delay(cfg, "GlobalDelay");
+  gboolean ok = TRUE;
+  if (sh->frontier) {
+    ok = build_frontier_nodes(net, df, cfg, host0, error);
+  } else {
+    uint64_t ep_rate = tier_rate(cfg, "EndpointRate");
+    WhTime ep_delay = tier_delay(cfg, "EndpointDelay");
+    df->host_sw = g_new(uint32_t, sh->hosts);
+    for (uint32_t hst = 0; hst < sh->hosts && ok; hst++) {
       df->host_sw[hst] = hst / p;
       ok = df_link(net, host0 + hst, df->sw0 + hst / p, ep_rate, ep_delay, NULL, error);
     }
-  } else {
-    uint32_t nodes = sh.switches * sh.nodes_per_switch;
-    uint64_t fab = wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate");
-    WhTime fab_delay = wh_config_time(cfg, "wh::Dragonfly", "FabricDelay");
-    uint64_t gcd_rate = wh_config_rate(cfg, "wh::Dragonfly", "GcdPortRate");
-    df->gsw0 = wh_net_add_switch(net);
-    for (uint32_t i = 1; i < nodes * GCDS; i++)
-      wh_net_add_switch(net);
-    for (uint32_t i = 0; i < nodes * GCDS; i++)
-      wh_net_set_switch_delay(net, df->gsw0 + i, 0); /* in FabricDelay */
-    df->gcd_port = g_new(uint32_t, (size_t)nodes * GCDS * GCDS);
-    memset(df->gcd_port, 0xff, sizeof(uint32_t) * (size_t)nodes * GCDS * GCDS);
-    df->nic_up = g_new(uint32_t, (size_t)nodes * NICS);
-    df->nic_down = g_new(uint32_t, (size_t)nodes * NICS);
-    node_paths_init(df);
-    for (uint32_t n = 0; n < nodes && ok; n++) {
-      uint32_t gs = df->gsw0 + n * GCDS;
-      for (uint32_t c = 0; c < GCDS && ok; c++)
-        ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay, NULL, error);
-      for (size_t w = 0; w < G_N_ELEMENTS(node_wiring) && ok; w++) {
-        uint32_t pa = 0, ca = node_wiring[w].a, cb = node_wiring[w].b;
-        ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, &pa, error);
-        df->gcd_port[(size_t)n * 64 + ca * GCDS + cb] = pa;
-        df->gcd_port[(size_t)n * 64 + cb * GCDS + ca] = pa + 1;
-      }
-      /* NIC q hangs off the first GCD of package q; its port on the node's switch */
-      for (uint32_t q = 0; q < NICS && ok; q++) {
-        uint32_t pu = 0;
-        ok = df_link(net, gs + 2 * q, df->sw0 + n / sh.nodes_per_switch, ep_rate, ep_delay, &pu,
-                     error);
-        df->nic_up[n * NICS + q] = pu;
-        df->nic_down[n * NICS + q] = pu + 1;
-      }
-    }
   }
-  /* local links */
   df->local_port = g_new(uint32_t, (size_t)G * a * a);
   memset(df->local_port, 0xff, sizeof(uint32_t) * (size_t)G * a * a);
   for (uint32_t g = 0; g < G && ok; g++)
@@ -495,15 +490,17 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
                      &pij, error);
         df->global_port[((size_t)i * G + j) * L + k] = pij;
         df->global_port[((size_t)j * G + i) * L + k] = pij + 1;
-        if (ok && sh.virtual_channels) {
-          g_array_index(net->build_ports, WhPort, pij).vc_bump = 1;
-          g_array_index(net->build_ports, WhPort, pij + 1).vc_bump = 1;
+        if (ok && sh->virtual_channels) {
+          wh_net_set_port_vc_bump(net, pij, TRUE);
+          wh_net_set_port_vc_bump(net, pij + 1, TRUE);
         }
       }
-  if (!ok) {
-    dragonfly_free(df);
-    return FALSE;
-  }
+  return ok;
+}
+
+/* Routing mode and UGAL settings from the configuration; installs the router. */
+static void install_router(WhNet *net, WhDragonfly *df, const WhConfig *cfg)
+{
   const char *routing = wh_config_choice(cfg, "wh::Dragonfly", "Routing");
   df->routing = g_strcmp0(routing, "valiant") == 0    ? WH_DRAGONFLY_VALIANT
                 : g_strcmp0(routing, "adaptive") == 0 ? WH_DRAGONFLY_ADAPTIVE
@@ -512,7 +509,7 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
   df->ugal_path = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "UgalQueues"), "path") == 0;
   df->interned = g_hash_table_new_full(route_hash, route_equal, g_free, NULL);
   WhNetRouter r = {.route = df_route, .data = df, .free_data = dragonfly_free_data};
-  if (sh.frontier)
+  if (df->shape.frontier)
     r.line_rate = df_line_rate;
   if (df->routing == WH_DRAGONFLY_ADAPTIVE) {
     r.choose = df_choose;
@@ -521,10 +518,39 @@ gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
       WhTime sw = wh_config_origin(cfg, "wh::Dragonfly", "SwitchDelay")
                       ? wh_config_time(cfg, "wh::Dragonfly", "SwitchDelay")
                       : wh_config_time(cfg, "wh::Switch", "Delay");
-      r.flowlet_gap = 3 * (lo_delay + sw) + 2 * (gl_delay + sw);
+      r.flowlet_gap =
+          3 * (tier_delay(cfg, "LocalDelay") + sw) + 2 * (tier_delay(cfg, "GlobalDelay") + sw);
     }
   }
   wh_net_set_router(net, &r);
+}
+
+gboolean wh_dragonfly_build(WhNet *net, const WhConfig *cfg, GError **error)
+{
+  WhDragonflyShape sh;
+  if (!wh_dragonfly_shape(cfg, &sh, error))
+    return FALSE;
+  WhDragonfly *df = g_new0(WhDragonfly, 1);
+  df->shape = sh;
+  uint32_t host0 = 0;
+  for (uint32_t i = 0; i < sh.hosts; i++) {
+    uint32_t id = wh_net_add_host(net);
+    if (i == 0)
+      host0 = id;
+  }
+  df->sw0 = wh_net_add_switch(net);
+  for (uint32_t i = 1; i < sh.switches; i++)
+    wh_net_add_switch(net);
+  if (wh_config_origin(cfg, "wh::Dragonfly", "SwitchDelay")) {
+    WhTime d = wh_config_time(cfg, "wh::Dragonfly", "SwitchDelay");
+    for (uint32_t i = 0; i < sh.switches; i++)
+      wh_net_set_switch_delay(net, df->sw0 + i, d);
+  }
+  if (!build_links(net, df, cfg, host0, error)) {
+    dragonfly_free(df);
+    return FALSE;
+  }
+  install_router(net, df, cfg);
   return TRUE;
 }
 

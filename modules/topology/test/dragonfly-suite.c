@@ -189,16 +189,20 @@ START_TEST(test_frontier_structure)
       uint32_t ep = 0, local = 0, gl = 0;
       for (uint32_t k = 0; k < net->node[n].nports; k++) {
         uint32_t v = net->port[net->node[n].ports[k]].peer_node;
-        if (!is_df_switch(net, v))
+        if (!is_df_switch(net, v)) {
           ep++;
-        else if (group_of_switch(net, v) == g)
+        } else if (group_of_switch(net, v) == g) {
           local++;
-        else
+        } else {
+          /* link m = k of the L = 4 to the other group leaves from switch m mod 32
+           * and lands on the same index there */
+          ck_assert_uint_eq(v, wh_dragonfly_switch_node(df, 1 - g, s));
           gl++;
+        }
       }
       ck_assert_uint_eq(ep, 16);
       ck_assert_uint_eq(local, 31);
-      ck_assert_uint_le(gl, 16);
+      ck_assert_uint_eq(gl, s < 4 ? 1 : 0);
       global += gl;
     }
   ck_assert_uint_eq(global, 2 * 4);

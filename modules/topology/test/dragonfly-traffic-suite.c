@@ -41,8 +41,7 @@ START_TEST(test_uniform_inside_a_group)
   double frac = (double)(b1 - b0) * 8 / capacity;
   wh_sim_stop_at(run->sim, WH_TIME_MAX);
   wh_sim_run(run->sim);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(run);
   fprintf(stderr,
           "dragonfly uniform random inside a group: %.1f%% of injection bandwidth "
           "delivered (100 us .. 1 ms), minimal routing\n",
@@ -73,8 +72,8 @@ START_TEST(test_adversarial_adaptive_vs_minimal)
   wh_run_execute(min);
   g_autoptr(WhRun) ada = build_file("tests/scenarios/dragonfly-adversarial-adaptive.xml", NULL);
   uint32_t seen = 0;
-  ada->tp->on_reroute = count_reroute;
-  ada->tp->on_reroute_data = &seen;
+  static const WhTransportObserver reroute_observer = {.on_reroute = count_reroute};
+  wh_transport_add_observer(ada->tp, &reroute_observer, &seen);
   wh_run_execute(ada);
   g_autoptr(GError) err = NULL;
   ck_assert_msg(wh_run_check(min, &err), "minimal: %s", err ? err->message : "");
@@ -126,32 +125,78 @@ START_TEST(test_single_class_deadlocks)
   WhRunOptions vc = {.sets = sets};
   g_autoptr(WhRun) three = build_file("tests/deadlock/dragonfly-single-class.xml", &vc);
   wh_run_execute(three);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(three, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(three);
   ck_assert(!three->net->deadlock.detected);
   ck_assert_uint_gt(three->net->c.pfc_pauses, 0);
 }
 END_TEST
 
+/* Infinity Fabric links between the GCDs of a Frontier node, from the node diagram
+ * (OLCF user guide; Pearson 2023): quad inside an MI250X, dual and single between
+ * them, 50 GB/s (400 Gb/s) per link and direction. */
+static const uint8_t if_links[][3] = {
+    {0, 1, 4}, {2, 3, 4}, {4, 5, 4}, {6, 7, 4}, {0, 6, 2}, {1, 7, 2},
+    {2, 4, 2}, {3, 5, 2}, {0, 2, 1}, {1, 3, 1}, {4, 6, 1}, {5, 7, 1},
+};
+
+/* links[a][b]: Infinity Fabric links joining GCDs a and b; dist[a][b]: fewest fabric
+ * hops between them (breadth-first over the diagram). */
+static void node_fabric(uint8_t links[8][8], uint8_t dist[8][8])
+{
+  memset(links, 0, 64);
+  for (size_t i = 0; i < G_N_ELEMENTS(if_links); i++)
+    links[if_links[i][0]][if_links[i][1]] = links[if_links[i][1]][if_links[i][0]] = if_links[i][2];
+  for (uint8_t a = 0; a < 8; a++) {
+    memset(dist[a], 0xff, 8);
+    dist[a][a] = 0;
+    uint8_t q[8], qh = 0, qt = 0;
+    q[qt++] = a;
+    while (qh < qt) {
+      uint8_t u = q[qh++];
+      for (uint8_t v = 0; v < 8; v++) {
+        if (links[u][v] && dist[a][v] == 0xff) {
+          dist[a][v] = (uint8_t)(dist[a][u] + 1);
+          q[qt++] = v;
+        }
+      }
+    }
+  }
+}
+
 START_TEST(test_node_all_to_all_closed_form)
 {
-  /* all-to-all among the 8 GCDs of one node: the time is set by the most loaded
-   * fabric link: max over links of its bytes on the wire / its rate (plus one path
-   * latency); the simulation must match within 2% */
+  /* all-to-all among the 8 GCDs of one node: every flow takes as many fabric hops as
+   * the fewest the node diagram allows, each over a link of the diagram at its rate;
+   * the time is set by the most loaded fabric link: max over links of its bytes on the
+   * wire / its rate (plus one path latency); the simulation must match within 2% */
   g_autoptr(WhRun) run = build_file("tests/scenarios/frontier-node-all-to-all.xml", NULL);
   const WhNet *net = run->net;
   const WhDragonfly *df = wh_dragonfly_of(net);
   uint32_t sw = wh_dragonfly_switch_node(df, 0, 0), gcd0 = sw + 1; /* GCD switches follow */
+  uint8_t links[8][8], dist[8][8];
+  node_fabric(links, dist);
+  unsigned hops_seen[4] = {0};
   double *load = g_new0(double, net->n_ports);
   WhTime latency = 0;
   for (uint32_t i = 0; i < run->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(run->tp, i);
+    ck_assert(f->src < 8 && f->dst < 8);
+    /* host -> its GCD switch, the fabric hops, GCD switch -> host */
+    ck_assert_uint_eq(f->fwd_hops, dist[f->src][f->dst] + 2);
+    hops_seen[dist[f->src][f->dst]]++;
     uint64_t packets = (f->size + run->tp->p.mtu - 1) / run->tp->p.mtu;
     double wire = (double)(f->size + packets * run->tp->p.header_bytes);
     WhTime lat = 0;
     for (uint16_t h = 0; h < f->fwd_hops; h++) {
       const WhPort *p = &net->port[f->fwd[h]];
       ck_assert(p->node != sw && p->peer_node != sw); /* never through a NIC */
+      if (h == 0)
+        ck_assert_uint_eq(p->peer_node, gcd0 + f->src);
+      if (h > 0 && h + 1 < f->fwd_hops) {
+        uint32_t u = p->node - gcd0, v = p->peer_node - gcd0;
+        ck_assert(u < 8 && v < 8 && links[u][v] > 0);
+        ck_assert_uint_eq(p->rate_bps, links[u][v] * 400000000000ULL);
+      }
       load[p->id] += wire;
       lat += p->delay + wh_time_tx(run->tp->p.mtu + run->tp->p.header_bytes, p->rate_bps);
     }
@@ -167,10 +212,13 @@ START_TEST(test_node_all_to_all_closed_form)
     }
   }
   g_free(load);
+  /* the diagram is a cube: from each GCD, 3 others at 1 hop, 3 at 2 and 1 at 3 */
+  ck_assert_uint_eq(hops_seen[1], 8 * 3);
+  ck_assert_uint_eq(hops_seen[2], 8 * 3);
+  ck_assert_uint_eq(hops_seen[3], 8 * 1);
   double expect = worst + wh_time_to_s(latency);
   wh_run_execute(run);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(run);
   double got = wh_time_to_s(run->sim->now);
   fprintf(stderr,
           "Frontier node all-to-all, 8 GCDs x 7 x 16 MB: %.1f us, closed form %.1f us (%+.2f%%); "

@@ -53,9 +53,24 @@ START_TEST(test_fat_tree_oversubscription)
   const char *sets[] = {"wh::FatTree::K=4", "wh::FatTree::Oversubscription=3", NULL};
   g_autoptr(WhNet) net = build_net(sim, "wh::FatTree", sets);
   ck_assert_uint_eq(net->n_hosts, 48);
-  /* an edge switch: 6 hosts down, 2 aggregation switches up */
-  const WhNode *edge = &net->node[net->port[wh_net_host_port(net, 0)].peer_node];
-  ck_assert_uint_eq(edge->nports, 8);
+  /* every edge switch: 6 hosts down, 2 aggregation switches up (an edge switch is
+   * one a host hangs off) */
+  uint32_t edges = 0;
+  for (uint32_t n = 0; n < net->n_nodes; n++) {
+    const WhNode *sw = &net->node[n];
+    uint32_t hosts = 0, switches = 0;
+    for (uint32_t k = 0; sw->is_switch && k < sw->nports; k++) {
+      const WhNode *peer = &net->node[net->port[sw->ports[k]].peer_node];
+      hosts += !peer->is_switch;
+      switches += peer->is_switch;
+    }
+    if (hosts == 0)
+      continue;
+    edges++;
+    ck_assert_uint_eq(hosts, 6);
+    ck_assert_uint_eq(switches, 2);
+  }
+  ck_assert_uint_eq(edges, 4 * 2); /* k pods x k/2 edge switches */
 }
 END_TEST
 

@@ -4,6 +4,7 @@
  * probability Pmax * (q - Kmin) / (Kmax - Kmin), drawn from the port's own stream. */
 #include "queue-disc.h"
 
+#include <glib.h>
 #include <string.h>
 
 void wh_queue_disc_init(WhQueueDisc *qd, const WhQueueDiscClass *klass, uint32_t port)
@@ -13,10 +14,121 @@ void wh_queue_disc_init(WhQueueDisc *qd, const WhQueueDiscClass *klass, uint32_t
   qd->port = port;
 }
 
+/* Several observers: a list, called in order through the fan-out table. */
+typedef struct {
+  const WhQueueHooks *hooks;
+  void *data;
+} Observer;
+
+struct WhQueueObservers {
+  uint32_t n;
+  Observer o[];
+};
+
+#define FAN_OUT(cb, ...)                                                                           \
+  do {                                                                                             \
+    const WhQueueObservers *list = data;                                                           \
+    for (uint32_t i = 0; i < list->n; i++)                                                         \
+      if (list->o[i].hooks->cb)                                                                    \
+        list->o[i].hooks->cb(list->o[i].data, __VA_ARGS__);                                        \
+  } while (0)
+
+static void fan_enqueue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  FAN_OUT(on_enqueue, qd, pkt);
+}
+
+static void fan_dequeue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  FAN_OUT(on_dequeue, qd, pkt);
+}
+
+static void fan_drop(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  FAN_OUT(on_drop, qd, pkt);
+}
+
+static void fan_mark(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  FAN_OUT(on_mark, qd, pkt);
+}
+
+static void fan_pfc(void *data, const WhQueueDisc *qd, unsigned prio, int pause)
+{
+  FAN_OUT(on_pfc, qd, prio, pause);
+}
+
+static const WhQueueHooks fan_out_hooks = {
+    .on_enqueue = fan_enqueue,
+    .on_dequeue = fan_dequeue,
+    .on_drop = fan_drop,
+    .on_mark = fan_mark,
+    .on_pfc = fan_pfc,
+};
+
+void wh_queue_disc_clear(WhQueueDisc *qd)
+{
+  g_free(qd->observers);
+  qd->observers = NULL;
+  qd->hooks = NULL;
+  qd->hook_data = NULL;
+}
+
 void wh_queue_disc_set_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data)
 {
+  wh_queue_disc_clear(qd);
   qd->hooks = hooks;
   qd->hook_data = hooks ? data : NULL;
+}
+
+/* Points the dispatch slot at the only observer, or at the fan-out table. */
+static void dispatch(WhQueueDisc *qd, Observer *list, uint32_t n)
+{
+  WhQueueObservers *obs = NULL;
+  if (n > 1) {
+    obs = g_malloc(sizeof *obs + n * sizeof(Observer));
+    obs->n = n;
+    memcpy(obs->o, list, n * sizeof(Observer));
+  }
+  g_free(qd->observers);
+  qd->observers = obs;
+  qd->hooks = n == 0 ? NULL : n == 1 ? list[0].hooks : &fan_out_hooks;
+  qd->hook_data = n == 0 ? NULL : n == 1 ? list[0].data : obs;
+}
+
+/* The observers attached now, into `out` (which has room for one more). */
+static uint32_t current(const WhQueueDisc *qd, Observer *out)
+{
+  if (qd->observers) {
+    memcpy(out, qd->observers->o, qd->observers->n * sizeof(Observer));
+    return qd->observers->n;
+  }
+  if (qd->hooks == NULL)
+    return 0;
+  out[0] = (Observer){qd->hooks, qd->hook_data};
+  return 1;
+}
+
+void wh_queue_disc_add_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data)
+{
+  g_return_if_fail(hooks != NULL);
+  uint32_t have = qd->observers ? qd->observers->n : 1;
+  g_autofree Observer *list = g_new(Observer, have + 1);
+  uint32_t n = current(qd, list);
+  list[n++] = (Observer){hooks, data};
+  dispatch(qd, list, n);
+}
+
+void wh_queue_disc_remove_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data)
+{
+  uint32_t have = qd->observers ? qd->observers->n : 1;
+  g_autofree Observer *list = g_new(Observer, have + 1);
+  uint32_t n = current(qd, list), k = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (list[i].hooks != hooks || list[i].data != data)
+      list[k++] = list[i];
+  if (k != n)
+    dispatch(qd, list, k);
 }
 
 static void red_do_dequeue(WhQueueDisc *qd, WhPacket *pkt)

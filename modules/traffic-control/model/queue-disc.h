@@ -3,8 +3,10 @@
  * a class that decides what happens at enqueue and dequeue (FIFO, or RED-style ECN
  * marking on the egress queue length: Kmin/Kmax/Pmax). The base functions keep the
  * byte counts and call the hooks; observers (rate monitors, samplers, traces) attach
- * hooks without the queue disc knowing who listens. With no hook attached a hook
- * costs one NULL check. Hooks receive const packets and must not change the model. */
+ * hooks without the queue disc knowing who listens, and several may listen at once
+ * (a fan-out table then calls each in the order they were added). With no hook
+ * attached a hook costs one NULL check. Hooks receive const packets and must not
+ * change the model. */
 #ifndef WH_QUEUE_DISC_H
 #define WH_QUEUE_DISC_H
 
@@ -20,7 +22,12 @@ typedef struct {
   void (*on_dequeue)(void *data, const WhQueueDisc *qd, const WhPacket *pkt);
   void (*on_drop)(void *data, const WhQueueDisc *qd, const WhPacket *pkt);
   void (*on_mark)(void *data, const WhQueueDisc *qd, const WhPacket *pkt);
+  /* The port sends a PFC frame asking its peer to pause (pause TRUE) or resume
+   * priority `prio` (called by the network, which owns PFC). */
+  void (*on_pfc)(void *data, const WhQueueDisc *qd, unsigned prio, int pause);
 } WhQueueHooks;
+
+typedef struct WhQueueObservers WhQueueObservers;
 
 typedef struct {
   const char *type_name;
@@ -41,9 +48,11 @@ struct WhQueueDisc {
   double pmax;
   WhRng rng;
   uint64_t marks;
-  /* Observers: one hook table, NULL when nobody listens. */
+  /* Observers: the hook table called, NULL when nobody listens; with several
+   * observers it is the fan-out table and hook_data is `observers`. */
   const WhQueueHooks *hooks;
   void *hook_data;
+  WhQueueObservers *observers; /* nullable: the list when more than one listens */
 };
 
 extern const WhQueueDiscClass wh_fifo_queue_disc_class;
@@ -51,8 +60,21 @@ extern const WhQueueDiscClass wh_red_queue_disc_class;
 
 void wh_queue_disc_init(WhQueueDisc *qd, const WhQueueDiscClass *klass, uint32_t port);
 
-/* Attaches (or with hooks == NULL detaches) the observer. (transfer none) */
+/* Replaces every observer with `hooks` (or with hooks == NULL detaches them all).
+ * (transfer none) */
 void wh_queue_disc_set_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data);
+/* Adds an observer after those already attached. (transfer none) */
+void wh_queue_disc_add_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data);
+/* Removes the observer added with this (hooks, data) pair; no-op if absent. */
+void wh_queue_disc_remove_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data);
+/* Frees what the queue disc allocated (the observer list); its packets are not its. */
+void wh_queue_disc_clear(WhQueueDisc *qd);
+
+static inline void wh_queue_disc_report_pfc(WhQueueDisc *qd, unsigned prio, int pause)
+{
+  if (qd->hooks && qd->hooks->on_pfc)
+    qd->hooks->on_pfc(qd->hook_data, qd, prio, pause);
+}
 
 static inline void wh_queue_disc_enqueue(WhQueueDisc *qd, WhPacket *pkt)
 {

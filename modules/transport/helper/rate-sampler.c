@@ -95,7 +95,7 @@ WhRateSampler *wh_rate_sampler_new(WhTransport *tp, WhTime period)
   s->closed = (uint32_t)(tp->sim->now / period);
   for (uint32_t i = 0; i < s->n_ports; i++)
     g_array_set_size(s->ports[i].samples, s->closed);
-  wh_net_set_hooks(tp->net, &sampler_hooks, s);
+  wh_net_add_hooks(tp->net, &sampler_hooks, s);
   return s;
 }
 
@@ -103,7 +103,7 @@ void wh_rate_sampler_free(WhRateSampler *s)
 {
   if (s == NULL)
     return;
-  wh_net_set_hooks(s->tp->net, NULL, NULL);
+  wh_net_remove_hooks(s->tp->net, &sampler_hooks, s);
   for (uint32_t i = 0; i < s->n_ports; i++)
     g_array_unref(s->ports[i].samples);
   g_free(s->ports);
@@ -146,14 +146,6 @@ uint64_t wh_rate_sampler_delivered(const WhRateSampler *s, uint32_t flow, uint32
 {
   const FlowSample *x = sample_at(s, flow, k);
   return x ? x->delivered : 0;
-}
-
-double wh_rate_sampler_send_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0, uint32_t k1)
-{
-  uint64_t b = 0;
-  for (uint32_t k = k0; k < k1; k++)
-    b += wh_rate_sampler_sent(s, flow, k);
-  return k1 > k0 ? (double)b * 8 / wh_time_to_s((k1 - k0) * s->period) : 0;
 }
 
 double wh_rate_sampler_delivery_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0,

@@ -32,8 +32,7 @@ uint32_t wh_rate_sampler_periods(const WhRateSampler *s);
 /* Bytes flow `flow` sent / delivered in period k. */
 uint64_t wh_rate_sampler_sent(const WhRateSampler *s, uint32_t flow, uint32_t k);
 uint64_t wh_rate_sampler_delivered(const WhRateSampler *s, uint32_t flow, uint32_t k);
-/* Rates in b/s over periods [k0, k1). */
-double wh_rate_sampler_send_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0, uint32_t k1);
+/* Delivery rate in b/s over periods [k0, k1). */
 double wh_rate_sampler_delivery_rate(const WhRateSampler *s, uint32_t flow, uint32_t k0,
                                      uint32_t k1);
 /* Queue length (bytes, all priorities) of `port` at the end of period k. */

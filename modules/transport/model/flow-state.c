@@ -1,5 +1,6 @@
 /* Snapshot, restore, shift and advance of flows; see flow-state.h. */
 #include "flow-state.h"
+#include "rdma-transport-private.h"
 
 #include <string.h>
 
@@ -61,9 +62,6 @@ void wh_flow_cc_snapshot(const WhFlow *f, WhCcSnapshot *out)
     out->timer_seq[k] = ev->seq;
   }
 }
-
-/* The transport's flow-event handler, for re-armed timers. */
-extern void wh_transport_flow_event(WhSim *sim, void *ctx, uint64_t arg);
 
 gboolean wh_flow_cc_restore(WhFlow *f, const WhCcSnapshot *snap, GError **error)
 {

@@ -10,6 +10,7 @@
  * per expected byte per NACK interval); a duplicate is ACKed again; a CE-marked
  * packet triggers a CNP unless one went out less than the CNP interval ago. */
 #include "rdma-transport.h"
+#include "rdma-transport-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -129,6 +130,32 @@ static inline WhTime pace_time(const WhFlow *f, uint32_t wire_bytes)
   return (WhTime)ceil((double)wire_bytes * 8e12 / f->rate);
 }
 
+/* Calls callback `cb` of every observer that has one. */
+#define NOTIFY(tp, cb, ...)                                                                        \
+  do {                                                                                             \
+    for (uint32_t i_ = 0; i_ < (tp)->n_observers; i_++) {                                          \
+      const WhTransportObserverSlot *s_ = &(tp)->observers[i_];                                    \
+      if (s_->obs->cb)                                                                             \
+        s_->obs->cb(s_->data, __VA_ARGS__);                                                        \
+    }                                                                                              \
+  } while (0)
+
+void wh_transport_add_observer(WhTransport *tp, const WhTransportObserver *obs, void *data)
+{
+  g_return_if_fail(obs != NULL);
+  tp->observers = g_renew(WhTransportObserverSlot, tp->observers, tp->n_observers + 1);
+  tp->observers[tp->n_observers++] = (WhTransportObserverSlot){obs, data};
+}
+
+void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *obs, void *data)
+{
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < tp->n_observers; i++)
+    if (tp->observers[i].obs != obs || tp->observers[i].data != data)
+      tp->observers[k++] = tp->observers[i];
+  tp->n_observers = k;
+}
+
 /* Puts the flow into its host's heap if it may send, and wakes the NIC. */
 static void sender_ready(WhTransport *tp, WhFlow *f)
 {
@@ -148,6 +175,8 @@ void wh_flow_set_rate(WhFlow *f, double rate_bps)
   if (rate_bps == f->rate)
     return;
   f->rate = rate_bps;
+  if (G_UNLIKELY(f->tp->n_observers))
+    NOTIFY(f->tp, on_rate, f);
   if (f->last_tx_size == 0)
     return;
   /* Re-pace the next packet from the last send at the new rate. */
@@ -163,7 +192,10 @@ void wh_flow_set_rate(WhFlow *f, double rate_bps)
 void wh_flow_set_window(WhFlow *f, uint64_t bytes)
 {
   WhTransport *tp = f->tp;
+  gboolean changed = f->cwnd != bytes;
   f->cwnd = bytes;
+  if (G_UNLIKELY(tp->n_observers) && changed)
+    NOTIFY(tp, on_rate, f);
   if (f->heap_pos != WH_NO_HEAP && !can_send(tp, f))
     hs_remove(&tp->hosts[f->src], f);
   else
@@ -190,8 +222,7 @@ static void switch_path(WhTransport *tp, WhFlow *f, const uint32_t *path, uint16
   f->fwd_hops = hops;
   f->reroutes++;
   tp->c.reroutes++;
-  if (tp->on_reroute)
-    tp->on_reroute(tp->on_reroute_data, f, old, old_hops);
+  NOTIFY(tp, on_reroute, f, old, old_hops);
 }
 
 static const uint32_t *ask_router(WhTransport *tp, WhFlow *f, uint16_t *hops)
@@ -261,6 +292,8 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   uint32_t payload = left < tp->p.mtu ? (uint32_t)left : tp->p.mtu;
   if (G_UNLIKELY(tp->net->router.choose != NULL))
     next_flowlet(tp, f, now);
+  if (G_UNLIKELY(f->snd_max_sent == 0 && tp->n_observers))
+    NOTIFY(tp, on_start, f);
   WhPacket *pkt = wh_net_packet_new(tp->net);
   pkt->flow = f;
   pkt->route = f->fwd;
@@ -353,6 +386,7 @@ static void sender_done(WhTransport *tp, WhFlow *f)
     }
   }
   tp->c.flows_acked++;
+  NOTIFY(tp, on_acked, f);
 }
 
 static void flow_start(WhTransport *tp, WhFlow *f)
@@ -422,6 +456,8 @@ static void on_ack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
       f->snd_nxt = f->snd_una;
     f->rto_deadline = tp->sim->now + tp->p.rto;
   }
+  if (G_UNLIKELY(tp->n_observers))
+    NOTIFY(tp, on_ack, f, pkt);
   tp->cc->on_ack(f, pkt, acked, tp->cc_params);
   if (f->snd_una >= f->size) {
     sender_done(tp, f);
@@ -504,8 +540,7 @@ static void on_data(WhTransport *tp, WhFlow *f, WhPacket *pkt)
     if (last) {
       f->finish = now;
       tp->c.flows_finished++;
-      if (tp->on_done)
-        tp->on_done(tp->on_done_data, f);
+      NOTIFY(tp, on_done, f);
     }
     if (++f->ack_pending >= tp->p.ack_every || last) {
       send_ack_now(tp, f, pkt);
@@ -588,6 +623,7 @@ void wh_transport_free(WhTransport *tp)
     g_free(tp->hosts[h].heap);
   g_free(tp->hosts);
   g_free(tp->cc_params);
+  g_free(tp->observers);
   g_free(tp);
 }
 
@@ -673,8 +709,7 @@ void wh_transport_flow_progressed(WhTransport *tp, WhFlow *f)
   if (f->rcv_nxt >= f->size && f->finish == 0) {
     f->finish = tp->sim->now;
     tp->c.flows_finished++;
-    if (tp->on_done)
-      tp->on_done(tp->on_done_data, f);
+    NOTIFY(tp, on_done, f);
   }
   if (f->snd_una >= f->size) {
     sender_done(tp, f);

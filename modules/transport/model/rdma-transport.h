@@ -56,10 +56,27 @@ typedef struct {
   uint32_t n, cap;
 } WhHostSched;
 
-typedef void (*WhFlowDoneFn)(void *data, WhFlow *flow);
-/* A flow's data path changed (adaptive routing); f->fwd is the new path. */
-typedef void (*WhFlowRerouteFn)(void *data, WhFlow *flow, const uint32_t *old_path,
-                                uint16_t old_hops);
+/* What observers hear of flows (each callback nullable). Observers must not change
+ * the model. Several may be attached; they are called in the order they were added. */
+typedef struct {
+  /* The flow's first data packet is about to go out (before it is built). */
+  void (*on_start)(void *data, WhFlow *flow);
+  /* The CC changed the flow's rate or window (f->rate, f->cwnd hold the new value). */
+  void (*on_rate)(void *data, WhFlow *flow);
+  /* An ACK reached the sender (before the CC sees it). */
+  void (*on_ack)(void *data, WhFlow *flow, const WhPacket *ack);
+  /* The flow's last byte arrived at the receiver (f->finish is set). */
+  void (*on_done)(void *data, WhFlow *flow);
+  /* Every byte is acknowledged: the sender is done and the flow leaves the network. */
+  void (*on_acked)(void *data, WhFlow *flow);
+  /* The flow's data path changed (adaptive routing); f->fwd is the new path. */
+  void (*on_reroute)(void *data, WhFlow *flow, const uint32_t *old_path, uint16_t old_hops);
+} WhTransportObserver;
+
+typedef struct {
+  const WhTransportObserver *obs;
+  void *data;
+} WhTransportObserverSlot;
 
 struct WhTransport {
   WhSim *sim;
@@ -72,10 +89,8 @@ struct WhTransport {
   WhHostSched *hosts;
   uint64_t heap_seq;
   WhTransportCounters c;
-  WhFlowDoneFn on_done; /* nullable: called when a flow's last byte arrives */
-  void *on_done_data;
-  WhFlowRerouteFn on_reroute; /* nullable: called when a flow's data path changes */
-  void *on_reroute_data;
+  WhTransportObserverSlot *observers;
+  uint32_t n_observers;
   int64_t gave_up; /* -1, or the flow that hit max_retries (the simulator was stopped) */
 };
 
@@ -89,17 +104,15 @@ WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *p
 void wh_transport_free(WhTransport *tp);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhTransport, wh_transport_free)
 
+/* Adds an observer after those already attached (transfer none: both must outlive
+ * the transport or be removed); removes it by the same pair. Cold path. */
+void wh_transport_add_observer(WhTransport *tp, const WhTransportObserver *obs, void *data);
+void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *obs, void *data);
+
 /* Adds a flow starting at `start`; returns its id (flows are numbered 0.. in order
  * of addition) or -1 with an error (bad host, zero size, src == dst). */
 int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint64_t size,
                               WhTime start, GError **error);
-
-/* For flow-state.c: the handler of flow events (arg = id << 8 | timer slot); re-sort
- * a flow in its host's send heap after its pacing time moved; re-evaluate a flow
- * whose sequence numbers moved (finish, completion, sendability). */
-void wh_transport_flow_event(WhSim *sim, void *ctx, uint64_t arg);
-void wh_transport_reschedule_flow(WhTransport *tp, WhFlow *f);
-void wh_transport_flow_progressed(WhTransport *tp, WhFlow *f);
 
 static inline WhFlow *wh_transport_flow(WhTransport *tp, uint32_t id)
 {

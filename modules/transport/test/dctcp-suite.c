@@ -14,12 +14,6 @@
 #define RATE 100000000000ULL
 #define K_BYTES 300e3 /* wh::DctcpCc::Kmin = Kmax default at 100 Gb/s */
 
-static void assert_clean_end(const WhRun *run)
-{
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "end state: %s", err ? err->message : "");
-}
-
 /* Store-and-forward FCT of `size` bytes over the dumbbell's 3 equal-rate hops (1 us
  * each) with no congestion control in the way. */
 static WhTime ideal_fct(const WhTransportParams *p, uint64_t size)
@@ -38,7 +32,7 @@ static WhRun *lone_flow(uint64_t size, char **sets)
   wh_scenario_add_flow(sc, 0, 1, size, 0);
   WhRunOptions opts = {.cc = "dctcp", .sets = sets};
   WhRun *run = wh_test_run(sc, &opts);
-  assert_clean_end(run);
+  wh_test_assert_clean_end(run);
   ck_assert_uint_eq(run->net->c.drops, 0);
   return run;
 }
@@ -111,19 +105,11 @@ static void check_queue_util(WhFairResult r, double k)
   ck_assert_msg(r.q99 <= 2 * k, "queue p99 %" G_GUINT64_FORMAT " B", r.q99);
 }
 
-static void check_fair(WhFairResult r, unsigned n)
-{
-  ck_assert_msg(r.jain > 0.99, "Jain index %.4f", r.jain);
-  double fair = 1.0 / n;
-  ck_assert_msg(r.min_share > 0.95 * fair && r.max_share < 1.05 * fair, "shares %.4f..%.4f",
-                r.min_share, r.max_share);
-}
-
 START_TEST(test_dctcp_4_flows)
 {
   WhFairResult r = wh_test_shared_bottleneck("dctcp", 4, 500 * WH_US, 300 * WH_MS, NULL);
   check_queue_util(r, K_BYTES);
-  check_fair(r, 4);
+  wh_test_assert_fair(r, 4);
 }
 END_TEST
 
@@ -140,7 +126,7 @@ START_TEST(test_dctcp_16_flows_random_marking)
   char *sets[] = {"wh::DctcpCc::Kmin=250KB", "wh::DctcpCc::Kmax=350KB", NULL};
   WhFairResult r = wh_test_shared_bottleneck("dctcp", 16, 200 * WH_US, 100 * WH_MS, sets);
   check_queue_util(r, K_BYTES);
-  check_fair(r, 16);
+  wh_test_assert_fair(r, 16);
 }
 END_TEST
 
@@ -151,7 +137,7 @@ START_TEST(test_incast_lossy)
   char *sets[] = {"wh::Switch::PfcEnabled=false", "wh::Switch::BufferSize=300KB", NULL};
   WhRunOptions opts = {.cc = "dctcp", .sets = sets};
   g_autoptr(WhRun) run = wh_test_run_file("scenarios/incast-16to1.xml", &opts);
-  assert_clean_end(run);
+  wh_test_assert_clean_end(run);
   fprintf(stderr,
           "dctcp lossy incast: %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT
           " NACKs, %" G_GUINT64_FORMAT " timeouts, %" G_GUINT64_FORMAT " B retransmitted\n",

@@ -1,10 +1,12 @@
 /* Flow-state tests: CC snapshot/restore through bytes reproduces a run exactly from
  * the restore on (and a scrambled state without the restore does not); parking and
  * shifting the whole network reproduces the run exactly, shifted; advancing flows
- * across a frozen, parked and shifted network delivers every byte exactly once,
- * without retransmissions, and keeps each FCT within one RTT or 1% of the run that
- * simulated the skipped interval packet by packet (DCQCN, HPCC, DCTCP); the rate
- * sampler observes without changing the run. */
+ * across a frozen, parked and shifted network moves each receiver by exactly the
+ * advanced bytes, delivers every byte exactly once, without retransmissions, and keeps
+ * each FCT within max(one RTT, a quarter of the skip) of the run that simulated the
+ * skipped interval packet by packet (DCQCN, HPCC, DCTCP), while the same skip with
+ * nothing advanced misses that bound; the rate sampler observes without changing the
+ * run and counts every delivered byte exactly once. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -58,8 +60,7 @@ static char *finish(WhRun *run)
 {
   wh_sim_stop_at(run->sim, WH_TIME_MAX);
   wh_sim_run(run->sim);
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(run);
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
   GString *s = g_string_new(summary);
   for (uint32_t i = 0; i < run->tp->n_flows; i++)
@@ -199,7 +200,12 @@ static void check_pure_shift(const AdvanceCase *c)
   ck_assert_uint_eq(run->sim->events_executed, ref->sim->events_executed);
 }
 
-static void check_advance(const AdvanceCase *c)
+/* Runs case `c` with the skip, advancing each flow by `fraction` of the bytes its
+ * delivery rate over the window predicts (1: the real skip; 0: the negative control,
+ * a skip that moves no bytes), and returns the largest ratio of a flow's FCT error
+ * (against the run that simulated the skipped interval) to its tolerance,
+ * max(one RTT, dt / 4): an advance that moved no bytes delays every flow by about dt. */
+static double check_advance(const AdvanceCase *c, double fraction)
 {
   const char *cc = c->cc;
   const char *const *sets = c->sets;
@@ -242,14 +248,15 @@ static void check_advance(const AdvanceCase *c)
   g_autoptr(GPtrArray) parked = g_ptr_array_new();
   wh_sim_park(run->sim, match_all, NULL, parked);
   ck_assert_uint_eq(wh_sim_pending(run->sim), 0);
-  uint64_t advanced = 0;
+  uint64_t advanced = 0, bytes[4], at_t[4];
   for (uint32_t i = 0; i < 4; i++) {
     WhFlow *f = wh_transport_flow(run->tp, i);
     double rate = (double)(f->rcv_nxt - before[i]) / wh_time_to_s(window); /* bytes/s */
-    uint64_t bytes = (uint64_t)(rate * wh_time_to_s(dt));
+    bytes[i] = (uint64_t)(fraction * rate * wh_time_to_s(dt));
+    at_t[i] = f->rcv_nxt;
     g_autoptr(GError) err = NULL;
-    ck_assert_msg(wh_transport_advance(run->tp, f, bytes, &err), "%s", err ? err->message : "");
-    advanced += bytes;
+    ck_assert_msg(wh_transport_advance(run->tp, f, bytes[i], &err), "%s", err ? err->message : "");
+    advanced += bytes[i];
     wh_transport_shift_flow(run->tp, f, dt);
   }
   for (uint32_t p = 0; p < net->n_ports; p++)
@@ -257,6 +264,9 @@ static void check_advance(const AdvanceCase *c)
   wh_sim_unpark(run->sim, parked, dt);
   for (uint32_t p = 0; p < net->n_ports; p++)
     wh_net_freeze_port(net, p, FALSE);
+  /* across the skip, each receiver's next expected byte moved by exactly its advance */
+  for (uint32_t i = 0; i < 4; i++)
+    ck_assert_uint_eq(wh_transport_flow(run->tp, i)->rcv_nxt - at_t[i], bytes[i]);
   g_autofree char *frun = finish(run);
   ck_assert_uint_eq(run->tp->c.advanced_bytes, advanced);
   ck_assert_uint_eq(run->tp->c.retx_bytes, 0);
@@ -266,19 +276,18 @@ static void check_advance(const AdvanceCase *c)
   const WhFlow *f0 = wh_transport_flow(ref->tp, 0);
   WhTime rtt = 6 * WH_US + 3 * wh_time_tx(run->tp->p.mtu + run->tp->p.header_bytes,
                                           net->port[f0->fwd[0]].rate_bps);
-  double err[4], tol[4];
+  double tol = MAX((double)rtt, 0.25 * (double)dt), worst = 0;
   for (uint32_t i = 0; i < 4; i++) {
     const WhFlow *a = wh_transport_flow(ref->tp, i), *b = wh_transport_flow(run->tp, i);
     ck_assert_uint_eq(b->rcv_nxt, b->size);
     double fa = (double)(a->finish - a->start), fb = (double)(b->finish - b->start);
-    err[i] = fb - fa;
-    tol[i] = MAX((double)rtt, 0.01 * fa);
-    fprintf(stderr, "%s advance: flow %u FCT %.1f us packet by packet, %.1f us skipped (%+.3f%%)\n",
-            cc, i, fa * 1e-6, fb * 1e-6, err[i] / fa * 100);
+    worst = MAX(worst, fabs(fb - fa) / tol);
+    fprintf(stderr,
+            "%s advance x%.0f: flow %u FCT %.1f us packet by packet, %.1f us skipped (%+.1f us, "
+            "tolerance %.1f us)\n",
+            cc, fraction, i, fa * 1e-6, fb * 1e-6, (fb - fa) * 1e-6, tol * 1e-6);
   }
-  for (uint32_t i = 0; i < 4; i++)
-    ck_assert_msg(fabs(err[i]) <= tol[i], "%s flow %u: FCT off by %.0f ps (tolerance %.0f)", cc, i,
-                  err[i], tol[i]);
+  return worst;
 }
 
 START_TEST(test_advance)
@@ -292,14 +301,22 @@ START_TEST(test_advance)
   /* Each skip starts after the CC has converged (DCQCN's shares settle over tens of
    * ms) and estimates rates over a window spanning many CC periods: DCTCP's per-flow
    * rates swing by about 40% between 1 ms samples (dR, printed; DCQCN 3-6%, HPCC
-   * 0.5-2%), so its window is 50 ms. */
+   * 0.5-2%), so its window is 50 ms. Each skip is long against the drift by which
+   * the run's later course departs from the reference anyway (DCQCN and DCTCP shares
+   * wander by up to ~0.5% over the hundreds of ms left, 1-4 ms of FCT; HPCC's by tens
+   * of us), so that a quarter of it bounds the error. */
   static const AdvanceCase cases[] = {
-      {"dcqcn", NULL, 300000000, 60 * WH_MS, 2 * WH_MS, 10 * WH_MS},
+      {"dcqcn", NULL, 300000000, 60 * WH_MS, 10 * WH_MS, 10 * WH_MS},
       {"hpcc", hpcc, 60000000, 12 * WH_MS, 2 * WH_MS, 4 * WH_MS},
-      {"dctcp", dctcp, 1500000000, 100 * WH_MS, 2 * WH_MS, 50 * WH_MS},
+      {"dctcp", dctcp, 1500000000, 100 * WH_MS, 40 * WH_MS, 50 * WH_MS},
   };
   check_pure_shift(&cases[_i]);
-  check_advance(&cases[_i]);
+  double worst = check_advance(&cases[_i], 1);
+  ck_assert_msg(worst <= 1, "%s: an FCT is off by %.2f x its tolerance", cases[_i].cc, worst);
+  /* negative control: the same skip advancing no bytes misses the bound */
+  double control = check_advance(&cases[_i], 0);
+  ck_assert_msg(control > 1, "%s: a skip that moved no bytes passes (%.2f x tolerance)",
+                cases[_i].cc, control);
 }
 END_TEST
 
@@ -317,7 +334,9 @@ START_TEST(test_sampler_changes_nothing)
   ck_assert_str_eq(fp, fo);
   wh_rate_sampler_close(s, observed->sim->now);
   ck_assert_uint_gt(wh_rate_sampler_periods(s), 50);
-  /* every byte of every flow was seen leaving its sender and reaching its last hop */
+  /* every byte of every flow was seen leaving its sender and reaching its last hop,
+   * once (a retransmitted byte once more: nothing is dropped here) */
+  ck_assert_uint_eq(observed->net->c.drops, 0);
   for (uint32_t i = 0; i < observed->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(observed->tp, i);
     uint64_t sent = 0, delivered = 0;
@@ -326,7 +345,7 @@ START_TEST(test_sampler_changes_nothing)
       delivered += wh_rate_sampler_delivered(s, i, k);
     }
     ck_assert_uint_eq(sent, f->bytes_sent);
-    ck_assert_uint_ge(delivered, f->size);
+    ck_assert_uint_eq(delivered, f->size + f->retx_bytes);
   }
 }
 END_TEST

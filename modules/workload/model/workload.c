@@ -57,6 +57,8 @@ static inline Op *op_at(WhWorkload *w, uint32_t i)
 
 static void flow_done(void *data, WhFlow *flow);
 
+static const WhTransportObserver workload_observer = {.on_done = flow_done};
+
 WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks)
 {
   WhWorkload *w = g_new0(WhWorkload, 1);
@@ -68,8 +70,7 @@ WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks)
   w->ops = g_array_new(FALSE, TRUE, sizeof(Op));
   w->xfers = g_array_new(FALSE, TRUE, sizeof(Xfer));
   w->flow_xfer = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  tp->on_done = flow_done;
-  tp->on_done_data = w;
+  wh_transport_add_observer(tp, &workload_observer, w);
   return w;
 }
 
@@ -84,8 +85,7 @@ void wh_workload_free(WhWorkload *w)
     g_free(o->deps);
     g_array_unref(o->succ);
   }
-  if (w->tp->on_done_data == w)
-    w->tp->on_done = NULL;
+  wh_transport_remove_observer(w->tp, &workload_observer, w);
   g_array_unref(w->ops);
   g_array_unref(w->xfers);
   g_array_unref(w->flow_xfer);
@@ -296,8 +296,8 @@ static void op_start(WhWorkload *w, uint32_t id)
   o->start = w->tp->sim->now;
   switch (o->kind) {
   case WH_OP_COMPUTE: {
-    uint32_t owner = wh_net_host_port(w->tp->net, w->host[o->rank]);
-    wh_sim_schedule(w->tp->sim, o->duration, compute_done, w, id, owner);
+    /* not network work: owned by no port or flow, so no partition holds it */
+    wh_sim_schedule(w->tp->sim, o->duration, compute_done, w, id, WH_OWNER_NONE);
     return;
   }
   case WH_OP_SEND:

@@ -8,7 +8,8 @@
  * when its last transfer's last byte arrives. The workload drives the transport: it
  * adds flows as transfers become ready and hears of their completion through the
  * transport's flow-done callback. Cost: O(1) per transfer and dependency edge, plus
- * one event per compute operation (owned by the rank's NIC port). */
+ * one event per compute operation (owned by no port or flow: WH_OWNER_NONE, so an
+ * accelerator never holds it in a network partition). */
 #ifndef WH_WORKLOAD_H
 #define WH_WORKLOAD_H
 

@@ -145,17 +145,20 @@ static void check_counts(Job *j, const WhPresetFacts *f, uint32_t iterations, ui
   ck_assert_uint_eq(wh_workload_n_ops(j->w), f->ops * iterations);
 }
 
-/* Runs the job; checks it ends, the DAG order, the bytes on the network and the
- * busiest rank's compute time. */
-static void job_run(Job *j, const WhPresetFacts *f, uint32_t iterations)
+/* Runs the job; checks it ends, the DAG order, and the bytes on the network and the
+ * busiest rank's compute time against the test's own formulas (`bytes`, and
+ * `compute` ps within one ps of rounding per op), which the builder's facts must match
+ * too. */
+static void job_run(Job *j, const WhPresetFacts *f, uint32_t iterations, double compute,
+                    uint64_t bytes)
 {
   wh_workload_start(j->w);
   wh_sim_run(j->run->sim);
   ck_assert(wh_workload_done(j->w));
-  g_autoptr(GError) err = NULL;
-  ck_assert_msg(wh_run_check(j->run, &err), "%s", err ? err->message : "");
+  wh_test_assert_clean_end(j->run);
   uint32_t n = wh_workload_n_ops(j->w), ranks = wh_workload_n_ranks(j->w);
   g_autofree WhTime *busy = g_new0(WhTime, ranks);
+  g_autofree uint32_t *ops = g_new0(uint32_t, ranks);
   WhTime end = 0;
   for (uint32_t i = 0; i < n; i++) {
     WhOpInfo info;
@@ -167,24 +170,27 @@ static void job_run(Job *j, const WhPresetFacts *f, uint32_t iterations)
       wh_workload_op_info(j->w, info.deps[d], &dep);
       ck_assert_msg(info.start >= dep.end, "%s starts before %s ends", info.name, dep.name);
     }
-    if (info.kind == WH_OP_COMPUTE)
+    if (info.kind == WH_OP_COMPUTE) {
       busy[info.rank] += info.end - info.start;
+      ops[info.rank]++;
+    }
   }
-  WhTime busiest = 0;
+  uint32_t busiest = 0;
   for (uint32_t r = 0; r < ranks; r++)
-    busiest = MAX(busiest, busy[r]);
-  ck_assert_uint_eq(busiest, f->compute_time * iterations);
-  uint64_t bytes = 0;
+    busiest = busy[r] > busy[busiest] ? r : busiest;
+  uint64_t on_network = 0;
   WhTransport *tp = j->run->tp;
   for (uint32_t i = 0; i < tp->n_flows; i++)
-    bytes += wh_transport_flow(tp, i)->size;
+    on_network += wh_transport_flow(tp, i)->size;
   fprintf(stderr,
-          "ran %u ops to %.3f us: %u flows, %" G_GUINT64_FORMAT
-          " bytes (facts: DP %" G_GUINT64_FORMAT " + PP %" G_GUINT64_FORMAT
-          " + EP %" G_GUINT64_FORMAT " per iteration), busiest compute "
-          "%.3f us\n",
-          n, (double)end * 1e-6, tp->n_flows, bytes, f->dp_bytes, f->pp_bytes, f->ep_bytes,
-          (double)busiest * 1e-6);
+          "ran %u ops to %.3f us: %u flows, %" G_GUINT64_FORMAT " bytes (formula %" G_GUINT64_FORMAT
+          "), busiest compute %.6f us (formula %.6f us)\n",
+          n, (double)end * 1e-6, tp->n_flows, on_network, bytes, (double)busy[busiest] * 1e-6,
+          compute * 1e-6);
+  ck_assert_msg(fabs((double)busy[busiest] - compute) <= ops[busiest], "compute %.0f vs %.1f ps",
+                (double)busy[busiest], compute);
+  ck_assert_uint_eq(on_network, bytes);
+  ck_assert_uint_eq(busy[busiest], f->compute_time * iterations);
   ck_assert_uint_eq(bytes, (f->dp_bytes + f->pp_bytes + f->ep_bytes) * iterations);
 }
 
@@ -221,6 +227,12 @@ static void small_gpt(WhPresetSpec *s, uint32_t layers)
 static uint64_t gpt_layer_params(uint64_t h)
 {
   return 12 * h * h + 13 * h;
+}
+
+/* GPT layer forward FLOPs for one sequence (Narayanan et al.): 24 s h^2 (1 + s / 6h). */
+static double gpt_layer_flops(double h, double sq)
+{
+  return 24.0 * sq * h * h * (1 + sq / (6.0 * h));
 }
 
 START_TEST(test_small_gpt)
@@ -289,11 +301,13 @@ START_TEST(test_small_gpt)
   }
   ck_assert_uint_eq(f.pp_bytes, 8 * 128 * 256 * 2);
   ck_assert_uint_eq(f.dp_bytes, 2 * ar_bytes[0] + 2 * ar_bytes[1]); /* ring of 2: 2 S each */
-  job_run(&j, &f, 1);
   /* durations: a layer's forward is 24 s h^2 (1 + s / 6h); the last stage adds the
-   * logits 2 s h V; backward is twice the forward */
-  double layer = 24.0 * sq * h * h * (1 + (double)sq / (6.0 * h)), head = 2.0 * sq * h * V;
+   * logits 2 s h V; backward is twice the forward; the busiest rank is on the last
+   * stage: m forwards and m backwards of its layer and the head */
+  double layer = gpt_layer_flops((double)h, (double)sq), head = 2.0 * sq * h * V;
   double rate = 10e12 * 0.5;
+  job_run(&j, &f, 1, m * 3 * (layer + head) / rate * 1e12,
+          8 * 128 * 256 * 2 + 2 * ar_bytes[0] + 2 * ar_bytes[1]);
   check_duration(&j, "i0/s0/r0/F0", layer, rate);
   check_duration(&j, "i0/s0/r1/B1", 2 * layer, rate);
   check_duration(&j, "i0/s1/r2/F1", layer + head, rate);
@@ -332,7 +346,10 @@ START_TEST(test_1f1b_order)
   }
   DEP(&j, "i0/s2/r2/F3", "i0/pp/F3/r1>r2");
   DEP(&j, "i0/s2/r2/B1", "i0/pp/B1/r3>r2");
-  job_run(&j, &f, 1);
+  /* the last stage (one layer and the head) is the busiest: 6 x 3 x its forward;
+   * 2 m (P - 1) sends of s h 2 bytes, no all-reduce (DP 1) */
+  job_run(&j, &f, 1, 6 * 3 * (gpt_layer_flops(256, 128) + 2.0 * 128 * 256 * 1000) / 5e12 * 1e12,
+          2 * 6 * 3 * (128 * 256 * 2));
   job_close(&j);
 }
 END_TEST
@@ -372,7 +389,13 @@ START_TEST(test_buckets_iterations)
   DEP(&j, "i1/s0/r0/F0", "i0/dp/s0/tp0/b1");
   DEP(&j, "i1/s1/r3/F0", "i0/dp/s1/tp0/b1");
   ck_assert_uint_eq(op(&j, "i1/s0/r0/F0"), f.ops); /* iterations are contiguous */
-  job_run(&j, &f, 2);
+  /* per iteration: the last stage (two layers and the head) computes m x 3 x its
+   * forward (the parts of the last backward add up to one); 2 m (P - 1) D sends of
+   * s h 2 bytes; each bucket's ring of 2 moves 2 x its bytes */
+  uint64_t L = gpt_layer_params(h), Vh = 1000 * h, sh = 128 * h;
+  double fwd = 2 * gpt_layer_flops(h, 128) + 2.0 * 128 * h * 1000;
+  uint64_t pp = 2 * 2 * 1 * 2 * (128 * h * 2), dp = 2 * ((2 * L + Vh + sh) * 2 + (2 * L + Vh) * 2);
+  job_run(&j, &f, 2, 2 * m * 3 * fwd / 5e12 * 1e12, 2 * (pp + dp));
   job_close(&j);
 }
 END_TEST
@@ -434,13 +457,25 @@ START_TEST(test_small_moe)
   DEP(&j, edp, "i0/s0/r3/B1/L0/attn");
   DEP(&j, edp, "i0/s0/r7/B1/L0/attn");
   ck_assert_uint_eq(n_deps(&j, op(&j, edp)), 2);
-  ck_assert_uint_eq(f.ep_bytes, 4 * m * L * T * (D / EP) * EP * (EP - 1) * (a2a / EP));
-  job_run(&j, &f, 1);
+  uint64_t ep_bytes = 4 * m * L * T * (D / EP) * EP * (EP - 1) * (a2a / EP);
+  ck_assert_uint_eq(f.ep_bytes, ep_bytes);
   /* attention + router: 2 n h (2h + 2 kv) + 4 s^2 h + 2 n h E; experts 6 n h f k;
    * both / TP */
   double n = 128, h = 256, kv = 128, rate = 10e12 * 0.5;
   double attn = 2 * n * h * (2 * h + 2 * kv) + 4 * n * n * h + 2 * n * h * 4;
   double expert = 6 * n * h * 512 * 2;
+  /* the busiest rank is on the last stage: m x 3 x (L / P layers and the head) / TP;
+   * bytes: 2 m (P - 1) D T sends of n h 2 / TP; a dense ring of D per stage and TP
+   * rank (2 (D - 1) x S: 2 (h^2 + h kv) + h E + 2h per layer, + V h embedding or
+   * head, / TP, bf16) and an expert ring of D / EP = 2 per stage, TP rank and EP
+   * group (2 x S); and the all-to-alls */
+  double busiest = m * 3 * ((L / P) * (attn + expert) + 2 * n * h * 1000) / T / rate * 1e12;
+  uint64_t hh = 256,
+           dense = (2 * (2 * hh * hh + 2 * hh * 128 + hh * 4 + 2 * hh) + 1000 * hh) / T * 2;
+  uint64_t sends = 2 * m * (P - 1) * D * T * (128 * 256 * 2 / T);
+  uint64_t dp =
+      P * T * 2 * (D - 1) * dense + P * T * EP * 2 * (2ull * (4 / 2) * 3 * 256 * 512 / 2 * 2);
+  job_run(&j, &f, 1, busiest, sends + dp + ep_bytes);
   check_duration(&j, "i0/s0/r5/F1/L0/attn", attn / 2, rate);
   check_duration(&j, "i0/s0/r5/F1/L0/expert", expert / 2, rate);
   check_duration(&j, "i0/s1/r12/B1/L3/expert", 2 * expert / 2, rate);
@@ -487,6 +522,12 @@ START_TEST(test_gpt13b_build)
   ck_assert_uint_eq(op_bytes(&j, op(&j, "i0/dp/s1/tp5/b0")), stage1);
   check_rail(&j, op(&j, "i0/dp/s1/tp5/b0"), 5, 8, 8);
   ck_assert_uint_eq(f.dp_rank_bytes, MAX(stage0, stage1));
+  /* byte totals: a ring of D = 8 per stage and TP rank moves 2 (D - 1) x S (each of D
+   * ranks sends 2 (D - 1) chunks of S / D, rounded up); 2 m (P - 1) D T sends of
+   * s h 2 / TP */
+  ck_assert_uint_eq(f.dp_bytes, 8 * 8 * 2 * 7 * ((stage0 + 7) / 8 + (stage1 + 7) / 8));
+  ck_assert_uint_eq(f.pp_bytes, 2 * 2 * 1 * 8 * 8 * (2048 * h * 2 / 8));
+  ck_assert_uint_eq(f.ep_bytes, 0);
   ck_assert_uint_eq(f.tp_bytes, 8ull * 2 * 40 * 7 * 4 * (2048 * h * 2) * 2);
   job_close(&j);
 }
@@ -548,6 +589,18 @@ START_TEST(test_all_presets_facts)
 }
 END_TEST
 
+/* `*err` is set, in `domain` with `code`, and its message contains `text`; clears it. */
+static void expect_error(GError **err, GQuark domain, int code, const char *text)
+{
+  ck_assert_msg(*err != NULL, "no error set (expected \"%s\")", text);
+  fprintf(stderr, "error: %s\n", (*err)->message);
+  ck_assert_msg(g_error_matches(*err, domain, code), "error %s:%d, expected %s:%d",
+                g_quark_to_string((*err)->domain), (*err)->code, g_quark_to_string(domain), code);
+  ck_assert_msg(strstr((*err)->message, text) != NULL, "error \"%s\" does not say \"%s\"",
+                (*err)->message, text);
+  g_clear_error(err);
+}
+
 START_TEST(test_config_and_errors)
 {
   if (wh_registry_lookup(wh_model_preset_type.name) == NULL)
@@ -574,26 +627,32 @@ START_TEST(test_config_and_errors)
   ck_assert_int_eq(s.all_to_all, WH_ALGO_PAIRWISE);
   ck_assert(wh_config_set_assignment(cfg, "wh::ModelPreset::EP=3", "test", &err));
   ck_assert(!wh_preset_spec_from_config(&s, cfg, &err));
-  fprintf(stderr, "error: %s\n", err->message);
-  g_clear_error(&err);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "wh::ModelPreset: moe-8x7b: EP 3 must divide DP 8 and the 8 experts");
   ck_assert(!wh_config_set_assignment(cfg, "wh::ModelPreset::Model=gpt-3", "test", &err));
-  g_clear_error(&err);
+  expect_error(&err, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+               "wh::ModelPreset::Model = \"gpt-3\": not one of gpt-7b");
   ck_assert(!wh_preset_spec_init(&s, "gpt-3", &err));
-  g_clear_error(&err);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "unknown model preset \"gpt-3\" (one of gpt-7b");
   /* a dense model with EP > 1; a workload of the wrong size; too few hosts */
   ck_assert(wh_preset_spec_init(&s, "gpt-13b", NULL));
   s.ep = 2;
-  ck_assert(!wh_preset_spec_check(&s, NULL));
+  ck_assert(!wh_preset_spec_check(&s, &err));
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "gpt-13b: EP 2 on a dense model (EP must be 1)");
   small_gpt(&s, 2);
   Job j;
   job_open(&j, 1, 2, 3);
   ck_assert(!wh_preset_build(j.w, &s, &err));
-  fprintf(stderr, "error: %s\n", err->message);
-  g_clear_error(&err);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "tiny-gpt: TP 1 x PP 2 x DP 2 needs 4 ranks but the workload has 3");
+  ck_assert_uint_eq(wh_workload_n_ops(j.w), 0);
   job_close(&j);
   job_open(&j, 1, 2, 4);
   ck_assert(!wh_preset_build(j.w, &s, &err));
-  fprintf(stderr, "error: %s\n", err->message);
+  expect_error(&err, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+               "tiny-gpt needs 4 hosts: rank 2 -> host 2: no such rank or host");
   job_close(&j);
 }
 END_TEST

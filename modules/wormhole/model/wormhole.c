@@ -1,0 +1,456 @@
+/* Wormhole's observer on the native engine and its parameters; see wormhole.h. */
+#include "wormhole.h"
+
+#include <math.h>
+#include <string.h>
+#include "steady-window.h"
+#include "wormhole-private.h"
+
+static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NULL};
+static const char *const quantity_choices[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
+                                               NULL};
+
+static const WhParamSpec wormhole_params[] = {
+    {"Mode", WH_PARAM_CHOICE, "off",
+     "off: the exact engine alone; observe: partitions and steady-state detection, reported "
+     "in wormhole.json, nothing skipped (outputs unchanged); skip and memo: fast-forward and "
+     "memoization (not built yet)",
+     0, 0, 0, mode_choices},
+    {"Theta", WH_PARAM_DOUBLE, "0.05",
+     "steady when (max - min) / mean of a flow's last Window samples is below this, in [0, 1) "
+     "(0: never steady); default per CC, see docs/wormhole.md (paper: 5%, prototype 3%)",
+     WH_CHECK_MIN, 0, 1, NULL},
+    {"Window", WH_PARAM_INT, "2000",
+     "samples per steady-state window, l >= 2 (paper: 2000, prototype 1000); default per CC",
+     WH_CHECK_MIN | WH_CHECK_MAX, 2, 1000000, NULL},
+    {"SamplePeriod", WH_PARAM_TIME, "1us", "rate sampling period tau (paper: 1 us); default per CC",
+     WH_CHECK_POSITIVE, 0, 0, NULL},
+    {"Quantity", WH_PARAM_CHOICE, "cc-rate",
+     "what is sampled per flow: cc-rate (the CC's rate variable), delivered (payload per "
+     "period), delivered-avg (payload over AvgPeriods periods), cwnd-rtt (window / smoothed "
+     "RTT, for window CCs); default per CC",
+     0, 0, 0, quantity_choices},
+    {"AvgPeriods", WH_PARAM_INT, "8", "periods averaged by Quantity=delivered-avg",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 1024, NULL},
+    {"IdleRule", WH_PARAM_BOOL, "true",
+     "also count as steady a partition with no ECN mark, CNP, PFC frame or queue above one "
+     "frame at its ports for IdleWindow, unchanged for IdleWindow, every flow at line rate",
+     0, 0, 0, NULL},
+    {"IdleWindow", WH_PARAM_TIME, "10us",
+     "how long a partition must be quiet and unchanged for the idle rule; default per CC",
+     WH_CHECK_POSITIVE, 0, 0, NULL},
+    {"Study", WH_PARAM_BOOL, "false",
+     "also measure dR for every Quantity at windows of 100, 500 and 2000 samples in the same "
+     "run (\"study\" in wormhole.json; about 10 KB more per active flow)",
+     0, 0, 0, NULL},
+    {"StatsFrom", WH_PARAM_TIME, "0us",
+     "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
+     "out a warm-up); detection itself is unaffected",
+     0, 0, 0, NULL},
+    {NULL},
+};
+
+const WhTypeInfo wh_wormhole_type = {
+    "wh::Wormhole", "accelerator",
+    "Wormhole (NSDI '26): network partitions, steady-state detection (observe), fast-forward "
+    "and memoization of steady flow rates",
+    wormhole_params};
+
+/* The recommended setting per congestion control (docs/wormhole.md, "A chosen
+ * setting"): the value a parameter takes when nobody set it. */
+typedef struct {
+  const char *cc;
+  WhQuantity quantity;
+  double theta;
+  uint32_t window;
+  WhTime period;
+  WhTime idle_window;
+} Recommended;
+
+static const Recommended recommended[] = {
+    {"dcqcn", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US},
+    {"hpcc", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US},
+    {"timely", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US},
+    {"dctcp", WH_QUANTITY_CWND_RTT, 0.05, 2000, WH_US, 10 * WH_US},
+};
+
+const char *wh_wormhole_mode_name(WhWormholeMode mode)
+{
+  return mode_choices[mode];
+}
+
+const char *wh_quantity_name(WhQuantity q)
+{
+  return quantity_choices[q];
+}
+
+static int choice_index(const char *const *choices, const char *v)
+{
+  for (int i = 0; choices[i]; i++)
+    if (strcmp(choices[i], v) == 0)
+      return i;
+  return -1;
+}
+
+static gboolean bad(GError **error, const WhConfig *cfg, const char *param, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static gboolean bad(GError **error, const WhConfig *cfg, const char *param, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  const char *origin = wh_config_origin(cfg, "wh::Wormhole", param);
+  g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s%swh::Wormhole::%s: %s",
+              origin ? origin : "", origin ? ": " : "", param, msg);
+  return FALSE;
+}
+
+gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg, const char *cc,
+                                        gboolean scheduler_wormhole, GError **error)
+{
+  const char *T = "wh::Wormhole";
+  memset(p, 0, sizeof *p);
+  const Recommended *rec = &recommended[0];
+  for (size_t i = 0; i < G_N_ELEMENTS(recommended); i++)
+    if (strcmp(recommended[i].cc, cc) == 0)
+      rec = &recommended[i];
+  gboolean mode_set = wh_config_origin(cfg, T, "Mode") != NULL;
+  p->mode = (WhWormholeMode)choice_index(mode_choices, wh_config_choice(cfg, T, "Mode"));
+  if (scheduler_wormhole && !mode_set)
+    p->mode = WH_WORMHOLE_OBSERVE;
+  if (scheduler_wormhole && p->mode == WH_WORMHOLE_OFF)
+    return bad(error, cfg, "Mode", "off contradicts --scheduler wormhole");
+  if (p->mode == WH_WORMHOLE_SKIP || p->mode == WH_WORMHOLE_MEMO)
+    return bad(error, cfg, "Mode",
+               "%s is not built yet: this version has off and observe (observe detects steady "
+               "partitions and reports what could be skipped, in wormhole.json)",
+               wh_wormhole_mode_name(p->mode));
+#define PICK(param, getter, fallback)                                                              \
+  (wh_config_origin(cfg, T, param) ? getter(cfg, T, param) : (fallback))
+  p->det.theta = PICK("Theta", wh_config_double, rec->theta);
+  p->det.window = (uint32_t)PICK("Window", wh_config_int, rec->window);
+  p->det.period = PICK("SamplePeriod", wh_config_time, rec->period);
+  p->det.idle_window = PICK("IdleWindow", wh_config_time, rec->idle_window);
+#undef PICK
+  p->det.idle_rule = wh_config_bool(cfg, T, "IdleRule");
+  p->det.stats_from = wh_config_time(cfg, T, "StatsFrom");
+  p->study = wh_config_bool(cfg, T, "Study");
+  p->quantity =
+      wh_config_origin(cfg, T, "Quantity")
+          ? (WhQuantity)choice_index(quantity_choices, wh_config_choice(cfg, T, "Quantity"))
+          : rec->quantity;
+  p->avg_periods = (uint32_t)wh_config_int(cfg, T, "AvgPeriods");
+  if (!(p->det.theta >= 0 && p->det.theta < 1))
+    return bad(error, cfg, "Theta", "%g: must be at least 0 and below 1 (0: never steady)",
+               p->det.theta);
+  return TRUE;
+}
+
+/* ---- the observer ---- */
+
+#define WH_STUDY_WINDOWS 3
+static const uint32_t study_windows[WH_STUDY_WINDOWS] = {100, 500, 2000};
+
+typedef struct {
+  uint64_t last_rcv;
+  uint64_t samples;
+  WhSteadyWindow *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
+  double srtt_ps;
+  uint64_t *ring; /* delivered-avg: rcv_nxt at the last AvgPeriods + 1 ticks */
+  uint32_t ring_n, ring_head;
+} GlueFlow;
+
+struct WhWormhole {
+  WhSim *sim;
+  WhNet *net;
+  WhTransport *tp;
+  WhWormholeParams p;
+  WhDetector *det;
+  WhEventCounts *counts;
+  uint32_t monitor;
+  WhTime next_tick;
+  GArray *flows; /* GlueFlow by flow id */
+  uint64_t frame_bytes;
+  const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
+  void *label_ctx;
+  WhDrStats *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
+};
+
+static GlueFlow *glue(WhWormhole *wh, uint32_t id)
+{
+  if (id >= wh->flows->len)
+    g_array_set_size(wh->flows, id + 1);
+  return &g_array_index(wh->flows, GlueFlow, id);
+}
+
+static uint32_t flow_ports(const WhFlow *f, uint32_t *out)
+{
+  memcpy(out, f->fwd, f->fwd_hops * sizeof(uint32_t));
+  memcpy(out + f->fwd_hops, f->rev, f->rev_hops * sizeof(uint32_t));
+  return (uint32_t)f->fwd_hops + f->rev_hops;
+}
+
+/* Every quantity of one flow at a tick (v[WhQuantity]); moves the flow's baselines. */
+static void sample_values(WhWormhole *wh, const WhFlow *f, GlueFlow *g, double v[4],
+                          gboolean *at_line)
+{
+  double period_s = wh_time_to_s(wh->p.det.period);
+  double line = (double)f->line_rate;
+  double window_rate = f->cwnd && g->srtt_ps > 0 ? (double)f->cwnd * 8 / (g->srtt_ps * 1e-12) : 0;
+  *at_line = f->cwnd ? window_rate >= 0.99 * line : f->rate >= 0.999 * line;
+  uint64_t rcv = f->rcv_nxt;
+  v[WH_QUANTITY_CC_RATE] = f->rate;
+  v[WH_QUANTITY_DELIVERED] = (double)(rcv - g->last_rcv) * 8 / period_s;
+  v[WH_QUANTITY_CWND_RTT] = f->cwnd ? window_rate : f->rate;
+  v[WH_QUANTITY_DELIVERED_AVG] = 0;
+  if (g->ring) {
+    uint32_t cap = wh->p.avg_periods + 1;
+    uint32_t oldest = g->ring_n < cap ? 0 : g->ring_head;
+    uint32_t span = g->ring_n < cap ? g->ring_n : wh->p.avg_periods;
+    uint64_t base = g->ring_n ? g->ring[oldest] : g->last_rcv;
+    v[WH_QUANTITY_DELIVERED_AVG] = span ? (double)(rcv - base) * 8 / (period_s * span) : 0;
+    g->ring[g->ring_head] = rcv;
+    g->ring_head = (g->ring_head + 1) % cap;
+    g->ring_n = MIN(g->ring_n + 1, cap);
+  }
+  g->last_rcv = rcv;
+}
+
+/* The study: every quantity at every studied window length, in the same run. */
+static void study_push(WhWormhole *wh, GlueFlow *g, const double v[4], WhTime t)
+{
+  for (uint32_t q = 0; q < 4; q++) {
+    for (uint32_t k = 0; k < WH_STUDY_WINDOWS; k++) {
+      double dr, mean;
+      if (wh_steady_window_push(&g->study[q * WH_STUDY_WINDOWS + k], v[q], &dr, &mean) &&
+          t >= wh->p.det.stats_from)
+        wh_dr_stats_add(&wh->study[q * WH_STUDY_WINDOWS + k], dr);
+    }
+  }
+}
+
+static WhTime tick(WhSim *sim, void *ctx)
+{
+  WhWormhole *wh = ctx;
+  while (wh->next_tick <= sim->now && wh_detector_n_active(wh->det) > 0) {
+    uint32_t n = wh_detector_n_active(wh->det);
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t id = wh_detector_active(wh->det, i);
+      gboolean at_line;
+      double v[4];
+      GlueFlow *g = glue(wh, id);
+      gboolean baseline = g->samples++ == 0;
+      sample_values(wh, wh_transport_flow(wh->tp, id), g, v, &at_line);
+      wh_detector_sample(wh->det, id, wh->next_tick, v[wh->p.quantity], at_line);
+      if (g->study && !baseline)
+        study_push(wh, g, v, wh->next_tick);
+    }
+    wh_detector_tick(wh->det, wh->next_tick);
+    wh->next_tick += wh->p.det.period;
+  }
+  return wh_detector_n_active(wh->det) ? wh->next_tick : WH_TIME_MAX;
+}
+
+static void on_start(void *data, WhFlow *f)
+{
+  WhWormhole *wh = data;
+  WhTime now = wh->sim->now;
+  wh->counts = wh_wormhole_scheduler_counts(wh->sim->sched, wh->net->n_ports, wh->tp->n_flows);
+  GlueFlow *g = glue(wh, f->id);
+  memset(g, 0, sizeof *g);
+  g->last_rcv = f->rcv_nxt;
+  if (wh->p.quantity == WH_QUANTITY_DELIVERED_AVG || wh->study)
+    g->ring = g_new0(uint64_t, wh->p.avg_periods + 1);
+  if (wh->study) {
+    g->study = g_new(WhSteadyWindow, 4 * WH_STUDY_WINDOWS);
+    for (uint32_t k = 0; k < 4 * WH_STUDY_WINDOWS; k++)
+      wh_steady_window_init(&g->study[k], study_windows[k % WH_STUDY_WINDOWS]);
+  }
+  uint32_t ports[2 * 256];
+  uint32_t n = flow_ports(f, ports);
+  gboolean idle = wh_detector_n_active(wh->det) == 0;
+  wh_detector_flow_start(wh->det, f->id, ports, n, now);
+  if (idle) {
+    wh->next_tick = (now / wh->p.det.period + 1) * wh->p.det.period;
+    wh_sim_monitor_arm(wh->sim, wh->monitor, wh->next_tick);
+  }
+}
+
+static void on_acked(void *data, WhFlow *f)
+{
+  WhWormhole *wh = data;
+  wh_detector_flow_end(wh->det, f->id, wh->sim->now);
+  GlueFlow *g = glue(wh, f->id);
+  g_free(g->ring);
+  g->ring = NULL;
+  g_free(g->study);
+  g->study = NULL;
+}
+
+static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
+{
+  WhWormhole *wh = data;
+  if (ack->sent == 0)
+    return;
+  GlueFlow *g = glue(wh, f->id);
+  double rtt = (double)(wh->sim->now - ack->sent);
+  g->srtt_ps = g->srtt_ps > 0 ? g->srtt_ps + (rtt - g->srtt_ps) / 8 : rtt;
+}
+
+static void on_reroute(void *data, WhFlow *f, const uint32_t *old, uint16_t old_hops)
+{
+  (void)old;
+  (void)old_hops;
+  WhWormhole *wh = data;
+  uint32_t ports[2 * 256];
+  uint32_t n = flow_ports(f, ports);
+  wh_detector_flow_reroute(wh->det, f->id, ports, n, wh->sim->now);
+}
+
+static const WhTransportObserver observer = {
+    .on_start = on_start,
+    .on_ack = on_ack,
+    .on_acked = on_acked,
+    .on_reroute = on_reroute,
+};
+
+/* The idle rule's congestion signals. */
+static void hook_enqueue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  WhWormhole *wh = data;
+  if (qd->total_bytes > wh->frame_bytes || pkt->type == WH_PKT_CNP)
+    wh_detector_port_signal(wh->det, qd->port, wh->sim->now);
+}
+
+static void hook_mark(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  (void)pkt;
+  WhWormhole *wh = data;
+  wh_detector_port_signal(wh->det, qd->port, wh->sim->now);
+}
+
+static void hook_pfc(void *data, const WhQueueDisc *qd, unsigned prio, int pause)
+{
+  (void)prio;
+  (void)pause;
+  WhWormhole *wh = data;
+  wh_detector_port_signal(wh->det, qd->port, wh->sim->now);
+  wh_detector_port_signal(wh->det, wh->net->port[qd->port].peer, wh->sim->now);
+}
+
+static const WhQueueHooks signal_hooks = {
+    .on_enqueue = hook_enqueue,
+    .on_mark = hook_mark,
+    .on_pfc = hook_pfc,
+};
+
+static uint64_t delivered(void *ctx, uint32_t flow)
+{
+  WhWormhole *wh = ctx;
+  return wh_transport_flow(wh->tp, flow)->rcv_nxt;
+}
+
+static const char *label(void *ctx, uint32_t flow, char buf[24])
+{
+  WhWormhole *wh = ctx;
+  return wh->label(wh->label_ctx, flow, buf);
+}
+
+WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWormholeParams *p,
+                            const char *(*label_fn)(void *ctx, uint32_t flow, char buf[24]),
+                            void *label_ctx)
+{
+  g_return_val_if_fail(sim->sched->klass == &wh_wormhole_scheduler_class, NULL);
+  WhWormhole *wh = g_new0(WhWormhole, 1);
+  wh->sim = sim;
+  wh->net = net;
+  wh->tp = tp;
+  wh->p = *p;
+  wh->label = label_fn;
+  wh->label_ctx = label_ctx;
+  wh->flows = g_array_new(FALSE, TRUE, sizeof(GlueFlow));
+  wh->frame_bytes = (uint64_t)tp->p.mtu + tp->p.header_bytes;
+  if (p->study)
+    wh->study = g_new0(WhDrStats, 4 * WH_STUDY_WINDOWS);
+  wh->counts = wh_wormhole_scheduler_counts(sim->sched, net->n_ports, tp->n_flows);
+  WhDetectorSource src = {.delivered = delivered, .label = label, .ctx = wh};
+  wh->det = wh_detector_new(&p->det, net->n_ports, &src, wh->counts);
+  wh->monitor = wh_sim_add_monitor(sim, tick, wh, WH_TIME_MAX);
+  wh_transport_add_observer(tp, &observer, wh);
+  if (p->det.idle_rule)
+    wh_net_add_hooks(net, &signal_hooks, wh);
+  return wh;
+}
+
+void wh_wormhole_free(WhWormhole *wh)
+{
+  if (wh == NULL)
+    return;
+  wh_transport_remove_observer(wh->tp, &observer, wh);
+  if (wh->p.det.idle_rule)
+    wh_net_remove_hooks(wh->net, &signal_hooks, wh);
+  for (guint i = 0; i < wh->flows->len; i++) {
+    g_free(g_array_index(wh->flows, GlueFlow, i).ring);
+    g_free(g_array_index(wh->flows, GlueFlow, i).study);
+  }
+  g_free(wh->study);
+  g_array_unref(wh->flows);
+  wh_detector_free(wh->det);
+  g_free(wh);
+}
+
+void wh_wormhole_finish(WhWormhole *wh)
+{
+  wh_detector_finish(wh->det, wh->sim->now);
+}
+
+const WhWormholeParams *wh_wormhole_params(const WhWormhole *wh)
+{
+  return &wh->p;
+}
+
+const WhDetector *wh_wormhole_detector(const WhWormhole *wh)
+{
+  return wh->det;
+}
+
+const WhEventCounts *wh_wormhole_event_counts(const WhWormhole *wh)
+{
+  return wh->counts;
+}
+
+uint64_t wh_wormhole_memory(const WhWormhole *wh)
+{
+  WhDetectorStats st;
+  wh_detector_stats(wh->det, &st);
+  return (uint64_t)st.max_active * (sizeof(WhSteadyWindow) + 64) + (uint64_t)st.flows_seen * 120 +
+         (uint64_t)wh->net->n_ports * 40;
+}
+
+char *wh_wormhole_json(const WhWormhole *wh)
+{
+  g_autoptr(GString) h = g_string_new(NULL);
+  const WhWormholeParams *p = &wh->p;
+  g_string_append_printf(h, "  \"mode\": \"%s\",\n  \"quantity\": \"%s\",\n",
+                         wh_wormhole_mode_name(p->mode), wh_quantity_name(p->quantity));
+  g_string_append_printf(h, "  \"theta\": %g,\n  \"window\": %u,\n", p->det.theta, p->det.window);
+  g_string_append_printf(h, "  \"sample_period_ps\": %" G_GUINT64_FORMAT ",\n",
+                         (guint64)p->det.period);
+  if (p->quantity == WH_QUANTITY_DELIVERED_AVG)
+    g_string_append_printf(h, "  \"avg_periods\": %u,\n", p->avg_periods);
+  g_string_append_printf(h, "  \"idle_rule\": %s,\n  \"idle_window_ps\": %" G_GUINT64_FORMAT ",\n",
+                         p->det.idle_rule ? "true" : "false", (guint64)p->det.idle_window);
+  g_string_append_printf(h, "  \"memory_bytes_est\": %" G_GUINT64_FORMAT ",\n",
+                         wh_wormhole_memory(wh));
+  if (wh->study) {
+    g_string_append(h, "  \"study\": {\n");
+    for (uint32_t k = 0; k < 4 * WH_STUDY_WINDOWS; k++) {
+      g_string_append_printf(h, "    \"%s/%u\": ", wh_quantity_name(k / WH_STUDY_WINDOWS),
+                             study_windows[k % WH_STUDY_WINDOWS]);
+      wh_dr_stats_json(&wh->study[k], h);
+      g_string_append(h, k + 1 < 4 * WH_STUDY_WINDOWS ? ",\n" : "\n  },\n");
+    }
+  }
+  return wh_detector_json(wh->det, h->str);
+}

@@ -1,0 +1,79 @@
+/* Wormhole on the native engine: the replacement scheduler (a stock scheduler wrapped
+ * so that events can be attributed to partitions) and the observer that feeds the
+ * engine-neutral detector (steady-detector.h) from the transport's flow notifications,
+ * the queue discs' hooks and a sampling monitor on the simulator. The models never
+ * know it is there: it adds no events and draws no random numbers, so every output of
+ * a run is what the exact engine gives (observe mode). Parameters: wh::Wormhole.
+ * Cost with Mode=off: nothing (none of it is attached). In observe mode: one counter
+ * per event (the scheduler), one hook call per enqueue and mark (the idle rule's
+ * congestion signals), O(active flows) per sample period. */
+#ifndef WH_WORMHOLE_H
+#define WH_WORMHOLE_H
+
+#include <glib.h>
+#include "rdma-transport.h"
+#include "registry.h"
+#include "steady-detector.h"
+
+typedef enum {
+  WH_WORMHOLE_OFF,
+  WH_WORMHOLE_OBSERVE,
+  WH_WORMHOLE_SKIP,
+  WH_WORMHOLE_MEMO,
+} WhWormholeMode;
+
+typedef enum {
+  WH_QUANTITY_CC_RATE,       /* the CC's rate variable */
+  WH_QUANTITY_DELIVERED,     /* payload delivered per period */
+  WH_QUANTITY_DELIVERED_AVG, /* payload delivered over the last AvgPeriods periods */
+  WH_QUANTITY_CWND_RTT,      /* window over smoothed RTT (window CCs), else the rate */
+} WhQuantity;
+
+typedef struct {
+  WhWormholeMode mode;
+  WhQuantity quantity;
+  WhDetectorParams det;
+  uint32_t avg_periods;
+  gboolean study; /* every quantity at l = 100, 500, 2000 too */
+} WhWormholeParams;
+
+extern const WhTypeInfo wh_wormhole_type;
+extern const WhSchedulerClass wh_wormhole_scheduler_class;
+
+const char *wh_wormhole_mode_name(WhWormholeMode mode);
+const char *wh_quantity_name(WhQuantity q);
+
+/* Reads wh::Wormhole; parameters left at their defaults take the recommended value
+ * for congestion control `cc` (docs/wormhole.md). `scheduler_wormhole`: the user
+ * asked for --scheduler wormhole (observe mode unless Mode says otherwise). Errors
+ * name the parameter and where it was set. */
+gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg, const char *cc,
+                                        gboolean scheduler_wormhole, GError **error);
+
+/* The Wormhole scheduler around a fresh `inner` scheduler (transfer full). */
+WhScheduler *wh_wormhole_scheduler_new(const WhSchedulerClass *inner);
+/* The inner class of a Wormhole scheduler, NULL for any other scheduler. */
+const WhSchedulerClass *wh_wormhole_scheduler_inner(const WhScheduler *s);
+
+typedef struct WhWormhole WhWormhole;
+
+/* Attaches the observer to a built run (sim must run on a Wormhole scheduler).
+ * `label` names flows in the report. (transfer full) */
+WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWormholeParams *p,
+                            const char *(*label)(void *ctx, uint32_t flow, char buf[24]),
+                            void *label_ctx);
+void wh_wormhole_free(WhWormhole *wh);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhWormhole, wh_wormhole_free)
+
+/* Closes what is open at the end of the run. */
+void wh_wormhole_finish(WhWormhole *wh);
+const WhWormholeParams *wh_wormhole_params(const WhWormhole *wh);
+const WhDetector *wh_wormhole_detector(const WhWormhole *wh);
+/* The scheduler's event counters (transfer none). */
+const WhEventCounts *wh_wormhole_event_counts(const WhWormhole *wh);
+/* The report (wormhole.json) (transfer full). */
+char *wh_wormhole_json(const WhWormhole *wh);
+/* Bytes held by the observer and detector now (an estimate). */
+uint64_t wh_wormhole_memory(const WhWormhole *wh);
+
+#endif
