@@ -314,6 +314,24 @@ START_TEST(test_workload_over_budget_refused)
 }
 END_TEST
 
+/* Model presets and native workloads are sized before they are built too. */
+START_TEST(test_preset_and_native_workloads_over_budget_refused)
+{
+  g_autofree char *preset = wh_test_source_path("scenarios/presets/gpt-175b-dcqcn.xml");
+  g_autofree char *native = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  const char *args1[] = {"run", preset, "--iterations", "100000", "--max-memory", "8GB", NULL};
+  const char *args2[] = {"run", native, "--iterations", "100000", "--max-memory", "100MB", NULL};
+  g_autofree char *err1 = NULL, *err2 = NULL;
+  ck_assert_int_eq(wh_test_whsim(args1, NULL, &err1), 2);
+  ck_assert_msg(strstr(err1, "<workload model>: 3078400000 ops (100000 iterations) need about") !=
+                    NULL,
+                "%s", err1);
+  ck_assert_int_eq(wh_test_whsim(args2, NULL, &err2), 2);
+  ck_assert_msg(strstr(err2, "<workload>: 1500000 ops (100000 iterations)") != NULL, "%s", err2);
+  ck_assert_msg(strstr(err2, "(--max-memory)") != NULL, "%s", err2);
+}
+END_TEST
+
 /* ---- 6: outputs ---- */
 
 /* Counts the entries of `dir`. */
@@ -753,6 +771,7 @@ Suite *wh_hardening_suite(void)
   tcase_set_timeout(memory, 60);
   tcase_add_test(memory, test_network_over_budget_refused);
   tcase_add_test(memory, test_workload_over_budget_refused);
+  tcase_add_test(memory, test_preset_and_native_workloads_over_budget_refused);
   suite_add_tcase(s, memory);
   TCase *importer = tcase_create("importer");
   tcase_add_test(importer, test_simai_integral_float_sizes);

@@ -459,6 +459,25 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   return TRUE;
 }
 
+/* A workload of `ops` ops (all iterations) must fit what the network left of the
+ * memory budget. */
+static gboolean check_workload_memory(const WhRun *run, uint64_t ops, const char *what, int line,
+                                      GError **error)
+{
+  uint64_t left = run->memory_budget > run->memory_network
+                      ? run->memory_budget - run->memory_network
+                      : 0,
+           need = ops * WH_WORKLOAD_BYTES_PER_OP;
+  if (need <= left)
+    return TRUE;
+  g_autofree char *need_s = wh_units_format_bytes(need);
+  g_autofree char *left_s = wh_units_format_bytes(left);
+  return fail_at(error, run->sc, line,
+                 "%s: %" G_GUINT64_FORMAT " ops (%u iterations) need about %s; the memory budget "
+                 "left after the network is %s (--max-memory)",
+                 what, ops, run->iterations, need_s, left_s);
+}
+
 static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
@@ -476,6 +495,9 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                    "<workload model>: the parallel config needs %u GPUs but the topology has %u "
                    "hosts",
                    facts.ranks, run->net->n_hosts);
+  if (!check_workload_memory(run, (uint64_t)facts.ops * run->iterations, "<workload model>",
+                             sc->workload_line, error))
+    return FALSE;
   run->workload = wh_workload_new(run->tp, facts.ranks);
   if (!wh_preset_build(run->workload, &spec, &err))
     return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
@@ -507,6 +529,9 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
                    "<workload>: uses rank %u but the topology has %u hosts (one rank per host)",
                    ranks - 1, run->net->n_hosts);
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
+  if (!check_workload_memory(run, (uint64_t)n * run->iterations, "<workload>", sc->workload_line,
+                             error))
+    return FALSE;
   run->ops_per_iteration = n;
   run->workload = wh_workload_new(run->tp, ranks);
   g_autofree gboolean *is_dep = g_new0(gboolean, n);

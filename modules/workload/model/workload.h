@@ -45,6 +45,10 @@ typedef enum {
 
 typedef struct WhWorkload WhWorkload;
 
+/* Bytes an op costs in a workload (the op, its name, dependencies and successor list,
+ * its transfers), an estimate for the memory budget. */
+#define WH_WORKLOAD_BYTES_PER_OP 256u
+
 /* (transfer full); `tp` (transfer none) must outlive it. Ranks 0..n_ranks-1 run on
  * hosts 0..n_ranks-1 unless wh_workload_map_rank says otherwise. The workload installs
  * itself as the transport's flow-done callback. */
