@@ -13,6 +13,7 @@
 #include "registry.h"
 #include "simai-import.h"
 #include "test-util.h"
+#include "units.h"
 
 typedef struct {
   char *dir;      /* temporary directory, removed by case_free */
@@ -226,6 +227,26 @@ START_TEST(test_referenced_file_confined)
                   "content leaked: %s", c->err);
   }
   ck_assert_int_eq(case_whsim(c, "validate", "--data-dir", good_dir, NULL), 0);
+}
+END_TEST
+
+/* A bad value is quoted by a short, printable prefix only. */
+START_TEST(test_bad_value_quoted_short)
+{
+  g_autoptr(GString) value = g_string_new("\x01secret");
+  for (int i = 0; i < 500; i++)
+    g_string_append(value, "y");
+  g_autofree char *set = g_strdup_printf(
+      "  <set param=\"wh::Link::Rate\" value=\"%s\"/>\n  <set param=\"wh::Link::Delay\" "
+      "value=\"%s\"/>\n",
+      value->str + 1, value->str + 1);
+  g_autofree char *xml = dumbbell_xml(set, "size=\"1KB\"");
+  g_autoptr(Case) c = case_new(xml);
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+  assert_err_has(c, "\"secretyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"...");
+  ck_assert_msg(strlen(c->err) < 300, "%zu bytes: %s", strlen(c->err), c->err);
+  g_autofree char *q = wh_units_quote(value->str);
+  ck_assert_str_eq(q, "\"\\x01secretyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"...");
 }
 END_TEST
 
@@ -761,6 +782,7 @@ Suite *wh_hardening_suite(void)
   TCase *files = tcase_create("files");
   tcase_set_timeout(files, 60);
   tcase_add_test(files, test_referenced_file_confined);
+  tcase_add_test(files, test_bad_value_quoted_short);
   tcase_add_test(files, test_non_regular_and_huge_inputs_refused);
   suite_add_tcase(s, files);
   TCase *devices = tcase_create("devices");

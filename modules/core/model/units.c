@@ -40,6 +40,27 @@ static const UnitSuffix time_units[] = {
     {"ps", 1.0}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12},
 };
 
+char *wh_units_quote(const char *text)
+{
+  if (text == NULL)
+    return g_strdup("\"\"");
+  gsize len = strlen(text), cut = MIN(len, (gsize)WH_UNITS_QUOTE_MAX);
+  while (cut > 0 && cut < len && ((unsigned char)text[cut] & 0xc0) == 0x80)
+    cut--; /* not inside a UTF-8 sequence */
+  GString *s = g_string_new("\"");
+  for (gsize i = 0; i < cut; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (c < 0x20 || c == 0x7f)
+      g_string_append_printf(s, "\\x%02x", c);
+    else
+      g_string_append_c(s, (char)c);
+  }
+  g_string_append_c(s, '"');
+  if (cut < len)
+    g_string_append(s, "...");
+  return g_string_free(s, FALSE);
+}
+
 /* Split "12.5Gbps" into a non-negative number and a suffix looked up in `units`. */
 static gboolean parse_quantity(const char *text, const UnitSuffix *units, size_t n_units,
                                const char *what, const char *example, uint64_t *out, GError **error)
@@ -49,25 +70,24 @@ static gboolean parse_quantity(const char *text, const UnitSuffix *units, size_t
                 what, example);
     return FALSE;
   }
+  g_autofree char *q = wh_units_quote(text);
   const char *p = text;
   while (*p == ' ')
     p++;
   if (*p == '-') {
-    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_RANGE, "%s \"%s\" is negative", what, text);
+    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_RANGE, "%s %s is negative", what, q);
     return FALSE;
   }
   if (!g_ascii_isdigit(*p) && *p != '.') {
     g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX,
-                "%s \"%s\" does not start with a number (expected e.g. \"%s\")", what, text,
-                example);
+                "%s %s does not start with a number (expected e.g. \"%s\")", what, q, example);
     return FALSE;
   }
   char *end = NULL;
   errno = 0;
   double v = g_ascii_strtod(p, &end);
   if (errno != 0 || end == p || !isfinite(v)) {
-    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX, "%s \"%s\" is not a number", what,
-                text);
+    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX, "%s %s is not a number", what, q);
     return FALSE;
   }
   while (*end == ' ')
@@ -80,22 +100,22 @@ static gboolean parse_quantity(const char *text, const UnitSuffix *units, size_t
     }
   }
   if (u == NULL) {
+    g_autofree char *qend = wh_units_quote(end);
     GString *list = g_string_new(NULL);
     for (size_t i = 0; i < n_units; i++)
       g_string_append_printf(list, "%s%s", i ? ", " : "", units[i].suffix);
     if (*end)
       g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_UNIT,
-                  "%s \"%s\" has unknown unit \"%s\" (expected one of: %s)", what, text, end,
-                  list->str);
+                  "%s %s has unknown unit %s (expected one of: %s)", what, q, qend, list->str);
     else
       g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_UNIT,
-                  "%s \"%s\" has no unit (expected one of: %s)", what, text, list->str);
+                  "%s %s has no unit (expected one of: %s)", what, q, list->str);
     g_string_free(list, TRUE);
     return FALSE;
   }
   double scaled = round(v * u->scale);
   if (scaled >= 18446744073709551615.0) {
-    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_RANGE, "%s \"%s\" is too large", what, text);
+    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_RANGE, "%s %s is too large", what, q);
     return FALSE;
   }
   *out = (uint64_t)scaled;
@@ -119,9 +139,9 @@ gboolean wh_units_parse_time(const char *text, WhTime *out_ps, GError **error)
   if (!parse_quantity(text, time_units, G_N_ELEMENTS(time_units), "time", "1us", out_ps, error))
     return FALSE;
   if (*out_ps > WH_TIME_HORIZON) {
+    g_autofree char *q = wh_units_quote(text);
     g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_RANGE,
-                "time \"%s\" lies beyond the time horizon of %.0f s", text,
-                wh_time_to_s(WH_TIME_HORIZON));
+                "time %s lies beyond the time horizon of %.0f s", q, wh_time_to_s(WH_TIME_HORIZON));
     return FALSE;
   }
   return TRUE;
@@ -137,7 +157,8 @@ gboolean wh_units_parse_int(const char *text, int64_t *out, GError **error)
   errno = 0;
   gint64 v = g_ascii_strtoll(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0') {
-    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX, "\"%s\" is not an integer", text);
+    g_autofree char *q = wh_units_quote(text);
+    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX, "%s is not an integer", q);
     return FALSE;
   }
   *out = v;
@@ -154,7 +175,8 @@ gboolean wh_units_parse_double(const char *text, double *out, GError **error)
   errno = 0;
   double v = g_ascii_strtod(text, &end);
   if (errno != 0 || end == text || *end != '\0' || !isfinite(v)) {
-    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX, "\"%s\" is not a number", text);
+    g_autofree char *q = wh_units_quote(text);
+    g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX, "%s is not a number", q);
     return FALSE;
   }
   *out = v;
@@ -175,9 +197,9 @@ gboolean wh_units_parse_bool(const char *text, gboolean *out, GError **error)
       return TRUE;
     }
   }
+  g_autofree char *q = wh_units_quote(text);
   g_set_error(error, WH_UNITS_ERROR, WH_UNITS_ERROR_SYNTAX,
-              "\"%s\" is not a boolean (expected true/false, on/off, yes/no, 1/0)",
-              text ? text : "");
+              "%s is not a boolean (expected true/false, on/off, yes/no, 1/0)", q);
   return FALSE;
 }
 

@@ -25,6 +25,11 @@ gboolean wh_units_parse_int(const char *text, int64_t *out, GError **error);
 gboolean wh_units_parse_double(const char *text, double *out, GError **error);
 gboolean wh_units_parse_bool(const char *text, gboolean *out, GError **error);
 
+/* A value as error messages quote it: in double quotes, at most WH_UNITS_QUOTE_MAX
+ * bytes of it (then "..."), control characters as \xNN (transfer full). */
+#define WH_UNITS_QUOTE_MAX 40
+char *wh_units_quote(const char *text);
+
 /* Bytes in decimal units with one decimal for reports: "586.6 GB" (transfer full). */
 char *wh_units_format_bytes(uint64_t bytes);
 
