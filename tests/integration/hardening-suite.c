@@ -115,6 +115,20 @@ static char *dumbbell_xml(const char *sets, const char *flow_attrs)
                          sets, flow_attrs);
 }
 
+/* Writes `text` as w.txt beside the scenario, a Star of 16 hosts with
+ * <workload simai="w.txt" EXTRA/>. */
+static void simai_case_files(Case *c, const char *text, const char *extra)
+{
+  g_autofree char *wl = g_build_filename(c->dir, "w.txt", NULL);
+  ck_assert(g_file_set_contents(wl, text, -1, NULL));
+  g_autofree char *xml =
+      g_strdup_printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"g\">\n"
+                      "  <topology type=\"wh::Star\"><param name=\"Hosts\" value=\"16\"/>"
+                      "</topology>\n  <workload simai=\"w.txt\" %s/>\n</scenario>\n",
+                      extra);
+  ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
+}
+
 /* ---- 1: a frame larger than a buffer ---- */
 
 START_TEST(test_buffer_smaller_than_frame_refused)
@@ -175,6 +189,20 @@ START_TEST(test_times_beyond_horizon_refused)
     assert_err_has(c, "scenario.xml:");
     assert_err_has(c, "time horizon of 1000000 s");
   }
+}
+END_TEST
+
+/* A SimAI time beyond the horizon is refused when the file is read. */
+START_TEST(test_simai_time_beyond_horizon_refused)
+{
+  g_autoptr(Case) c = case_new(NULL);
+  simai_case_files(c,
+                   "DATA all_gpus: 4\n1\n"
+                   "a -1 1000000000000001 NONE 0 1000 NONE 0 1000 ALLREDUCE 4096 0\n",
+                   "");
+  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+  assert_err_has(c, "w.txt:3: field 3");
+  assert_err_has(c, "at most 1000000000000000");
 }
 END_TEST
 
@@ -496,20 +524,6 @@ END_TEST
 
 /* ---- 11: the GPU count of a SimAI job ---- */
 
-/* Writes `text` as w.txt beside the scenario, a Star of 16 hosts with
- * <workload simai="w.txt" EXTRA/>. */
-static void simai_case_files(Case *c, const char *text, const char *extra)
-{
-  g_autofree char *wl = g_build_filename(c->dir, "w.txt", NULL);
-  ck_assert(g_file_set_contents(wl, text, -1, NULL));
-  g_autofree char *xml =
-      g_strdup_printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"g\">\n"
-                      "  <topology type=\"wh::Star\"><param name=\"Hosts\" value=\"16\"/>"
-                      "</topology>\n  <workload simai=\"w.txt\" %s/>\n</scenario>\n",
-                      extra);
-  ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
-}
-
 START_TEST(test_simai_gpus_attribute)
 {
   static const char data_file[] = "DATA\n1\nfc -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 65536 0\n";
@@ -778,6 +792,7 @@ Suite *wh_hardening_suite(void)
   tcase_add_test(tc, test_retry_limit_ends_run);
   tcase_add_test(tc, test_times_beyond_horizon_refused);
   tcase_add_test(tc, test_sum_beyond_horizon_stops_run);
+  tcase_add_test(tc, test_simai_time_beyond_horizon_refused);
   suite_add_tcase(s, tc);
   TCase *files = tcase_create("files");
   tcase_set_timeout(files, 60);

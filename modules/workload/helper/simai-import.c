@@ -21,8 +21,8 @@ GQuark wh_simai_error_quark(void)
 
 #define NONE_ID UINT32_MAX
 #define MAX_LAYERS 1000000u
-#define MAX_BYTES ((uint64_t)1 << 50) /* 1 PiB: keeps the workload's chunk arithmetic safe */
-#define MAX_NS (UINT64_MAX / 1000)    /* ns -> ps without overflow */
+#define MAX_BYTES ((uint64_t)1 << 50)    /* 1 PiB: keeps the workload's chunk arithmetic safe */
+#define MAX_NS (WH_TIME_HORIZON / WH_NS) /* a time within the horizon (10^6 s) */
 #define N_FIELDS 12
 
 static const char *const field_names[N_FIELDS] = {
