@@ -550,18 +550,19 @@ START_TEST(test_simai_gpus_attribute)
   assert_summary_has(c, "\"gpus_from_hosts\": true");
   /* disagreements and impossible counts are refused */
   g_autofree char *with_all = g_strdup_printf("DATA all_gpus: 8\n%s", data_file + 5);
-  simai_case_files(c, with_all, "gpus=\"16\"");
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-  assert_err_has(c, "8 GPUs, but the scenario gives gpus=\"16\"");
-  simai_case_files(c, data_file, "gpus=\"32\"");
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-  assert_err_has(c, "only 16 ranks");
-  simai_case_files(c, hybrid_file, "gpus=\"5\"");
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-  assert_err_has(c, "not a multiple");
-  simai_case_files(c, hybrid_file, "");
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-  assert_err_has(c, "gpus=");
+  const struct {
+    const char *file, *attr, *expect;
+  } refused[] = {
+      {with_all, "gpus=\"16\"", "8 GPUs, but the scenario gives gpus=\"16\""},
+      {data_file, "gpus=\"32\"", "only 16 ranks"},
+      {hybrid_file, "gpus=\"5\"", "not a multiple"},
+      {hybrid_file, "", "gpus="},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+    simai_case_files(c, refused[i].file, refused[i].attr);
+    ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
+    assert_err_has(c, refused[i].expect);
+  }
 }
 END_TEST
 
