@@ -86,7 +86,7 @@ gboolean wh_file_check_inside(const char *path, const char *const *roots, GError
     g_autofree char *root = realpath(*r, NULL);
     if (root && is_below(real, root))
       return TRUE;
-    g_string_append_printf(names, "%s%s", names->len ? ", " : "", *r);
+    g_string_append_printf(names, "%s%s", names->len ? ", " : "", root ? root : *r);
   }
   g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
               "lies outside %s; a referenced file must be in the scenario's directory tree or "
