@@ -1,9 +1,10 @@
 /* whsim: the command-line front end. `whsim run` loads a scenario, applies command-
- * line overrides, simulates, checks conservation and writes summary.json and
- * flows.csv; `whsim list` prints every registered type and parameter; `whsim
- * validate` only loads and checks a scenario. Exit status: 0 success, 1 the outputs
- * could not be written or the simulation ended in an inconsistent state (outputs are
- * still written, for diagnosis), 2 bad input or usage. */
+ * line overrides, checks the output directory, simulates, checks conservation and
+ * writes the outputs (see outputs.h); `whsim list` prints every registered type and
+ * parameter; `whsim validate` only loads and checks a scenario and reports its size.
+ * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
+ * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
+ * written, for diagnosis), 2 bad input or usage (nothing written). */
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
