@@ -141,7 +141,7 @@ static void print_report(const WhRun *run, const char *out_dir)
   printf("engine     %.0f events in %.3f s (%.2f M events/s, %.2f M link traversals/s)\n", ev,
          run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
   if (out_dir)
-    printf("outputs    %s/summary.json, %s/flows.csv%s%s\n", out_dir, out_dir,
+    printf("outputs    %s/summary.json, %s/flows.csv, links.csv%s%s\n", out_dir, out_dir,
            run->workload ? ", ops.csv, trace.json" : "",
            run->sampler ? ", rates.csv, queues.csv" : "");
   g_free(fct);

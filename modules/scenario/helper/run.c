@@ -657,6 +657,49 @@ static void append_iterations(GString *j, const WhRun *run)
   g_string_free(exp, TRUE);
 }
 
+/* The summary's per-tier link statistics: for each tier present, its directed ports,
+ * those that carried a frame, their frames and bytes, mean and largest busy fraction
+ * over the ports that carried a frame, PFC pause time and the largest egress queue. */
+static void append_link_tiers(GString *j, const WhRun *run)
+{
+  const WhNet *net = run->net;
+  struct TierSum {
+    uint32_t ports, active;
+    uint64_t frames, bytes, max_queue;
+    WhTime busy, busy_max, paused;
+  } t[WH_N_TIERS];
+  memset(t, 0, sizeof t);
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    struct TierSum *x = &t[p->tier];
+    x->ports++;
+    x->active += p->st.frames > 0;
+    x->frames += p->st.frames;
+    x->bytes += p->st.bytes;
+    x->busy += p->st.busy;
+    x->busy_max = MAX(x->busy_max, p->st.busy);
+    x->paused += wh_net_port_paused_time(net, p);
+    x->max_queue = MAX(x->max_queue, p->st.max_queue);
+  }
+  double end = run->sim->now ? (double)run->sim->now : 1.0;
+  g_string_append(j, "  \"link_tiers\": {");
+  const char *sep = "";
+  for (int k = 0; k < WH_N_TIERS; k++) {
+    if (t[k].ports == 0)
+      continue;
+    g_string_append_printf(
+        j,
+        "%s\n    \"%s\": {\"ports\": %u, \"active_ports\": %u, \"frames\": %" G_GUINT64_FORMAT
+        ", \"bytes\": %" G_GUINT64_FORMAT ", \"busy_mean\": %.6f, \"busy_max\": %.6f, "
+        "\"pause_ps\": %" G_GUINT64_FORMAT ", \"max_queue_bytes\": %" G_GUINT64_FORMAT "}",
+        sep, wh_net_tier_name((WhLinkTier)k), t[k].ports, t[k].active, t[k].frames, t[k].bytes,
+        t[k].active ? (double)t[k].busy / t[k].active / end : 0.0, (double)t[k].busy_max / end,
+        (guint64)t[k].paused, t[k].max_queue);
+    sep = ",";
+  }
+  g_string_append(j, "\n  },\n");
+}
+
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   const WhTransportCounters *c = &run->tp->c;
@@ -694,6 +737,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("events_executed", run->sim->events_executed);
   FIELD("packets_delivered", nc->packets_delivered);
   FIELD("link_traversals", nc->link_traversals);
+  FIELD("link_bytes", nc->link_bytes);
   FIELD("pfc_pauses", nc->pfc_pauses);
   FIELD("pfc_resumes", nc->pfc_resumes);
   FIELD("ecn_marks", wh_net_ecn_marks(run->net));
@@ -734,6 +778,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   }
   if (run->workload && !wh_run_stopped_early(run))
     append_iterations(j, run);
+  append_link_tiers(j, run);
   if (with_wall)
     g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
   g_string_append_printf(j, "  \"flows\": %u\n}\n", run->tp->n_flows);
@@ -785,6 +830,29 @@ static gboolean write_samples(const WhRun *run, const char *dir, GError **error)
          write_atomically(dir, "queues.csv", queues->str, error);
 }
 
+char *wh_run_links_csv(const WhRun *run)
+{
+  const WhNet *net = run->net;
+  double end = run->sim->now ? (double)run->sim->now : 1.0;
+  GString *csv =
+      g_string_new("port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
+                   "max_queue_bytes\n");
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    WhTime paused = wh_net_port_paused_time(net, p);
+    if (p->st.frames == 0 && p->st.busy == 0 && paused == 0)
+      continue;
+    g_string_append_printf(csv,
+                           "%u,%u,%u,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                           ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f,%" G_GUINT64_FORMAT
+                           ",%" G_GUINT64_FORMAT "\n",
+                           i, p->node, p->peer_node, wh_net_tier_name((WhLinkTier)p->tier),
+                           p->rate_bps, p->st.frames, p->st.bytes, (guint64)p->st.busy,
+                           (double)p->st.busy / end, (guint64)paused, p->st.max_queue);
+  }
+  return g_string_free(csv, FALSE);
+}
+
 gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
 {
   if (g_mkdir_with_parents(dir, 0755) != 0) {
@@ -805,7 +873,9 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
     else
       g_string_append(csv, ",\n");
   }
+  g_autofree char *links = wh_run_links_csv(run);
   gboolean ok = write_atomically(dir, "flows.csv", csv->str, error) &&
+                write_atomically(dir, "links.csv", links, error) &&
                 write_atomically(dir, "summary.json", summary, error);
   g_string_free(csv, TRUE);
   if (ok && run->sampler)

@@ -353,11 +353,12 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
 }
 
 static gboolean df_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate, WhTime delay,
-                        uint32_t *port_ab, GError **error)
+                        WhLinkTier tier, uint32_t *port_ab, GError **error)
 {
   uint32_t first = wh_net_build_port_count(net);
   if (!wh_net_add_link(net, a, b, rate, delay, error))
     return FALSE;
+  wh_net_set_link_tier(net, first, tier);
   if (port_ab)
     *port_ab = first; /* ports are added a-side first */
   return TRUE;
@@ -428,18 +429,20 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
   for (uint32_t n = 0; n < nodes && ok; n++) {
     uint32_t gs = df->gsw0 + n * GCDS;
     for (uint32_t c = 0; c < GCDS && ok; c++)
-      ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay, NULL, error);
+      ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay, WH_TIER_HOST, NULL,
+                   error);
     for (size_t w = 0; w < G_N_ELEMENTS(node_wiring) && ok; w++) {
       uint32_t pa = 0, ca = node_wiring[w].a, cb = node_wiring[w].b;
-      ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, &pa, error);
+      ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, WH_TIER_FABRIC,
+                   &pa, error);
       df->gcd_port[(size_t)n * 64 + ca * GCDS + cb] = pa;
       df->gcd_port[(size_t)n * 64 + cb * GCDS + ca] = pa + 1;
     }
     /* NIC q hangs off the first GCD of package q; its port on the node's switch */
     for (uint32_t q = 0; q < NICS && ok; q++) {
       uint32_t pu = 0;
-      ok = df_link(net, gs + 2 * q, df->sw0 + n / sh->nodes_per_switch, ep_rate, ep_delay, &pu,
-                   error);
+      ok = df_link(net, gs + 2 * q, df->sw0 + n / sh->nodes_per_switch, ep_rate, ep_delay,
+                   WH_TIER_NIC, &pu, error);
       df->nic_up[n * NICS + q] = pu;
       df->nic_down[n * NICS + q] = pu + 1;
     }
@@ -464,7 +467,8 @@ static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, ui
     df->host_sw = g_new(uint32_t, sh->hosts);
     for (uint32_t hst = 0; hst < sh->hosts && ok; hst++) {
       df->host_sw[hst] = hst / p;
-      ok = df_link(net, host0 + hst, df->sw0 + hst / p, ep_rate, ep_delay, NULL, error);
+      ok = df_link(net, host0 + hst, df->sw0 + hst / p, ep_rate, ep_delay, WH_TIER_HOST, NULL,
+                   error);
     }
   }
   df->local_port = g_new(uint32_t, (size_t)G * a * a);
@@ -473,7 +477,8 @@ static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, ui
     for (uint32_t s = 0; s < a && ok; s++)
       for (uint32_t t = s + 1; t < a && ok; t++) {
         uint32_t pst = 0;
-        ok = df_link(net, df->sw0 + g * a + s, df->sw0 + g * a + t, lo_rate, lo_delay, &pst, error);
+        ok = df_link(net, df->sw0 + g * a + s, df->sw0 + g * a + t, lo_rate, lo_delay,
+                     WH_TIER_LOCAL, &pst, error);
         df->local_port[((size_t)g * a + s) * a + t] = pst;
         df->local_port[((size_t)g * a + t) * a + s] = pst + 1;
       }
@@ -487,7 +492,7 @@ static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, ui
         uint32_t mi = ((j - i + G) % G - 1) * L + k, mj = ((i - j + G) % G - 1) * L + k;
         uint32_t pij = 0;
         ok = df_link(net, df->sw0 + i * a + mi % a, df->sw0 + j * a + mj % a, gl_rate, gl_delay,
-                     &pij, error);
+                     WH_TIER_GLOBAL, &pij, error);
         df->global_port[((size_t)i * G + j) * L + k] = pij;
         df->global_port[((size_t)j * G + i) * L + k] = pij + 1;
         if (ok && sh->virtual_channels) {
