@@ -155,10 +155,11 @@ uint32_t wh_net_build_port_count(const WhNet *net)
   return net->build_ports->len;
 }
 
-void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump)
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, WhVcBump mode)
 {
   g_return_if_fail(net->build_ports != NULL && port < net->build_ports->len);
-  g_array_index(net->build_ports, WhPort, port).vc_bump = bump ? 1 : 0;
+  g_return_if_fail(mode <= WH_VC_BUMP_SAME_TIER);
+  g_array_index(net->build_ports, WhPort, port).vc_bump = (uint8_t)mode;
 }
 
 void wh_net_set_link_tier(WhNet *net, uint32_t port, WhLinkTier tier)
@@ -589,7 +590,8 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
   /* ingress accounting (PFC) in the priority the packet crossed the link with; its
    * next egress queue and link in the next virtual channel after a bumping link */
   pkt->in_prio = pkt->prio;
-  if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1)
+  if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1 &&
+      (link->vc_bump == WH_VC_BUMP_ALWAYS || net->port[pkt->route[pkt->hop]].tier == link->tier))
     pkt->prio--;
   switch_enqueue(net, &net->node[link->peer_node], in, &net->port[pkt->route[pkt->hop]], pkt);
 }

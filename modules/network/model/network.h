@@ -144,8 +144,8 @@ typedef struct {
   uint8_t pfc_pending;              /* priorities whose state the peer has not been told yet */
   uint8_t pfc_data_mask;            /* priorities subject to PFC */
   uint8_t frozen;                   /* held still by wh_net_freeze_port: no dequeue */
-  uint8_t vc_bump;                  /* data crossing this link moves to the next virtual
-                                       channel: priority - 1 (down to 1) at the far end */
+  uint8_t vc_bump;                  /* WhVcBump: when data crossing this link moves to
+                                       the next virtual channel (priority - 1, down to 1) */
   uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
   uint8_t tier;                     /* WhLinkTier */
   uint64_t tx_bytes;
@@ -210,9 +210,18 @@ gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, 
                          GError **error);
 /* Before finalize: the number of ports added so far. */
 uint32_t wh_net_build_port_count(const WhNet *net);
-/* Before finalize: data leaving through `port` moves to the next virtual channel
- * (WhPort.vc_bump). */
-void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump);
+/* When data crossing a port's link moves to the next virtual channel (priority - 1,
+ * down to 1, at the far end): never, always (a dragonfly's global links), or only when
+ * its next link has the same tier as this one (a dragonfly's local links: the second of
+ * two local hops in a row, as on a detour through another switch of the group). */
+typedef enum {
+  WH_VC_BUMP_NONE,
+  WH_VC_BUMP_ALWAYS,
+  WH_VC_BUMP_SAME_TIER,
+} WhVcBump;
+
+/* Before finalize: the port's WhVcBump mode (WhPort.vc_bump). */
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, WhVcBump mode);
 /* Before finalize: the tier of the link whose a-side port is `port` (both directions). */
 void wh_net_set_link_tier(WhNet *net, uint32_t port, WhLinkTier tier);
 /* Time `port` has spent paused by its peer up to now (the open pause included). */

@@ -431,9 +431,10 @@ static gboolean load_preset(Loader *ld, const xmlNode *t, const char *preset)
     s->origin = g_strdup(origin);
     g_ptr_array_insert(sc->sets, 0, s);
   }
-  /* Slingshot routes adaptively; with fewer than 3 groups there is no Valiant path */
+  /* Slingshot routes adaptively (with fewer than 3 groups: among the minimal paths and
+   * detours inside a group, no Valiant path) */
   const char *const head[][2] = {{"wh::Dragonfly::Groups", gv},
-                                 {"wh::Dragonfly::Routing", g >= 3 ? "adaptive" : "minimal"}};
+                                 {"wh::Dragonfly::Routing", "adaptive"}};
   for (size_t i = 0; i < G_N_ELEMENTS(head); i++) {
     WhScenarioSet *s = g_new0(WhScenarioSet, 1);
     s->key = g_strdup(head[i][0]);

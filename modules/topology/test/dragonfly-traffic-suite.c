@@ -230,6 +230,59 @@ START_TEST(test_node_all_to_all_closed_form)
 }
 END_TEST
 
+/* Data packets queued at local egress ports, by priority (a queue hook). */
+typedef struct {
+  const WhNet *net;
+  uint64_t by_prio[WH_NPRIO];
+} PrioCount;
+
+static void count_local_prio(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  PrioCount *pc = data;
+  if (pkt->type == WH_PKT_DATA && pc->net->port[qd->port].tier == WH_TIER_LOCAL)
+    pc->by_prio[pkt->prio]++;
+}
+
+static double pairs_run(const char *file, PrioCount *pc)
+{
+  g_autoptr(WhRun) run = build_file(file, NULL);
+  static const WhQueueHooks hooks = {.on_enqueue = count_local_prio};
+  pc->net = run->net;
+  wh_net_add_hooks(run->net, &hooks, pc);
+  wh_run_execute(run);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "%s: %s", file, err ? err->message : "");
+  ck_assert(!run->net->deadlock.detected);
+  ck_assert_uint_eq(run->tp->c.out_of_order, 0);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+  ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
+  wh_net_remove_hooks(run->net, &hooks, pc);
+  return (double)run->tp->c.data_bytes_arrived / wh_time_to_s(run->sim->now);
+}
+
+START_TEST(test_adaptive_inside_a_group)
+{
+  /* 8 GCD pairs between nodes on two switches of one Frontier group: minimal routing
+   * has the one local link between them; adaptive routing detours through other
+   * switches of the group (second local hop in the next virtual channel) and reaches
+   * at least 90% of the 4 NICs' 100 GB/s, 1.5x minimal or more */
+  PrioCount pm = {0}, pa = {0};
+  double min = pairs_run("tests/scenarios/frontier-group-pairs-minimal.xml", &pm);
+  double ada = pairs_run("tests/scenarios/frontier-group-pairs-adaptive.xml", &pa);
+  fprintf(stderr,
+          "Frontier group, 8 GCD pairs across two switches: minimal %.1f GB/s, adaptive %.1f "
+          "GB/s (%.2fx); detour hops in the next class: %" G_GUINT64_FORMAT "\n",
+          min * 1e-9, ada * 1e-9, ada / min, pa.by_prio[2]);
+  ck_assert_msg(ada >= 0.9 * 100e9, "adaptive %.1f GB/s", ada * 1e-9);
+  ck_assert_msg(ada >= 1.5 * min, "adaptive %.1f vs minimal %.1f GB/s", ada * 1e-9, min * 1e-9);
+  /* one group: minimal paths stay in class 0 (priority 3); detours' second hops go
+   * to class 1 (priority 2); nothing lower */
+  ck_assert_uint_eq(pm.by_prio[2], 0);
+  ck_assert_uint_gt(pa.by_prio[2], 0);
+  ck_assert_uint_eq(pm.by_prio[1] + pa.by_prio[1], 0);
+}
+END_TEST
+
 START_TEST(test_frontier_preset)
 {
   /* <topology preset="frontier" groups="2"/>: Frontier's shape (2 x 1024 GCDs, 32
@@ -265,7 +318,7 @@ START_TEST(test_frontier_preset)
   gboolean seen = FALSE;
   for (uint32_t k = 0; k < run->net->node[n].nports; k++) {
     const WhPort *p = &run->net->port[run->net->node[n].ports[k]];
-    if (p->vc_bump) {
+    if (p->vc_bump == WH_VC_BUMP_ALWAYS) {
       ck_assert_uint_eq(p->rate_bps, 200000000000ULL);
       ck_assert_uint_eq(p->delay, 600 * WH_NS);
       seen = TRUE;
@@ -291,6 +344,7 @@ Suite *wh_dragonfly_traffic_suite(void)
       {"deadlock", test_single_class_deadlocks},
       {"node", test_node_all_to_all_closed_form},
       {"preset", test_frontier_preset},
+      {"group-adaptive", test_adaptive_inside_a_group},
   };
   Suite *s = suite_create("dragonfly-traffic");
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
