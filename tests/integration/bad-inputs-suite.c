@@ -77,6 +77,11 @@ static const BadInput bad_inputs[] = {
     {"dragonfly-ports-beyond-radix.xml", {"wh::Dragonfly::Radix", "60 endpoint"}, 4},
     {"dragonfly-valiant-two-groups.xml", {"wh::Dragonfly::Routing", "3 groups"}, 5},
     {"preset-groups-set-twice.xml", {"wh::Dragonfly::Groups", "once"}, 3},
+    {"frontier-nic-delay-negative.xml", {"wh::Dragonfly::NicDelay", "-1us", "negative"}, 4},
+    {"frontier-fabric-efficiency-above-one.xml",
+     {"wh::Dragonfly::FabricEfficiency", "1.2", "at most 1"},
+     3},
+    {"workload-alpha-negative.xml", {"wh::Workload::MessageAlpha", "-2us", "negative"}, 3},
     /* Flows. */
     {"flow-size-zero.xml", {"\"size\"", "0B", "greater than zero"}, 7},
     {"unit-size-unknown-suffix.xml", {"\"size\"", "10XB", "XB"}, 7},

@@ -356,6 +356,8 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   if (plan == NULL)
     return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
   run->workload = wh_workload_new(run->tp, plan->stats.n_gpus);
+  wh_workload_set_message_alpha(run->workload,
+                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   run->ops_per_iteration = plan->stats.ops_per_iteration;
   run->simai_dropped_tp = plan->stats.dropped_tp;
   run->simai_dropped_tp_bytes = plan->stats.dropped_tp_bytes;
@@ -383,6 +385,8 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                    "hosts",
                    facts.ranks, run->net->n_hosts);
   run->workload = wh_workload_new(run->tp, facts.ranks);
+  wh_workload_set_message_alpha(run->workload,
+                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   if (!wh_preset_build(run->workload, &spec, &err))
     return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
   run->ops_per_iteration = facts.ops;
@@ -415,6 +419,8 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
   run->ops_per_iteration = n;
   run->workload = wh_workload_new(run->tp, ranks);
+  wh_workload_set_message_alpha(run->workload,
+                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   g_autofree gboolean *is_dep = g_new0(gboolean, n);
   for (guint i = 0; i < n; i++) {
     const WhScenarioOp *o = sc->ops->pdata[i];

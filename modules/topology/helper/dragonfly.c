@@ -161,6 +161,18 @@ static const WhParamSpec dragonfly_params[] = {
      WH_CHECK_POSITIVE},
     {"FabricDelay", WH_PARAM_TIME, "100ns",
      "frontier: delay of an Infinity Fabric hop (fabric switches add no forwarding delay)", 0},
+    {"FabricEfficiency", WH_PARAM_DOUBLE, "1",
+     "frontier: the fraction of FabricLinkRate a fabric link delivers (measured xGMI copies "
+     "reach about 0.81 of nominal; the Frontier preset sets that), in (0, 1]",
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
+    {"NicDelay", WH_PARAM_TIME, "0ns",
+     "frontier: latency of a NIC, per packet, each way (added to both directions of the "
+     "NIC's link: a packet between nodes pays it twice, at the sending and the receiving NIC)",
+     0},
+    {"HostDelay", WH_PARAM_TIME, "0ns",
+     "frontier: latency of a GCD's host interface, per packet, each way (added to both "
+     "directions of the GCD's own port: every packet pays it twice, leaving and arriving)",
+     0},
     {"GcdPortRate", WH_PARAM_RATE, "3200Gbps",
      "frontier: a GCD's own port into its fabric switch (above the sum of its fabric links)",
      WH_CHECK_POSITIVE},
@@ -411,8 +423,11 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
 {
   const WhDragonflyShape *sh = &df->shape;
   uint32_t nodes = sh->switches * sh->nodes_per_switch;
-  uint64_t fab = wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate");
+  double eff = wh_config_double(cfg, "wh::Dragonfly", "FabricEfficiency");
+  uint64_t fab = (uint64_t)((double)wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate") * eff);
   WhTime fab_delay = wh_config_time(cfg, "wh::Dragonfly", "FabricDelay");
+  WhTime nic_delay = wh_config_time(cfg, "wh::Dragonfly", "NicDelay");
+  WhTime host_delay = wh_config_time(cfg, "wh::Dragonfly", "HostDelay");
   uint64_t gcd_rate = wh_config_rate(cfg, "wh::Dragonfly", "GcdPortRate");
   uint64_t ep_rate = tier_rate(cfg, "EndpointRate");
   WhTime ep_delay = tier_delay(cfg, "EndpointDelay");
@@ -430,8 +445,8 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
   for (uint32_t n = 0; n < nodes && ok; n++) {
     uint32_t gs = df->gsw0 + n * GCDS;
     for (uint32_t c = 0; c < GCDS && ok; c++)
-      ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay, WH_TIER_HOST, NULL,
-                   error);
+      ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay + host_delay,
+                   WH_TIER_HOST, NULL, error);
     for (size_t w = 0; w < G_N_ELEMENTS(node_wiring) && ok; w++) {
       uint32_t pa = 0, ca = node_wiring[w].a, cb = node_wiring[w].b;
       ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, WH_TIER_FABRIC,
@@ -442,8 +457,8 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
     /* NIC q hangs off the first GCD of package q; its port on the node's switch */
     for (uint32_t q = 0; q < NICS && ok; q++) {
       uint32_t pu = 0;
-      ok = df_link(net, gs + 2 * q, df->sw0 + n / sh->nodes_per_switch, ep_rate, ep_delay,
-                   WH_TIER_NIC, &pu, error);
+      ok = df_link(net, gs + 2 * q, df->sw0 + n / sh->nodes_per_switch, ep_rate,
+                   ep_delay + nic_delay, WH_TIER_NIC, &pu, error);
       df->nic_up[n * NICS + q] = pu;
       df->nic_down[n * NICS + q] = pu + 1;
     }
