@@ -72,7 +72,7 @@ static const BadInput bad_inputs[] = {
     {"custom-host-two-links.xml", {"h1", "second link"}, 10},
     {"custom-host-to-host-link.xml", {"h1", "h2", "host"}, 6},
     {"preset-unknown.xml", {"\"preset\"", "aurora", "frontier"}, 3},
-    {"preset-groups-too-many.xml", {"\"groups\"", "75", "1..74"}, 3},
+    {"preset-groups-too-many.xml", {"\"groups\"", "78", "1..77"}, 3},
     {"topology-type-and-preset.xml", {"schema", "preset"}, 3},
     {"dragonfly-ports-beyond-radix.xml", {"wh::Dragonfly::Radix", "60 endpoint"}, 4},
     {"dragonfly-valiant-two-groups.xml", {"wh::Dragonfly::Routing", "3 groups"}, 5},
@@ -81,6 +81,9 @@ static const BadInput bad_inputs[] = {
     {"frontier-fabric-efficiency-above-one.xml",
      {"wh::Dragonfly::FabricEfficiency", "1.2", "at most 1"},
      3},
+    {"placement-node-outside.xml", {"<placement>", "\"nodes\"", "999", "outside"}, 7},
+    {"placement-node-twice.xml", {"<placement>", "\"nodes\"", "node 3", "twice"}, 7},
+    {"placement-too-many-ranks.xml", {"<placement>", "16 ranks", "8 GCDs"}, 7},
     {"workload-alpha-negative.xml", {"wh::Workload::MessageAlpha", "-2us", "negative"}, 3},
     /* Flows. */
     {"flow-size-zero.xml", {"\"size\"", "0B", "greater than zero"}, 7},

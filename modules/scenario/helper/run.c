@@ -8,6 +8,7 @@
 
 #include "presets.h"
 #include "simai-import.h"
+#include "dragonfly.h"
 #include "topology.h"
 
 static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
@@ -395,6 +396,68 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
   return TRUE;
 }
 
+/* <placement>: maps the workload's ranks onto Frontier nodes, 8 per node (rank r on GCD
+ * r mod 8 of the (r / 8)-th node of the placement). Cost: O(nodes) once. */
+static gboolean place_ranks(WhRun *run, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  if (sc->placement_line == 0)
+    return TRUE;
+  const WhDragonfly *df = wh_dragonfly_of(run->net);
+  const WhDragonflyShape *sh = df ? wh_dragonfly_get_shape(df) : NULL;
+  if (sh == NULL || !sh->frontier)
+    return fail_at(error, sc, sc->placement_line,
+                   "<placement>: needs a dragonfly of Frontier nodes (Node=frontier, e.g. "
+                   "<topology preset=\"frontier\">)");
+  if (run->workload == NULL)
+    return fail_at(error, sc, sc->placement_line,
+                   "<placement>: places a workload's ranks; "
+                   "this scenario has no workload");
+  uint32_t nodes = sh->hosts / 8, ranks = wh_workload_n_ranks(run->workload);
+  uint32_t need = (ranks + 7) / 8;
+  g_autofree uint32_t *list = g_new(uint32_t, nodes);
+  uint32_t n = 0;
+  switch (sc->placement) {
+  case WH_PLACEMENT_CONTIGUOUS:
+  case WH_PLACEMENT_RANDOM:
+    for (n = 0; n < nodes; n++)
+      list[n] = n;
+    if (sc->placement == WH_PLACEMENT_RANDOM) { /* the first `need` of a Fisher-Yates shuffle */
+      WhRng rng;
+      wh_rng_init(&rng, sc->has_placement_seed ? sc->placement_seed : run->seed, 0x91ace);
+      for (uint32_t i = 0; i < need && i + 1 < nodes; i++) {
+        uint32_t j = i + (uint32_t)(wh_rng_next(&rng) % (nodes - i));
+        uint32_t t = list[i];
+        list[i] = list[j];
+        list[j] = t;
+      }
+    }
+    break;
+  case WH_PLACEMENT_PER_SWITCH:
+    for (n = 0; n < sh->switches; n++)
+      list[n] = n * sh->nodes_per_switch;
+    break;
+  case WH_PLACEMENT_NODES:
+    for (n = 0; n < sc->n_placement_nodes; n++) {
+      if (sc->placement_nodes[n] >= nodes)
+        return fail_at(error, sc, sc->placement_line,
+                       "<placement> attribute \"nodes\": node %u is outside the machine (%u "
+                       "nodes: 0..%u)",
+                       sc->placement_nodes[n], nodes, nodes - 1);
+      list[n] = sc->placement_nodes[n];
+    }
+    break;
+  }
+  if (need > n)
+    return fail_at(error, sc, sc->placement_line,
+                   "<placement>: %u ranks need %u nodes of 8 GCDs; the placement has %u (%u GCDs)",
+                   ranks, need, n, n * 8);
+  for (uint32_t r = 0; r < ranks; r++)
+    if (!wh_workload_map_rank(run->workload, r, list[r / 8] * 8 + r % 8, error))
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
@@ -527,7 +590,7 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   WhTransportParams tpp;
   wh_transport_params_from_config(&tpp, run->cfg);
   run->tp = wh_transport_new(run->sim, run->net, &tpp, run->cc, cc_params);
-  if (!add_flows(run, error) || !add_workload(run, opts, error))
+  if (!add_flows(run, error) || !add_workload(run, opts, error) || !place_ranks(run, error))
     return NULL;
   run->stop = sc->stop;
   if (opts && opts->wall_limit_s > 0)

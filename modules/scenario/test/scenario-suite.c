@@ -312,6 +312,57 @@ START_TEST(test_links_csv)
 }
 END_TEST
 
+/* The hosts a 16-rank all-to-all on 2 Frontier groups runs on under `placement`: the
+ * sorted set of flow sources (one per rank), as text. */
+static char *placed_hosts(const char *placement, uint64_t seed)
+{
+  g_autofree char *xml = g_strdup_printf(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"place\" "
+      "seed=\"%" G_GUINT64_FORMAT
+      "\">\n  <topology preset=\"frontier\" groups=\"2\"/>\n  <workload>\n"
+      "    <collective id=\"a\" kind=\"all-to-all\" algorithm=\"pairwise\" ranks=\"0-15\" "
+      "size=\"64KB\"/>\n  </workload>\n  %s\n</scenario>\n",
+      seed, placement);
+  g_autoptr(GError) err = NULL;
+  WhScenario *sc = wh_scenario_load_memory(xml, strlen(xml), "place.xml", &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  g_autoptr(WhRun) run = wh_run_new(sc, NULL, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  wh_run_take_scenario(run, sc);
+  wh_run_execute(run);
+  gboolean used[2048] = {FALSE};
+  for (uint32_t i = 0; i < run->tp->n_flows; i++)
+    used[wh_transport_flow(run->tp, i)->src] = TRUE;
+  GString *out = g_string_new(NULL);
+  for (uint32_t h = 0; h < 2048; h++)
+    if (used[h])
+      g_string_append_printf(out, "%s%u", out->len ? " " : "", h);
+  return g_string_free(out, FALSE);
+}
+
+START_TEST(test_placement)
+{
+  /* 16 ranks = 2 nodes of 8 GCDs */
+  g_autofree char *dflt = placed_hosts("", 1);
+  g_autofree char *contig = placed_hosts("<placement policy=\"contiguous\"/>", 1);
+  ck_assert_str_eq(dflt, "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15");
+  ck_assert_str_eq(contig, dflt);
+  /* one node per switch: nodes 0 and 4 (4 nodes per switch) */
+  g_autofree char *sw = placed_hosts("<placement policy=\"per-switch\"/>", 1);
+  ck_assert_str_eq(sw, "0 1 2 3 4 5 6 7 32 33 34 35 36 37 38 39");
+  /* an explicit list, in rank order: node 200 (group 1) holds ranks 0-7 */
+  g_autofree char *list = placed_hosts("<placement policy=\"nodes\" nodes=\"200 3\"/>", 1);
+  ck_assert_str_eq(list, "24 25 26 27 28 29 30 31 1600 1601 1602 1603 1604 1605 1606 1607");
+  /* random: reproducible for a seed, another seed draws other nodes */
+  g_autofree char *r1 = placed_hosts("<placement policy=\"random\" seed=\"7\"/>", 1);
+  g_autofree char *r2 = placed_hosts("<placement policy=\"random\" seed=\"7\"/>", 2);
+  g_autofree char *r3 = placed_hosts("<placement policy=\"random\" seed=\"8\"/>", 1);
+  ck_assert_str_eq(r1, r2);
+  ck_assert_str_ne(r1, r3);
+  ck_assert_str_ne(r1, dflt);
+}
+END_TEST
+
 Suite *wh_scenario_suite(void)
 {
   Suite *s = suite_create("scenario");
@@ -325,6 +376,9 @@ Suite *wh_scenario_suite(void)
   tcase_add_test(tc, test_command_line_overrides_scenario);
   tcase_add_test(tc, test_whsim_list_and_usage);
   tcase_add_test(tc, test_plugin_cc);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("placement");
+  tcase_add_test(tc, test_placement);
   suite_add_tcase(s, tc);
   tc = tcase_create("links");
   tcase_add_test(tc, test_links_csv);
