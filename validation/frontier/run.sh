@@ -39,21 +39,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../options.sh
 source "$here/../options.sh"
 parse_options "${BASH_SOURCE[0]}" "$@"
-root=$(cd "$here/../.." && pwd)
-cd "$root"
-build=${WH_BUILD:-build}
-whsim="$build/whsim"
-out="$build/validation-frontier"
-report=${WH_REPORT:-$here/report.md}
+harness_setup "${BASH_SOURCE[0]}" frontier
 a2a_sizes=${WH_FRONTIER_A2A:-16 32 64 128}
-if [ "$norun" = 0 ]; then
-  if [ ! -x "$whsim" ]; then
-    echo "run.sh: $whsim not found; build first (make build)" >&2
-    exit 1
-  fi
-  rm -rf "$out"
-  mkdir -p "$out"
-fi
 
 # scenario NAME GROUPS BODY: writes $out/NAME.xml on the Frontier preset
 scenario() {
