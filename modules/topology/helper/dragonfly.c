@@ -13,16 +13,20 @@
  * L links to the destination group, by flow hash), the global link, a local hop to the
  * destination switch: at most 3 switch-to-switch hops. Valiant: minimal to a random
  * intermediate group (the switch where the global link lands), then minimal to the
- * destination: at most 5. Inside a Frontier node, GCD to GCD takes a shortest up-down
- * path over the Infinity Fabric links (per-flow choice among equal ones); a GCD reaches
- * the network through the NIC of its own package (GPU-NIC affinity). Routes are built
+ * destination: at most 5. Adaptive: UGAL per flowlet over the L minimal paths (one per
+ * parallel global link), one Valiant path (3 or more groups), and inside a group the
+ * direct hop and detours through other switches of the group. Inside a Frontier node, GCD to GCD
+ * takes a shortest up-down path over the Infinity Fabric links (per-flow choice among equal ones);
+ * a GCD reaches the network through the NIC of its own package (GPU-NIC affinity). Routes are built
  * from tables of port ids: no search per flow.
  *
  * Deadlock freedom under PFC: data moves to the next virtual channel (priority - 1)
  * after every global link, so a route uses channel classes 0 (source group), 1 (after
  * the first global link) and 2 (after the second, Valiant only) in order, and inside a
  * class no channel waits on another of the same class in a cycle (local hops are
- * separated by global hops; node fabric paths are up-down). */
+ * separated by global hops; node fabric paths are up-down). A detour inside a group
+ * takes two local hops in a row: the second moves to the next class (local ports bump
+ * when the next link is local too), so it waits only on the endpoint link. */
 #include "dragonfly.h"
 
 #include <string.h>
@@ -135,12 +139,14 @@ static const WhParamSpec dragonfly_params[] = {
      "with PFC; needs wh::RdmaFlow::Priority >= 3); false: one class for every hop",
      0},
     {"Routing", WH_PARAM_CHOICE, "minimal",
-     "minimal; valiant (every flow between groups through a random intermediate group); "
-     "adaptive (per flowlet, UGAL between the minimal path and a Valiant path)",
+     "minimal; valiant (every flow between groups through a random intermediate group; 3 or "
+     "more groups); adaptive (per flowlet, UGAL over every parallel global link, a Valiant "
+     "path with 3 or more groups, and detours through other switches inside a group)",
      0, 0, 0, routing_choices},
     {"UgalBias", WH_PARAM_BYTES, "8KB",
-     "adaptive: the Valiant path is taken when q_min * h_min > q_val * h_val + UgalBias "
-     "(q: bytes queued at the path's egress ports in the source group, h: switch hops)",
+     "adaptive: a non-minimal path (Valiant, or a detour inside a group) is taken when "
+     "q_min * h_min > q_alt * h_alt + UgalBias (q: bytes queued at the path's egress ports "
+     "in the source group, h: switch hops)",
      0},
     {"UgalQueues", WH_PARAM_CHOICE, "source-group",
      "adaptive: whose queues UGAL compares: source-group (the switches of the sending "
