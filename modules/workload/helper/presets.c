@@ -34,8 +34,9 @@
  * reaches its lowest layer, overlapping the rest (a dense stage's last backward is
  * then B compute ops). Not modelled: the tied-embedding gradient all-reduce between
  * first and last stage, the gradient-norm all-reduce, vocabulary padding, load
- * imbalance among experts. Op names: compute "i<it>/s<stage>/r<rank>/F<mb>" (dense;
- * "B<mb>", last backward with buckets "B<mb>/part<j>"), MoE ".../F<mb>/L<layer>/attn",
+ * imbalance among experts. FfnMatrices (mats) overrides the family's 2 or 3. Op names: compute
+ * "i<it>/s<stage>/r<rank>/F<mb>" (dense; "B<mb>", last backward with buckets "B<mb>/part<j>"), MoE
+ * ".../F<mb>/L<layer>/attn",
  * ".../L<layer>/expert", ".../F<mb>/head"; sends "i<it>/pp/F<mb>/r<a>>r<b>/<bytes>B"
  * (B<mb> for gradients); all-to-all
  * "i<it>/ep/s<p>/tp<t>/g<group>/F<mb>/L<layer>/dispatch/<bytes>B" (combine; backward
@@ -146,6 +147,8 @@ static gboolean is_moe(const WhPresetSpec *s)
 
 static uint64_t ffn_mats(const WhModelShape *m)
 {
+  if (m->ffn_mats)
+    return m->ffn_mats;
   return m->family == WH_FAMILY_MIXTRAL ? 3 : 2;
 }
 
@@ -329,6 +332,9 @@ gboolean wh_preset_spec_check(const WhPresetSpec *s, GError **error)
                    m->layers / s->pp);
   if (m->experts == 1 && s->ep != 1)
     return invalid(error, "%s: EP %u on a dense model (EP must be 1)", name, s->ep);
+  if (m->ffn_mats != 0 && m->ffn_mats != 2 && m->ffn_mats != 3)
+    return invalid(error, "%s: FfnMatrices %u: expected 2 (GELU), 3 (SwiGLU) or 0 (the family's)",
+                   name, m->ffn_mats);
   if (m->top_k > m->experts)
     return invalid(error, "%s: top-%u of %u experts", name, m->top_k, m->experts);
   if (s->dp % s->ep || m->experts % s->ep)
@@ -909,6 +915,9 @@ static const WhParamSpec preset_params[] = {
     SHAPE("Vocab", "vocabulary size"),
     SHAPE("Experts", "experts per MoE layer (1: dense)"),
     SHAPE("TopK", "experts per token"),
+    {"FfnMatrices", WH_PARAM_INT, "0",
+     "FFN matrices per expert: 2 (GELU), 3 (SwiGLU); 0 = the family's (GPT 2, Mixtral 3)",
+     WH_CHECK_MIN | WH_CHECK_MAX, 0, 3},
     {"PeakFlops", WH_PARAM_DOUBLE, "989e12", "peak FLOP/s per GPU (H100 SXM dense bf16)",
      WH_CHECK_POSITIVE},
     {"Efficiency", WH_PARAM_DOUBLE, "0.5", "achieved fraction of the peak",
@@ -957,6 +966,7 @@ gboolean wh_preset_spec_from_config(WhPresetSpec *spec, const WhConfig *cfg, GEr
       {"Vocab", offsetof(WhPresetSpec, shape.vocab)},
       {"Experts", offsetof(WhPresetSpec, shape.experts)},
       {"TopK", offsetof(WhPresetSpec, shape.top_k)},
+      {"FfnMatrices", offsetof(WhPresetSpec, shape.ffn_mats)},
       {"Buckets", offsetof(WhPresetSpec, buckets)},
       {"GradBytes", offsetof(WhPresetSpec, grad_bytes)},
       {"ActBytes", offsetof(WhPresetSpec, act_bytes)},

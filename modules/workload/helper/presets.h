@@ -40,6 +40,7 @@ typedef struct {
   uint32_t heads, kv_heads;     /* kv_heads < heads: grouped-query attention */
   uint32_t seq, vocab;
   uint32_t experts, top_k; /* experts 1: dense; > 1: every layer is an MoE layer */
+  uint32_t ffn_mats;       /* FFN matrices: 2 (GELU) or 3 (SwiGLU); 0: the family's */
 } WhModelShape;
 
 typedef struct {

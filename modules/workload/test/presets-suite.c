@@ -601,6 +601,25 @@ static void expect_error(GError **err, GQuark domain, int code, const char *text
   g_clear_error(err);
 }
 
+/* wh::ModelPreset::FfnMatrices: 2-matrix experts on the Mixtral 8x7B preset remove
+ * L E h f parameters. */
+START_TEST(test_preset_ffn_matrices)
+{
+  WhPresetSpec s;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(&s, "moe-8x7b", &err));
+  WhPresetFacts f3, f2;
+  ck_assert(wh_preset_facts(&s, &f3, &err));
+  s.shape.ffn_mats = 2;
+  ck_assert(wh_preset_facts(&s, &f2, &err));
+  ck_assert_uint_eq(f3.params - f2.params, 32ull * 8 * 4096 * 14336);
+  ck_assert(f2.model_flops < f3.model_flops);
+  s.shape.ffn_mats = 4;
+  ck_assert(!wh_preset_facts(&s, &f2, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "FfnMatrices"));
+}
+END_TEST
+
 START_TEST(test_config_and_errors)
 {
   wh_registry_init();
@@ -671,6 +690,7 @@ Suite *wh_presets_suite(void)
   tcase_add_test(tc, test_moe8x7b_build);
   tcase_add_test(tc, test_all_presets_facts);
   tcase_add_test(tc, test_config_and_errors);
+  tcase_add_test(tc, test_preset_ffn_matrices);
   suite_add_tcase(s, tc);
   return s;
 }
