@@ -1,0 +1,296 @@
+/* `whsim plan`: the command-line front end of the Piper planner. Exit status 0, or 2
+ * for bad input (the message names the option or field), 1 if an output file could
+ * not be written. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "piper.h"
+
+#define EXIT_BAD_INPUT 2
+
+static void model_header(GString *t, const WhPiperModel *m)
+{
+  g_string_append_printf(t,
+                         "model %s%s%s%s: d %u, L %u, E %u, top-%u, d_ffn %u (%u matrices), H %u "
+                         "(%u KV), s %u, V %u; %.1f B parameters (%.1f B in experts)\n",
+                         m->name, m->title ? " (" : "", m->title ? m->title : "",
+                         m->title ? ")" : "", m->hidden, m->layers, m->experts, m->top_k, m->ffn,
+                         m->ffn_mats, m->heads, m->kv_heads, m->seq, m->vocab,
+                         wh_piper_params(m) * 1e-9, wh_piper_expert_params(m) * 1e-9);
+  if (m->unmodelled && m->unmodelled[0]) {
+    g_autofree char *u = g_strjoinv("; ", m->unmodelled);
+    g_string_append_printf(t, "not modelled: %s\n", u);
+  }
+}
+
+char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperPlan *p)
+{
+  GString *t = g_string_new(NULL);
+  model_header(t, m);
+  double T = o->tokens > 0 ? o->tokens : m->seq;
+  char mtext[32] = "4 PP";
+  if (o->micro_batches)
+    g_snprintf(mtext, sizeof mtext, "%u", o->micro_batches);
+  g_string_append_printf(
+      t,
+      "assumptions: %u GCDs; T = %.0f tokens per GCD per micro-batch; M = %s micro-batches; "
+      "FlashAttention %s; activation checkpointing %s; HBM %.1f GB x %.2f usable; memory in the "
+      "per-GCD form (literal form, b/M = T/s, for stage 0 beside it); compute model e_max "
+      "%.3f, m0 %.0f, n0 %.0f at %.1f TFLOPS peak\n",
+      o->gcds, T, mtext, o->flash ? "on" : "off", o->recompute ? "on" : "off", o->hbm * 1e-9,
+      o->usable, c->e_max, c->m0, c->n0, c->peak * 1e-12);
+  /* rank the feasible candidates by TFLOPS */
+  g_autofree uint32_t *rank = g_new0(uint32_t, p->n);
+  uint32_t feasible = 0, structural = 0;
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (p->c[i].mem)
+      structural++;
+    if (!p->c[i].feasible)
+      continue;
+    feasible++;
+    rank[i] = 1;
+    for (uint32_t j = 0; j < p->n; j++) {
+      if (p->c[j].feasible &&
+          (p->c[j].tflops > p->c[i].tflops || (p->c[j].tflops == p->c[i].tflops && j < i)))
+        rank[i]++;
+    }
+  }
+  g_string_append_printf(t, "%6s %4s %4s %5s %10s %10s %10s %10s %10s %7s  %s\n", "mesh", "PP",
+                         "EP", "M", "stage0 GB", "lit0 GB", "max GB", "step ms", "TFLOPS/GCD",
+                         "MFU", "status");
+  for (uint32_t i = 0; i < p->n; i++) {
+    const WhPiperCandidate *k = &p->c[i];
+    g_autofree char *mesh = g_strdup_printf("%ux%u", k->pp, k->ep);
+    if (!k->mem) {
+      g_string_append_printf(t, "%6s %4u %4u %5s %10s %10s %10s %10s %10s %7s  no: %s\n", mesh,
+                             k->pp, k->ep, "-", "-", "-", "-", "-", "-", "-", k->reason);
+      continue;
+    }
+    double mx = 0;
+    for (uint32_t s = 0; s < k->pp; s++)
+      mx = MAX(mx, k->mem[s]);
+    g_autofree char *status =
+        k->feasible ? g_strdup_printf("rank %u", rank[i]) : g_strdup_printf("no: %s", k->reason);
+    g_string_append_printf(t, "%6s %4u %4u %5u %10.1f %10.1f %10.1f %10.2f %10.2f %6.1f%%  %s\n",
+                           mesh, k->pp, k->ep, k->m, k->mem[0] * 1e-9, k->mem_literal0 * 1e-9,
+                           mx * 1e-9, k->step * 1e3, k->tflops, k->mfu * 100, status);
+  }
+  g_string_append_printf(
+      t, "%u candidate%s pass EP | E, PP <= L and EP <= 32; %u fit%s in memory\n", structural,
+      structural == 1 ? "" : "s", feasible, feasible == 1 ? "s" : "");
+  for (uint32_t i = 0; i < p->n; i++) {
+    const WhPiperCandidate *k = &p->c[i];
+    if (!k->mem)
+      continue;
+    g_string_append_printf(t, "memory per stage, PP%uxEP%u (GB):", k->pp, k->ep);
+    for (uint32_t s = 0; s < k->pp; s++)
+      g_string_append_printf(t, " %.1f", k->mem[s] * 1e-9);
+    g_string_append_printf(t,
+                           "\ntime per micro-batch, PP%uxEP%u: forward %.3f ms, backward %.3f "
+                           "ms (busiest stage), stage send %.3f ms, all-reduce %.3f ms\n",
+                           k->pp, k->ep, k->t_fwd * 1e3, k->t_bwd * 1e3, k->t_p2p * 1e3,
+                           k->t_ar * 1e3);
+  }
+  return g_string_free(t, FALSE);
+}
+
+/* The smallest power-of-two GCD count (>= 8) with a feasible plan, for held-out full
+ * models whose GCD counts are not given. */
+static const WhPiperCandidate *plan_smallest(const WhPiperModel *m, WhPiperPlanOpts *o,
+                                             const WhPiperCompute *c, const WhPiperNet *net,
+                                             WhPiperPlan *p)
+{
+  for (uint32_t n = 8; n <= 4096; n *= 2) {
+    o->gcds = n;
+    if (!wh_piper_plan(m, o, c, net, p, NULL))
+      continue;
+    const WhPiperCandidate *b = wh_piper_plan_best(p);
+    if (b)
+      return b;
+    wh_piper_plan_clear(p);
+  }
+  return NULL;
+}
+
+char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c)
+{
+  GString *t = g_string_new(NULL);
+  g_string_append_printf(t,
+                         "compute model: efficiency = e_max / (1 + m0/m + n0/n + n0/k) per GEMM "
+                         "(m x k by k x n), e_max %.4f, m0 %.1f, n0 %.1f, peak %.1f TFLOPS\n",
+                         c->e_max, c->m0, c->n0, c->peak * 1e-12);
+  g_string_append(t, "fitted: one MoE layer on one node (EP 8, T = s = 4096), TFLOPS/GCD\n");
+  g_string_append_printf(t, "%-18s %9s %9s %9s\n", "model", "paper", "model", "residual");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    if (!(m->single_layer_tflops > 0))
+      continue;
+    double p = wh_piper_single_layer_tflops(c, m);
+    g_string_append_printf(t, "%-18s %9.1f %9.1f %+8.1f%%\n", m->name, m->single_layer_tflops, p,
+                           (p / m->single_layer_tflops - 1) * 100);
+  }
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  g_string_append(t, "held out (not fitted), TFLOPS/GCD, flash on, T = s, M = 4 PP:\n");
+  g_string_append_printf(t, "%-18s %6s %11s %9s %9s %9s\n", "model", "GCDs", "mesh", "paper",
+                         "model", "error");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    for (int kind = 0; kind < 2; kind++) {
+      double paper = kind == 0 ? m->full_model_tflops : m->weak_tflops;
+      if (!(paper > 0))
+        continue;
+      WhPiperPlanOpts o = {.flash = TRUE,
+                           .recompute = kind == 0 && m->full_model_recompute,
+                           .hbm = 64.0 * 1024 * 1024 * 1024,
+                           .usable = 1.0};
+      WhPiperPlan p = {0};
+      const WhPiperCandidate *b = NULL;
+      if (kind == 0)
+        b = plan_smallest(m, &o, c, &net, &p);
+      else {
+        o.gcds = m->weak_gcds;
+        if (wh_piper_plan(m, &o, c, &net, &p, NULL))
+          b = wh_piper_plan_best(&p);
+      }
+      if (b) {
+        g_autofree char *mesh = g_strdup_printf("PP%uxEP%u", b->pp, b->ep);
+        g_string_append_printf(t, "%-18s %6u %11s %9.2f %9.2f %+8.1f%%%s\n", m->name, o.gcds, mesh,
+                               paper, b->tflops, (b->tflops / paper - 1) * 100,
+                               o.recompute ? " (checkpointing)" : "");
+      } else {
+        g_string_append_printf(t, "%-18s %6s %11s %9.2f %9s\n", m->name, "-", "none fits", paper,
+                               "-");
+      }
+      wh_piper_plan_clear(&p);
+    }
+  }
+  return g_string_free(t, FALSE);
+}
+
+/* --model NAME|FILE: a file (a path that exists, or one with a '/' or ending in .ini)
+ * holds exactly one model. */
+static WhPiperCatalogue *resolve_model(const char *arg, const WhPiperModel **out, GError **error)
+{
+  *out = NULL;
+  if (g_file_test(arg, G_FILE_TEST_EXISTS) || strchr(arg, '/') || g_str_has_suffix(arg, ".ini")) {
+    WhPiperCatalogue *c = wh_piper_catalogue_load(arg, error);
+    if (!c)
+      return NULL;
+    if (c->n != 1) {
+      g_set_error(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                  "%s: holds %u models; a model file holds one [name] group", arg, c->n);
+      wh_piper_catalogue_free(c);
+      return NULL;
+    }
+    *out = &c->models[0];
+    return c;
+  }
+  const WhPiperCatalogue *cat = wh_piper_catalogue();
+  *out = wh_piper_find(cat, arg);
+  if (!*out) {
+    GString *names = g_string_new(NULL);
+    for (uint32_t i = 0; i < cat->n; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", cat->models[i].name);
+    g_set_error(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                "--model \"%s\": unknown model (not a file; the catalogue has %s)", arg,
+                names->str);
+    g_string_free(names, TRUE);
+  }
+  return NULL;
+}
+
+/* A positive integer option given as text; FALSE with a message naming it. */
+static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32_t *out)
+{
+  char *end = NULL;
+  errno = 0;
+  long long x = v ? strtoll(v, &end, 10) : 0;
+  if (!v || *v == '\0' || *end != '\0' || errno || x <= 0 || (uint64_t)x > max) {
+    fprintf(stderr, "whsim plan: %s %s: expected a positive integer (at most %llu)\n", opt,
+            v ? v : "", (unsigned long long)max);
+    return FALSE;
+  }
+  *out = (uint32_t)x;
+  return TRUE;
+}
+
+int wh_piper_plan_main(int argc, char **argv)
+{
+  g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL;
+  gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
+  gdouble usable = 1.0;
+  GOptionEntry entries[] = {
+      {"model", 0, 0, G_OPTION_ARG_STRING, &model, "a catalogue model or a model file",
+       "NAME|FILE"},
+      {"gcds", 0, 0, G_OPTION_ARG_STRING, &gcds, "GCDs (a multiple of 8)", "N"},
+      {"tokens", 0, 0, G_OPTION_ARG_STRING, &tokens,
+       "tokens per GCD per micro-batch (default: the sequence length)", "T"},
+      {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &mb, "micro-batches per step (default 4 PP)",
+       "M"},
+      {"flash", 0, 0, G_OPTION_ARG_NONE, &flash, "FlashAttention (no s^2 activations)", NULL},
+      {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
+      {"usable-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &usable,
+       "fraction of the 64 GiB HBM usable (default 1.0)", "F"},
+      {"calibration", 0, 0, G_OPTION_ARG_NONE, &calibration,
+       "print the compute model's fit and held-out predictions", NULL},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- plan PP x EP for an MoE model (Piper)");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc != 1) {
+    fprintf(stderr, "whsim plan: unexpected argument \"%s\"\n", argv[1]);
+    return EXIT_BAD_INPUT;
+  }
+  const WhPiperCompute *c = wh_piper_compute_default();
+  if (calibration) {
+    g_autofree char *text = wh_piper_calibration_text(wh_piper_catalogue(), c);
+    fputs(text, stdout);
+    if (!model)
+      return 0;
+  }
+  if (!model || !gcds) {
+    fprintf(stderr, "whsim plan: --model and --gcds are required\n");
+    return EXIT_BAD_INPUT;
+  }
+  WhPiperPlanOpts o = {
+      .flash = flash, .recompute = recompute, .hbm = 64.0 * 1024 * 1024 * 1024, .usable = usable};
+  if (!parse_count("--gcds", gcds, UINT32_MAX, &o.gcds))
+    return EXIT_BAD_INPUT;
+  if (tokens) {
+    uint32_t t;
+    if (!parse_count("--tokens", tokens, 1u << 24, &t))
+      return EXIT_BAD_INPUT;
+    o.tokens = t;
+  }
+  if (mb && !parse_count("--micro-batches", mb, 1u << 16, &o.micro_batches))
+    return EXIT_BAD_INPUT;
+  const WhPiperModel *m = NULL;
+  WhPiperCatalogue *own = resolve_model(model, &m, &err);
+  if (!m) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  WhPiperPlan p;
+  int status = 0;
+  if (!wh_piper_plan(m, &o, c, &net, &p, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    status = EXIT_BAD_INPUT;
+  } else {
+    g_autofree char *text = wh_piper_plan_text(m, &o, c, &p);
+    fputs(text, stdout);
+    wh_piper_plan_clear(&p);
+  }
+  wh_piper_catalogue_free(own);
+  return status;
+}
