@@ -171,6 +171,111 @@ char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperComput
   return g_string_free(t, FALSE);
 }
 
+static gboolean emit_bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean emit_bad(GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID, msg);
+  g_free(msg);
+  return FALSE;
+}
+
+gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
+                                const WhPiperCompute *c, const WhPiperCandidate *k,
+                                const char *path, WhPiperOpTimes *times, GError **error)
+{
+  if (m->experts < 2)
+    return emit_bad(error, "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
+  double T = o->tokens > 0 ? o->tokens : m->seq;
+  WhPiperLayerTime lt;
+  wh_piper_layer_time(c, m, T, k->ep, o->flash, &lt);
+  WhPiperOpTimes t = {.attn = (uint64_t)llround(lt.attn * 1e12),
+                      .expert = (uint64_t)llround(lt.expert * 1e12),
+                      .head = (uint64_t)llround(wh_piper_head_time(c, m, T) * 1e12)};
+  if (times)
+    *times = t;
+  uint32_t n = k->pp * k->ep, groups = (n + 1023) / 1024;
+  GString *x = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  g_autofree char *name = g_markup_printf_escaped("%s-pp%uxep%u", m->name, k->pp, k->ep);
+  g_autofree char *title = g_markup_escape_text(m->title ? m->title : m->name, -1);
+  g_string_append_printf(x, "<scenario name=\"%s\" seed=\"1\" cc=\"dcqcn\">\n", name);
+  g_string_append_printf(
+      x,
+      "  <description>Written by whsim plan: %s on %u GCDs of a Frontier-like machine, PP %u x "
+      "EP %u (TP 1, DP = EP: each stage's EP group is %u consecutive GCDs), %u micro-batches "
+      "of %.0f tokens per GCD, 1F1B. Compute durations are the Piper compute model's "
+      "(FlashAttention %s, activation checkpointing %s); SeqLength holds the tokens per GCD "
+      "per micro-batch.%s</description>\n",
+      title, n, k->pp, k->ep, k->ep, k->m, T, o->flash ? "on" : "off", o->recompute ? "on" : "off",
+      m->vocab ? "" : " The model has no vocabulary: Vocab 1 and a zero head time stand in.");
+  struct {
+    const char *param;
+    uint64_t v;
+  } sets[] = {{"TP", 1},
+              {"PP", k->pp},
+              {"DP", k->ep},
+              {"EP", k->ep},
+              {"MicroBatches", k->m},
+              {"Layers", m->layers},
+              {"Hidden", m->hidden},
+              {"Ffn", m->ffn},
+              {"Heads", m->heads},
+              {"KvHeads", m->kv_heads},
+              {"SeqLength", (uint64_t)T},
+              {"Vocab", m->vocab ? m->vocab : 1},
+              {"Experts", m->experts},
+              {"TopK", m->top_k},
+              {"FfnMatrices", m->ffn_mats}};
+  for (size_t i = 0; i < G_N_ELEMENTS(sets); i++)
+    g_string_append_printf(
+        x, "  <set param=\"wh::ModelPreset::%s\" value=\"%" G_GUINT64_FORMAT "\"/>\n",
+        sets[i].param, sets[i].v);
+  g_string_append_printf(
+      x,
+      "  <set param=\"wh::ModelPreset::Recompute\" value=\"%s\"/>\n"
+      "  <set param=\"wh::ModelPreset::FixedTimes\" value=\"true\"/>\n"
+      "  <set param=\"wh::ModelPreset::AttnTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+      "  <set param=\"wh::ModelPreset::ExpertTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+      "  <set param=\"wh::ModelPreset::HeadTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n",
+      o->recompute ? "true" : "false", t.attn, t.expert, t.head);
+  g_string_append_printf(x,
+                         "  <topology preset=\"frontier\" groups=\"%u\"/>\n"
+                         "  <workload model=\"moe-8x7b\"/>\n</scenario>\n",
+                         groups);
+  g_autoptr(GError) err = NULL;
+  gboolean ok = g_file_set_contents(path, x->str, (gssize)x->len, &err);
+  g_string_free(x, TRUE);
+  if (!ok)
+    return emit_bad(error, "--emit-scenario %s: %s", path, err->message);
+  return TRUE;
+}
+
+/* The candidate to emit: --mesh PPxEP, else the best feasible one. */
+static const WhPiperCandidate *pick(const WhPiperPlan *p, const char *mesh, GError **error)
+{
+  if (!mesh) {
+    const WhPiperCandidate *b = wh_piper_plan_best(p);
+    if (!b)
+      emit_bad(error, "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
+    return b;
+  }
+  unsigned pp = 0, ep = 0;
+  char tail = 0;
+  if (sscanf(mesh, "%ux%u%c", &pp, &ep, &tail) != 2) {
+    emit_bad(error, "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (p->c[i].pp == pp && p->c[i].ep == ep && p->c[i].mem)
+      return &p->c[i];
+  }
+  emit_bad(error, "--mesh %s: not a candidate (see the table)", mesh);
+  return NULL;
+}
+
 /* --model NAME|FILE: a file (a path that exists, or one with a '/' or ending in .ini)
  * holds exactly one model. */
 static WhPiperCatalogue *resolve_model(const char *arg, const WhPiperModel **out, GError **error)
@@ -220,7 +325,8 @@ static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32
 
 int wh_piper_plan_main(int argc, char **argv)
 {
-  g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL;
+  g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
+                  *mesh = NULL;
   gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
   gdouble usable = 1.0;
   GOptionEntry entries[] = {
@@ -235,6 +341,9 @@ int wh_piper_plan_main(int argc, char **argv)
       {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
       {"usable-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &usable,
        "fraction of the 64 GiB HBM usable (default 1.0)", "F"},
+      {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
+       "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
+      {"mesh", 0, 0, G_OPTION_ARG_STRING, &mesh, "the candidate to emit", "PPxEP"},
       {"calibration", 0, 0, G_OPTION_ARG_NONE, &calibration,
        "print the compute model's fit and held-out predictions", NULL},
       {NULL},
@@ -289,6 +398,13 @@ int wh_piper_plan_main(int argc, char **argv)
   } else {
     g_autofree char *text = wh_piper_plan_text(m, &o, c, &p);
     fputs(text, stdout);
+    const WhPiperCandidate *k = emit ? pick(&p, mesh, &err) : NULL;
+    if (emit && (!k || !wh_piper_emit_scenario(m, &o, c, k, emit, NULL, &err))) {
+      fprintf(stderr, "whsim plan: %s\n", err->message);
+      status = EXIT_BAD_INPUT;
+    } else if (emit) {
+      printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
+    }
     wh_piper_plan_clear(&p);
   }
   wh_piper_catalogue_free(own);

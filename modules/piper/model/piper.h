@@ -157,6 +157,19 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
  * predictions (full models, weak scaling) beside the paper's. (transfer full) */
 char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c);
 
+/* Compute durations written into an emitted scenario, picoseconds (forward; the
+ * builder makes a backward op 2x, 3x with recomputation). */
+typedef struct {
+  uint64_t attn, expert, head;
+} WhPiperOpTimes;
+
+/* Writes a Frontier scenario of candidate `k` through the wh::ModelPreset builder:
+ * TP 1, DP = EP, the model's shape, and FixedTimes with the compute model's times
+ * (stored in `times`, nullable). */
+gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
+                                const WhPiperCompute *c, const WhPiperCandidate *k,
+                                const char *path, WhPiperOpTimes *times, GError **error);
+
 /* `whsim plan ...`: argv[0] is "plan". Returns the exit status (2: bad input). */
 int wh_piper_plan_main(int argc, char **argv);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "piper.h"
+#include "scenario.h"
 #include "test-util.h"
 
 #define GB 1e9
@@ -278,6 +279,71 @@ START_TEST(test_cli_bad_inputs)
 }
 END_TEST
 
+/* The emitted 64-GCD scenario (a small model, so that it runs in a test) builds
+ * through the preset, runs on the packet-level engine to a clean end, and every
+ * compute op takes exactly the compute model's time. */
+START_TEST(test_emit_scenario)
+{
+  g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename(dir, "tiny.ini", NULL);
+  g_autofree char *xml = g_build_filename(dir, "tiny.xml", NULL);
+  write_file(file, "[tiny]\nHidden=256\nLayers=8\nExperts=8\nTopK=2\nFfnSize=512\n"
+                   "Heads=4\nKvHeads=4\nSeqLength=1024\nVocab=1000\nFfnMatrices=3\n");
+  g_autoptr(GError) err = NULL;
+  WhPiperCatalogue *cat = wh_piper_catalogue_load(file, &err);
+  ck_assert_msg(cat != NULL, "%s", err ? err->message : "");
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  const WhPiperCompute *c = wh_piper_compute_default();
+  WhPiperPlanOpts o = plan_opts(64, TRUE);
+  o.tokens = 64;
+  o.micro_batches = 2;
+  WhPiperPlan p;
+  ck_assert(wh_piper_plan(&cat->models[0], &o, c, &net, &p, &err));
+  const WhPiperCandidate *k = find(&p, 8, 8);
+  WhPiperOpTimes t;
+  ck_assert(wh_piper_emit_scenario(&cat->models[0], &o, c, k, xml, &t, &err));
+  WhPiperLayerTime lt;
+  wh_piper_layer_time(c, &cat->models[0], 64, 8, TRUE, &lt);
+  ck_assert_uint_eq(t.attn, (uint64_t)llround(lt.attn * 1e12));
+  ck_assert_uint_eq(t.expert, (uint64_t)llround(lt.expert * 1e12));
+  ck_assert(t.attn > 0 && t.expert > 0 && t.head > 0);
+  g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+  wh_test_assert_clean_end(run);
+  uint32_t computes = 0;
+  for (uint32_t i = 0; i < wh_workload_n_ops(run->workload); i++) {
+    WhOpInfo info;
+    wh_workload_op_info(run->workload, i, &info);
+    if (info.kind != WH_OP_COMPUTE)
+      continue;
+    uint64_t fwd = strstr(info.name, "/attn")     ? t.attn
+                   : strstr(info.name, "/expert") ? t.expert
+                                                  : t.head;
+    uint64_t want = strstr(info.name, "/F") ? fwd : 2 * fwd;
+    ck_assert_msg(info.end - info.start == want,
+                  "%s took %" G_GUINT64_FORMAT " ps, model %" G_GUINT64_FORMAT, info.name,
+                  (uint64_t)(info.end - info.start), want);
+    computes++;
+  }
+  /* 64 ranks x (4 m L + 2 m head ops on the last stage's 8 ranks) */
+  ck_assert_uint_eq(computes, 64 * 4 * 2 * 1 + 8 * 2 * 2);
+  /* a second plan with --mesh of a non-candidate is refused */
+  g_autofree char *out = NULL, *errs = NULL;
+  int status = wh_test_whsim((const char *[]){"plan", "--model", file, "--gcds", "64", "--mesh",
+                                              "2x32", "--emit-scenario", xml, NULL},
+                             &out, &errs);
+  ck_assert_int_eq(status, 2);
+  ck_assert_ptr_nonnull(strstr(errs, "--mesh 2x32"));
+  wh_piper_plan_clear(&p);
+  wh_piper_catalogue_free(cat);
+  g_unlink(xml);
+  g_unlink(file);
+  g_rmdir(dir);
+}
+END_TEST
+
 Suite *wh_piper_suite(void)
 {
   Suite *s = suite_create("piper");
@@ -289,6 +355,7 @@ Suite *wh_piper_suite(void)
   tcase_add_test(tc, test_plan_64);
   tcase_add_test(tc, test_calibration);
   tcase_add_test(tc, test_cli_bad_inputs);
+  tcase_add_test(tc, test_emit_scenario);
   suite_add_tcase(s, tc);
   return s;
 }
