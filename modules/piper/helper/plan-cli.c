@@ -58,14 +58,14 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
         rank[i]++;
     }
   }
-  g_string_append_printf(t, "%6s %4s %4s %5s %10s %10s %10s %10s %10s %7s  %s\n", "mesh", "PP",
+  g_string_append_printf(t, "%7s %4s %4s %5s %10s %10s %10s %10s %10s %7s  %s\n", "mesh", "PP",
                          "EP", "M", "stage0 GB", "lit0 GB", "max GB", "step ms", "TFLOPS/GCD",
                          "MFU", "status");
   for (uint32_t i = 0; i < p->n; i++) {
     const WhPiperCandidate *k = &p->c[i];
     g_autofree char *mesh = g_strdup_printf("%ux%u", k->pp, k->ep);
     if (!k->mem) {
-      g_string_append_printf(t, "%6s %4u %4u %5s %10s %10s %10s %10s %10s %7s  no: %s\n", mesh,
+      g_string_append_printf(t, "%7s %4u %4u %5s %10s %10s %10s %10s %10s %7s  no: %s\n", mesh,
                              k->pp, k->ep, "-", "-", "-", "-", "-", "-", "-", k->reason);
       continue;
     }
@@ -74,7 +74,7 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
       mx = MAX(mx, k->mem[s]);
     g_autofree char *status =
         k->feasible ? g_strdup_printf("rank %u", rank[i]) : g_strdup_printf("no: %s", k->reason);
-    g_string_append_printf(t, "%6s %4u %4u %5u %10.1f %10.1f %10.1f %10.2f %10.2f %6.1f%%  %s\n",
+    g_string_append_printf(t, "%7s %4u %4u %5u %10.1f %10.1f %10.1f %10.2f %10.2f %6.1f%%  %s\n",
                            mesh, k->pp, k->ep, k->m, k->mem[0] * 1e-9, k->mem_literal0 * 1e-9,
                            mx * 1e-9, k->step * 1e3, k->tflops, k->mfu * 100, status);
   }
@@ -119,7 +119,7 @@ char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperComput
 {
   GString *t = g_string_new(NULL);
   g_string_append_printf(t,
-                         "compute model: efficiency = e_max / (1 + m0/m + n0/n + n0/k) per GEMM "
+                         "compute model: efficiency = e_max m/(m+m0) n/(n+n0) k/(k+n0) per GEMM "
                          "(m x k by k x n), e_max %.4f, m0 %.1f, n0 %.1f, peak %.1f TFLOPS\n",
                          c->e_max, c->m0, c->n0, c->peak * 1e-12);
   g_string_append(t, "fitted: one MoE layer on one node (EP 8, T = s = 4096), TFLOPS/GCD\n");

@@ -68,8 +68,8 @@ uint32_t wh_piper_stage_layers(const WhPiperModel *m, uint32_t pp, uint32_t stag
 
 /* ---- compute ---- */
 
-/* GEMM efficiency on a GCD: e_max / (1 + m0 / m + n0 / n + n0 / k) for an m x k by
- * k x n product (m tokens). */
+/* GEMM efficiency on a GCD: e_max x m / (m + m0) x n / (n + n0) x k / (k + n0) for an
+ * m x k by k x n product (m tokens). */
 typedef struct {
   double peak; /* FLOP/s per GCD: 191.5e12 */
   double e_max, m0, n0;

@@ -181,14 +181,33 @@ static double nic_share(const WhPiperNet *n, double senders)
   return n->nic * MIN(1.0, n->nics_per_node / senders);
 }
 
+/* GCDs of an EP group on one node: EP consecutive ranks, so gcd(EP, 8) for sure. */
+static uint32_t on_node(uint32_t ep, uint32_t g)
+{
+  uint32_t a = ep, b = g;
+  while (b) {
+    uint32_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double T, uint32_t ep)
 {
   if (ep < 2)
     return 0;
-  double S = 2 * T * m->top_k * m->hidden, g = n->gcds_per_node;
-  double chunk = S / ep;
-  double t_on = chunk / n->fabric; /* each on-node peer over at least one xGMI link */
-  double t_off = ep > g ? S * (ep - g) / ep / nic_share(n, g) : 0;
+  double S = 2 * T * m->top_k * m->hidden, chunk = S / ep;
+  uint32_t g = (uint32_t)n->gcds_per_node, on = on_node(ep, g);
+  /* inside the node: the busiest Infinity Fabric link carries 1 chunk on a quad link
+   * (2 GCDs of one MI250X), 3 chunks on a single link (4 GCDs) or 6 (8 GCDs), with
+   * the node's shortest-path routes */
+  double t_on = on == 2   ? chunk / (4 * n->fabric)
+                : on == 4 ? 3 * chunk / n->fabric
+                : on >= 8 ? 6 * chunk / n->fabric
+                          : 0;
+  /* off the node: the GCD's share of the node's NICs (all its GCDs send) */
+  double t_off = ep > on ? chunk * (ep - on) / nic_share(n, g) : 0;
   return MAX(t_on, t_off) + n->latency;
 }
 

@@ -344,6 +344,45 @@ START_TEST(test_emit_scenario)
 }
 END_TEST
 
+/* The all-to-all model against the packet-level engine on the Frontier preset: one
+ * direct all-to-all of 2 T k d bytes per GCD (T = 256, k = 2, d = 5120) over EP
+ * consecutive GCDs, for EP 2 .. 32. The model leaves out packet headers and ACKs
+ * (about 3%) and the path latency; its software latency is set to 0 here. */
+START_TEST(test_a2a_vs_engine)
+{
+  const WhPiperModel *m = model("piper-110b");
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  net.latency = 0;
+  g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
+  g_autofree char *xml = g_build_filename(dir, "a2a.xml", NULL);
+  uint32_t eps[] = {2, 4, 8, 16, 32};
+  for (size_t i = 0; i < G_N_ELEMENTS(eps); i++) {
+    uint64_t bytes = 2ull * 256 * m->top_k * m->hidden;
+    g_autofree char *text = g_strdup_printf(
+        "<?xml version=\"1.0\"?>\n<scenario name=\"a2a\" seed=\"1\" cc=\"dcqcn\">\n"
+        "<topology preset=\"frontier\" groups=\"1\"/>\n<workload>\n<collective id=\"a\" "
+        "kind=\"all-to-all\" algorithm=\"direct\" ranks=\"0-%u\" size=\"%" G_GUINT64_FORMAT
+        "B\"/>\n</workload>\n</scenario>\n",
+        eps[i] - 1, bytes);
+    write_file(xml, text);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
+    ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+    g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+    WhIterationStats st;
+    wh_run_iteration_stats(run, 0, &st);
+    double sim = wh_time_to_s(st.time), model_t = wh_piper_a2a_time(&net, m, 256, eps[i]);
+    fprintf(stderr, "all-to-all EP %2u: engine %.1f us, model %.1f us (%+.1f%%)\n", eps[i],
+            sim * 1e6, model_t * 1e6, (model_t / sim - 1) * 100);
+    ck_assert_msg(fabs(model_t / sim - 1) < 0.08, "EP %u: model %.1f us, engine %.1f us", eps[i],
+                  model_t * 1e6, sim * 1e6);
+  }
+  g_unlink(xml);
+  g_rmdir(dir);
+}
+END_TEST
+
 Suite *wh_piper_suite(void)
 {
   Suite *s = suite_create("piper");
@@ -356,6 +395,7 @@ Suite *wh_piper_suite(void)
   tcase_add_test(tc, test_calibration);
   tcase_add_test(tc, test_cli_bad_inputs);
   tcase_add_test(tc, test_emit_scenario);
+  tcase_add_test(tc, test_a2a_vs_engine);
   suite_add_tcase(s, tc);
   return s;
 }
