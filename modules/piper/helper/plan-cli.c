@@ -398,10 +398,17 @@ int wh_piper_plan_main(int argc, char **argv)
   } else {
     g_autofree char *text = wh_piper_plan_text(m, &o, c, &p);
     fputs(text, stdout);
-    const WhPiperCandidate *k = emit ? pick(&p, mesh, &err) : NULL;
-    if (emit && (!k || !wh_piper_emit_scenario(m, &o, c, k, emit, NULL, &err))) {
+    const WhPiperCandidate *k = NULL;
+    if (emit && m->experts < 2)
+      emit_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
+    else if (emit)
+      k = pick(&p, mesh, &err);
+    if (emit && !k) {
       fprintf(stderr, "whsim plan: %s\n", err->message);
       status = EXIT_BAD_INPUT;
+    } else if (emit && !wh_piper_emit_scenario(m, &o, c, k, emit, NULL, &err)) {
+      fprintf(stderr, "whsim plan: %s\n", err->message);
+      status = 1; /* the output could not be written */
     } else if (emit) {
       printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
     }
