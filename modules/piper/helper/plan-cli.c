@@ -328,7 +328,7 @@ int wh_piper_plan_main(int argc, char **argv)
   g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
                   *mesh = NULL;
   gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
-  gdouble usable = 1.0;
+  g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &model, "a catalogue model or a model file",
        "NAME|FILE"},
@@ -339,8 +339,9 @@ int wh_piper_plan_main(int argc, char **argv)
        "M"},
       {"flash", 0, 0, G_OPTION_ARG_NONE, &flash, "FlashAttention (no s^2 activations)", NULL},
       {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
-      {"usable-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &usable,
-       "fraction of the 64 GiB HBM usable (default 1.0)", "F"},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+       "a wh::Piper parameter, e.g. wh::Piper::UsableFraction=0.9 (repeatable; whsim list)",
+       "wh::Piper::Param=VALUE"},
       {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
        "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
       {"mesh", 0, 0, G_OPTION_ARG_STRING, &mesh, "the candidate to emit", "PPxEP"},
@@ -370,8 +371,21 @@ int wh_piper_plan_main(int argc, char **argv)
     fprintf(stderr, "whsim plan: --model and --gcds are required\n");
     return EXIT_BAD_INPUT;
   }
-  WhPiperPlanOpts o = {
-      .flash = flash, .recompute = recompute, .hbm = 64.0 * 1024 * 1024 * 1024, .usable = usable};
+  WhPiperPlanOpts o = {.flash = flash, .recompute = recompute};
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  for (char **a = sets; a && *a; a++) {
+    if (!g_str_has_prefix(*a, "wh::Piper::")) {
+      fprintf(stderr, "whsim plan: --set %s: only wh::Piper::* parameters apply here\n", *a);
+      return EXIT_BAD_INPUT;
+    }
+    if (!wh_config_set_assignment(cfg, *a, "command line", &err)) {
+      fprintf(stderr, "whsim plan: --set %s: %s\n", *a, err->message);
+      return EXIT_BAD_INPUT;
+    }
+  }
+  wh_piper_settings(cfg, &o, &net);
   if (!parse_count("--gcds", gcds, UINT32_MAX, &o.gcds))
     return EXIT_BAD_INPUT;
   if (tokens) {
@@ -388,8 +402,6 @@ int wh_piper_plan_main(int argc, char **argv)
     fprintf(stderr, "whsim plan: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  WhPiperNet net;
-  wh_piper_net_default(&net);
   WhPiperPlan p;
   int status = 0;
   if (!wh_piper_plan(m, &o, c, &net, &p, &err)) {

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "registry.h"
+
 #define WH_PIPER_ERROR (wh_piper_error_quark())
 GQuark wh_piper_error_quark(void);
 enum { WH_PIPER_ERROR_INVALID };
@@ -169,6 +171,12 @@ typedef struct {
 gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const WhPiperCompute *c, const WhPiperCandidate *k,
                                 const char *path, WhPiperOpTimes *times, GError **error);
+
+/* The registered parameters (type "wh::Piper", kind "planner"): HbmCapacity,
+ * UsableFraction, NicRate, NicsPerNode, FabricLinkRate, Latency, EpLimit. */
+extern const WhTypeInfo wh_piper_type;
+/* Reads them from `cfg` into the plan options (hbm, usable) and `n` (the rest). */
+void wh_piper_settings(const WhConfig *cfg, WhPiperPlanOpts *o, WhPiperNet *n);
 
 /* `whsim plan ...`: argv[0] is "plan". Returns the exit status (2: bad input). */
 int wh_piper_plan_main(int argc, char **argv);

@@ -248,6 +248,20 @@ START_TEST(test_cli_bad_inputs)
           (const char *[]){"plan", "--model", "piper-110b", "--gcds", "75784", NULL});
   refused("--tokens 0",
           (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--tokens", "0", NULL});
+  refused("UsableFraction", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
+                                             "--set", "wh::Piper::UsableFraction=0", NULL});
+  refused("only wh::Piper", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
+                                             "--set", "wh::Link::Rate=1Gbps", NULL});
+  /* a runtime reserve: 1.7T on 1024 GCDs with FlashAttention no longer fits at 85% */
+  {
+    g_autofree char *o85 = NULL, *e85 = NULL;
+    ck_assert_int_eq(
+        wh_test_whsim((const char *[]){"plan", "--model", "piper-1.7t", "--gcds", "1024", "--flash",
+                                       "--set", "wh::Piper::UsableFraction=0.85", NULL},
+                      &o85, &e85),
+        0);
+    ck_assert_ptr_nonnull(strstr(o85, "no: stage 0 needs 60.7 GB > 58.4 GB"));
+  }
   /* E = 8, L = 8 on 128 GCDs: EP <= 8 gives PP >= 16 > L */
   write_file(file, good_model);
   refused("no EP <= 32 divides", (const char *[]){"plan", "--model", file, "--gcds", "128", NULL});
