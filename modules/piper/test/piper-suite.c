@@ -293,9 +293,10 @@ START_TEST(test_cli_bad_inputs)
 }
 END_TEST
 
-/* The emitted 64-GCD scenario (a small model, so that it runs in a test) builds
- * through the preset, runs on the packet-level engine to a clean end, and every
- * compute op takes exactly the compute model's time. */
+/* The emitted 64-GCD scenario (a small model, so that it runs in a test: d 256, L 8,
+ * E 8, T 512, M 2, PP8 x EP8) builds through the preset, runs on the packet-level
+ * engine to a clean end, every compute op takes exactly the compute model's time, and
+ * the planner's step time is within 10% of the engine's iteration. */
 START_TEST(test_emit_scenario)
 {
   g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
@@ -310,7 +311,7 @@ START_TEST(test_emit_scenario)
   wh_piper_net_default(&net);
   const WhPiperCompute *c = wh_piper_compute_default();
   WhPiperPlanOpts o = plan_opts(64, TRUE);
-  o.tokens = 64;
+  o.tokens = 512;
   o.micro_batches = 2;
   WhPiperPlan p;
   ck_assert(wh_piper_plan(&cat->models[0], &o, c, &net, &p, &err));
@@ -318,7 +319,7 @@ START_TEST(test_emit_scenario)
   WhPiperOpTimes t;
   ck_assert(wh_piper_emit_scenario(&cat->models[0], &o, c, k, xml, &t, &err));
   WhPiperLayerTime lt;
-  wh_piper_layer_time(c, &cat->models[0], 64, 8, TRUE, &lt);
+  wh_piper_layer_time(c, &cat->models[0], 512, 8, TRUE, &lt);
   ck_assert_uint_eq(t.attn, (uint64_t)llround(lt.attn * 1e12));
   ck_assert_uint_eq(t.expert, (uint64_t)llround(lt.expert * 1e12));
   ck_assert(t.attn > 0 && t.expert > 0 && t.head > 0);
@@ -341,6 +342,20 @@ START_TEST(test_emit_scenario)
                   (uint64_t)(info.end - info.start), want);
     computes++;
   }
+  /* the planner's step time against the engine's iteration, without the planner's
+   * software latency (the engine has none) */
+  WhIterationStats st;
+  wh_run_iteration_stats(run, 0, &st);
+  double sim = wh_time_to_s(st.time);
+  WhPiperPlan p0;
+  net.latency = 0;
+  ck_assert(wh_piper_plan(&cat->models[0], &o, c, &net, &p0, &err));
+  double step = find(&p0, 8, 8)->step;
+  fprintf(stderr, "emitted PP8 x EP8: engine %.3f ms, planner %.3f ms (%+.1f%%)\n", sim * 1e3,
+          step * 1e3, (step / sim - 1) * 100);
+  ck_assert_msg(fabs(step / sim - 1) < 0.10, "planner %.3f ms, engine %.3f ms", step * 1e3,
+                sim * 1e3);
+  wh_piper_plan_clear(&p0);
   /* 64 ranks x (4 m L + 2 m head ops on the last stage's 8 ranks) */
   ck_assert_uint_eq(computes, 64 * 4 * 2 * 1 + 8 * 2 * 2);
   /* a second plan with --mesh of a non-candidate is refused */
