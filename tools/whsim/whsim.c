@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "piper.h"
 #include "plugin.h"
 #include "registry.h"
 #include "run.h"
@@ -342,6 +343,8 @@ int main(int argc, char **argv)
     return cmd_run(argc - 1, argv + 1);
   if (strcmp(argv[1], "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
+  if (strcmp(argv[1], "plan") == 0)
+    return wh_piper_plan_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "list") == 0) {
     g_auto(GStrv) plugins = NULL;
     int n = argc - 1;

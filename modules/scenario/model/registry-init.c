@@ -14,6 +14,7 @@ extern const WhTypeInfo wh_fifo_queue_disc_type;
 extern const WhTypeInfo wh_red_queue_disc_type;
 extern const WhTypeInfo wh_model_preset_type;
 extern const WhTypeInfo wh_workload_type;
+extern const WhTypeInfo wh_piper_type;
 
 static const WhTypeInfo heap_type = {"wh::HeapScheduler", "scheduler",
                                      "4-ary min-heap event scheduler (default)", NULL};
@@ -34,6 +35,7 @@ void wh_registry_init(void)
   wh_registry_register(&wh_red_queue_disc_type);
   wh_registry_register(&wh_model_preset_type);
   wh_registry_register(&wh_workload_type);
+  wh_registry_register(&wh_piper_type);
   wh_registry_register(&wh_wormhole_type);
   for (const WhCcClass *const *c = wh_cc_classes(); *c; c++)
     wh_registry_register((*c)->type);
