@@ -403,7 +403,6 @@ static const char *const frontier_preset[][2] = {
     {"wh::Dragonfly::EndpointDelay", "10ns"},
     {"wh::Dragonfly::LocalDelay", "10ns"},
     {"wh::Dragonfly::GlobalDelay", "100ns"},
-    {"wh::Dragonfly::FabricEfficiency", "0.81"},
     {"wh::Dragonfly::UgalBias", "32KB"},
     {"wh::Switch::BufferSize", "32MB"},
     {"wh::Switch::PfcXoff", "320KB"},

@@ -169,7 +169,7 @@ static const WhParamSpec dragonfly_params[] = {
      "frontier: delay of an Infinity Fabric hop (fabric switches add no forwarding delay)", 0},
     {"FabricEfficiency", WH_PARAM_DOUBLE, "1",
      "frontier: the fraction of FabricLinkRate a fabric link delivers (measured xGMI copies "
-     "reach about 0.81 of nominal; the Frontier preset sets that), in (0, 1]",
+     "reach about 0.81 of nominal), in (0, 1]",
      WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
     {"NicDelay", WH_PARAM_TIME, "0ns",
      "frontier: latency of a NIC, per packet, each way (added to both directions of the "

@@ -417,8 +417,14 @@ START_TEST(test_frontier_preset)
     }
   }
   ck_assert(seen);
-  /* fabric links at FabricEfficiency (0.81) of nominal: the quad link GCD 0 -> 1 */
-  ck_assert_uint_eq(run->net->port[net_gcd_port(run->net, 0, 1)].rate_bps, 1296000000000ULL);
+  /* fabric links at nominal rate in the preset (FabricEfficiency 1): the quad link GCD
+   * 0 -> 1 is 4 x 400 Gb/s; with FabricEfficiency 0.81 it is 0.81 of that */
+  ck_assert_uint_eq(run->net->port[net_gcd_port(run->net, 0, 1)].rate_bps, 1600000000000ULL);
+  {
+    static const char eff[] = "  <set param=\"wh::Dragonfly::FabricEfficiency\" value=\"0.81\"/>\n";
+    g_autoptr(WhRun) r81 = preset_run(eff, "");
+    ck_assert_uint_eq(r81->net->port[net_gcd_port(r81->net, 0, 1)].rate_bps, 1296000000000ULL);
+  }
   wh_run_execute(run);
   ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
