@@ -27,3 +27,26 @@ parse_options() {
     esac
   done
 }
+
+# harness_setup SCRIPT NAME: for a harness that keeps its outputs in the build tree:
+# cd to the source tree and set root, build (WH_BUILD, default build), whsim, out
+# ($build/validation-NAME) and report (WH_REPORT, default the harness's report.md);
+# unless --no-run, check that whsim is built and start out afresh.
+harness_setup() {
+  local here
+  here=$(cd "$(dirname "$1")" && pwd)
+  root=$(cd "$here/../.." && pwd)
+  cd "$root"
+  build=${WH_BUILD:-build}
+  whsim="$build/whsim"
+  out="$build/validation-$2"
+  report=${WH_REPORT:-$here/report.md}
+  if [ "$norun" = 0 ]; then
+    if [ ! -x "$whsim" ]; then
+      echo "run.sh: $whsim not found; build first (make build)" >&2
+      exit 1
+    fi
+    rm -rf "$out"
+    mkdir -p "$out"
+  fi
+}

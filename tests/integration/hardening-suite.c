@@ -424,14 +424,15 @@ START_TEST(test_stale_outputs_removed)
   ck_assert(g_file_test(rates, G_FILE_TEST_IS_REGULAR));
   ck_assert(g_file_set_contents(notes, "keep\n", -1, NULL));
   ck_assert(g_file_set_contents(other, "keep\n", -1, NULL));
-  ck_assert_int_eq(count_entries(c->out_dir), 6);
+  ck_assert_int_eq(count_entries(c->out_dir), 7);
   ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
   ck_assert_msg(!g_file_test(rates, G_FILE_TEST_EXISTS), "rates.csv of the earlier run is left");
   ck_assert(!g_file_test(queues, G_FILE_TEST_EXISTS));
   ck_assert(g_file_test(notes, G_FILE_TEST_IS_REGULAR));
   ck_assert(g_file_test(other, G_FILE_TEST_IS_REGULAR));
-  /* summary.json, flows.csv and the two files of the user; no staging directory */
-  ck_assert_int_eq(count_entries(c->out_dir), 4);
+  /* summary.json, flows.csv, links.csv and the two files of the user; no staging
+   * directory */
+  ck_assert_int_eq(count_entries(c->out_dir), 5);
 }
 END_TEST
 

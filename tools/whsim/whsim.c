@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "outputs.h"
+#include "piper.h"
 #include "plugin.h"
 #include "registry.h"
 #include "run.h"
@@ -174,7 +175,7 @@ static void print_report(const WhRun *run, const char *out_dir)
   printf("engine     %.0f events in %.3f s (%.2f M events/s, %.2f M link traversals/s)\n", ev,
          run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
   if (out_dir)
-    printf("outputs    %s/summary.json, %s/flows.csv%s%s\n", out_dir, out_dir,
+    printf("outputs    %s/summary.json, %s/flows.csv, links.csv%s%s\n", out_dir, out_dir,
            run->workload ? ", ops.csv, trace.json" : "",
            run->sampler ? ", rates.csv, queues.csv" : "");
   g_free(fct);
@@ -508,6 +509,8 @@ int main(int argc, char **argv)
     return cmd_run(argc - 1, argv + 1);
   if (strcmp(argv[1], "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
+  if (strcmp(argv[1], "plan") == 0)
+    return wh_piper_plan_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "list") == 0) {
     g_auto(GStrv) plugins = NULL;
     int n = argc - 1;

@@ -41,20 +41,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../options.sh
 source "$here/../options.sh"
 parse_options "${BASH_SOURCE[0]}" "$@"
-root=$(cd "$here/../.." && pwd)
-cd "$root"
-build=${WH_BUILD:-build}
-whsim="$build/whsim"
-out="$build/validation-dragonfly"
-report=${WH_REPORT:-$here/report.md}
-if [ "$norun" = 0 ]; then
-  if [ ! -x "$whsim" ]; then
-    echo "run.sh: $whsim not found; build first (make build)" >&2
-    exit 1
-  fi
-  rm -rf "$out"
-  mkdir -p "$out"
-fi
+harness_setup "${BASH_SOURCE[0]}" dragonfly
 
 # run NAME SCENARIO ARGS...: a run that must succeed
 run() {

@@ -164,10 +164,32 @@ uint32_t wh_net_build_port_count(const WhNet *net)
   return net->build_ports->len;
 }
 
-void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump)
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, WhVcBump mode)
 {
   g_return_if_fail(net->build_ports != NULL && port < net->build_ports->len);
-  g_array_index(net->build_ports, WhPort, port).vc_bump = bump ? 1 : 0;
+  g_return_if_fail(mode <= WH_VC_BUMP_SAME_TIER);
+  g_array_index(net->build_ports, WhPort, port).vc_bump = (uint8_t)mode;
+}
+
+void wh_net_set_link_tier(WhNet *net, uint32_t port, WhLinkTier tier)
+{
+  g_return_if_fail(net->build_ports != NULL && port < net->build_ports->len);
+  g_return_if_fail(tier < WH_N_TIERS);
+  WhPort *p = &g_array_index(net->build_ports, WhPort, port);
+  p->tier = (uint8_t)tier;
+  g_array_index(net->build_ports, WhPort, p->peer).tier = (uint8_t)tier;
+}
+
+const char *wh_net_tier_name(WhLinkTier tier)
+{
+  static const char *const names[WH_N_TIERS] = {"link",   "host", "nic",         "fabric", "local",
+                                                "global", "edge", "aggregation", "core"};
+  return tier < WH_N_TIERS ? names[tier] : "link";
+}
+
+WhTime wh_net_port_paused_time(const WhNet *net, const WhPort *port)
+{
+  return port->st.paused + (port->paused ? net->sim->now - port->st.pause_since : 0);
 }
 
 /* Hop distances from every node to every leaf switch over switch-to-switch links. */
@@ -393,7 +415,9 @@ static void port_fly_event(WhSim *sim, void *ctx, uint64_t arg)
 static void transmit(WhNet *net, WhPort *port, WhPacket *pkt)
 {
   WhTime now = net->sim->now;
-  port->busy_until = now + wh_time_tx(pkt->size, port->rate_bps);
+  WhTime tx = wh_time_tx(pkt->size, port->rate_bps);
+  port->busy_until = now + tx;
+  port->st.busy += tx;
   port->tx_bytes += pkt->size;
   pkt->arrive = port->busy_until + port->delay;
   pkt->next = NULL;
@@ -510,6 +534,8 @@ void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt)
 {
   WhPort *port = &net->port[wh_net_host_port(net, host)];
   wh_queue_disc_enqueue(&port->qd, pkt);
+  if (port->qd.total_bytes > port->st.max_queue)
+    port->st.max_queue = port->qd.total_bytes;
   port_try_send(net, port);
 }
 
@@ -535,6 +561,8 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
     }
   }
   wh_queue_disc_enqueue(&out->qd, pkt);
+  if (out->qd.total_bytes > out->st.max_queue)
+    out->st.max_queue = out->qd.total_bytes;
   port_try_send(net, out);
 }
 
@@ -544,15 +572,22 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     WhPort *target = &net->port[link->peer];
     uint8_t bit = (uint8_t)(1u << pkt->prio);
     if (pkt->pfc_pause) {
+      if (target->paused == 0)
+        target->st.pause_since = net->sim->now;
       target->paused |= bit;
     } else {
       target->paused &= (uint8_t)~bit;
+      if (target->paused == 0)
+        target->st.paused += net->sim->now - target->st.pause_since;
       ensure_tx_event(net, target, MAX(net->sim->now, target->busy_until));
     }
     wh_net_packet_free(net, pkt);
     return;
   }
   net->c.link_traversals++;
+  net->c.link_bytes += pkt->size;
+  link->st.frames++;
+  link->st.bytes += pkt->size;
   net->last_move = net->sim->now;
   if (++pkt->hop == pkt->nhops) {
     net->c.packets_delivered++;
@@ -564,7 +599,8 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
   /* ingress accounting (PFC) in the priority the packet crossed the link with; its
    * next egress queue and link in the next virtual channel after a bumping link */
   pkt->in_prio = pkt->prio;
-  if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1)
+  if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1 &&
+      (link->vc_bump == WH_VC_BUMP_ALWAYS || net->port[pkt->route[pkt->hop]].tier == link->tier))
     pkt->prio--;
   switch_enqueue(net, &net->node[link->peer_node], in, &net->port[pkt->route[pkt->hop]], pkt);
 }

@@ -90,8 +90,37 @@ typedef struct {
   uint64_t (*line_rate)(const WhNet *net, const void *data, const uint32_t *route, uint32_t hops);
 } WhNetRouter;
 
+/* What a link is, for per-link statistics (links.csv, the per-tier summary). A topology
+ * sets it with wh_net_set_link_tier; links it does not classify are WH_TIER_LINK. */
+typedef enum {
+  WH_TIER_LINK,        /* unclassified */
+  WH_TIER_HOST,        /* host to its first switch (a Frontier GCD into its fabric) */
+  WH_TIER_NIC,         /* a Frontier NIC to its dragonfly switch */
+  WH_TIER_FABRIC,      /* Infinity Fabric between the GCDs of a Frontier node */
+  WH_TIER_LOCAL,       /* dragonfly: between switches of one group */
+  WH_TIER_GLOBAL,      /* dragonfly: between groups */
+  WH_TIER_EDGE,        /* fat-tree: host to edge switch */
+  WH_TIER_AGGREGATION, /* fat-tree: edge to aggregation (or rail to spine) */
+  WH_TIER_CORE,        /* fat-tree: aggregation to core */
+  WH_N_TIERS
+} WhLinkTier;
+
+/* The tier's name in outputs ("link", "host", "nic", "fabric", ...). */
+const char *wh_net_tier_name(WhLinkTier tier);
+
+/* Per directed port, counted always (a few adds per frame): what crossed the link. */
+typedef struct {
+  uint64_t frames;    /* data/ACK/NACK/CNP frames that arrived over the link */
+  uint64_t bytes;     /* their bytes on the wire */
+  WhTime busy;        /* transmitter busy time (every frame, PFC frames included) */
+  WhTime paused;      /* time with some priority paused by the peer (PFC), closed */
+  WhTime pause_since; /* when the current pause began (paused != 0) */
+  uint64_t max_queue; /* largest egress queue, bytes */
+} WhPortStats;
+
 typedef struct {
   uint64_t link_traversals; /* data/ACK/NACK/CNP frames crossing a link */
+  uint64_t link_bytes;      /* their bytes on the wire */
   uint64_t packets_delivered;
   uint64_t pfc_pauses;
   uint64_t pfc_resumes;
@@ -115,10 +144,12 @@ typedef struct {
   uint8_t pfc_pending;              /* priorities whose state the peer has not been told yet */
   uint8_t pfc_data_mask;            /* priorities subject to PFC */
   uint8_t frozen;                   /* held still by wh_net_freeze_port: no dequeue */
-  uint8_t vc_bump;                  /* data crossing this link moves to the next virtual
-                                       channel: priority - 1 (down to 1) at the far end */
+  uint8_t vc_bump;                  /* WhVcBump: when data crossing this link moves to
+                                       the next virtual channel (priority - 1, down to 1) */
   uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
+  uint8_t tier;                     /* WhLinkTier */
   uint64_t tx_bytes;
+  WhPortStats st;
   WhQueueDisc qd;
 } WhPort;
 
@@ -187,9 +218,22 @@ gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, 
                          GError **error);
 /* Before finalize: the number of ports added so far. */
 uint32_t wh_net_build_port_count(const WhNet *net);
-/* Before finalize: data leaving through `port` moves to the next virtual channel
- * (WhPort.vc_bump). */
-void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, gboolean bump);
+/* When data crossing a port's link moves to the next virtual channel (priority - 1,
+ * down to 1, at the far end): never, always (a dragonfly's global links), or only when
+ * its next link has the same tier as this one (a dragonfly's local links: the second of
+ * two local hops in a row, as on a detour through another switch of the group). */
+typedef enum {
+  WH_VC_BUMP_NONE,
+  WH_VC_BUMP_ALWAYS,
+  WH_VC_BUMP_SAME_TIER,
+} WhVcBump;
+
+/* Before finalize: the port's WhVcBump mode (WhPort.vc_bump). */
+void wh_net_set_port_vc_bump(WhNet *net, uint32_t port, WhVcBump mode);
+/* Before finalize: the tier of the link whose a-side port is `port` (both directions). */
+void wh_net_set_link_tier(WhNet *net, uint32_t port, WhLinkTier tier);
+/* Time `port` has spent paused by its peer up to now (the open pause included). */
+WhTime wh_net_port_paused_time(const WhNet *net, const WhPort *port);
 /* Before finalize: routes come from `router` (copied; the network frees its data)
  * instead of shortest-path tables. The router is then responsible for connectivity. */
 void wh_net_set_router(WhNet *net, const WhNetRouter *router);

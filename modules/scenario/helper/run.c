@@ -11,6 +11,7 @@
 #include "outputs.h"
 #include "presets.h"
 #include "simai-import.h"
+#include "dragonfly.h"
 #include "topology.h"
 
 static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
@@ -448,6 +449,8 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   if (plan == NULL)
     return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
   run->workload = wh_workload_new(run->tp, plan->stats.n_gpus);
+  wh_workload_set_message_alpha(run->workload,
+                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   run->ops_per_iteration = plan->stats.ops_per_iteration;
   run->simai_dropped_tp = plan->stats.dropped_tp;
   run->simai_dropped_tp_bytes = plan->stats.dropped_tp_bytes;
@@ -499,11 +502,75 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                              sc->workload_line, error))
     return FALSE;
   run->workload = wh_workload_new(run->tp, facts.ranks);
+  wh_workload_set_message_alpha(run->workload,
+                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   if (!wh_preset_build(run->workload, &spec, &err))
     return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
   run->ops_per_iteration = facts.ops;
   run->preset_facts = wh_preset_facts_text(&spec, &facts);
   run->tp_bytes_not_modelled = facts.tp_bytes;
+  return TRUE;
+}
+
+/* <placement>: maps the workload's ranks onto Frontier nodes, 8 per node (rank r on GCD
+ * r mod 8 of the (r / 8)-th node of the placement). Cost: O(nodes) once. */
+static gboolean place_ranks(WhRun *run, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  if (sc->placement_line == 0)
+    return TRUE;
+  const WhDragonfly *df = wh_dragonfly_of(run->net);
+  const WhDragonflyShape *sh = df ? wh_dragonfly_get_shape(df) : NULL;
+  if (sh == NULL || !sh->frontier)
+    return fail_at(error, sc, sc->placement_line,
+                   "<placement>: needs a dragonfly of Frontier nodes (Node=frontier, e.g. "
+                   "<topology preset=\"frontier\">)");
+  if (run->workload == NULL)
+    return fail_at(error, sc, sc->placement_line,
+                   "<placement>: places a workload's ranks; "
+                   "this scenario has no workload");
+  uint32_t nodes = sh->hosts / 8, ranks = wh_workload_n_ranks(run->workload);
+  uint32_t need = (ranks + 7) / 8;
+  g_autofree uint32_t *list = g_new(uint32_t, nodes);
+  uint32_t n = 0;
+  switch (sc->placement) {
+  case WH_PLACEMENT_CONTIGUOUS:
+  case WH_PLACEMENT_RANDOM:
+    for (n = 0; n < nodes; n++)
+      list[n] = n;
+    if (sc->placement == WH_PLACEMENT_RANDOM) { /* the first `need` of a Fisher-Yates shuffle */
+      WhRng rng;
+      wh_rng_init(&rng, sc->has_placement_seed ? sc->placement_seed : run->seed, 0x91ace);
+      for (uint32_t i = 0; i < need && i + 1 < nodes; i++) {
+        uint32_t j = i + (uint32_t)(wh_rng_next(&rng) % (nodes - i));
+        uint32_t t = list[i];
+        list[i] = list[j];
+        list[j] = t;
+      }
+    }
+    break;
+  case WH_PLACEMENT_PER_SWITCH:
+    for (n = 0; n < sh->switches; n++)
+      list[n] = n * sh->nodes_per_switch;
+    break;
+  case WH_PLACEMENT_NODES:
+    for (n = 0; n < sc->n_placement_nodes; n++) {
+      if (sc->placement_nodes[n] >= nodes)
+        return fail_at(error, sc, sc->placement_line,
+                       "<placement> attribute \"nodes\": node %u is outside the machine (%u "
+                       "nodes: 0..%u)",
+                       sc->placement_nodes[n], nodes, nodes - 1);
+      list[n] = sc->placement_nodes[n];
+    }
+    break;
+  }
+  if (need > n)
+    return fail_at(error, sc, sc->placement_line,
+                   "<placement>: %u ranks need %u nodes of 8 GCDs; the placement has %u (%u GCDs)",
+                   ranks, need, n, n * 8);
+  for (uint32_t r = 0; r < ranks; r++)
+    if (!wh_workload_map_rank(run->workload, r, list[r / 8] * 8 + r % 8, error))
+      return FALSE;
   return TRUE;
 }
 
@@ -534,6 +601,8 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
     return FALSE;
   run->ops_per_iteration = n;
   run->workload = wh_workload_new(run->tp, ranks);
+  wh_workload_set_message_alpha(run->workload,
+                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   g_autofree gboolean *is_dep = g_new0(gboolean, n);
   for (guint i = 0; i < n; i++) {
     const WhScenarioOp *o = sc->ops->pdata[i];
@@ -642,7 +711,7 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   WhTransportParams tpp;
   wh_transport_params_from_config(&tpp, run->cfg);
   run->tp = wh_transport_new(run->sim, run->net, &tpp, run->cc, cc_params);
-  if (!add_flows(run, error) || !add_workload(run, opts, error))
+  if (!add_flows(run, error) || !add_workload(run, opts, error) || !place_ranks(run, error))
     return NULL;
   run->stop = sc->stop;
   if (opts && opts->wall_limit_s > 0)
@@ -782,6 +851,49 @@ static void append_iterations(GString *j, const WhRun *run)
   g_string_free(exp, TRUE);
 }
 
+/* The summary's per-tier link statistics: for each tier present, its directed ports,
+ * those that carried a frame, their frames and bytes, mean and largest busy fraction
+ * over the ports that carried a frame, PFC pause time and the largest egress queue. */
+static void append_link_tiers(GString *j, const WhRun *run)
+{
+  const WhNet *net = run->net;
+  struct TierSum {
+    uint32_t ports, active;
+    uint64_t frames, bytes, max_queue;
+    WhTime busy, busy_max, paused;
+  } t[WH_N_TIERS];
+  memset(t, 0, sizeof t);
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    struct TierSum *x = &t[p->tier];
+    x->ports++;
+    x->active += p->st.frames > 0;
+    x->frames += p->st.frames;
+    x->bytes += p->st.bytes;
+    x->busy += p->st.busy;
+    x->busy_max = MAX(x->busy_max, p->st.busy);
+    x->paused += wh_net_port_paused_time(net, p);
+    x->max_queue = MAX(x->max_queue, p->st.max_queue);
+  }
+  double end = run->sim->now ? (double)run->sim->now : 1.0;
+  g_string_append(j, "  \"link_tiers\": {");
+  const char *sep = "";
+  for (int k = 0; k < WH_N_TIERS; k++) {
+    if (t[k].ports == 0)
+      continue;
+    g_string_append_printf(
+        j,
+        "%s\n    \"%s\": {\"ports\": %u, \"active_ports\": %u, \"frames\": %" G_GUINT64_FORMAT
+        ", \"bytes\": %" G_GUINT64_FORMAT ", \"busy_mean\": %.6f, \"busy_max\": %.6f, "
+        "\"pause_ps\": %" G_GUINT64_FORMAT ", \"max_queue_bytes\": %" G_GUINT64_FORMAT "}",
+        sep, wh_net_tier_name((WhLinkTier)k), t[k].ports, t[k].active, t[k].frames, t[k].bytes,
+        t[k].active ? (double)t[k].busy / t[k].active / end : 0.0, (double)t[k].busy_max / end,
+        (guint64)t[k].paused, t[k].max_queue);
+    sep = ",";
+  }
+  g_string_append(j, "\n  },\n");
+}
+
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   const WhTransportCounters *c = &run->tp->c;
@@ -819,6 +931,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("events_executed", run->sim->events_executed);
   FIELD("packets_delivered", nc->packets_delivered);
   FIELD("link_traversals", nc->link_traversals);
+  FIELD("link_bytes", nc->link_bytes);
   FIELD("pfc_pauses", nc->pfc_pauses);
   FIELD("pfc_resumes", nc->pfc_resumes);
   FIELD("ecn_marks", wh_net_ecn_marks(run->net));
@@ -869,6 +982,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   }
   if (run->workload && !wh_run_stopped_early(run))
     append_iterations(j, run);
+  append_link_tiers(j, run);
   if (with_wall)
     g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
   g_string_append_printf(j, "  \"flows\": %u\n}\n", run->tp->n_flows);
@@ -913,6 +1027,29 @@ static gboolean write_samples(const WhRun *run, WhOutputSet *set, GError **error
          wh_output_set_add(set, "queues.csv", queues->str, error);
 }
 
+char *wh_run_links_csv(const WhRun *run)
+{
+  const WhNet *net = run->net;
+  double end = run->sim->now ? (double)run->sim->now : 1.0;
+  GString *csv =
+      g_string_new("port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
+                   "max_queue_bytes\n");
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    WhTime paused = wh_net_port_paused_time(net, p);
+    if (p->st.frames == 0 && p->st.busy == 0 && paused == 0)
+      continue;
+    g_string_append_printf(csv,
+                           "%u,%u,%u,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                           ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f,%" G_GUINT64_FORMAT
+                           ",%" G_GUINT64_FORMAT "\n",
+                           i, p->node, p->peer_node, wh_net_tier_name((WhLinkTier)p->tier),
+                           p->rate_bps, p->st.frames, p->st.bytes, (guint64)p->st.busy,
+                           (double)p->st.busy / end, (guint64)paused, p->st.max_queue);
+  }
+  return g_string_free(csv, FALSE);
+}
+
 gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
 {
   g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
@@ -931,7 +1068,9 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
     else
       g_string_append(csv, ",\n");
   }
+  g_autofree char *links = wh_run_links_csv(run);
   gboolean ok = wh_output_set_add(set, "flows.csv", csv->str, error) &&
+                wh_output_set_add(set, "links.csv", links, error) &&
                 wh_output_set_add(set, "summary.json", summary, error);
   g_string_free(csv, TRUE);
   if (ok && run->sampler)

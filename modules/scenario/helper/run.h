@@ -83,7 +83,15 @@ uint32_t wh_run_ops_done(const WhRun *run);
  * packet left in the pool, no event left pending. */
 gboolean wh_run_check(const WhRun *run, GError **error);
 
-/* Writes DIR/summary.json and DIR/flows.csv (creating DIR), with Wormhole on
+/* Per directed port that carried a frame or was paused (transfer full): links.csv,
+ * port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,
+ * max_queue_bytes.
+ * Frames and bytes count what arrived over the link (their sums are link_traversals and
+ * link_bytes of the summary); busy_ps is the transmitter's busy time (PFC frames
+ * included), busy_fraction that over the run's simulated time. */
+char *wh_run_links_csv(const WhRun *run);
+
+/* Writes DIR/summary.json, DIR/flows.csv and DIR/links.csv (creating DIR), with Wormhole on
  * DIR/wormhole.json (partitions, steady intervals, per-flow steadiness), and with a sampler
  * DIR/rates.csv (period_start_ps,flow_id,sent_bps,delivered_bps; periods with
  * traffic) and DIR/queues.csv (period_end_ps,port,node,queue_bytes; non-empty). */

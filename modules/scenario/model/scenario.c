@@ -100,6 +100,7 @@ void wh_scenario_free(WhScenario *sc)
   g_ptr_array_unref(sc->ops);
   g_ptr_array_unref(sc->patterns);
   g_free(sc->simai_path);
+  g_free(sc->placement_nodes);
   g_free(sc);
 }
 
@@ -242,6 +243,7 @@ static const AttrRule attr_rules[] = {
     {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
     {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
     {"collective", {"id", "kind", "ranks", "size", NULL}, {"algorithm", "deps", NULL}},
+    {"placement", {"policy", NULL}, {"nodes", "seed", NULL}},
 };
 
 static gboolean in_list(const char *const *list, const char *name)
@@ -402,6 +404,7 @@ static const char *const frontier_preset[][2] = {
     {"wh::Dragonfly::EndpointDelay", "10ns"},
     {"wh::Dragonfly::LocalDelay", "10ns"},
     {"wh::Dragonfly::GlobalDelay", "100ns"},
+    {"wh::Dragonfly::UgalBias", "32KB"},
     {"wh::Switch::BufferSize", "32MB"},
     {"wh::Switch::PfcXoff", "320KB"},
     {"wh::Switch::PfcXon", "288KB"},
@@ -417,10 +420,11 @@ static gboolean load_preset(Loader *ld, const xmlNode *t, const char *preset)
                 "<topology> attribute \"preset\": unknown preset \"%s\" (known: frontier)", preset);
   g_autofree char *groups = attr(t, "groups");
   int64_t g = 1;
-  if (groups && (!wh_units_parse_int(groups, &g, NULL) || g < 1 || g > 74))
+  if (groups && (!wh_units_parse_int(groups, &g, NULL) || g < 1 || g > 77))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<topology preset=\"frontier\"> attribute \"groups\" = \"%s\": expected 1..74 "
-                "(Frontier has 74 groups of 128 nodes)",
+                "<topology preset=\"frontier\"> attribute \"groups\" = \"%s\": expected 1..77 "
+                "(Frontier launched with 74 groups of 128 nodes; the current user guide "
+                "counts 77 cabinets)",
                 groups);
   g_autofree char *origin = g_strdup_printf("%s:%d (preset frontier)", ld->file, line);
   g_autofree char *gv = g_strdup_printf("%" G_GINT64_FORMAT, g);
@@ -432,9 +436,10 @@ static gboolean load_preset(Loader *ld, const xmlNode *t, const char *preset)
     s->origin = g_strdup(origin);
     g_ptr_array_insert(sc->sets, 0, s);
   }
-  /* Slingshot routes adaptively; with fewer than 3 groups there is no Valiant path */
+  /* Slingshot routes adaptively (with fewer than 3 groups: among the minimal paths and
+   * detours inside a group, no Valiant path) */
   const char *const head[][2] = {{"wh::Dragonfly::Groups", gv},
-                                 {"wh::Dragonfly::Routing", g >= 3 ? "adaptive" : "minimal"}};
+                                 {"wh::Dragonfly::Routing", "adaptive"}};
   for (size_t i = 0; i < G_N_ELEMENTS(head); i++) {
     WhScenarioSet *s = g_new0(WhScenarioSet, 1);
     s->key = g_strdup(head[i][0]);
@@ -825,6 +830,66 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
   return TRUE;
 }
 
+/* <placement policy="contiguous|per-switch|random|nodes" [nodes="N N ..."] [seed]>. */
+static gboolean load_placement(Loader *ld, const xmlNode *n)
+{
+  WhScenario *sc = ld->sc;
+  int line = node_line(n);
+  static const char *const names[] = {"contiguous", "per-switch", "random", "nodes", NULL};
+  g_autofree char *policy = attr(n, "policy");
+  g_autofree char *nodes = attr(n, "nodes");
+  g_autofree char *seed = attr(n, "seed");
+  int k = 0;
+  while (names[k] && strcmp(names[k], policy) != 0)
+    k++;
+  if (names[k] == NULL)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                "<placement> attribute \"policy\" = \"%s\": expected contiguous, per-switch, "
+                "random or nodes",
+                policy);
+  sc->placement = (WhPlacement)k;
+  sc->placement_line = line;
+  if ((nodes != NULL) != (sc->placement == WH_PLACEMENT_NODES))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                "<placement> attribute \"nodes\": %s",
+                nodes ? "only with policy=\"nodes\"" : "policy=\"nodes\" needs the node list");
+  if (seed && sc->placement != WH_PLACEMENT_RANDOM)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                "<placement> attribute \"seed\": only with policy=\"random\"");
+  if (seed) {
+    int64_t v;
+    if (!wh_units_parse_int(seed, &v, NULL) || v < 0)
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                  "<placement> attribute \"seed\": \"%s\" is not a non-negative integer", seed);
+    sc->placement_seed = (uint64_t)v;
+    sc->has_placement_seed = TRUE;
+  }
+  if (nodes == NULL)
+    return TRUE;
+  g_auto(GStrv) tok = g_strsplit_set(nodes, " \t\n,", -1);
+  g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (char **t = tok; *t; t++) {
+    if (**t == '\0')
+      continue;
+    int64_t v;
+    if (!wh_units_parse_int(*t, &v, NULL) || v < 0 || v >= (1 << 24))
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                  "<placement> attribute \"nodes\": \"%s\" is not a node index", *t);
+    if (!g_hash_table_add(seen, GUINT_TO_POINTER((guint)v + 1)))
+      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                  "<placement> attribute \"nodes\": node %s is listed twice", *t);
+    uint32_t u = (uint32_t)v;
+    g_array_append_val(list, u);
+  }
+  if (list->len == 0)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
+                "<placement> attribute \"nodes\": the list is empty");
+  sc->n_placement_nodes = list->len;
+  sc->placement_nodes = (uint32_t *)g_array_free(g_steal_pointer(&list), FALSE);
+  return TRUE;
+}
+
 static gboolean load_root(Loader *ld, const xmlNode *root)
 {
   WhScenario *sc = ld->sc;
@@ -864,6 +929,8 @@ static gboolean load_root(Loader *ld, const xmlNode *root)
       ok = load_flows(ld, n);
     else if (strcmp(el, "workload") == 0)
       ok = load_workload(ld, n);
+    else if (strcmp(el, "placement") == 0)
+      ok = load_placement(ld, n);
     if (!ok)
       return FALSE;
   }

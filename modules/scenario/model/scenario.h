@@ -65,6 +65,16 @@ typedef struct {
   int line;
 } WhScenarioOp;
 
+/* Rank placement (<placement policy=...>): contiguous (nodes 0, 1, 2, ...: the
+ * default), per-switch (one node per switch: the first node of switch 0, 1, 2, ...),
+ * random (nodes drawn without repetition, seeded), nodes (an explicit list). */
+typedef enum {
+  WH_PLACEMENT_CONTIGUOUS,
+  WH_PLACEMENT_PER_SWITCH,
+  WH_PLACEMENT_RANDOM,
+  WH_PLACEMENT_NODES,
+} WhPlacement;
+
 typedef struct {
   char *path;
   char *name;
@@ -93,6 +103,14 @@ typedef struct {
   WhTime perm_start;
   int perm_line;
   GPtrArray *patterns; /* WhScenarioPattern*: <shift>, <uniform> */
+  /* <placement>: where a workload's ranks run on a machine of Frontier nodes (8 GCD
+   * hosts each), rank r on GCD r mod 8 of the (r / 8)-th node of the placement */
+  WhPlacement placement;
+  uint32_t *placement_nodes; /* WH_PLACEMENT_NODES: the node list */
+  uint32_t n_placement_nodes;
+  uint64_t placement_seed; /* WH_PLACEMENT_RANDOM; the scenario's seed unless set */
+  gboolean has_placement_seed;
+  int placement_line;
 } WhScenario;
 
 /* A traffic pattern over a range of hosts [first, first + count) (count 0: every

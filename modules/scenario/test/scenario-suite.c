@@ -124,8 +124,10 @@ START_TEST(test_whsim_outputs_and_determinism)
   for (size_t i = 0; i < 3; i++) {
     g_autofree char *f1 = g_build_filename(dirs[i], "summary.json", NULL);
     g_autofree char *f2 = g_build_filename(dirs[i], "flows.csv", NULL);
+    g_autofree char *f3 = g_build_filename(dirs[i], "links.csv", NULL);
     g_remove(f1);
     g_remove(f2);
+    g_remove(f3);
     g_rmdir(dirs[i]);
   }
 }
@@ -228,9 +230,136 @@ START_TEST(test_plugin_cc)
   ck_assert_ptr_nonnull(strstr(err, "cannot load plugin"));
   g_autofree char *f1 = g_build_filename(dir, "summary.json", NULL);
   g_autofree char *f2 = g_build_filename(dir, "flows.csv", NULL);
+  g_autofree char *f3 = g_build_filename(dir, "links.csv", NULL);
   g_remove(f1);
   g_remove(f2);
+  g_remove(f3);
   g_rmdir(dir);
+}
+END_TEST
+
+/* The value of "key": N at its first occurrence in a JSON text. */
+static guint64 json_u64(const char *json, const char *key)
+{
+  g_autofree char *k = g_strdup_printf("\"%s\": ", key);
+  const char *p = strstr(json, k);
+  ck_assert_msg(p != NULL, "no %s", key);
+  return g_ascii_strtoull(p + strlen(k), NULL, 10);
+}
+
+/* links.csv of `file`: frames and bytes summed over the ports equal link_traversals and
+ * link_bytes of the summary, and the per-tier summary's frames too; every port's busy
+ * time covers its bytes at its rate; every tier named in `tiers` carried frames; PFC
+ * pause time appears where the run paused. */
+static void check_links(const char *file, const char *const *tiers)
+{
+  WhRunOptions o = {0};
+  g_autoptr(WhRun) run = wh_test_run_file(file, &o);
+  g_autofree char *summary = wh_run_summary_json(run, FALSE);
+  g_autofree char *csv = wh_run_links_csv(run);
+  g_auto(GStrv) rows = g_strsplit(csv, "\n", -1);
+  ck_assert_str_eq(rows[0], "port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,"
+                            "busy_fraction,pause_ps,max_queue_bytes");
+  guint64 frames = 0, bytes = 0, pause = 0, tier_frames[16] = {0};
+  double end = (double)run->sim->now;
+  for (guint i = 1; rows[i] && rows[i][0]; i++) {
+    g_auto(GStrv) f = g_strsplit(rows[i], ",", -1);
+    ck_assert_uint_eq(g_strv_length(f), 11);
+    guint64 rate = g_ascii_strtoull(f[4], NULL, 10), fr = g_ascii_strtoull(f[5], NULL, 10);
+    guint64 by = g_ascii_strtoull(f[6], NULL, 10);
+    frames += fr;
+    bytes += by;
+    pause += g_ascii_strtoull(f[9], NULL, 10);
+    double busy = (double)g_ascii_strtoull(f[7], NULL, 10),
+           need = (double)by * 8 / (double)rate * 1e12;
+    ck_assert_msg(busy >= need * (1 - 1e-9) && busy <= end, "%s: port %s busy %.0f < %.0f", file,
+                  f[0], busy, need);
+    for (int t = 0; t < WH_N_TIERS; t++)
+      if (strcmp(f[3], wh_net_tier_name((WhLinkTier)t)) == 0)
+        tier_frames[t] += fr;
+  }
+  ck_assert_uint_eq(frames, json_u64(summary, "link_traversals"));
+  ck_assert_uint_eq(bytes, json_u64(summary, "link_bytes"));
+  ck_assert_uint_eq(frames, run->net->c.link_traversals);
+  guint64 from_tiers = 0;
+  for (int t = 0; t < WH_N_TIERS; t++) {
+    g_autofree char *k = g_strdup_printf("\"%s\": {", wh_net_tier_name((WhLinkTier)t));
+    const char *p = strstr(summary, k);
+    ck_assert_msg(tier_frames[t] == 0 || p != NULL, "%s: tier %s missing", file, k);
+    if (p) {
+      from_tiers += json_u64(p, "frames");
+      ck_assert_uint_eq(json_u64(p, "frames"), tier_frames[t]);
+    }
+  }
+  ck_assert_uint_eq(from_tiers, frames);
+  for (size_t i = 0; tiers[i]; i++) {
+    g_autofree char *k = g_strdup_printf(",%s,", tiers[i]);
+    ck_assert_msg(strstr(csv, k) != NULL, "%s: no %s link in links.csv", file, tiers[i]);
+  }
+  ck_assert_msg((pause > 0) == (run->net->c.pfc_pauses > 0),
+                "%s: pause time %" G_GUINT64_FORMAT " with %" G_GUINT64_FORMAT " pauses", file,
+                pause, run->net->c.pfc_pauses);
+}
+
+START_TEST(test_links_csv)
+{
+  static const char *const fat[] = {"edge", "aggregation", "core", NULL};
+  check_links("tests/scenarios/fattree-k4-mixed.xml", fat);
+  static const char *const node[] = {"host", "fabric", NULL};
+  check_links("tests/scenarios/frontier-node-all-to-all.xml", node);
+  static const char *const df[] = {"host", "local", "global", NULL};
+  check_links("tests/scenarios/dragonfly-adversarial-minimal.xml", df);
+}
+END_TEST
+
+/* The hosts a 16-rank all-to-all on 2 Frontier groups runs on under `placement`: the
+ * sorted set of flow sources (one per rank), as text. */
+static char *placed_hosts(const char *placement, uint64_t seed)
+{
+  g_autofree char *xml = g_strdup_printf(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"place\" "
+      "seed=\"%" G_GUINT64_FORMAT
+      "\">\n  <topology preset=\"frontier\" groups=\"2\"/>\n  <workload>\n"
+      "    <collective id=\"a\" kind=\"all-to-all\" algorithm=\"pairwise\" ranks=\"0-15\" "
+      "size=\"64KB\"/>\n  </workload>\n  %s\n</scenario>\n",
+      seed, placement);
+  g_autoptr(GError) err = NULL;
+  WhScenario *sc = wh_scenario_load_memory(xml, strlen(xml), "place.xml", &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  g_autoptr(WhRun) run = wh_run_new(sc, NULL, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  wh_run_take_scenario(run, sc);
+  wh_run_execute(run);
+  gboolean used[2048] = {FALSE};
+  for (uint32_t i = 0; i < run->tp->n_flows; i++)
+    used[wh_transport_flow(run->tp, i)->src] = TRUE;
+  GString *out = g_string_new(NULL);
+  for (uint32_t h = 0; h < 2048; h++)
+    if (used[h])
+      g_string_append_printf(out, "%s%u", out->len ? " " : "", h);
+  return g_string_free(out, FALSE);
+}
+
+START_TEST(test_placement)
+{
+  /* 16 ranks = 2 nodes of 8 GCDs */
+  g_autofree char *dflt = placed_hosts("", 1);
+  g_autofree char *contig = placed_hosts("<placement policy=\"contiguous\"/>", 1);
+  ck_assert_str_eq(dflt, "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15");
+  ck_assert_str_eq(contig, dflt);
+  /* one node per switch: nodes 0 and 4 (4 nodes per switch) */
+  g_autofree char *sw = placed_hosts("<placement policy=\"per-switch\"/>", 1);
+  ck_assert_str_eq(sw, "0 1 2 3 4 5 6 7 32 33 34 35 36 37 38 39");
+  /* an explicit list, in rank order: node 200 (group 1) holds ranks 0-7 */
+  g_autofree char *list = placed_hosts("<placement policy=\"nodes\" nodes=\"200 3\"/>", 1);
+  ck_assert_str_eq(list, "24 25 26 27 28 29 30 31 1600 1601 1602 1603 1604 1605 1606 1607");
+  /* random: reproducible for a seed, another seed draws other nodes */
+  g_autofree char *r1 = placed_hosts("<placement policy=\"random\" seed=\"7\"/>", 1);
+  g_autofree char *r2 = placed_hosts("<placement policy=\"random\" seed=\"7\"/>", 2);
+  g_autofree char *r3 = placed_hosts("<placement policy=\"random\" seed=\"8\"/>", 1);
+  ck_assert_str_eq(r1, r2);
+  ck_assert_str_ne(r1, r3);
+  ck_assert_str_ne(r1, dflt);
 }
 END_TEST
 
@@ -247,6 +376,12 @@ Suite *wh_scenario_suite(void)
   tcase_add_test(tc, test_command_line_overrides_scenario);
   tcase_add_test(tc, test_whsim_list_and_usage);
   tcase_add_test(tc, test_plugin_cc);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("placement");
+  tcase_add_test(tc, test_placement);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("links");
+  tcase_add_test(tc, test_links_csv);
   suite_add_tcase(s, tc);
   TCase *wd = tcase_create("watchdog");
   tcase_add_test(wd, test_deadlock_watchdog);

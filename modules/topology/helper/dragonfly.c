@@ -13,16 +13,20 @@
  * L links to the destination group, by flow hash), the global link, a local hop to the
  * destination switch: at most 3 switch-to-switch hops. Valiant: minimal to a random
  * intermediate group (the switch where the global link lands), then minimal to the
- * destination: at most 5. Inside a Frontier node, GCD to GCD takes a shortest up-down
- * path over the Infinity Fabric links (per-flow choice among equal ones); a GCD reaches
- * the network through the NIC of its own package (GPU-NIC affinity). Routes are built
+ * destination: at most 5. Adaptive: UGAL per flowlet over the L minimal paths (one per
+ * parallel global link), one Valiant path (3 or more groups), and inside a group the
+ * direct hop and detours through other switches of the group. Inside a Frontier node, GCD to GCD
+ * takes a shortest up-down path over the Infinity Fabric links (per-flow choice among equal ones);
+ * a GCD reaches the network through the NIC of its own package (GPU-NIC affinity). Routes are built
  * from tables of port ids: no search per flow.
  *
  * Deadlock freedom under PFC: data moves to the next virtual channel (priority - 1)
  * after every global link, so a route uses channel classes 0 (source group), 1 (after
  * the first global link) and 2 (after the second, Valiant only) in order, and inside a
  * class no channel waits on another of the same class in a cycle (local hops are
- * separated by global hops; node fabric paths are up-down). */
+ * separated by global hops; node fabric paths are up-down). A detour inside a group
+ * takes two local hops in a row: the second moves to the next class (local ports bump
+ * when the next link is local too), so it waits only on the endpoint link. */
 #include "dragonfly.h"
 
 #include <string.h>
@@ -135,12 +139,14 @@ static const WhParamSpec dragonfly_params[] = {
      "with PFC; needs wh::RdmaFlow::Priority >= 3); false: one class for every hop",
      0},
     {"Routing", WH_PARAM_CHOICE, "minimal",
-     "minimal; valiant (every flow between groups through a random intermediate group); "
-     "adaptive (per flowlet, UGAL between the minimal path and a Valiant path)",
+     "minimal; valiant (every flow between groups through a random intermediate group; 3 or "
+     "more groups); adaptive (per flowlet, UGAL over every parallel global link, a Valiant "
+     "path with 3 or more groups, and detours through other switches inside a group)",
      0, 0, 0, routing_choices},
     {"UgalBias", WH_PARAM_BYTES, "8KB",
-     "adaptive: the Valiant path is taken when q_min * h_min > q_val * h_val + UgalBias "
-     "(q: bytes queued at the path's egress ports in the source group, h: switch hops)",
+     "adaptive: a non-minimal path (Valiant, or a detour inside a group) is taken when "
+     "q_min * h_min > q_alt * h_alt + UgalBias (q: bytes queued at the path's egress ports "
+     "in the source group, h: switch hops)",
      0},
     {"UgalQueues", WH_PARAM_CHOICE, "source-group",
      "adaptive: whose queues UGAL compares: source-group (the switches of the sending "
@@ -161,6 +167,18 @@ static const WhParamSpec dragonfly_params[] = {
      WH_CHECK_POSITIVE},
     {"FabricDelay", WH_PARAM_TIME, "100ns",
      "frontier: delay of an Infinity Fabric hop (fabric switches add no forwarding delay)", 0},
+    {"FabricEfficiency", WH_PARAM_DOUBLE, "1",
+     "frontier: the fraction of FabricLinkRate a fabric link delivers (measured xGMI copies "
+     "reach about 0.81 of nominal), in (0, 1]",
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
+    {"NicDelay", WH_PARAM_TIME, "0ns",
+     "frontier: latency of a NIC, per packet, each way (added to both directions of the "
+     "NIC's link: a packet between nodes pays it twice, at the sending and the receiving NIC)",
+     0},
+    {"HostDelay", WH_PARAM_TIME, "0ns",
+     "frontier: latency of a GCD's host interface, per packet, each way (added to both "
+     "directions of the GCD's own port: every packet pays it twice, leaving and arriving)",
+     0},
     {"GcdPortRate", WH_PARAM_RATE, "3200Gbps",
      "frontier: a GCD's own port into its fabric switch (above the sum of its fabric links)",
      WH_CHECK_POSITIVE},
@@ -338,10 +356,11 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
                        sh->links_per_pair);
   }
   const char *routing = wh_config_choice(cfg, "wh::Dragonfly", "Routing");
-  if (G < 3 && g_strcmp0(routing, "minimal") != 0)
+  if (G < 3 && g_strcmp0(routing, "valiant") == 0)
     return bad_param(error, cfg, "Routing",
-                     "%s routing needs an intermediate group, so at least 3 groups (%u here)",
-                     routing, G);
+                     "valiant routing needs an intermediate group, so at least 3 groups (%u "
+                     "here; adaptive routing works with any number)",
+                     G);
   sh->nodes_per_switch = sh->frontier ? sh->p / NICS : 0;
   uint64_t hosts = (uint64_t)G * a * sh->p * (sh->frontier ? GCDS / NICS : 1);
   if (hosts > (1u << 24))
@@ -353,11 +372,12 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
 }
 
 static gboolean df_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate, WhTime delay,
-                        uint32_t *port_ab, GError **error)
+                        WhLinkTier tier, uint32_t *port_ab, GError **error)
 {
   uint32_t first = wh_net_build_port_count(net);
   if (!wh_net_add_link(net, a, b, rate, delay, error))
     return FALSE;
+  wh_net_set_link_tier(net, first, tier);
   if (port_ab)
     *port_ab = first; /* ports are added a-side first */
   return TRUE;
@@ -409,8 +429,11 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
 {
   const WhDragonflyShape *sh = &df->shape;
   uint32_t nodes = sh->switches * sh->nodes_per_switch;
-  uint64_t fab = wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate");
+  double eff = wh_config_double(cfg, "wh::Dragonfly", "FabricEfficiency");
+  uint64_t fab = (uint64_t)((double)wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate") * eff);
   WhTime fab_delay = wh_config_time(cfg, "wh::Dragonfly", "FabricDelay");
+  WhTime nic_delay = wh_config_time(cfg, "wh::Dragonfly", "NicDelay");
+  WhTime host_delay = wh_config_time(cfg, "wh::Dragonfly", "HostDelay");
   uint64_t gcd_rate = wh_config_rate(cfg, "wh::Dragonfly", "GcdPortRate");
   uint64_t ep_rate = tier_rate(cfg, "EndpointRate");
   WhTime ep_delay = tier_delay(cfg, "EndpointDelay");
@@ -428,18 +451,20 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
   for (uint32_t n = 0; n < nodes && ok; n++) {
     uint32_t gs = df->gsw0 + n * GCDS;
     for (uint32_t c = 0; c < GCDS && ok; c++)
-      ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay, NULL, error);
+      ok = df_link(net, host0 + n * GCDS + c, gs + c, gcd_rate, fab_delay + host_delay,
+                   WH_TIER_HOST, NULL, error);
     for (size_t w = 0; w < G_N_ELEMENTS(node_wiring) && ok; w++) {
       uint32_t pa = 0, ca = node_wiring[w].a, cb = node_wiring[w].b;
-      ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, &pa, error);
+      ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, WH_TIER_FABRIC,
+                   &pa, error);
       df->gcd_port[(size_t)n * 64 + ca * GCDS + cb] = pa;
       df->gcd_port[(size_t)n * 64 + cb * GCDS + ca] = pa + 1;
     }
     /* NIC q hangs off the first GCD of package q; its port on the node's switch */
     for (uint32_t q = 0; q < NICS && ok; q++) {
       uint32_t pu = 0;
-      ok = df_link(net, gs + 2 * q, df->sw0 + n / sh->nodes_per_switch, ep_rate, ep_delay, &pu,
-                   error);
+      ok = df_link(net, gs + 2 * q, df->sw0 + n / sh->nodes_per_switch, ep_rate,
+                   ep_delay + nic_delay, WH_TIER_NIC, &pu, error);
       df->nic_up[n * NICS + q] = pu;
       df->nic_down[n * NICS + q] = pu + 1;
     }
@@ -464,7 +489,8 @@ static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, ui
     df->host_sw = g_new(uint32_t, sh->hosts);
     for (uint32_t hst = 0; hst < sh->hosts && ok; hst++) {
       df->host_sw[hst] = hst / p;
-      ok = df_link(net, host0 + hst, df->sw0 + hst / p, ep_rate, ep_delay, NULL, error);
+      ok = df_link(net, host0 + hst, df->sw0 + hst / p, ep_rate, ep_delay, WH_TIER_HOST, NULL,
+                   error);
     }
   }
   df->local_port = g_new(uint32_t, (size_t)G * a * a);
@@ -473,9 +499,14 @@ static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, ui
     for (uint32_t s = 0; s < a && ok; s++)
       for (uint32_t t = s + 1; t < a && ok; t++) {
         uint32_t pst = 0;
-        ok = df_link(net, df->sw0 + g * a + s, df->sw0 + g * a + t, lo_rate, lo_delay, &pst, error);
+        ok = df_link(net, df->sw0 + g * a + s, df->sw0 + g * a + t, lo_rate, lo_delay,
+                     WH_TIER_LOCAL, &pst, error);
         df->local_port[((size_t)g * a + s) * a + t] = pst;
         df->local_port[((size_t)g * a + t) * a + s] = pst + 1;
+        if (ok && sh->virtual_channels) { /* a detour's second local hop: next class */
+          wh_net_set_port_vc_bump(net, pst, WH_VC_BUMP_SAME_TIER);
+          wh_net_set_port_vc_bump(net, pst + 1, WH_VC_BUMP_SAME_TIER);
+        }
       }
   /* global links: group i's m-th link (m = (d - 1) L + k, d the peer's offset) leaves
    * from switch m mod a */
@@ -487,12 +518,12 @@ static gboolean build_links(WhNet *net, WhDragonfly *df, const WhConfig *cfg, ui
         uint32_t mi = ((j - i + G) % G - 1) * L + k, mj = ((i - j + G) % G - 1) * L + k;
         uint32_t pij = 0;
         ok = df_link(net, df->sw0 + i * a + mi % a, df->sw0 + j * a + mj % a, gl_rate, gl_delay,
-                     &pij, error);
+                     WH_TIER_GLOBAL, &pij, error);
         df->global_port[((size_t)i * G + j) * L + k] = pij;
         df->global_port[((size_t)j * G + i) * L + k] = pij + 1;
         if (ok && sh->virtual_channels) {
-          wh_net_set_port_vc_bump(net, pij, TRUE);
-          wh_net_set_port_vc_bump(net, pij + 1, TRUE);
+          wh_net_set_port_vc_bump(net, pij, WH_VC_BUMP_ALWAYS);
+          wh_net_set_port_vc_bump(net, pij + 1, WH_VC_BUMP_ALWAYS);
         }
       }
   return ok;
@@ -621,8 +652,18 @@ static gboolean node_hops(const WhDragonfly *df, uint32_t n, uint32_t c1, uint32
   return TRUE;
 }
 
+/* What a path takes besides the structure: an intermediate group (Valiant between
+ * groups), an intermediate switch of the group (a detour inside a group), the global
+ * link to the destination group (else by hash). NONE where there is no such choice. */
+#define NONE UINT32_MAX
+typedef struct {
+  uint32_t via_group, via_switch, link;
+} Choice;
+
+static const Choice by_hash = {NONE, NONE, NONE};
+
 static uint32_t df_path(const WhNet *net, const WhDragonfly *df, uint32_t src, uint32_t dst,
-                        uint64_t hash, uint32_t via_group, uint32_t *out, uint32_t cap)
+                        uint64_t hash, Choice ch, uint32_t *out, uint32_t cap)
 {
   Path pa = {out, 0, cap};
   uint32_t ns = 0, cs = 0, nd = 0, cd = 0;
@@ -641,14 +682,21 @@ static uint32_t df_path(const WhNet *net, const WhDragonfly *df, uint32_t src, u
     if (!node_hops(df, ns, cs, cs & ~1u, h1, &pa) || !push(&pa, df->nic_up[ns * NICS + cs / 2]))
       return 0;
   }
-  if (via_group != UINT32_MAX) {
+  uint32_t a = df->shape.a;
+  if (ch.via_group != NONE) {
     /* minimal to the intermediate group's landing switch, then on */
-    uint32_t a = df->shape.a, G = df->shape.groups, L = df->shape.links_per_pair;
-    uint32_t gp = df->global_port[((size_t)(S / a) * G + via_group) * L + h1 % L];
+    uint32_t G = df->shape.groups, L = df->shape.links_per_pair;
+    uint32_t gp = df->global_port[((size_t)(S / a) * G + ch.via_group) * L + h1 % L];
     uint32_t land = net->port[gp].peer_node - df->sw0;
     if (!minimal_hops(net, df, S, land, h1, &pa) || !minimal_hops(net, df, land, D, h2, &pa))
       return 0;
-  } else if (!minimal_hops(net, df, S, D, h1, &pa)) {
+  } else if (ch.via_switch != NONE) {
+    /* two local hops through switch via_switch of the group */
+    uint32_t t = (S / a) * a + ch.via_switch;
+    if (!push(&pa, df->local_port[(size_t)S * a + ch.via_switch]) ||
+        !push(&pa, df->local_port[(size_t)t * a + D % a]))
+      return 0;
+  } else if (!minimal_hops(net, df, S, D, ch.link != NONE ? ch.link : h1, &pa)) {
     return 0;
   }
   if (df->shape.frontier) {
@@ -676,21 +724,21 @@ static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint3
                          uint64_t hash, uint32_t *out, uint32_t cap)
 {
   const WhDragonfly *df = data;
-  uint32_t via = UINT32_MAX;
+  Choice ch = by_hash;
   if (df->routing == WH_DRAGONFLY_VALIANT && df->shape.groups >= 3) {
     uint32_t gs = wh_dragonfly_host_group(df, src), gd = wh_dragonfly_host_group(df, dst);
     if (gs != gd)
-      via = pick_via(df, gs, gd, wh_mix64(hash ^ 0x5a17a47ULL));
+      ch.via_group = pick_via(df, gs, gd, wh_mix64(hash ^ 0x5a17a47ULL));
   }
-  return df_path(net, df, src, dst, hash, via, out, cap);
+  return df_path(net, df, src, dst, hash, ch, out, cap);
 }
 
 /* The interned copy of a route: [hops, port, port, ...]. */
 static const uint32_t *interned(const WhNet *net, WhDragonfly *df, uint32_t src, uint32_t dst,
-                                uint64_t hash, uint32_t via)
+                                uint64_t hash, Choice ch)
 {
   uint32_t buf[65];
-  buf[0] = df_path(net, df, src, dst, hash, via, buf + 1, 64);
+  buf[0] = df_path(net, df, src, dst, hash, ch, buf + 1, 64);
   g_assert(buf[0] > 0);
   uint32_t *r = g_hash_table_lookup(df->interned, buf);
   if (r == NULL) {
@@ -700,50 +748,104 @@ static const uint32_t *interned(const WhNet *net, WhDragonfly *df, uint32_t src,
   return r;
 }
 
-/* UGAL's cost of a path: switch-to-switch hops x bytes queued at its switch egress
- * ports inside the source group (the first switch up to and including the first
- * global link: what the source group's switches know), or along the whole path with
- * UgalQueues=path. */
-static uint64_t ugal_cost(const WhNet *net, const WhDragonfly *df, const uint32_t *r)
+/* What UGAL knows of a path: bytes queued at its switch egress ports inside the source
+ * group (the first switch up to and including the first global link: what the source
+ * group's switches know), or along the whole path with UgalQueues=path; its
+ * switch-to-switch hops; whether it is minimal (one global link between groups, at
+ * most one local hop inside a group). */
+typedef struct {
+  uint64_t q;
+  uint32_t hops;
+  gboolean minimal;
+} PathLoad;
+
+static PathLoad path_load(const WhNet *net, const WhDragonfly *df, const uint32_t *r)
 {
-  uint32_t n = r[0], hops = 0;
-  uint64_t q = 0;
-  gboolean local_part = TRUE;
+  PathLoad l = {0, 0, TRUE};
+  uint32_t n = r[0], globals = 0, locals = 0;
   for (uint32_t i = 1; i <= n; i++) {
     const WhPort *p = &net->port[r[i]];
     uint32_t a = p->node - df->sw0, b = p->peer_node - df->sw0;
     gboolean sw_a = a < df->shape.switches, sw_b = b < df->shape.switches;
-    if (sw_a && sw_b)
-      hops++;
-    if ((local_part || df->ugal_path) && sw_a)
-      q += p->qd.total_bytes;
-    if (sw_a && sw_b && a / df->shape.a != b / df->shape.a)
-      local_part = FALSE; /* the first global link ends the source group's part */
+    if ((globals == 0 || df->ugal_path) && sw_a)
+      l.q += p->qd.total_bytes;
+    if (sw_a && sw_b) {
+      l.hops++;
+      if (a / df->shape.a != b / df->shape.a)
+        globals++; /* the first global link ends the source group's part */
+      else
+        locals++;
+    }
   }
-  return q * hops;
+  l.minimal = globals ? globals == 1 : locals <= 1;
+  return l;
 }
 
+/* UGAL's cost of a path against another: between two minimal paths (the parallel
+ * global links, which differ in hops only by where the links start and end) the bytes
+ * queued, else those bytes x the switch-to-switch hops. */
+static uint64_t ugal_cost(PathLoad l, PathLoad other)
+{
+  return l.minimal && other.minimal ? l.q : l.q * l.hops;
+}
+
+/* UGAL over every candidate of a flowlet. Between groups: each of the L minimal paths
+ * (one per parallel global link; the flow's hashed one wins ties), and with 3 or more
+ * groups one Valiant path through a random intermediate group, taken when the best
+ * minimal path costs more than it + UgalBias. Inside a group, between two switches:
+ * the direct local hop, and LOCAL_DETOURS detours through random other switches of the
+ * group, the cheapest taken when the direct hop costs more than it + UgalBias. */
+#define LOCAL_DETOURS 4
 static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                                  uint64_t hash, uint64_t flowlet, const uint32_t *current,
                                  uint16_t *nhops)
 {
   WhDragonfly *df = data;
-  const uint32_t *min = interned(net, df, src, dst, hash, UINT32_MAX);
-  const uint32_t *pick = min;
-  uint32_t gs = wh_dragonfly_host_group(df, src), gd = wh_dragonfly_host_group(df, dst);
-  if (gs != gd && df->shape.groups >= 3) {
-    uint32_t via = pick_via(df, gs, gd, wh_mix64(hash ^ (flowlet * 0x9e3779b97f4a7c15ULL)));
-    const uint32_t *val = interned(net, df, src, dst, hash, via);
-    uint64_t c_min = ugal_cost(net, df, min), c_val = ugal_cost(net, df, val);
-
-    uint64_t c_pick = c_min;
-    if (c_min > c_val + df->ugal_bias) {
-      pick = val;
-      c_pick = c_val;
+  const uint32_t *pick = interned(net, df, src, dst, hash, by_hash);
+  PathLoad lp = path_load(net, df, pick);
+  uint32_t n, c, a = df->shape.a, G = df->shape.groups, L = df->shape.links_per_pair;
+  uint32_t S = host_switch(df, src, &n, &c), D = host_switch(df, dst, &n, &c);
+  uint32_t gs = S / a, gd = D / a;
+  uint64_t r = wh_mix64(hash ^ (flowlet * 0x9e3779b97f4a7c15ULL));
+  const uint32_t *alt = NULL; /* the best non-minimal candidate */
+  PathLoad la = {UINT64_MAX / 64, 1, FALSE};
+  if (gs != gd) {
+    for (uint32_t k = 0; k < L && L > 1; k++) {
+      const uint32_t *m = interned(net, df, src, dst, hash, (Choice){NONE, NONE, k});
+      PathLoad lm = path_load(net, df, m);
+      if (lm.q < lp.q) {
+        pick = m;
+        lp = lm;
+      }
     }
-    /* hysteresis: leaving the current path costs a drained flight, so it is left only
-     * for a path cheaper by the bias */
-    if (current && current - 1 != pick && ugal_cost(net, df, current - 1) <= c_pick + df->ugal_bias)
+    if (G >= 3) {
+      alt = interned(net, df, src, dst, hash, (Choice){pick_via(df, gs, gd, r), NONE, NONE});
+      la = path_load(net, df, alt);
+    }
+  } else if (S != D && a >= 3) {
+    uint32_t lo = MIN(S % a, D % a), hi = MAX(S % a, D % a);
+    for (uint32_t i = 0; i < LOCAL_DETOURS; i++) {
+      r = wh_mix64(r + i);
+      uint32_t t = (uint32_t)(r % (a - 2));
+      t += t >= lo;
+      t += t >= hi;
+      const uint32_t *d = interned(net, df, src, dst, hash, (Choice){NONE, t, NONE});
+      PathLoad ld = path_load(net, df, d);
+      if (alt == NULL || ld.q * ld.hops < la.q * la.hops) {
+        alt = d;
+        la = ld;
+      }
+    }
+  }
+  if (alt && ugal_cost(lp, la) > ugal_cost(la, lp) + df->ugal_bias) {
+    pick = alt;
+    lp = la;
+  }
+  /* hysteresis: leaving the current path costs a drained flight, so it is left only
+   * for a path cheaper by the bias */
+  if (current && current - 1 != pick) {
+    PathLoad lc = path_load(net, df, current - 1);
+    if (ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias)
       pick = current - 1;
   }
   *nhops = (uint16_t)pick[0];
@@ -760,7 +862,7 @@ uint32_t wh_dragonfly_route(const WhNet *net, const WhDragonfly *df, uint32_t sr
     if (via_group >= df->shape.groups || via_group == gs || via_group == gd)
       return 0;
   }
-  return df_path(net, df, src, dst, hash, via_group, out, cap);
+  return df_path(net, df, src, dst, hash, (Choice){via_group, NONE, NONE}, out, cap);
 }
 
 uint32_t wh_dragonfly_host_group(const WhDragonfly *df, uint32_t host)

@@ -23,9 +23,15 @@ static LinkSpec default_link(const WhConfig *cfg)
   return l;
 }
 
-static gboolean add_link(WhNet *net, uint32_t a, uint32_t b, LinkSpec l, GError **error)
+/* A link of `tier` (for the per-link statistics). */
+static gboolean add_link(WhNet *net, uint32_t a, uint32_t b, LinkSpec l, WhLinkTier tier,
+                         GError **error)
 {
-  return wh_net_add_link(net, a, b, l.rate, l.delay, error);
+  uint32_t first = wh_net_build_port_count(net);
+  if (!wh_net_add_link(net, a, b, l.rate, l.delay, error))
+    return FALSE;
+  wh_net_set_link_tier(net, first, tier);
+  return TRUE;
 }
 
 /* ---- dumbbell: hosts 0..N-1 on the left switch, N..2N-1 on the right ---- */
@@ -53,11 +59,11 @@ static gboolean dumbbell_build(WhNet *net, const WhConfig *cfg, GError **error)
   }
   uint32_t left = wh_net_add_switch(net), right = wh_net_add_switch(net);
   for (uint32_t i = 0; i < n; i++) {
-    BAIL_IF(add_link(net, host0 + i, left, l, error));
-    BAIL_IF(add_link(net, host0 + n + i, right, l, error));
+    BAIL_IF(add_link(net, host0 + i, left, l, WH_TIER_HOST, error));
+    BAIL_IF(add_link(net, host0 + n + i, right, l, WH_TIER_HOST, error));
   }
   LinkSpec mid = {wh_config_rate(cfg, "wh::Dumbbell", "BottleneckRate"), l.delay};
-  return add_link(net, left, right, mid, error);
+  return add_link(net, left, right, mid, WH_TIER_LINK, error);
 }
 
 /* ---- star: hosts 0..N-1 on one switch ---- */
@@ -81,7 +87,7 @@ static gboolean star_build(WhNet *net, const WhConfig *cfg, GError **error)
   }
   uint32_t sw = wh_net_add_switch(net);
   for (uint32_t i = 0; i < n; i++)
-    BAIL_IF(add_link(net, first + i, sw, l, error));
+    BAIL_IF(add_link(net, first + i, sw, l, WH_TIER_HOST, error));
   return TRUE;
 }
 
@@ -131,15 +137,15 @@ static gboolean fat_tree_build(WhNet *net, const WhConfig *cfg, GError **error)
   gboolean ok = TRUE;
   for (uint32_t e = 0; e < pods * h && ok; e++)
     for (uint32_t s = 0; s < per_edge && ok; s++)
-      ok = add_link(net, host0 + e * per_edge + s, edge[e], l, error);
+      ok = add_link(net, host0 + e * per_edge + s, edge[e], l, WH_TIER_EDGE, error);
   for (uint32_t p = 0; p < pods && ok; p++)
     for (uint32_t e = 0; e < h && ok; e++)
       for (uint32_t a = 0; a < h && ok; a++)
-        ok = add_link(net, edge[p * h + e], agg[p * h + a], l, error);
+        ok = add_link(net, edge[p * h + e], agg[p * h + a], l, WH_TIER_AGGREGATION, error);
   for (uint32_t p = 0; p < pods && ok; p++)
     for (uint32_t a = 0; a < h && ok; a++)
       for (uint32_t m = 0; m < h && ok; m++)
-        ok = add_link(net, agg[p * h + a], core[a * h + m], l, error);
+        ok = add_link(net, agg[p * h + a], core[a * h + m], l, WH_TIER_CORE, error);
   g_free(edge);
   g_free(agg);
   g_free(core);
@@ -186,10 +192,10 @@ static gboolean rail_build(WhNet *net, const WhConfig *cfg, GError **error)
   }
   for (uint32_t srv = 0; srv < s; srv++)
     for (uint32_t r = 0; r < g; r++)
-      BAIL_IF(add_link(net, host0 + srv * g + r, rail0 + r, l, error));
+      BAIL_IF(add_link(net, host0 + srv * g + r, rail0 + r, l, WH_TIER_EDGE, error));
   for (uint32_t r = 0; r < g; r++)
     for (uint32_t p = 0; p < sp; p++)
-      BAIL_IF(add_link(net, rail0 + r, spine0 + p, l, error));
+      BAIL_IF(add_link(net, rail0 + r, spine0 + p, l, WH_TIER_AGGREGATION, error));
   return TRUE;
 }
 

@@ -86,10 +86,13 @@ START_TEST(test_balanced_structure)
         global++;
         pair_links[group_of_switch(net, n)][group_of_switch(net, v)]++;
       }
-      /* virtual channels: only global links move data to the next class */
+      /* virtual channels: global links always move data to the next class, local links
+       * when the next hop is local too (a detour), endpoint links never */
       const WhPort *port = &net->port[net->node[n].ports[k]];
-      ck_assert_uint_eq(port->vc_bump, net->node[v].is_switch &&
-                                           group_of_switch(net, v) != group_of_switch(net, n));
+      WhVcBump want = !net->node[v].is_switch                              ? WH_VC_BUMP_NONE
+                      : group_of_switch(net, v) != group_of_switch(net, n) ? WH_VC_BUMP_ALWAYS
+                                                                           : WH_VC_BUMP_SAME_TIER;
+      ck_assert_uint_eq(port->vc_bump, want);
     }
     ck_assert_uint_eq(ep, 2);
     ck_assert_uint_eq(local, 3);

@@ -230,6 +230,151 @@ START_TEST(test_node_all_to_all_closed_form)
 }
 END_TEST
 
+/* The port from GCD a's fabric switch to GCD b's (a direct fabric link). */
+static uint32_t net_gcd_port(const WhNet *net, uint32_t a, uint32_t b)
+{
+  uint32_t fa = net->port[net->port[wh_net_host_port(net, a)].peer].node;
+  uint32_t fb = net->port[net->port[wh_net_host_port(net, b)].peer].node;
+  for (uint32_t k = 0; k < net->node[fa].nports; k++)
+    if (net->port[net->node[fa].ports[k]].peer_node == fb)
+      return net->node[fa].ports[k];
+  ck_abort_msg("no fabric link %u-%u", a, b);
+  return 0;
+}
+
+/* Data packets queued at local egress ports, by priority (a queue hook). */
+typedef struct {
+  const WhNet *net;
+  uint64_t by_prio[WH_NPRIO];
+} PrioCount;
+
+static void count_local_prio(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
+{
+  PrioCount *pc = data;
+  if (pkt->type == WH_PKT_DATA && pc->net->port[qd->port].tier == WH_TIER_LOCAL)
+    pc->by_prio[pkt->prio]++;
+}
+
+static double pairs_run(const char *file, PrioCount *pc)
+{
+  g_autoptr(WhRun) run = build_file(file, NULL);
+  static const WhQueueHooks hooks = {.on_enqueue = count_local_prio};
+  pc->net = run->net;
+  wh_net_add_hooks(run->net, &hooks, pc);
+  wh_run_execute(run);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "%s: %s", file, err ? err->message : "");
+  ck_assert(!run->net->deadlock.detected);
+  ck_assert_uint_eq(run->tp->c.out_of_order, 0);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+  ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
+  wh_net_remove_hooks(run->net, &hooks, pc);
+  return (double)run->tp->c.data_bytes_arrived / wh_time_to_s(run->sim->now);
+}
+
+START_TEST(test_adaptive_inside_a_group)
+{
+  /* 8 GCD pairs between nodes on two switches of one Frontier group: minimal routing
+   * has the one local link between them; adaptive routing detours through other
+   * switches of the group (second local hop in the next virtual channel) and reaches
+   * at least 90% of the 4 NICs' 100 GB/s, 1.5x minimal or more */
+  PrioCount pm = {0}, pa = {0};
+  double min = pairs_run("tests/scenarios/frontier-group-pairs-minimal.xml", &pm);
+  double ada = pairs_run("tests/scenarios/frontier-group-pairs-adaptive.xml", &pa);
+  fprintf(stderr,
+          "Frontier group, 8 GCD pairs across two switches: minimal %.1f GB/s, adaptive %.1f "
+          "GB/s (%.2fx); detour hops in the next class: %" G_GUINT64_FORMAT "\n",
+          min * 1e-9, ada * 1e-9, ada / min, pa.by_prio[2]);
+  ck_assert_msg(ada >= 0.9 * 100e9, "adaptive %.1f GB/s", ada * 1e-9);
+  ck_assert_msg(ada >= 1.5 * min, "adaptive %.1f vs minimal %.1f GB/s", ada * 1e-9, min * 1e-9);
+  /* one group: minimal paths stay in class 0 (priority 3); detours' second hops go
+   * to class 1 (priority 2); nothing lower */
+  ck_assert_uint_eq(pm.by_prio[2], 0);
+  ck_assert_uint_gt(pa.by_prio[2], 0);
+  ck_assert_uint_eq(pm.by_prio[1] + pa.by_prio[1], 0);
+}
+END_TEST
+
+/* A run of the Frontier preset (1 group) built from XML text with `extra` settings. */
+static WhRun *preset_run(const char *extra, const char *body)
+{
+  g_autofree char *xml =
+      g_strdup_printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"lat\">\n%s"
+                      "  <topology preset=\"frontier\" groups=\"1\"/>\n%s</scenario>\n",
+                      extra, body);
+  g_autoptr(GError) err = NULL;
+  WhScenario *sc = wh_scenario_load_memory(xml, strlen(xml), "lat.xml", &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  WhRun *run = wh_run_new(sc, NULL, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  wh_run_take_scenario(run, sc);
+  wh_run_execute(run);
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  return run;
+}
+
+/* One-packet latencies (FCT of a 1 KB message) from GCD 0 to GCD 1 (same package, one
+ * fabric hop), GCD 8 (another node on the switch) and GCD 32 (another switch). */
+static void one_packet(const char *extra, WhTime out[3])
+{
+  static const char flows[] = "  <flows><flow src=\"0\" dst=\"1\" size=\"1KB\"/>"
+                              "<flow src=\"2\" dst=\"8\" size=\"1KB\" start=\"100us\"/>"
+                              "<flow src=\"4\" dst=\"32\" size=\"1KB\" start=\"200us\"/></flows>\n";
+  g_autoptr(WhRun) run = preset_run(extra, flows);
+  for (uint32_t i = 0; i < 3; i++) {
+    const WhFlow *f = wh_transport_flow(run->tp, i);
+    out[i] = f->finish - f->start;
+  }
+}
+
+START_TEST(test_endpoint_latency)
+{
+  /* NicDelay is paid at the sending and at the receiving NIC, HostDelay where a packet
+   * leaves its GCD and where it enters the other: exactly, per packet */
+  WhTime base[3], with[3];
+  one_packet("", base);
+  one_packet("  <set param=\"wh::Dragonfly::NicDelay\" value=\"700ns\"/>\n"
+             "  <set param=\"wh::Dragonfly::HostDelay\" value=\"300ns\"/>\n",
+             with);
+  fprintf(stderr,
+          "Frontier one-packet latency (us), base / NicDelay 700 ns + HostDelay 300 ns: same "
+          "package %.3f / %.3f, same switch %.3f / %.3f, other switch %.3f / %.3f\n",
+          base[0] * 1e-6, with[0] * 1e-6, base[1] * 1e-6, with[1] * 1e-6, base[2] * 1e-6,
+          with[2] * 1e-6);
+  ck_assert_uint_eq(with[0] - base[0], 2 * 300 * WH_NS);
+  ck_assert_uint_eq(with[1] - base[1], 2 * 300 * WH_NS + 2 * 700 * WH_NS);
+  ck_assert_uint_eq(with[2] - base[2], 2 * 300 * WH_NS + 2 * 700 * WH_NS);
+  ck_assert_uint_gt(base[2], base[1]); /* another switch: a local hop more */
+}
+END_TEST
+
+START_TEST(test_message_alpha)
+{
+  /* every transfer of a workload starts MessageAlpha after it is ready: the first send
+   * ends alpha later, the second (after the first) starts alpha after it */
+  static const char wl[] = "  <workload>\n"
+                           "    <send id=\"a\" src=\"0\" dst=\"8\" size=\"64KB\"/>\n"
+                           "    <send id=\"b\" src=\"8\" dst=\"0\" size=\"64KB\" deps=\"a\"/>\n"
+                           "  </workload>\n";
+  g_autoptr(WhRun) base = preset_run("", wl);
+  g_autoptr(WhRun) with =
+      preset_run("  <set param=\"wh::Workload::MessageAlpha\" value=\"2us\"/>\n", wl);
+  WhOpInfo a0, b0, a1, b1;
+  wh_workload_op_info(base->workload, 0, &a0);
+  wh_workload_op_info(base->workload, 1, &b0);
+  wh_workload_op_info(with->workload, 0, &a1);
+  wh_workload_op_info(with->workload, 1, &b1);
+  ck_assert_uint_eq(a1.end - a0.end, 2 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(with->tp, 0)->start, 2 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(with->tp, 1)->start, a1.end + 2 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(base->tp, 1)->start, a0.end);
+  /* the second transfer itself takes about as long (its congestion control's timers
+   * run on absolute time, so not to the picosecond) */
+  ck_assert_uint_ge(b1.end - b0.end, 4 * WH_US - 10 * WH_NS);
+  ck_assert_uint_le(b1.end - b0.end, 4 * WH_US + 10 * WH_NS);
+}
+END_TEST
+
 START_TEST(test_frontier_preset)
 {
   /* <topology preset="frontier" groups="2"/>: Frontier's shape (2 x 1024 GCDs, 32
@@ -265,13 +410,21 @@ START_TEST(test_frontier_preset)
   gboolean seen = FALSE;
   for (uint32_t k = 0; k < run->net->node[n].nports; k++) {
     const WhPort *p = &run->net->port[run->net->node[n].ports[k]];
-    if (p->vc_bump) {
+    if (p->vc_bump == WH_VC_BUMP_ALWAYS) {
       ck_assert_uint_eq(p->rate_bps, 200000000000ULL);
       ck_assert_uint_eq(p->delay, 600 * WH_NS);
       seen = TRUE;
     }
   }
   ck_assert(seen);
+  /* fabric links at nominal rate in the preset (FabricEfficiency 1): the quad link GCD
+   * 0 -> 1 is 4 x 400 Gb/s; with FabricEfficiency 0.81 it is 0.81 of that */
+  ck_assert_uint_eq(run->net->port[net_gcd_port(run->net, 0, 1)].rate_bps, 1600000000000ULL);
+  {
+    static const char eff[] = "  <set param=\"wh::Dragonfly::FabricEfficiency\" value=\"0.81\"/>\n";
+    g_autoptr(WhRun) r81 = preset_run(eff, "");
+    ck_assert_uint_eq(r81->net->port[net_gcd_port(r81->net, 0, 1)].rate_bps, 1296000000000ULL);
+  }
   wh_run_execute(run);
   ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
@@ -291,6 +444,9 @@ Suite *wh_dragonfly_traffic_suite(void)
       {"deadlock", test_single_class_deadlocks},
       {"node", test_node_all_to_all_closed_form},
       {"preset", test_frontier_preset},
+      {"group-adaptive", test_adaptive_inside_a_group},
+      {"endpoint-latency", test_endpoint_latency},
+      {"message-alpha", test_message_alpha},
   };
   Suite *s = suite_create("dragonfly-traffic");
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

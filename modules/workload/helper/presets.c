@@ -34,8 +34,9 @@
  * reaches its lowest layer, overlapping the rest (a dense stage's last backward is
  * then B compute ops). Not modelled: the tied-embedding gradient all-reduce between
  * first and last stage, the gradient-norm all-reduce, vocabulary padding, load
- * imbalance among experts. Op names: compute "i<it>/s<stage>/r<rank>/F<mb>" (dense;
- * "B<mb>", last backward with buckets "B<mb>/part<j>"), MoE ".../F<mb>/L<layer>/attn",
+ * imbalance among experts. FfnMatrices (mats) overrides the family's 2 or 3. Op names: compute
+ * "i<it>/s<stage>/r<rank>/F<mb>" (dense; "B<mb>", last backward with buckets "B<mb>/part<j>"), MoE
+ * ".../F<mb>/L<layer>/attn",
  * ".../L<layer>/expert", ".../F<mb>/head"; sends "i<it>/pp/F<mb>/r<a>>r<b>/<bytes>B"
  * (B<mb> for gradients); all-to-all
  * "i<it>/ep/s<p>/tp<t>/g<group>/F<mb>/L<layer>/dispatch/<bytes>B" (combine; backward
@@ -146,6 +147,8 @@ static gboolean is_moe(const WhPresetSpec *s)
 
 static uint64_t ffn_mats(const WhModelShape *m)
 {
+  if (m->ffn_mats)
+    return m->ffn_mats;
   return m->family == WH_FAMILY_MIXTRAL ? 3 : 2;
 }
 
@@ -231,6 +234,20 @@ static double bwd_factor(const WhPresetSpec *s)
 static WhTime op_time(const WhPresetSpec *s, double flops)
 {
   return (WhTime)llround(flops / (s->peak_flops * s->efficiency) * 1e12);
+}
+
+typedef enum { OP_ATTN, OP_EXPERT, OP_HEAD } MoeOp;
+
+/* Duration of an MoE compute op: from FLOPs, or the spec's fixed forward time (x the
+ * backward factor for a backward op). `flops` is the op's whole-layer forward count. */
+static WhTime moe_time(const WhPresetSpec *s, MoeOp op, gboolean fwd, double flops)
+{
+  if (s->fixed_times) {
+    WhTime t = op == OP_ATTN ? s->attn_time : op == OP_EXPERT ? s->expert_time : s->head_time;
+    return fwd ? t : (WhTime)bwd_factor(s) * t;
+  }
+  /* the same expressions as the dense path, so that durations do not change */
+  return fwd ? op_time(s, flops / s->tp) : op_time(s, bwd_factor(s) / s->tp * flops);
 }
 
 static uint32_t stage_layers(const WhPresetSpec *s, uint32_t p)
@@ -329,6 +346,11 @@ gboolean wh_preset_spec_check(const WhPresetSpec *s, GError **error)
                    m->layers / s->pp);
   if (m->experts == 1 && s->ep != 1)
     return invalid(error, "%s: EP %u on a dense model (EP must be 1)", name, s->ep);
+  if (s->fixed_times && m->experts == 1)
+    return invalid(error, "%s: FixedTimes applies to MoE models only", name);
+  if (m->ffn_mats != 0 && m->ffn_mats != 2 && m->ffn_mats != 3)
+    return invalid(error, "%s: FfnMatrices %u: expected 2 (GELU), 3 (SwiGLU) or 0 (the family's)",
+                   name, m->ffn_mats);
   if (m->top_k > m->experts)
     return invalid(error, "%s: top-%u of %u experts", name, m->top_k, m->experts);
   if (s->dp % s->ep || m->experts % s->ep)
@@ -382,16 +404,21 @@ static void take_chain(Builder *b, uint32_t r)
   g_array_set_size(p, 0);
 }
 
-static gboolean compute(Builder *b, uint32_t r, double flops)
+static gboolean compute_for(Builder *b, uint32_t r, WhTime t)
 {
   g_array_set_size(b->deps, 0);
   take_chain(b, r);
-  int64_t id = wh_workload_add_compute(b->w, b->name, r, op_time(b->s, flops),
-                                       (const uint32_t *)b->deps->data, b->deps->len, b->error);
+  int64_t id = wh_workload_add_compute(b->w, b->name, r, t, (const uint32_t *)b->deps->data,
+                                       b->deps->len, b->error);
   if (id < 0)
     return FALSE;
   b->last[r] = (uint32_t)id;
   return TRUE;
+}
+
+static gboolean compute(Builder *b, uint32_t r, double flops)
+{
+  return compute_for(b, r, op_time(b->s, flops));
 }
 
 static int64_t send(Builder *b, uint32_t src, uint32_t dst, uint64_t bytes)
@@ -539,7 +566,7 @@ static gboolean forward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/F%u/L%u/attn", b->it, p, r, mb, l);
-        if (!compute(b, r, attn_flops(s) / b->T))
+        if (!compute_for(b, r, moe_time(s, OP_ATTN, TRUE, attn_flops(s))))
           return FALSE;
       }
       if (!all_to_all(b, p, TRUE, mb, l, "dispatch"))
@@ -547,7 +574,7 @@ static gboolean forward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/F%u/L%u/expert", b->it, p, r, mb, l);
-        if (!compute(b, r, ffn_flops(s) / b->T))
+        if (!compute_for(b, r, moe_time(s, OP_EXPERT, TRUE, ffn_flops(s))))
           return FALSE;
       }
       if (!all_to_all(b, p, TRUE, mb, l, "combine"))
@@ -557,7 +584,7 @@ static gboolean forward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/F%u/head", b->it, p, r, mb);
-        if (!compute(b, r, head_flops(s) / b->T))
+        if (!compute_for(b, r, moe_time(s, OP_HEAD, TRUE, head_flops(s))))
           return FALSE;
       }
     }
@@ -603,7 +630,7 @@ static gboolean backward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/B%u/head", b->it, p, r, mb);
-        if (!compute(b, r, k * head_flops(s)))
+        if (!compute_for(b, r, moe_time(s, OP_HEAD, FALSE, head_flops(s))))
           return FALSE;
       }
     }
@@ -614,7 +641,7 @@ static gboolean backward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/B%u/L%u/expert", b->it, p, r, mb, l);
-        if (!compute(b, r, k * ffn_flops(s)))
+        if (!compute_for(b, r, moe_time(s, OP_EXPERT, FALSE, ffn_flops(s))))
           return FALSE;
       }
       if (!all_to_all(b, p, FALSE, mb, l, "dispatch-grad"))
@@ -622,7 +649,7 @@ static gboolean backward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/B%u/L%u/attn", b->it, p, r, mb, l);
-        if (!compute(b, r, k * attn_flops(s)))
+        if (!compute_for(b, r, moe_time(s, OP_ATTN, FALSE, attn_flops(s))))
           return FALSE;
       }
       if (final && --left == 0) {
@@ -757,11 +784,13 @@ static WhTime stage_compute_time(const WhPresetSpec *s, uint32_t p)
   uint32_t m = micro_batches(s), lp = stage_layers(s, p), T = s->tp;
   double head = p == s->pp - 1 ? head_flops(s) : 0, k = bwd_factor(s) / T;
   if (is_moe(s)) {
-    WhTime f = lp * (op_time(s, attn_flops(s) / T) + op_time(s, ffn_flops(s) / T)),
-           bw = lp * (op_time(s, k * attn_flops(s)) + op_time(s, k * ffn_flops(s)));
-    if (head > 0) {
-      f += op_time(s, head / T);
-      bw += op_time(s, k * head);
+    WhTime f = lp * (moe_time(s, OP_ATTN, TRUE, attn_flops(s)) +
+                     moe_time(s, OP_EXPERT, TRUE, ffn_flops(s))),
+           bw = lp * (moe_time(s, OP_ATTN, FALSE, attn_flops(s)) +
+                      moe_time(s, OP_EXPERT, FALSE, ffn_flops(s)));
+    if (p == s->pp - 1) {
+      f += moe_time(s, OP_HEAD, TRUE, head);
+      bw += moe_time(s, OP_HEAD, FALSE, head);
     }
     return m * (f + bw);
   }
@@ -855,11 +884,20 @@ char *wh_preset_facts_text(const WhPresetSpec *s, const WhPresetFacts *f)
                          "global batch %u sequences\n",
                          s->tp, s->pp, s->dp, s->ep, f->ranks, f->micro_batches,
                          s->micro_batch_size, f->global_batch);
-  g_string_append_printf(t,
-                         "compute: %.4g FLOP per iteration (model %.4g), %.4g FLOP/s x %.2f; "
-                         "busiest GPU %.3f ms of compute per iteration%s\n",
-                         f->flops, f->model_flops, s->peak_flops, s->efficiency,
-                         (double)f->compute_time * 1e-9, s->recompute ? " (recomputation)" : "");
+  if (s->fixed_times)
+    g_string_append_printf(t,
+                           "compute: %.4g FLOP per iteration (model %.4g), fixed forward times "
+                           "per layer %.3f us attention, %.3f us experts, head %.3f us; busiest "
+                           "GPU %.3f ms of compute per iteration%s\n",
+                           f->flops, f->model_flops, (double)s->attn_time * 1e-6,
+                           (double)s->expert_time * 1e-6, (double)s->head_time * 1e-6,
+                           (double)f->compute_time * 1e-9, s->recompute ? " (recomputation)" : "");
+  else
+    g_string_append_printf(t,
+                           "compute: %.4g FLOP per iteration (model %.4g), %.4g FLOP/s x %.2f; "
+                           "busiest GPU %.3f ms of compute per iteration%s\n",
+                           f->flops, f->model_flops, s->peak_flops, s->efficiency,
+                           (double)f->compute_time * 1e-9, s->recompute ? " (recomputation)" : "");
   g_string_append_printf(
       t, "ops per iteration: %u (%u compute, %u send, %u all-reduce, %u all-to-all)\n", f->ops,
       f->n_compute, f->n_send, f->n_all_reduce, f->n_all_to_all);
@@ -909,6 +947,9 @@ static const WhParamSpec preset_params[] = {
     SHAPE("Vocab", "vocabulary size"),
     SHAPE("Experts", "experts per MoE layer (1: dense)"),
     SHAPE("TopK", "experts per token"),
+    {"FfnMatrices", WH_PARAM_INT, "0",
+     "FFN matrices per expert: 2 (GELU), 3 (SwiGLU); 0 = the family's (GPT 2, Mixtral 3)",
+     WH_CHECK_MIN | WH_CHECK_MAX, 0, 3},
     {"PeakFlops", WH_PARAM_DOUBLE, "989e12", "peak FLOP/s per GPU (H100 SXM dense bf16)",
      WH_CHECK_POSITIVE},
     {"Efficiency", WH_PARAM_DOUBLE, "0.5", "achieved fraction of the peak",
@@ -921,6 +962,13 @@ static const WhParamSpec preset_params[] = {
     {"ActBytes", WH_PARAM_INT, "2", "bytes per activation element (bf16)",
      WH_CHECK_MIN | WH_CHECK_MAX, 1, 8},
     {"Recompute", WH_PARAM_BOOL, "false", "full activation recomputation (backward = 3 forward)"},
+    {"FixedTimes", WH_PARAM_BOOL, "false",
+     "MoE: compute op durations from AttnTime, ExpertTime, HeadTime (backward 2x, 3x with "
+     "Recompute) instead of FLOPs / (PeakFlops x Efficiency)"},
+    {"AttnTime", WH_PARAM_TIME, "0ps",
+     "with FixedTimes: forward attention (and router) of a layer"},
+    {"ExpertTime", WH_PARAM_TIME, "0ps", "with FixedTimes: forward experts of a layer"},
+    {"HeadTime", WH_PARAM_TIME, "0ps", "with FixedTimes: forward output head (last stage)"},
     {"AllToAll", WH_PARAM_CHOICE, "direct", "EP all-to-all algorithm: direct or pairwise", 0, 0, 0,
      a2a_choices},
     {NULL},
@@ -957,6 +1005,7 @@ gboolean wh_preset_spec_from_config(WhPresetSpec *spec, const WhConfig *cfg, GEr
       {"Vocab", offsetof(WhPresetSpec, shape.vocab)},
       {"Experts", offsetof(WhPresetSpec, shape.experts)},
       {"TopK", offsetof(WhPresetSpec, shape.top_k)},
+      {"FfnMatrices", offsetof(WhPresetSpec, shape.ffn_mats)},
       {"Buckets", offsetof(WhPresetSpec, buckets)},
       {"GradBytes", offsetof(WhPresetSpec, grad_bytes)},
       {"ActBytes", offsetof(WhPresetSpec, act_bytes)},
@@ -969,6 +1018,10 @@ gboolean wh_preset_spec_from_config(WhPresetSpec *spec, const WhConfig *cfg, GEr
   spec->peak_flops = wh_config_double(cfg, type, "PeakFlops");
   spec->efficiency = wh_config_double(cfg, type, "Efficiency");
   spec->recompute = wh_config_bool(cfg, type, "Recompute");
+  spec->fixed_times = wh_config_bool(cfg, type, "FixedTimes");
+  spec->attn_time = wh_config_time(cfg, type, "AttnTime");
+  spec->expert_time = wh_config_time(cfg, type, "ExpertTime");
+  spec->head_time = wh_config_time(cfg, type, "HeadTime");
   spec->all_to_all = g_strcmp0(wh_config_choice(cfg, type, "AllToAll"), "pairwise") == 0
                          ? WH_ALGO_PAIRWISE
                          : WH_ALGO_DIRECT;

@@ -40,6 +40,7 @@ typedef struct {
   uint32_t heads, kv_heads;     /* kv_heads < heads: grouped-query attention */
   uint32_t seq, vocab;
   uint32_t experts, top_k; /* experts 1: dense; > 1: every layer is an MoE layer */
+  uint32_t ffn_mats;       /* FFN matrices: 2 (GELU) or 3 (SwiGLU); 0: the family's */
 } WhModelShape;
 
 typedef struct {
@@ -55,6 +56,12 @@ typedef struct {
   gboolean recompute;             /* full activation recomputation: backward = 3 x forward */
   WhCollAlgo all_to_all;          /* WH_ALGO_DIRECT or WH_ALGO_PAIRWISE */
   uint32_t iterations;            /* iterations to add; iteration i's ops are contiguous */
+  /* MoE only: TRUE takes every compute op's duration from the times below instead of
+   * FLOPs / (peak x efficiency): forward attention (with the router), forward experts
+   * and forward output head of one micro-batch on one rank; a backward op takes
+   * 2 x (3 x with recompute) its forward time */
+  gboolean fixed_times;
+  WhTime attn_time, expert_time, head_time;
 } WhPresetSpec;
 
 /* The preset names, NULL-terminated: gpt-7b, gpt-13b, gpt-175b, moe-8x7b,

@@ -46,7 +46,26 @@ struct WhWorkload {
   GArray *xfers;     /* Xfer */
   GArray *flow_xfer; /* flow id -> xfer id (UINT32_MAX: not ours) */
   uint32_t ops_left;
+  WhTime alpha; /* per-message software cost, before a transfer's first byte */
 };
+
+static const WhParamSpec workload_params[] = {
+    {"MessageAlpha", WH_PARAM_TIME, "0ns",
+     "per-message software cost: every transfer of a workload (a message of a collective "
+     "or a point-to-point op) starts this long after it is ready; the one model of message "
+     "overhead",
+     0},
+    {NULL},
+};
+
+const WhTypeInfo wh_workload_type = {"wh::Workload", "workload",
+                                     "settings of every workload (trace, preset or SimAI)",
+                                     workload_params};
+
+void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha)
+{
+  w->alpha = alpha;
+}
 
 #define NONE UINT32_MAX
 
@@ -207,7 +226,7 @@ static void start_xfer(WhWorkload *w, uint32_t x)
   Xfer *t = &g_array_index(w->xfers, Xfer, x);
   g_autoptr(GError) err = NULL;
   int64_t flow = wh_transport_add_flow(w->tp, w->host[t->src], w->host[t->dst], t->bytes,
-                                       w->tp->sim->now, &err);
+                                       w->tp->sim->now + w->alpha, &err);
   g_assert(flow >= 0); /* ranks and sizes were checked when the op was added */
   while (w->flow_xfer->len <= (guint)flow) {
     uint32_t none = NONE;

@@ -15,6 +15,7 @@
 
 #include <glib.h>
 #include "rdma-transport.h"
+#include "registry.h"
 
 #define WH_WORKLOAD_ERROR (wh_workload_error_quark())
 GQuark wh_workload_error_quark(void);
@@ -55,6 +56,13 @@ typedef struct WhWorkload WhWorkload;
 WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks);
 void wh_workload_free(WhWorkload *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhWorkload, wh_workload_free)
+
+/* Every transfer starts `alpha` after it is ready (the per-message software cost;
+ * wh::Workload::MessageAlpha). */
+void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha);
+
+/* The registered parameters (type "wh::Workload"). */
+extern const WhTypeInfo wh_workload_type;
 
 gboolean wh_workload_map_rank(WhWorkload *w, uint32_t rank, uint32_t host, GError **error);
 

@@ -601,6 +601,51 @@ static void expect_error(GError **err, GQuark domain, int code, const char *text
   g_clear_error(err);
 }
 
+/* wh::ModelPreset::FfnMatrices: 2-matrix experts on the Mixtral 8x7B preset remove
+ * L E h f parameters. */
+START_TEST(test_preset_ffn_matrices)
+{
+  WhPresetSpec s;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(&s, "moe-8x7b", &err));
+  WhPresetFacts f3, f2;
+  ck_assert(wh_preset_facts(&s, &f3, &err));
+  s.shape.ffn_mats = 2;
+  ck_assert(wh_preset_facts(&s, &f2, &err));
+  ck_assert_uint_eq(f3.params - f2.params, 32ull * 8 * 4096 * 14336);
+  ck_assert(f2.model_flops < f3.model_flops);
+  s.shape.ffn_mats = 4;
+  ck_assert(!wh_preset_facts(&s, &f2, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "FfnMatrices"));
+}
+END_TEST
+
+/* FixedTimes: the busiest stage (the last, with the head) of moe-8x7b, PP 2: m x (16
+ * layers x (F + 2F) + head x 3), 4x with recomputation; dense models refuse it. */
+START_TEST(test_preset_fixed_times)
+{
+  WhPresetSpec s;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(&s, "moe-8x7b", &err));
+  s.fixed_times = TRUE;
+  s.attn_time = 1000;
+  s.expert_time = 2000;
+  s.head_time = 500;
+  WhPresetFacts f;
+  ck_assert(wh_preset_facts(&s, &f, &err));
+  ck_assert_uint_eq(f.compute_time, 2 * (16 * 3 * 3000 + 3 * 500));
+  s.recompute = TRUE;
+  ck_assert(wh_preset_facts(&s, &f, &err));
+  ck_assert_uint_eq(f.compute_time, 2 * (16 * 4 * 3000 + 4 * 500));
+  g_autofree char *text = wh_preset_facts_text(&s, &f);
+  ck_assert_ptr_nonnull(strstr(text, "fixed forward times per layer 0.001 us attention"));
+  ck_assert(wh_preset_spec_init(&s, "gpt-7b", &err));
+  s.fixed_times = TRUE;
+  ck_assert(!wh_preset_facts(&s, &f, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "FixedTimes applies to MoE models only"));
+}
+END_TEST
+
 START_TEST(test_config_and_errors)
 {
   if (wh_registry_lookup(wh_model_preset_type.name) == NULL)
@@ -670,6 +715,8 @@ Suite *wh_presets_suite(void)
   tcase_add_test(tc, test_moe8x7b_build);
   tcase_add_test(tc, test_all_presets_facts);
   tcase_add_test(tc, test_config_and_errors);
+  tcase_add_test(tc, test_preset_ffn_matrices);
+  tcase_add_test(tc, test_preset_fixed_times);
   suite_add_tcase(s, tc);
   return s;
 }

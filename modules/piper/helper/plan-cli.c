@@ -1,0 +1,431 @@
+/* `whsim plan`: the command-line front end of the Piper planner. Exit status 0, or 2
+ * for bad input (the message names the option or field), 1 if an output file could
+ * not be written. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "piper.h"
+
+#define EXIT_BAD_INPUT 2
+
+static void model_header(GString *t, const WhPiperModel *m)
+{
+  g_string_append_printf(t,
+                         "model %s%s%s%s: d %u, L %u, E %u, top-%u, d_ffn %u (%u matrices), H %u "
+                         "(%u KV), s %u, V %u; %.1f B parameters (%.1f B in experts)\n",
+                         m->name, m->title ? " (" : "", m->title ? m->title : "",
+                         m->title ? ")" : "", m->hidden, m->layers, m->experts, m->top_k, m->ffn,
+                         m->ffn_mats, m->heads, m->kv_heads, m->seq, m->vocab,
+                         wh_piper_params(m) * 1e-9, wh_piper_expert_params(m) * 1e-9);
+  if (m->unmodelled && m->unmodelled[0]) {
+    g_autofree char *u = g_strjoinv("; ", m->unmodelled);
+    g_string_append_printf(t, "not modelled: %s\n", u);
+  }
+}
+
+char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperPlan *p)
+{
+  GString *t = g_string_new(NULL);
+  model_header(t, m);
+  double T = o->tokens > 0 ? o->tokens : m->seq;
+  char mtext[32] = "4 PP";
+  if (o->micro_batches)
+    g_snprintf(mtext, sizeof mtext, "%u", o->micro_batches);
+  g_string_append_printf(
+      t,
+      "assumptions: %u GCDs; T = %.0f tokens per GCD per micro-batch; M = %s micro-batches; "
+      "FlashAttention %s; activation checkpointing %s; HBM %.1f GB x %.2f usable; memory in the "
+      "per-GCD form (literal form, b/M = T/s, for stage 0 beside it); compute model e_max "
+      "%.3f, m0 %.0f, n0 %.0f at %.1f TFLOPS peak\n",
+      o->gcds, T, mtext, o->flash ? "on" : "off", o->recompute ? "on" : "off", o->hbm * 1e-9,
+      o->usable, c->e_max, c->m0, c->n0, c->peak * 1e-12);
+  /* rank the feasible candidates by TFLOPS */
+  g_autofree uint32_t *rank = g_new0(uint32_t, p->n);
+  uint32_t feasible = 0, structural = 0;
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (p->c[i].mem)
+      structural++;
+    if (!p->c[i].feasible)
+      continue;
+    feasible++;
+    rank[i] = 1;
+    for (uint32_t j = 0; j < p->n; j++) {
+      if (p->c[j].feasible &&
+          (p->c[j].tflops > p->c[i].tflops || (p->c[j].tflops == p->c[i].tflops && j < i)))
+        rank[i]++;
+    }
+  }
+  g_string_append_printf(t, "%7s %4s %4s %5s %10s %10s %10s %10s %10s %7s  %s\n", "mesh", "PP",
+                         "EP", "M", "stage0 GB", "lit0 GB", "max GB", "step ms", "TFLOPS/GCD",
+                         "MFU", "status");
+  for (uint32_t i = 0; i < p->n; i++) {
+    const WhPiperCandidate *k = &p->c[i];
+    g_autofree char *mesh = g_strdup_printf("%ux%u", k->pp, k->ep);
+    if (!k->mem) {
+      g_string_append_printf(t, "%7s %4u %4u %5s %10s %10s %10s %10s %10s %7s  no: %s\n", mesh,
+                             k->pp, k->ep, "-", "-", "-", "-", "-", "-", "-", k->reason);
+      continue;
+    }
+    double mx = 0;
+    for (uint32_t s = 0; s < k->pp; s++)
+      mx = MAX(mx, k->mem[s]);
+    g_autofree char *status =
+        k->feasible ? g_strdup_printf("rank %u", rank[i]) : g_strdup_printf("no: %s", k->reason);
+    g_string_append_printf(t, "%7s %4u %4u %5u %10.1f %10.1f %10.1f %10.2f %10.2f %6.1f%%  %s\n",
+                           mesh, k->pp, k->ep, k->m, k->mem[0] * 1e-9, k->mem_literal0 * 1e-9,
+                           mx * 1e-9, k->step * 1e3, k->tflops, k->mfu * 100, status);
+  }
+  g_string_append_printf(
+      t, "%u candidate%s pass EP | E, PP <= L and EP <= 32; %u fit%s in memory\n", structural,
+      structural == 1 ? "" : "s", feasible, feasible == 1 ? "s" : "");
+  for (uint32_t i = 0; i < p->n; i++) {
+    const WhPiperCandidate *k = &p->c[i];
+    if (!k->mem)
+      continue;
+    g_string_append_printf(t, "memory per stage, PP%uxEP%u (GB):", k->pp, k->ep);
+    for (uint32_t s = 0; s < k->pp; s++)
+      g_string_append_printf(t, " %.1f", k->mem[s] * 1e-9);
+    g_string_append_printf(t,
+                           "\ntime per micro-batch, PP%uxEP%u: forward %.3f ms, backward %.3f "
+                           "ms (busiest stage), stage send %.3f ms, all-reduce %.3f ms\n",
+                           k->pp, k->ep, k->t_fwd * 1e3, k->t_bwd * 1e3, k->t_p2p * 1e3,
+                           k->t_ar * 1e3);
+  }
+  return g_string_free(t, FALSE);
+}
+
+/* The smallest power-of-two GCD count (>= 8) with a feasible plan, for held-out full
+ * models whose GCD counts are not given. */
+static const WhPiperCandidate *plan_smallest(const WhPiperModel *m, WhPiperPlanOpts *o,
+                                             const WhPiperCompute *c, const WhPiperNet *net,
+                                             WhPiperPlan *p)
+{
+  for (uint32_t n = 8; n <= 4096; n *= 2) {
+    o->gcds = n;
+    if (!wh_piper_plan(m, o, c, net, p, NULL))
+      continue;
+    const WhPiperCandidate *b = wh_piper_plan_best(p);
+    if (b)
+      return b;
+    wh_piper_plan_clear(p);
+  }
+  return NULL;
+}
+
+char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c)
+{
+  GString *t = g_string_new(NULL);
+  g_string_append_printf(t,
+                         "compute model: efficiency = e_max m/(m+m0) n/(n+n0) k/(k+n0) per GEMM "
+                         "(m x k by k x n), e_max %.4f, m0 %.1f, n0 %.1f, peak %.1f TFLOPS\n",
+                         c->e_max, c->m0, c->n0, c->peak * 1e-12);
+  g_string_append(t, "fitted: one MoE layer on one node (EP 8, T = s = 4096), TFLOPS/GCD\n");
+  g_string_append_printf(t, "%-18s %9s %9s %9s\n", "model", "paper", "model", "residual");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    if (!(m->single_layer_tflops > 0))
+      continue;
+    double p = wh_piper_single_layer_tflops(c, m);
+    g_string_append_printf(t, "%-18s %9.1f %9.1f %+8.1f%%\n", m->name, m->single_layer_tflops, p,
+                           (p / m->single_layer_tflops - 1) * 100);
+  }
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  g_string_append(t, "held out (not fitted), TFLOPS/GCD, flash on, T = s, M = 4 PP:\n");
+  g_string_append_printf(t, "%-18s %6s %11s %9s %9s %9s\n", "model", "GCDs", "mesh", "paper",
+                         "model", "error");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    for (int kind = 0; kind < 2; kind++) {
+      double paper = kind == 0 ? m->full_model_tflops : m->weak_tflops;
+      if (!(paper > 0))
+        continue;
+      WhPiperPlanOpts o = {.flash = TRUE,
+                           .recompute = kind == 0 && m->full_model_recompute,
+                           .hbm = 64.0 * 1024 * 1024 * 1024,
+                           .usable = 1.0};
+      WhPiperPlan p = {0};
+      const WhPiperCandidate *b = NULL;
+      if (kind == 0)
+        b = plan_smallest(m, &o, c, &net, &p);
+      else {
+        o.gcds = m->weak_gcds;
+        if (wh_piper_plan(m, &o, c, &net, &p, NULL))
+          b = wh_piper_plan_best(&p);
+      }
+      if (b) {
+        g_autofree char *mesh = g_strdup_printf("PP%uxEP%u", b->pp, b->ep);
+        g_string_append_printf(t, "%-18s %6u %11s %9.2f %9.2f %+8.1f%%%s\n", m->name, o.gcds, mesh,
+                               paper, b->tflops, (b->tflops / paper - 1) * 100,
+                               o.recompute ? " (checkpointing)" : "");
+      } else {
+        g_string_append_printf(t, "%-18s %6s %11s %9.2f %9s\n", m->name, "-", "none fits", paper,
+                               "-");
+      }
+      wh_piper_plan_clear(&p);
+    }
+  }
+  return g_string_free(t, FALSE);
+}
+
+static gboolean emit_bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean emit_bad(GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID, msg);
+  g_free(msg);
+  return FALSE;
+}
+
+gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
+                                const WhPiperCompute *c, const WhPiperCandidate *k,
+                                const char *path, WhPiperOpTimes *times, GError **error)
+{
+  if (m->experts < 2)
+    return emit_bad(error, "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
+  double T = o->tokens > 0 ? o->tokens : m->seq;
+  WhPiperLayerTime lt;
+  wh_piper_layer_time(c, m, T, k->ep, o->flash, &lt);
+  WhPiperOpTimes t = {.attn = (uint64_t)llround(lt.attn * 1e12),
+                      .expert = (uint64_t)llround(lt.expert * 1e12),
+                      .head = (uint64_t)llround(wh_piper_head_time(c, m, T) * 1e12)};
+  if (times)
+    *times = t;
+  uint32_t n = k->pp * k->ep, groups = (n + 1023) / 1024;
+  GString *x = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  g_autofree char *name = g_markup_printf_escaped("%s-pp%uxep%u", m->name, k->pp, k->ep);
+  g_autofree char *title = g_markup_escape_text(m->title ? m->title : m->name, -1);
+  g_string_append_printf(x, "<scenario name=\"%s\" seed=\"1\" cc=\"dcqcn\">\n", name);
+  g_string_append_printf(
+      x,
+      "  <description>Written by whsim plan: %s on %u GCDs of a Frontier-like machine, PP %u x "
+      "EP %u (TP 1, DP = EP: each stage's EP group is %u consecutive GCDs), %u micro-batches "
+      "of %.0f tokens per GCD, 1F1B. Compute durations are the Piper compute model's "
+      "(FlashAttention %s, activation checkpointing %s); SeqLength holds the tokens per GCD "
+      "per micro-batch.%s</description>\n",
+      title, n, k->pp, k->ep, k->ep, k->m, T, o->flash ? "on" : "off", o->recompute ? "on" : "off",
+      m->vocab ? "" : " The model has no vocabulary: Vocab 1 and a zero head time stand in.");
+  struct {
+    const char *param;
+    uint64_t v;
+  } sets[] = {{"TP", 1},
+              {"PP", k->pp},
+              {"DP", k->ep},
+              {"EP", k->ep},
+              {"MicroBatches", k->m},
+              {"Layers", m->layers},
+              {"Hidden", m->hidden},
+              {"Ffn", m->ffn},
+              {"Heads", m->heads},
+              {"KvHeads", m->kv_heads},
+              {"SeqLength", (uint64_t)T},
+              {"Vocab", m->vocab ? m->vocab : 1},
+              {"Experts", m->experts},
+              {"TopK", m->top_k},
+              {"FfnMatrices", m->ffn_mats}};
+  for (size_t i = 0; i < G_N_ELEMENTS(sets); i++)
+    g_string_append_printf(
+        x, "  <set param=\"wh::ModelPreset::%s\" value=\"%" G_GUINT64_FORMAT "\"/>\n",
+        sets[i].param, sets[i].v);
+  g_string_append_printf(
+      x,
+      "  <set param=\"wh::ModelPreset::Recompute\" value=\"%s\"/>\n"
+      "  <set param=\"wh::ModelPreset::FixedTimes\" value=\"true\"/>\n"
+      "  <set param=\"wh::ModelPreset::AttnTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+      "  <set param=\"wh::ModelPreset::ExpertTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+      "  <set param=\"wh::ModelPreset::HeadTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n",
+      o->recompute ? "true" : "false", t.attn, t.expert, t.head);
+  g_string_append_printf(x,
+                         "  <topology preset=\"frontier\" groups=\"%u\"/>\n"
+                         "  <workload model=\"moe-8x7b\"/>\n</scenario>\n",
+                         groups);
+  g_autoptr(GError) err = NULL;
+  gboolean ok = g_file_set_contents(path, x->str, (gssize)x->len, &err);
+  g_string_free(x, TRUE);
+  if (!ok)
+    return emit_bad(error, "--emit-scenario %s: %s", path, err->message);
+  return TRUE;
+}
+
+/* The candidate to emit: --mesh PPxEP, else the best feasible one. */
+static const WhPiperCandidate *pick(const WhPiperPlan *p, const char *mesh, GError **error)
+{
+  if (!mesh) {
+    const WhPiperCandidate *b = wh_piper_plan_best(p);
+    if (!b)
+      emit_bad(error, "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
+    return b;
+  }
+  unsigned pp = 0, ep = 0;
+  char tail = 0;
+  if (sscanf(mesh, "%ux%u%c", &pp, &ep, &tail) != 2) {
+    emit_bad(error, "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (p->c[i].pp == pp && p->c[i].ep == ep && p->c[i].mem)
+      return &p->c[i];
+  }
+  emit_bad(error, "--mesh %s: not a candidate (see the table)", mesh);
+  return NULL;
+}
+
+/* --model NAME|FILE: a file (a path that exists, or one with a '/' or ending in .ini)
+ * holds exactly one model. */
+static WhPiperCatalogue *resolve_model(const char *arg, const WhPiperModel **out, GError **error)
+{
+  *out = NULL;
+  if (g_file_test(arg, G_FILE_TEST_EXISTS) || strchr(arg, '/') || g_str_has_suffix(arg, ".ini")) {
+    WhPiperCatalogue *c = wh_piper_catalogue_load(arg, error);
+    if (!c)
+      return NULL;
+    if (c->n != 1) {
+      g_set_error(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                  "%s: holds %u models; a model file holds one [name] group", arg, c->n);
+      wh_piper_catalogue_free(c);
+      return NULL;
+    }
+    *out = &c->models[0];
+    return c;
+  }
+  const WhPiperCatalogue *cat = wh_piper_catalogue();
+  *out = wh_piper_find(cat, arg);
+  if (!*out) {
+    GString *names = g_string_new(NULL);
+    for (uint32_t i = 0; i < cat->n; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", cat->models[i].name);
+    g_set_error(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                "--model \"%s\": unknown model (not a file; the catalogue has %s)", arg,
+                names->str);
+    g_string_free(names, TRUE);
+  }
+  return NULL;
+}
+
+/* A positive integer option given as text; FALSE with a message naming it. */
+static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32_t *out)
+{
+  char *end = NULL;
+  errno = 0;
+  long long x = v ? strtoll(v, &end, 10) : 0;
+  if (!v || *v == '\0' || *end != '\0' || errno || x <= 0 || (uint64_t)x > max) {
+    fprintf(stderr, "whsim plan: %s %s: expected a positive integer (at most %llu)\n", opt,
+            v ? v : "", (unsigned long long)max);
+    return FALSE;
+  }
+  *out = (uint32_t)x;
+  return TRUE;
+}
+
+int wh_piper_plan_main(int argc, char **argv)
+{
+  g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
+                  *mesh = NULL;
+  gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
+  g_auto(GStrv) sets = NULL;
+  GOptionEntry entries[] = {
+      {"model", 0, 0, G_OPTION_ARG_STRING, &model, "a catalogue model or a model file",
+       "NAME|FILE"},
+      {"gcds", 0, 0, G_OPTION_ARG_STRING, &gcds, "GCDs (a multiple of 8)", "N"},
+      {"tokens", 0, 0, G_OPTION_ARG_STRING, &tokens,
+       "tokens per GCD per micro-batch (default: the sequence length)", "T"},
+      {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &mb, "micro-batches per step (default 4 PP)",
+       "M"},
+      {"flash", 0, 0, G_OPTION_ARG_NONE, &flash, "FlashAttention (no s^2 activations)", NULL},
+      {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+       "a wh::Piper parameter, e.g. wh::Piper::UsableFraction=0.9 (repeatable; whsim list)",
+       "wh::Piper::Param=VALUE"},
+      {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
+       "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
+      {"mesh", 0, 0, G_OPTION_ARG_STRING, &mesh, "the candidate to emit", "PPxEP"},
+      {"calibration", 0, 0, G_OPTION_ARG_NONE, &calibration,
+       "print the compute model's fit and held-out predictions", NULL},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- plan PP x EP for an MoE model (Piper)");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc != 1) {
+    fprintf(stderr, "whsim plan: unexpected argument \"%s\"\n", argv[1]);
+    return EXIT_BAD_INPUT;
+  }
+  const WhPiperCompute *c = wh_piper_compute_default();
+  if (calibration) {
+    g_autofree char *text = wh_piper_calibration_text(wh_piper_catalogue(), c);
+    fputs(text, stdout);
+    if (!model)
+      return 0;
+  }
+  if (!model || !gcds) {
+    fprintf(stderr, "whsim plan: --model and --gcds are required\n");
+    return EXIT_BAD_INPUT;
+  }
+  WhPiperPlanOpts o = {.flash = flash, .recompute = recompute};
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  for (char **a = sets; a && *a; a++) {
+    if (!g_str_has_prefix(*a, "wh::Piper::")) {
+      fprintf(stderr, "whsim plan: --set %s: only wh::Piper::* parameters apply here\n", *a);
+      return EXIT_BAD_INPUT;
+    }
+    if (!wh_config_set_assignment(cfg, *a, "command line", &err)) {
+      fprintf(stderr, "whsim plan: --set %s: %s\n", *a, err->message);
+      return EXIT_BAD_INPUT;
+    }
+  }
+  wh_piper_settings(cfg, &o, &net);
+  if (!parse_count("--gcds", gcds, UINT32_MAX, &o.gcds))
+    return EXIT_BAD_INPUT;
+  if (tokens) {
+    uint32_t t;
+    if (!parse_count("--tokens", tokens, 1u << 24, &t))
+      return EXIT_BAD_INPUT;
+    o.tokens = t;
+  }
+  if (mb && !parse_count("--micro-batches", mb, 1u << 16, &o.micro_batches))
+    return EXIT_BAD_INPUT;
+  const WhPiperModel *m = NULL;
+  WhPiperCatalogue *own = resolve_model(model, &m, &err);
+  if (!m) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  WhPiperPlan p;
+  int status = 0;
+  if (!wh_piper_plan(m, &o, c, &net, &p, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    status = EXIT_BAD_INPUT;
+  } else {
+    g_autofree char *text = wh_piper_plan_text(m, &o, c, &p);
+    fputs(text, stdout);
+    const WhPiperCandidate *k = NULL;
+    if (emit && m->experts < 2)
+      emit_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
+    else if (emit)
+      k = pick(&p, mesh, &err);
+    if (emit && !k) {
+      fprintf(stderr, "whsim plan: %s\n", err->message);
+      status = EXIT_BAD_INPUT;
+    } else if (emit && !wh_piper_emit_scenario(m, &o, c, k, emit, NULL, &err)) {
+      fprintf(stderr, "whsim plan: %s\n", err->message);
+      status = 1; /* the output could not be written */
+    } else if (emit) {
+      printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
+    }
+    wh_piper_plan_clear(&p);
+  }
+  wh_piper_catalogue_free(own);
+  return status;
+}

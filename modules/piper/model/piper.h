@@ -1,0 +1,184 @@
+/* Piper resource model (Dash and Wang, "Piper: Efficient Large-Scale MoE Training via
+ * Resource Modeling and Pipelined Hybrid Parallelism", ORNL 2026): a catalogue of MoE
+ * models (GLib key files), the memory model (the paper's literal per-stage formula and
+ * a per-GCD form in tokens per GCD), a compute model of an MI250X GCD calibrated on the
+ * paper's single-layer measurements, a communication model on the Frontier preset's
+ * link rates, and the PP x EP strategy planner behind `whsim plan`. Formulas and
+ * assumptions: docs/piper.md. */
+#ifndef WH_PIPER_H
+#define WH_PIPER_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "registry.h"
+
+#define WH_PIPER_ERROR (wh_piper_error_quark())
+GQuark wh_piper_error_quark(void);
+enum { WH_PIPER_ERROR_INVALID };
+
+/* ---- catalogue ---- */
+
+typedef struct {
+  char *name, *title, *source;
+  uint32_t hidden, layers, experts, top_k, ffn, heads, kv_heads, seq, vocab, ffn_mats;
+  char **sets;                                                /* NULL-terminated, may be empty */
+  char **unmodelled;                                          /* NULL-terminated, may be empty */
+  double single_layer_tflops, full_model_tflops, weak_tflops; /* 0: not measured */
+  gboolean full_model_recompute;
+  uint32_t weak_gcds;
+} WhPiperModel;
+
+typedef struct {
+  WhPiperModel *models;
+  uint32_t n;
+} WhPiperCatalogue;
+
+/* The built-in catalogue (modules/piper/data/models.ini, embedded at build time). */
+const WhPiperCatalogue *wh_piper_catalogue(void);
+/* Parses key-file text: every group is a model. `file` names it in errors. */
+WhPiperCatalogue *wh_piper_catalogue_parse(const char *text, size_t len, const char *file,
+                                           GError **error);
+WhPiperCatalogue *wh_piper_catalogue_load(const char *path, GError **error);
+void wh_piper_catalogue_free(WhPiperCatalogue *c);
+const WhPiperModel *wh_piper_find(const WhPiperCatalogue *c, const char *name);
+gboolean wh_piper_in_set(const WhPiperModel *m, const char *set);
+
+/* Parameters: L (2d^2 + 2d kv + mats E d d_ffn) + 2 V d. */
+double wh_piper_params(const WhPiperModel *m);
+double wh_piper_expert_params(const WhPiperModel *m);
+
+/* ---- memory ---- */
+
+typedef struct {
+  double tokens;      /* T: tokens per GCD per micro-batch (per-GCD form) */
+  double b_over_m;    /* b / M of the literal form */
+  double b, m;        /* b and M of the literal form's expert term 2bsk / (M EP) */
+  gboolean flash;     /* FlashAttention: no s^2 term */
+  gboolean recompute; /* activation checkpointing (per-GCD form only) */
+} WhPiperMemOpts;
+
+/* The paper's formula, bytes, stage i (0-based) of PP stages. */
+double wh_piper_mem_literal(const WhPiperModel *m, uint32_t pp, uint32_t ep, uint32_t stage,
+                            const WhPiperMemOpts *o);
+/* The per-GCD form, bytes, stage i: layers of the stage (L % PP spread over the first
+ * stages), embedding on stage 0 and output head on the last. */
+double wh_piper_mem_gcd(const WhPiperModel *m, uint32_t pp, uint32_t ep, uint32_t stage,
+                        const WhPiperMemOpts *o);
+uint32_t wh_piper_stage_layers(const WhPiperModel *m, uint32_t pp, uint32_t stage);
+
+/* ---- compute ---- */
+
+/* GEMM efficiency on a GCD: e_max x m / (m + m0) x n / (n + n0) x k / (k + n0) for an
+ * m x k by k x n product (m tokens). */
+typedef struct {
+  double peak; /* FLOP/s per GCD: 191.5e12 */
+  double e_max, m0, n0;
+} WhPiperCompute;
+
+/* Forward times (s) of one layer on one GCD for T tokens with EP-way experts. */
+typedef struct {
+  double attn, expert;             /* forward seconds */
+  double attn_flops, expert_flops; /* forward FLOPs (model FLOPs) */
+} WhPiperLayerTime;
+
+void wh_piper_layer_time(const WhPiperCompute *c, const WhPiperModel *m, double tokens, uint32_t ep,
+                         gboolean flash, WhPiperLayerTime *out);
+/* Forward time of the output head (logits, V x d) for T tokens; 0 without a vocabulary. */
+double wh_piper_head_time(const WhPiperCompute *c, const WhPiperModel *m, double tokens);
+/* The single-layer prediction (one node, EP 8, T = s), TFLOPS per GCD. */
+double wh_piper_single_layer_tflops(const WhPiperCompute *c, const WhPiperModel *m);
+/* Fits e_max, m0, n0 on the catalogue's single-layer measurements (least squares on
+ * log TFLOPS); returns the sum of squared log residuals. */
+double wh_piper_calibrate(const WhPiperCatalogue *cat, WhPiperCompute *out);
+/* The calibrated model of the built-in catalogue (computed once). */
+const WhPiperCompute *wh_piper_compute_default(void);
+
+/* ---- communication (Frontier preset link rates) ---- */
+
+typedef struct {
+  double nic; /* bytes/s per NIC: 25e9 */
+  double nics_per_node, gcds_per_node;
+  double fabric;        /* bytes/s of one xGMI link: 50e9 */
+  double latency;       /* s per message: NIC + switch */
+  uint32_t switch_gcds; /* GCDs on one Rosetta switch: 32 */
+} WhPiperNet;
+
+void wh_piper_net_default(WhPiperNet *n);
+/* One all-to-all of 2 T k d bytes per GCD over EP consecutive GCDs, seconds. */
+double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double tokens, uint32_t ep);
+/* One stage-boundary send of 2 T d bytes, seconds (a NIC share: stages are on
+ * different nodes unless EP < 8). */
+double wh_piper_p2p_time(const WhPiperNet *n, const WhPiperModel *m, double tokens, uint32_t ep);
+/* Ring all-reduce over the EP group of a stage's non-expert gradients (2 bytes). */
+double wh_piper_allreduce_time(const WhPiperNet *n, const WhPiperModel *m, uint32_t pp, uint32_t ep,
+                               uint32_t stage);
+
+/* ---- planner ---- */
+
+typedef struct {
+  uint32_t gcds;
+  double tokens;          /* per GCD per micro-batch; 0: s */
+  uint32_t micro_batches; /* 0: 4 PP */
+  gboolean flash, recompute;
+  double hbm;    /* bytes: 64 GiB */
+  double usable; /* fraction of hbm usable: 1.0 */
+} WhPiperPlanOpts;
+
+typedef struct {
+  uint32_t pp, ep, m;
+  gboolean feasible;
+  char reason[160];
+  double *mem; /* per stage, bytes (per-GCD form); NULL when not evaluated */
+  double mem_literal0;
+  double t_fwd, t_bwd, t_p2p, t_ar, step; /* seconds */
+  double tflops, mfu;
+} WhPiperCandidate;
+
+typedef struct {
+  WhPiperCandidate *c;
+  uint32_t n;
+} WhPiperPlan;
+
+#define WH_PIPER_MAX_GCDS (74u * 1024u) /* the Frontier preset's 74 groups */
+#define WH_PIPER_PEAK 191.5e12
+
+gboolean wh_piper_plan(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                       const WhPiperNet *net, WhPiperPlan *out, GError **error);
+void wh_piper_plan_clear(WhPiperPlan *p);
+/* The best feasible candidate (highest TFLOPS), or NULL. */
+const WhPiperCandidate *wh_piper_plan_best(const WhPiperPlan *p);
+
+/* The planner's report: the model, the assumptions, one row per candidate (memory,
+ * step time, TFLOPS/GCD, MFU, rank or the reason it fails), memory of every stage.
+ * (transfer full) */
+char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperPlan *p);
+/* The compute model's fit (residuals on the single-layer values) and its held-out
+ * predictions (full models, weak scaling) beside the paper's. (transfer full) */
+char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c);
+
+/* Compute durations written into an emitted scenario, picoseconds (forward; the
+ * builder makes a backward op 2x, 3x with recomputation). */
+typedef struct {
+  uint64_t attn, expert, head;
+} WhPiperOpTimes;
+
+/* Writes a Frontier scenario of candidate `k` through the wh::ModelPreset builder:
+ * TP 1, DP = EP, the model's shape, and FixedTimes with the compute model's times
+ * (stored in `times`, nullable). */
+gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
+                                const WhPiperCompute *c, const WhPiperCandidate *k,
+                                const char *path, WhPiperOpTimes *times, GError **error);
+
+/* The registered parameters (type "wh::Piper", kind "planner"): HbmCapacity,
+ * UsableFraction, NicRate, NicsPerNode, FabricLinkRate, Latency, EpLimit. */
+extern const WhTypeInfo wh_piper_type;
+/* Reads them from `cfg` into the plan options (hbm, usable) and `n` (the rest). */
+void wh_piper_settings(const WhConfig *cfg, WhPiperPlanOpts *o, WhPiperNet *n);
+
+/* `whsim plan ...`: argv[0] is "plan". Returns the exit status (2: bad input). */
+int wh_piper_plan_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,439 @@
+/* The Piper suite: the model catalogue, the memory model's pinned values, the
+ * planner's enumeration and ranking, the compute model's fit, and `whsim plan`'s
+ * refusals of bad input. */
+#include <check.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "piper.h"
+#include "scenario.h"
+#include "test-util.h"
+
+#define GB 1e9
+
+static const WhPiperModel *model(const char *name)
+{
+  const WhPiperModel *m = wh_piper_find(wh_piper_catalogue(), name);
+  ck_assert_msg(m != NULL, "%s not in the catalogue", name);
+  return m;
+}
+
+/* |x - want| < 0.05 after rounding to one decimal, as printed */
+static void assert_1dp(double x, double want, const char *what)
+{
+  ck_assert_msg(fabs(round(x * 10) / 10 - want) < 1e-9, "%s: %.4f, expected %.1f", what, x, want);
+}
+
+START_TEST(test_catalogue)
+{
+  const WhPiperCatalogue *c = wh_piper_catalogue();
+  uint32_t single = 0, full = 0, weak = 0, migration = 0;
+  for (uint32_t i = 0; i < c->n; i++) {
+    single += wh_piper_in_set(&c->models[i], "single-layer");
+    full += wh_piper_in_set(&c->models[i], "full");
+    weak += wh_piper_in_set(&c->models[i], "weak-scaling");
+    migration += wh_piper_in_set(&c->models[i], "migration");
+    if (wh_piper_in_set(&c->models[i], "single-layer"))
+      ck_assert(c->models[i].single_layer_tflops > 0);
+    if (wh_piper_in_set(&c->models[i], "full"))
+      ck_assert(c->models[i].full_model_tflops > 0);
+  }
+  ck_assert_uint_eq(single, 8);
+  ck_assert_uint_eq(full, 5);
+  ck_assert_uint_eq(weak, 3);
+  ck_assert_uint_eq(migration, 7);
+  /* weak-scaling family with 2-matrix experts, and what SwiGLU would give */
+  const char *weak_names[] = {"piper-110b", "piper-862b", "piper-1.7t"};
+  double two[] = {110.7, 862.3, 1721.3}, three[] = {164.4, 1291.8, 2580.3};
+  for (int i = 0; i < 3; i++) {
+    WhPiperModel m = *model(weak_names[i]);
+    ck_assert_uint_eq(m.ffn_mats, 2);
+    assert_1dp(wh_piper_params(&m) * 1e-9, two[i], weak_names[i]);
+    m.ffn_mats = 3;
+    assert_1dp(wh_piper_params(&m) * 1e-9, three[i], "SwiGLU variant");
+  }
+  ck_assert_msg(fabs(wh_piper_params(model("mixtral-8x7b")) * 1e-9 - 46.70) < 0.005, "8x7B: %.4f",
+                wh_piper_params(model("mixtral-8x7b")) * 1e-9);
+  /* features the model leaves out are flagged */
+  const WhPiperModel *v3 = model("deepseek-v3");
+  g_autofree char *u = g_strjoinv(";", v3->unmodelled);
+  ck_assert_ptr_nonnull(strstr(u, "MLA"));
+  ck_assert_ptr_nonnull(strstr(u, "shared expert"));
+  ck_assert_ptr_nonnull(strstr(u, "leading dense"));
+  ck_assert_ptr_null(model("mixtral-8x7b")->unmodelled[0]);
+}
+END_TEST
+
+START_TEST(test_memory_pinned)
+{
+  const WhPiperModel *m = model("piper-1.7t");
+  WhPiperMemOpts o = {.tokens = 4096, .b_over_m = 1, .m = 128, .flash = TRUE};
+  assert_1dp(wh_piper_mem_gcd(m, 32, 32, 0, &o) / GB, 60.7, "per-GCD, flash");
+  assert_1dp(wh_piper_mem_literal(m, 32, 32, 0, &o) / GB, 37.3, "literal, flash");
+  o.flash = FALSE;
+  assert_1dp(wh_piper_mem_gcd(m, 32, 32, 0, &o) / GB, 146.6, "per-GCD, no flash");
+  assert_1dp(wh_piper_mem_literal(m, 32, 32, 0, &o) / GB, 123.2, "literal, no flash");
+  /* later stages hold fewer micro-batches: strictly decreasing */
+  o.flash = TRUE;
+  for (uint32_t i = 1; i < 32; i++)
+    ck_assert(wh_piper_mem_gcd(m, 32, 32, i, &o) < wh_piper_mem_gcd(m, 32, 32, i - 1, &o));
+  /* checkpointing keeps one layer input per micro-batch in flight */
+  o.recompute = TRUE;
+  ck_assert(wh_piper_mem_gcd(m, 32, 32, 0, &o) < 40 * GB);
+  /* 110B on 64 GCDs */
+  const WhPiperModel *s = model("piper-110b");
+  o.recompute = FALSE;
+  uint32_t pp[] = {4, 8, 16, 32};
+  double want[] = {72.5, 65.8, 62.4, 60.7};
+  for (int i = 0; i < 4; i++)
+    assert_1dp(wh_piper_mem_gcd(s, pp[i], 64 / pp[i], 0, &o) / GB, want[i], "110B stage 0");
+}
+END_TEST
+
+static WhPiperPlanOpts plan_opts(uint32_t gcds, gboolean flash)
+{
+  return (WhPiperPlanOpts){
+      .gcds = gcds, .flash = flash, .hbm = 64.0 * 1024 * 1024 * 1024, .usable = 1.0};
+}
+
+static const WhPiperCandidate *find(const WhPiperPlan *p, uint32_t pp, uint32_t ep)
+{
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (p->c[i].pp == pp && p->c[i].ep == ep)
+      return &p->c[i];
+  }
+  ck_abort_msg("no candidate PP%u x EP%u", pp, ep);
+  return NULL;
+}
+
+START_TEST(test_plan_1024)
+{
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  const WhPiperCompute *c = wh_piper_compute_default();
+  WhPiperPlanOpts o = plan_opts(1024, TRUE);
+  WhPiperPlan p;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_piper_plan(model("piper-1.7t"), &o, c, &net, &p, &err));
+  uint32_t evaluated = 0;
+  for (uint32_t i = 0; i < p.n; i++)
+    evaluated += p.c[i].mem != NULL;
+  ck_assert_uint_eq(evaluated, 1);
+  const WhPiperCandidate *k = find(&p, 32, 32);
+  ck_assert(k->feasible);
+  ck_assert_ptr_eq(wh_piper_plan_best(&p), k);
+  ck_assert_ptr_nonnull(strstr(find(&p, 16, 64)->reason, "EP 64 > 32"));
+  ck_assert_ptr_nonnull(strstr(find(&p, 64, 16)->reason, "PP 64 is more than L = 32"));
+  wh_piper_plan_clear(&p);
+  /* without FlashAttention it does not fit, unless activations are recomputed */
+  o.flash = FALSE;
+  ck_assert(wh_piper_plan(model("piper-1.7t"), &o, c, &net, &p, &err));
+  ck_assert(!find(&p, 32, 32)->feasible);
+  ck_assert_ptr_nonnull(strstr(find(&p, 32, 32)->reason, "stage 0 needs 146.6 GB"));
+  wh_piper_plan_clear(&p);
+  o.recompute = TRUE;
+  ck_assert(wh_piper_plan(model("piper-1.7t"), &o, c, &net, &p, &err));
+  ck_assert(find(&p, 32, 32)->feasible);
+  wh_piper_plan_clear(&p);
+}
+END_TEST
+
+START_TEST(test_plan_64)
+{
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  const WhPiperCompute *c = wh_piper_compute_default();
+  WhPiperPlanOpts o = plan_opts(64, TRUE);
+  WhPiperPlan p;
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_piper_plan(model("piper-110b"), &o, c, &net, &p, &err));
+  uint32_t evaluated = 0;
+  for (uint32_t i = 0; i < p.n; i++)
+    evaluated += p.c[i].mem != NULL;
+  ck_assert_uint_eq(evaluated, 4);
+  ck_assert(!find(&p, 4, 16)->feasible);
+  ck_assert(find(&p, 8, 8)->feasible);
+  ck_assert(find(&p, 16, 4)->feasible);
+  ck_assert(find(&p, 32, 2)->feasible);
+  const WhPiperCandidate *b = wh_piper_plan_best(&p);
+  ck_assert_ptr_nonnull(b);
+  for (uint32_t i = 0; i < p.n; i++) {
+    const WhPiperCandidate *k = &p.c[i];
+    if (!k->feasible)
+      continue;
+    /* step time >= the 1F1B bound on the busiest stage; TFLOPS consistent with MFU */
+    ck_assert(k->step >= (k->m + k->pp - 1) * (k->t_fwd + k->t_bwd));
+    ck_assert(fabs(k->mfu * WH_PIPER_PEAK - k->tflops * 1e12) < 1e3);
+    ck_assert(b->tflops >= k->tflops);
+  }
+  g_autofree char *text = wh_piper_plan_text(model("piper-110b"), &o, c, &p);
+  ck_assert_ptr_nonnull(strstr(text, "rank 1"));
+  ck_assert_ptr_nonnull(strstr(text, "rank 3"));
+  ck_assert_ptr_nonnull(strstr(text, "4 candidates pass"));
+  ck_assert_ptr_nonnull(strstr(text, "memory per stage, PP32xEP2 (GB): 60.7"));
+  wh_piper_plan_clear(&p);
+  /* Mixtral 8x7B: E = 8 allows EP 1, 2, 4, 8 */
+  ck_assert(wh_piper_plan(model("mixtral-8x7b"), &o, c, &net, &p, &err));
+  evaluated = 0;
+  for (uint32_t i = 0; i < p.n; i++)
+    evaluated += p.c[i].mem != NULL;
+  ck_assert_uint_eq(evaluated, 3); /* PP 8 x EP 8, 16 x 4, 32 x 2 (= L); PP 64 > L */
+  wh_piper_plan_clear(&p);
+}
+END_TEST
+
+START_TEST(test_calibration)
+{
+  WhPiperCompute c;
+  double cost = wh_piper_calibrate(wh_piper_catalogue(), &c);
+  ck_assert(c.e_max > 0 && c.e_max <= 1);
+  ck_assert(isfinite(cost));
+  /* the fit is a least-squares optimum: moving a parameter does not lower the cost */
+  WhPiperCompute d = c;
+  double base = 0;
+  const WhPiperCatalogue *cat = wh_piper_catalogue();
+  for (uint32_t i = 0; i < cat->n; i++) {
+    if (cat->models[i].single_layer_tflops > 0) {
+      double r = log(wh_piper_single_layer_tflops(&d, &cat->models[i]) /
+                     cat->models[i].single_layer_tflops);
+      base += r * r;
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    d = c;
+    double *x = k < 2 ? &d.n0 : &d.e_max;
+    *x *= k % 2 ? 1.1 : 0.9;
+    double sq = 0;
+    for (uint32_t i = 0; i < cat->n; i++) {
+      if (cat->models[i].single_layer_tflops > 0) {
+        double r = log(wh_piper_single_layer_tflops(&d, &cat->models[i]) /
+                       cat->models[i].single_layer_tflops);
+        sq += r * r;
+      }
+    }
+    ck_assert_msg(sq >= base - 1e-12, "perturbation %d lowers the cost %.6f -> %.6f", k, base, sq);
+  }
+  g_autofree char *text = wh_piper_calibration_text(cat, &c);
+  fprintf(stderr, "%s", text);
+  ck_assert_ptr_nonnull(strstr(text, "deepseek-v2"));
+  ck_assert_ptr_nonnull(strstr(text, "piper-1.7t"));
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+  ck_assert(g_file_set_contents(path, text, -1, NULL));
+}
+
+static const char *good_model = "[tiny]\nHidden=512\nLayers=8\nExperts=8\nTopK=2\nFfnSize=1024\n"
+                                "Heads=8\nKvHeads=8\nSeqLength=1024\nVocab=0\nFfnMatrices=2\n";
+
+/* Runs `whsim plan` and expects exit status 2 with `needle` on stderr. */
+static void refused(const char *needle, const char *const *args)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  int status = wh_test_whsim(args, &out, &err);
+  ck_assert_msg(status == 2, "status %d for %s %s: %s", status, args[1], args[2], err);
+  ck_assert_msg(strstr(err, needle) != NULL, "stderr lacks \"%s\": %s", needle, err);
+}
+
+START_TEST(test_cli_bad_inputs)
+{
+  g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename(dir, "tiny.ini", NULL);
+  refused("unknown model", (const char *[]){"plan", "--model", "gpt-9", "--gcds", "64", NULL});
+  refused("--gcds 60", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "60", NULL});
+  refused("largest Frontier",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "75784", NULL});
+  refused("--tokens 0",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--tokens", "0", NULL});
+  refused("UsableFraction", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
+                                             "--set", "wh::Piper::UsableFraction=0", NULL});
+  refused("only wh::Piper", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
+                                             "--set", "wh::Link::Rate=1Gbps", NULL});
+  /* a runtime reserve: 1.7T on 1024 GCDs with FlashAttention no longer fits at 85% */
+  {
+    g_autofree char *o85 = NULL, *e85 = NULL;
+    ck_assert_int_eq(
+        wh_test_whsim((const char *[]){"plan", "--model", "piper-1.7t", "--gcds", "1024", "--flash",
+                                       "--set", "wh::Piper::UsableFraction=0.85", NULL},
+                      &o85, &e85),
+        0);
+    ck_assert_ptr_nonnull(strstr(o85, "no: stage 0 needs 60.7 GB > 58.4 GB"));
+  }
+  /* E = 8, L = 8 on 128 GCDs: EP <= 8 gives PP >= 16 > L */
+  write_file(file, good_model);
+  refused("no EP <= 32 divides", (const char *[]){"plan", "--model", file, "--gcds", "128", NULL});
+  /* the good file plans */
+  g_autofree char *out = NULL, *err = NULL;
+  ck_assert_int_eq(
+      wh_test_whsim((const char *[]){"plan", "--model", file, "--gcds", "16", NULL}, &out, &err),
+      0);
+  ck_assert_ptr_nonnull(strstr(out, "model tiny"));
+  struct {
+    const char *from, *to, *needle;
+  } edits[] = {
+      {"Hidden=512\n", "", "field Hidden is missing"},
+      {"Layers=8", "Layers=-8", "field Layers = -8 is negative"},
+      {"TopK=2", "TopK=1.5", "field TopK = \"1.5\" is not an integer"},
+      {"FfnSize=1024", "FfnSize=lots", "field FfnSize = \"lots\" is not an integer"},
+      {"FfnMatrices=2", "FfnMatrices=4", "field FfnMatrices = 4"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(edits); i++) {
+    GString *t = g_string_new(good_model);
+    g_string_replace(t, edits[i].from, edits[i].to, 1);
+    write_file(file, t->str);
+    g_string_free(t, TRUE);
+    refused(edits[i].needle, (const char *[]){"plan", "--model", file, "--gcds", "16", NULL});
+    refused("tiny.ini", (const char *[]){"plan", "--model", file, "--gcds", "16", NULL});
+  }
+  g_unlink(file);
+  g_rmdir(dir);
+}
+END_TEST
+
+/* The emitted 64-GCD scenario (a small model, so that it runs in a test: d 256, L 8,
+ * E 8, T 512, M 2, PP8 x EP8) builds through the preset, runs on the packet-level
+ * engine to a clean end, every compute op takes exactly the compute model's time, and
+ * the planner's step time is within 10% of the engine's iteration. */
+START_TEST(test_emit_scenario)
+{
+  g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename(dir, "tiny.ini", NULL);
+  g_autofree char *xml = g_build_filename(dir, "tiny.xml", NULL);
+  write_file(file, "[tiny]\nHidden=256\nLayers=8\nExperts=8\nTopK=2\nFfnSize=512\n"
+                   "Heads=4\nKvHeads=4\nSeqLength=1024\nVocab=1000\nFfnMatrices=3\n");
+  g_autoptr(GError) err = NULL;
+  WhPiperCatalogue *cat = wh_piper_catalogue_load(file, &err);
+  ck_assert_msg(cat != NULL, "%s", err ? err->message : "");
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  const WhPiperCompute *c = wh_piper_compute_default();
+  WhPiperPlanOpts o = plan_opts(64, TRUE);
+  o.tokens = 512;
+  o.micro_batches = 2;
+  WhPiperPlan p;
+  ck_assert(wh_piper_plan(&cat->models[0], &o, c, &net, &p, &err));
+  const WhPiperCandidate *k = find(&p, 8, 8);
+  WhPiperOpTimes t;
+  ck_assert(wh_piper_emit_scenario(&cat->models[0], &o, c, k, xml, &t, &err));
+  WhPiperLayerTime lt;
+  wh_piper_layer_time(c, &cat->models[0], 512, 8, TRUE, &lt);
+  ck_assert_uint_eq(t.attn, (uint64_t)llround(lt.attn * 1e12));
+  ck_assert_uint_eq(t.expert, (uint64_t)llround(lt.expert * 1e12));
+  ck_assert(t.attn > 0 && t.expert > 0 && t.head > 0);
+  g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+  wh_test_assert_clean_end(run);
+  uint32_t computes = 0;
+  for (uint32_t i = 0; i < wh_workload_n_ops(run->workload); i++) {
+    WhOpInfo info;
+    wh_workload_op_info(run->workload, i, &info);
+    if (info.kind != WH_OP_COMPUTE)
+      continue;
+    uint64_t fwd = strstr(info.name, "/attn")     ? t.attn
+                   : strstr(info.name, "/expert") ? t.expert
+                                                  : t.head;
+    uint64_t want = strstr(info.name, "/F") ? fwd : 2 * fwd;
+    ck_assert_msg(info.end - info.start == want,
+                  "%s took %" G_GUINT64_FORMAT " ps, model %" G_GUINT64_FORMAT, info.name,
+                  (uint64_t)(info.end - info.start), want);
+    computes++;
+  }
+  /* the planner's step time against the engine's iteration, without the planner's
+   * software latency (the engine has none) */
+  WhIterationStats st;
+  wh_run_iteration_stats(run, 0, &st);
+  double sim = wh_time_to_s(st.time);
+  WhPiperPlan p0;
+  net.latency = 0;
+  ck_assert(wh_piper_plan(&cat->models[0], &o, c, &net, &p0, &err));
+  double step = find(&p0, 8, 8)->step;
+  fprintf(stderr, "emitted PP8 x EP8: engine %.3f ms, planner %.3f ms (%+.1f%%)\n", sim * 1e3,
+          step * 1e3, (step / sim - 1) * 100);
+  ck_assert_msg(fabs(step / sim - 1) < 0.10, "planner %.3f ms, engine %.3f ms", step * 1e3,
+                sim * 1e3);
+  wh_piper_plan_clear(&p0);
+  /* 64 ranks x (4 m L + 2 m head ops on the last stage's 8 ranks) */
+  ck_assert_uint_eq(computes, 64 * 4 * 2 * 1 + 8 * 2 * 2);
+  /* a second plan with --mesh of a non-candidate is refused */
+  g_autofree char *out = NULL, *errs = NULL;
+  int status = wh_test_whsim((const char *[]){"plan", "--model", file, "--gcds", "64", "--mesh",
+                                              "2x32", "--emit-scenario", xml, NULL},
+                             &out, &errs);
+  ck_assert_int_eq(status, 2);
+  ck_assert_ptr_nonnull(strstr(errs, "--mesh 2x32"));
+  /* an output that cannot be written: status 1, named */
+  g_autofree char *nowhere = g_build_filename(dir, "no-such-dir", "s.xml", NULL);
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&errs, g_free);
+  status = wh_test_whsim(
+      (const char *[]){"plan", "--model", file, "--gcds", "64", "--emit-scenario", nowhere, NULL},
+      &out, &errs);
+  ck_assert_int_eq(status, 1);
+  ck_assert_ptr_nonnull(strstr(errs, "--emit-scenario"));
+  wh_piper_plan_clear(&p);
+  wh_piper_catalogue_free(cat);
+  g_unlink(xml);
+  g_unlink(file);
+  g_rmdir(dir);
+}
+END_TEST
+
+/* The all-to-all model against the packet-level engine on the Frontier preset: one
+ * direct all-to-all of 2 T k d bytes per GCD (T = 256, k = 2, d = 5120) over EP
+ * consecutive GCDs, for EP 2 .. 32. The model leaves out packet headers and ACKs
+ * (about 3%) and the path latency; its software latency is set to 0 here. */
+START_TEST(test_a2a_vs_engine)
+{
+  const WhPiperModel *m = model("piper-110b");
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  net.latency = 0;
+  g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
+  g_autofree char *xml = g_build_filename(dir, "a2a.xml", NULL);
+  uint32_t eps[] = {2, 4, 8, 16, 32};
+  for (size_t i = 0; i < G_N_ELEMENTS(eps); i++) {
+    uint64_t bytes = 2ull * 256 * m->top_k * m->hidden;
+    g_autofree char *text = g_strdup_printf(
+        "<?xml version=\"1.0\"?>\n<scenario name=\"a2a\" seed=\"1\" cc=\"dcqcn\">\n"
+        "<topology preset=\"frontier\" groups=\"1\"/>\n<workload>\n<collective id=\"a\" "
+        "kind=\"all-to-all\" algorithm=\"direct\" ranks=\"0-%u\" size=\"%" G_GUINT64_FORMAT
+        "B\"/>\n</workload>\n</scenario>\n",
+        eps[i] - 1, bytes);
+    write_file(xml, text);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
+    ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+    g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+    WhIterationStats st;
+    wh_run_iteration_stats(run, 0, &st);
+    double sim = wh_time_to_s(st.time), model_t = wh_piper_a2a_time(&net, m, 256, eps[i]);
+    fprintf(stderr, "all-to-all EP %2u: engine %.1f us, model %.1f us (%+.1f%%)\n", eps[i],
+            sim * 1e6, model_t * 1e6, (model_t / sim - 1) * 100);
+    ck_assert_msg(fabs(model_t / sim - 1) < 0.08, "EP %u: model %.1f us, engine %.1f us", eps[i],
+                  model_t * 1e6, sim * 1e6);
+  }
+  g_unlink(xml);
+  g_rmdir(dir);
+}
+END_TEST
+
+Suite *wh_piper_suite(void)
+{
+  Suite *s = suite_create("piper");
+  TCase *tc = tcase_create("piper");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_catalogue);
+  tcase_add_test(tc, test_memory_pinned);
+  tcase_add_test(tc, test_plan_1024);
+  tcase_add_test(tc, test_plan_64);
+  tcase_add_test(tc, test_calibration);
+  tcase_add_test(tc, test_cli_bad_inputs);
+  tcase_add_test(tc, test_emit_scenario);
+  tcase_add_test(tc, test_a2a_vs_engine);
+  suite_add_tcase(s, tc);
+  return s;
+}
