@@ -101,6 +101,23 @@ static int cmp_u64(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* One line on what Wormhole's observe mode found (details in wormhole.json). */
+static void print_wormhole(const WhRun *run)
+{
+  const WhDetector *d = wh_wormhole_detector(run->wormhole);
+  WhDetectorStats st;
+  wh_detector_stats(d, &st);
+  uint64_t skip = st.events[WH_STEADY_RATE] + st.events[WH_STEADY_IDLE];
+  double ev = run->sim->events_executed ? (double)run->sim->events_executed : 1;
+  uint32_t parts = wh_partitions_n_records(wh_detector_partitions(d));
+  printf("wormhole   observe: %u partition%s; steady partitions ran %.1f%% of the events "
+         "(rate rule %.1f%%, idle rule %.1f%%): what a fast-forward could skip at most; "
+         "nothing was skipped\n",
+         parts, parts == 1 ? "" : "s", (double)skip / ev * 100,
+         (double)st.events[WH_STEADY_RATE] / ev * 100,
+         (double)st.events[WH_STEADY_IDLE] / ev * 100);
+}
+
 static void print_report(const WhRun *run, const char *out_dir)
 {
   const WhTransport *tp = run->tp;
@@ -116,8 +133,14 @@ static void print_report(const WhRun *run, const char *out_dir)
   qsort(fct, n, sizeof *fct, cmp_u64);
   double ev = (double)run->sim->events_executed;
   double w = run->wall_s > 0 ? run->wall_s : 1e-9;
-  printf("scenario   %s (seed %" G_GUINT64_FORMAT ", %s scheduler, %s)\n",
-         run->sc->name ? run->sc->name : "", run->seed, run->sched->name, run->cc->name);
+  if (run->wormhole)
+    printf("scenario   %s (seed %" G_GUINT64_FORMAT ", wormhole (%s) on the %s scheduler, %s)\n",
+           run->sc->name ? run->sc->name : "", run->seed,
+           wh_wormhole_mode_name(wh_wormhole_params(run->wormhole)->mode), run->sched->name,
+           run->cc->name);
+  else
+    printf("scenario   %s (seed %" G_GUINT64_FORMAT ", %s scheduler, %s)\n",
+           run->sc->name ? run->sc->name : "", run->seed, run->sched->name, run->cc->name);
   printf("network    %u hosts, %u switches, %u directed ports\n", run->net->n_hosts,
          run->net->n_switches, run->net->n_ports);
   if (run->sc->topology_preset)
@@ -174,10 +197,12 @@ static void print_report(const WhRun *run, const char *out_dir)
          wh_net_ecn_marks(run->net), tp->c.cnps, run->net->c.pfc_pauses, run->net->c.drops);
   printf("engine     %.0f events in %.3f s (%.2f M events/s, %.2f M link traversals/s)\n", ev,
          run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
+  if (run->wormhole)
+    print_wormhole(run);
   if (out_dir)
-    printf("outputs    %s/summary.json, %s/flows.csv, links.csv%s%s\n", out_dir, out_dir,
+    printf("outputs    %s/summary.json, %s/flows.csv, links.csv%s%s%s\n", out_dir, out_dir,
            run->workload ? ", ops.csv, trace.json" : "",
-           run->sampler ? ", rates.csv, queues.csv" : "");
+           run->sampler ? ", rates.csv, queues.csv" : "", run->wormhole ? ", wormhole.json" : "");
   g_free(fct);
 }
 
@@ -217,7 +242,9 @@ static GOptionContext *run_context(RunArgs *a)
        "write the outputs to DIR (default: out/<file name without .xml>)", "DIR"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &a->seed, "random seed (overrides the scenario's)", "N"},
       {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler,
-       "event scheduler: heap (default) or calendar", "NAME"},
+       "event scheduler: heap (default), calendar, a plugin's, or wormhole (the heap inside "
+       "Wormhole's observe mode; see wh::Wormhole::Mode)",
+       "NAME"},
       {"cc", 0, 0, G_OPTION_ARG_STRING, &a->cc,
        "congestion control (default: the scenario's, else dcqcn)", "NAME"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->sets,

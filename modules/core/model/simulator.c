@@ -64,17 +64,7 @@ WhEvent *wh_sim_schedule_at_seq(WhSim *sim, WhTime at, uint64_t seq, WhEventFn f
                                 uint64_t arg, uint32_t owner)
 {
   g_return_val_if_fail(seq < sim->next_seq, NULL);
-  WhEvent *ev = sim->free_list ? sim->free_list : wh_sim_event_alloc(sim);
-  sim->free_list = ev->next;
-  sim->events_live++;
-  ev->time = at;
-  ev->seq = seq;
-  ev->fn = fn;
-  ev->ctx = ctx;
-  ev->arg = arg;
-  ev->owner = owner;
-  sim->sched->klass->insert(sim->sched, ev);
-  return ev;
+  return wh_sim_insert_new(sim, at, seq, fn, ctx, arg, owner);
 }
 
 static gint event_order(gconstpointer a, gconstpointer b, gpointer unused)

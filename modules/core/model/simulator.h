@@ -70,8 +70,10 @@ WhTime wh_sim_beyond_horizon(WhSim *sim, WhTime at);
 
 /* Schedules fn(sim, ctx, arg) at absolute time `at` (>= now). Returns the event
  * handle (transfer none), valid until it runs or is cancelled. */
-static inline WhEvent *wh_sim_schedule_at(WhSim *sim, WhTime at, WhEventFn fn, void *ctx,
-                                          uint64_t arg, uint32_t owner)
+/* Takes an event from the pool and inserts it at (at, seq); the body of the two
+ * schedule calls below. */
+static inline WhEvent *wh_sim_insert_new(WhSim *sim, WhTime at, uint64_t seq, WhEventFn fn,
+                                         void *ctx, uint64_t arg, uint32_t owner)
 {
   WhEvent *ev = sim->free_list ? sim->free_list : wh_sim_event_alloc(sim);
   sim->free_list = ev->next;
@@ -79,13 +81,19 @@ static inline WhEvent *wh_sim_schedule_at(WhSim *sim, WhTime at, WhEventFn fn, v
   if (G_UNLIKELY(at > WH_TIME_HORIZON || at < sim->now))
     at = wh_sim_beyond_horizon(sim, at);
   ev->time = at;
-  ev->seq = sim->next_seq++;
+  ev->seq = seq;
   ev->fn = fn;
   ev->ctx = ctx;
   ev->arg = arg;
   ev->owner = owner;
   sim->sched->klass->insert(sim->sched, ev);
   return ev;
+}
+
+static inline WhEvent *wh_sim_schedule_at(WhSim *sim, WhTime at, WhEventFn fn, void *ctx,
+                                          uint64_t arg, uint32_t owner)
+{
+  return wh_sim_insert_new(sim, at, sim->next_seq++, fn, ctx, arg, owner);
 }
 
 static inline WhEvent *wh_sim_schedule(WhSim *sim, WhTime delay, WhEventFn fn, void *ctx,
