@@ -323,6 +323,38 @@ static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32
   return TRUE;
 }
 
+/* Plans `m`, prints the candidates and, with `emit`, writes the chosen one's scenario.
+ * Returns the exit status. */
+static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperNet *net, const char *emit, const char *mesh)
+{
+  g_autoptr(GError) err = NULL;
+  WhPiperPlan p;
+  if (!wh_piper_plan(m, o, c, net, &p, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  int status = 0;
+  g_autofree char *text = wh_piper_plan_text(m, o, c, &p);
+  fputs(text, stdout);
+  const WhPiperCandidate *k = NULL;
+  if (emit && m->experts < 2)
+    emit_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
+  else if (emit)
+    k = pick(&p, mesh, &err);
+  if (emit && !k) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    status = EXIT_BAD_INPUT;
+  } else if (emit && !wh_piper_emit_scenario(m, o, c, k, emit, NULL, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    status = 1; /* the output could not be written */
+  } else if (emit) {
+    printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
+  }
+  wh_piper_plan_clear(&p);
+  return status;
+}
+
 int wh_piper_plan_main(int argc, char **argv)
 {
   g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
@@ -402,30 +434,7 @@ int wh_piper_plan_main(int argc, char **argv)
     fprintf(stderr, "whsim plan: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  WhPiperPlan p;
-  int status = 0;
-  if (!wh_piper_plan(m, &o, c, &net, &p, &err)) {
-    fprintf(stderr, "whsim plan: %s\n", err->message);
-    status = EXIT_BAD_INPUT;
-  } else {
-    g_autofree char *text = wh_piper_plan_text(m, &o, c, &p);
-    fputs(text, stdout);
-    const WhPiperCandidate *k = NULL;
-    if (emit && m->experts < 2)
-      emit_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
-    else if (emit)
-      k = pick(&p, mesh, &err);
-    if (emit && !k) {
-      fprintf(stderr, "whsim plan: %s\n", err->message);
-      status = EXIT_BAD_INPUT;
-    } else if (emit && !wh_piper_emit_scenario(m, &o, c, k, emit, NULL, &err)) {
-      fprintf(stderr, "whsim plan: %s\n", err->message);
-      status = 1; /* the output could not be written */
-    } else if (emit) {
-      printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
-    }
-    wh_piper_plan_clear(&p);
-  }
+  int status = plan_and_emit(m, &o, c, &net, emit, mesh);
   wh_piper_catalogue_free(own);
   return status;
 }
