@@ -171,24 +171,12 @@ char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperComput
   return g_string_free(t, FALSE);
 }
 
-static gboolean emit_bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean emit_bad(GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error_literal(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID, msg);
-  g_free(msg);
-  return FALSE;
-}
-
 gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const WhPiperCompute *c, const WhPiperCandidate *k,
                                 const char *path, WhPiperOpTimes *times, GError **error)
 {
   if (m->experts < 2)
-    return emit_bad(error, "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
+    return wh_piper_bad(error, "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
   double T = o->tokens > 0 ? o->tokens : m->seq;
   WhPiperLayerTime lt;
   wh_piper_layer_time(c, m, T, k->ep, o->flash, &lt);
@@ -249,7 +237,7 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
   gboolean ok = g_file_set_contents(path, x->str, (gssize)x->len, &err);
   g_string_free(x, TRUE);
   if (!ok)
-    return emit_bad(error, "--emit-scenario %s: %s", path, err->message);
+    return wh_piper_bad(error, "--emit-scenario %s: %s", path, err->message);
   return TRUE;
 }
 
@@ -259,20 +247,20 @@ static const WhPiperCandidate *pick(const WhPiperPlan *p, const char *mesh, GErr
   if (!mesh) {
     const WhPiperCandidate *b = wh_piper_plan_best(p);
     if (!b)
-      emit_bad(error, "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
+      wh_piper_bad(error, "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
     return b;
   }
   unsigned pp = 0, ep = 0;
   char tail = 0;
   if (sscanf(mesh, "%ux%u%c", &pp, &ep, &tail) != 2) {
-    emit_bad(error, "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
+    wh_piper_bad(error, "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
     return NULL;
   }
   for (uint32_t i = 0; i < p->n; i++) {
     if (p->c[i].pp == pp && p->c[i].ep == ep && p->c[i].mem)
       return &p->c[i];
   }
-  emit_bad(error, "--mesh %s: not a candidate (see the table)", mesh);
+  wh_piper_bad(error, "--mesh %s: not a candidate (see the table)", mesh);
   return NULL;
 }
 
@@ -339,7 +327,7 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   fputs(text, stdout);
   const WhPiperCandidate *k = NULL;
   if (emit && m->experts < 2)
-    emit_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
+    wh_piper_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
   else if (emit)
     k = pick(&p, mesh, &err);
   if (emit && !k) {

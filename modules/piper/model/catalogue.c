@@ -12,8 +12,7 @@ extern const size_t wh_piper_models_ini_len;
 
 G_DEFINE_QUARK(wh - piper - error - quark, wh_piper_error)
 
-static gboolean bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean bad(GError **error, const char *fmt, ...)
+gboolean wh_piper_bad(GError **error, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -30,18 +29,19 @@ static gboolean get_uint(GKeyFile *kf, const char *file, const char *group, cons
 {
   g_autofree char *v = g_key_file_get_value(kf, group, key, NULL);
   if (v == NULL)
-    return bad(error, "%s: model [%s]: field %s is missing", file, group, key);
+    return wh_piper_bad(error, "%s: model [%s]: field %s is missing", file, group, key);
   g_strstrip(v);
   char *end = NULL;
   errno = 0;
   long long x = strtoll(v, &end, 10);
   if (*v == '\0' || *end != '\0' || errno)
-    return bad(error, "%s: model [%s]: field %s = \"%s\" is not an integer", file, group, key, v);
+    return wh_piper_bad(error, "%s: model [%s]: field %s = \"%s\" is not an integer", file, group,
+                        key, v);
   if (x < 0)
-    return bad(error, "%s: model [%s]: field %s = %lld is negative", file, group, key, x);
+    return wh_piper_bad(error, "%s: model [%s]: field %s = %lld is negative", file, group, key, x);
   if (x < min || x > (1ll << 24))
-    return bad(error, "%s: model [%s]: field %s = %lld is out of range (%u..%d)", file, group, key,
-               x, min, 1 << 24);
+    return wh_piper_bad(error, "%s: model [%s]: field %s = %lld is out of range (%u..%d)", file,
+                        group, key, x, min, 1 << 24);
   *out = (uint32_t)x;
   return TRUE;
 }
@@ -58,8 +58,8 @@ static gboolean get_double(GKeyFile *kf, const char *file, const char *group, co
   char *end = NULL;
   double x = g_ascii_strtod(v, &end);
   if (*v == '\0' || *end != '\0' || !isfinite(x) || x < 0)
-    return bad(error, "%s: model [%s]: field %s = \"%s\" is not a non-negative number", file, group,
-               key, v);
+    return wh_piper_bad(error, "%s: model [%s]: field %s = \"%s\" is not a non-negative number",
+                        file, group, key, v);
   *out = x;
   return TRUE;
 }
@@ -90,14 +90,15 @@ static gboolean parse_model(GKeyFile *kf, const char *file, const char *group, W
       return FALSE;
   }
   if (m->ffn_mats > 3)
-    return bad(error, "%s: model [%s]: field FfnMatrices = %u: expected 2 or 3", file, group,
-               m->ffn_mats);
+    return wh_piper_bad(error, "%s: model [%s]: field FfnMatrices = %u: expected 2 or 3", file,
+                        group, m->ffn_mats);
   if (m->top_k > m->experts)
-    return bad(error, "%s: model [%s]: field TopK = %u is more than the %u experts", file, group,
-               m->top_k, m->experts);
+    return wh_piper_bad(error, "%s: model [%s]: field TopK = %u is more than the %u experts", file,
+                        group, m->top_k, m->experts);
   if (m->hidden % m->heads || m->heads % m->kv_heads)
-    return bad(error, "%s: model [%s]: fields Hidden %u, Heads %u and KvHeads %u do not divide",
-               file, group, m->hidden, m->heads, m->kv_heads);
+    return wh_piper_bad(error,
+                        "%s: model [%s]: fields Hidden %u, Heads %u and KvHeads %u do not divide",
+                        file, group, m->hidden, m->heads, m->kv_heads);
   m->title = g_key_file_get_string(kf, group, "Title", NULL);
   m->source = g_key_file_get_string(kf, group, "Source", NULL);
   m->sets = g_key_file_get_string_list(kf, group, "Sets", NULL, NULL);
@@ -123,13 +124,13 @@ WhPiperCatalogue *wh_piper_catalogue_parse(const char *text, size_t len, const c
   g_autoptr(GKeyFile) kf = g_key_file_new();
   g_autoptr(GError) err = NULL;
   if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &err)) {
-    bad(error, "%s: not a key file: %s", file, err->message);
+    wh_piper_bad(error, "%s: not a key file: %s", file, err->message);
     return NULL;
   }
   gsize n = 0;
   g_auto(GStrv) groups = g_key_file_get_groups(kf, &n);
   if (n == 0) {
-    bad(error, "%s: no model (a key file with one [name] group per model)", file);
+    wh_piper_bad(error, "%s: no model (a key file with one [name] group per model)", file);
     return NULL;
   }
   WhPiperCatalogue *c = g_new0(WhPiperCatalogue, 1);
@@ -150,7 +151,7 @@ WhPiperCatalogue *wh_piper_catalogue_load(const char *path, GError **error)
   gsize len = 0;
   g_autoptr(GError) err = NULL;
   if (!g_file_get_contents(path, &text, &len, &err)) {
-    bad(error, "%s: %s", path, err->message);
+    wh_piper_bad(error, "%s: %s", path, err->message);
     return NULL;
   }
   return wh_piper_catalogue_parse(text, len, path, error);

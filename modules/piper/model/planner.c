@@ -7,18 +7,6 @@
 #include "piper.h"
 #include "units.h"
 
-static gboolean bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean bad(GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error_literal(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID, msg);
-  g_free(msg);
-  return FALSE;
-}
-
 static void evaluate(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                      const WhPiperNet *net, WhPiperCandidate *k)
 {
@@ -75,16 +63,18 @@ gboolean wh_piper_plan(const WhPiperModel *m, const WhPiperPlanOpts *o, const Wh
   *out = (WhPiperPlan){0};
   uint32_t N = o->gcds;
   if (N == 0 || N % 8)
-    return bad(error, "--gcds %u: must be a positive multiple of 8 (whole Frontier nodes)", N);
+    return wh_piper_bad(error, "--gcds %u: must be a positive multiple of 8 (whole Frontier nodes)",
+                        N);
   if (N > WH_PIPER_MAX_GCDS)
-    return bad(error,
-               "--gcds %u: more than the %u GCDs of the largest Frontier machine the preset "
-               "builds (74 groups)",
-               N, WH_PIPER_MAX_GCDS);
+    return wh_piper_bad(
+        error,
+        "--gcds %u: more than the %u GCDs of the largest Frontier machine the preset "
+        "builds (74 groups)",
+        N, WH_PIPER_MAX_GCDS);
   if (o->tokens < 0 || o->tokens > 1e9 || o->tokens != floor(o->tokens))
-    return bad(error, "--tokens %g: must be a positive integer", o->tokens);
+    return wh_piper_bad(error, "--tokens %g: must be a positive integer", o->tokens);
   if (!(o->usable > 0) || o->usable > 1)
-    return bad(error, "--usable-fraction %g: must be in (0, 1]", o->usable);
+    return wh_piper_bad(error, "--usable-fraction %g: must be in (0, 1]", o->usable);
   GArray *cand = g_array_new(FALSE, TRUE, sizeof(WhPiperCandidate));
   uint32_t structural = 0;
   for (uint32_t ep = 1; ep <= N; ep++) {
@@ -106,10 +96,11 @@ gboolean wh_piper_plan(const WhPiperModel *m, const WhPiperPlanOpts *o, const Wh
   }
   if (structural == 0) {
     g_array_free(cand, TRUE);
-    return bad(error,
-               "model %s on --gcds %u: no EP <= %u divides both E = %u and N with PP = N / EP "
-               "<= L = %u",
-               m->name, N, net->switch_gcds, m->experts, m->layers);
+    return wh_piper_bad(
+        error,
+        "model %s on --gcds %u: no EP <= %u divides both E = %u and N with PP = N / EP "
+        "<= L = %u",
+        m->name, N, net->switch_gcds, m->experts, m->layers);
   }
   out->n = cand->len;
   out->c = (WhPiperCandidate *)g_array_free(cand, FALSE);
