@@ -51,7 +51,7 @@ build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 run: build
-	$(WHSIM) run $(DEFAULT_SCENARIO) --out $(BUILD)/out/default
+	$(WHSIM) run $(DEFAULT_SCENARIO) --out $(BUILD)/out/default --scheduler wormhole
 
 check-format:
 	@clang-format --dry-run --Werror $(SOURCES) && echo "format check: ok"
