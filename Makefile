@@ -8,7 +8,7 @@
 #   make sanitize  debug build with AddressSanitizer + UBSan (build-sanitize/), whole suite
 #   make fuzz      seeded mutations of the scenario and SimAI corpus through the loaders,
 #                  on the sanitizer build (FUZZ_CASES cases, FUZZ_SEED)
-#   make sanitize-slice  what CI runs after make test (about 3 minutes on 2 cores): a
+#   make sanitize-slice  what CI runs before make test (about 3 minutes on 2 cores): a
 #                  sanitizer build without ns-3 (build-sanitize-slice/), the hardening,
 #                  bad-inputs and simai suites, and 5000 fuzz cases
 
