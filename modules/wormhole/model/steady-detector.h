@@ -13,7 +13,8 @@
  * from counters indexed by port and flow id, which the caller's scheduler fills.
  * Cost: nothing per packet here; per tick O(active flows + live partitions); per
  * steady interval O(its ports). Memory: about 0.9 KB per active flow (its window of
- * at most 32 blocks), 100 B per flow ever seen, 15 KB of histogram. */
+ * at most 32 blocks), about 130 B per flow ever seen (with the observer's own), 15 KB of
+ * histogram. */
 #ifndef WH_STEADY_DETECTOR_H
 #define WH_STEADY_DETECTOR_H
 
