@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Wormhole I (observe mode) validation: writes validation/wormhole/report.md.
 #
-#   validation/wormhole/run.sh [--check] [--quick] [BUILD_DIR]
+#   validation/wormhole/run.sh [--check] [--quick] [--table] [BUILD_DIR]
+#
+# WH_REPORT names the report (default: validation/wormhole/report.md).
 #
 # 1. The dR table: median dR (tau = 1 us) of the CC rate and of the delivered bytes
 #    per period on a lone 400 Gb/s flow and on 4-flow DCQCN and HPCC dumbbells,
@@ -21,16 +23,17 @@
 #
 # --check exits 1 when a bound is missed (1, 4, and the 15% overhead of 5) or an
 # output differs; without it the script only reports. --quick skips 2's large
-# scenarios and 5.
+# scenarios and 5; --table runs 1 alone (about a minute).
 set -euo pipefail
 
-check=0 quick=0
+check=0 quick=0 table=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) check=1; shift ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
-    -*) echo "run.sh: unknown argument $1 (options: --check, --quick, --help)" >&2; exit 2 ;;
+    --table) table=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run.sh: unknown argument $1 (options: --check, --quick, --table, --help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
@@ -40,7 +43,7 @@ whsim="$build/whsim"
 here="$root/validation/wormhole"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-report="$here/report.md"
+report=${WH_REPORT:-$here/report.md}
 failures=()
 fail() { failures+=("$1"); echo "FAIL: $1" >&2; }
 
@@ -110,6 +113,18 @@ done
 row hpcc4 cc-rate/100 0.16 0.16 "4 HPCC flows, 8-12 ms" "CC rate" 100
 row hpcc4 cc-rate/500 0.18 0.18 "4 HPCC flows, 8-12 ms" "CC rate" 500
 row hpcc4 cc-rate/2000 0.20 0.20 "4 HPCC flows, 8-12 ms" "CC rate" 2000
+
+finish() {
+  {
+  echo
+  if [ ${#failures[@]} -eq 0 ]; then echo "All bounds met."; else
+    echo "Missed:"; for f in "${failures[@]}"; do echo "- $f"; done; fi
+  } >> "$report"
+  echo "wrote $report"
+  if [ $check = 1 ] && [ ${#failures[@]} -gt 0 ]; then exit 1; fi
+  exit 0
+}
+[ $table = 1 ] && finish
 
 # ---- 2. steady fractions ----
 observe dctcp4 "$here/scenarios/dcqcn-4.xml" --cc dctcp --set wh::DctcpCc::Kmin=250KB \
@@ -257,11 +272,4 @@ if [ $quick = 0 ]; then
   done
 fi
 
-{
-echo
-if [ ${#failures[@]} -eq 0 ]; then echo "All bounds met."; else
-  echo "Missed:"; for f in "${failures[@]}"; do echo "- $f"; done; fi
-} >> "$report"
-echo "wrote $report"
-if [ $check = 1 ] && [ ${#failures[@]} -gt 0 ]; then exit 1; fi
-exit 0
+finish
