@@ -585,7 +585,6 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     return;
   }
   net->c.link_traversals++;
-  net->c.link_bytes += pkt->size;
   link->st.frames++;
   link->st.bytes += pkt->size;
   net->last_move = net->sim->now;
@@ -684,6 +683,14 @@ void wh_net_remove_hooks(WhNet *net, const WhQueueHooks *hooks, void *data)
 {
   for (uint32_t i = 0; i < net->n_ports; i++)
     wh_queue_disc_remove_hooks(&net->port[i].qd, hooks, data);
+}
+
+uint64_t wh_net_link_bytes(const WhNet *net)
+{
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    b += net->port[i].st.bytes;
+  return b;
 }
 
 uint64_t wh_net_ecn_marks(const WhNet *net)

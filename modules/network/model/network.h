@@ -120,7 +120,6 @@ typedef struct {
 
 typedef struct {
   uint64_t link_traversals; /* data/ACK/NACK/CNP frames crossing a link */
-  uint64_t link_bytes;      /* their bytes on the wire */
   uint64_t packets_delivered;
   uint64_t pfc_pauses;
   uint64_t pfc_resumes;
@@ -290,6 +289,9 @@ void wh_net_add_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
 void wh_net_remove_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
 
 uint64_t wh_net_ecn_marks(const WhNet *net);
+/* Bytes of the frames that crossed links (data, ACK, NACK, CNP): the sum of every
+ * port's st.bytes, computed when asked rather than counted twice per frame. */
+uint64_t wh_net_link_bytes(const WhNet *net);
 
 /* Freezing (for an accelerator; separate from PFC): a frozen port dequeues nothing,
  * keeping its queue and its switch's buffer occupancy; arrivals still enter it.

@@ -931,7 +931,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("events_executed", run->sim->events_executed);
   FIELD("packets_delivered", nc->packets_delivered);
   FIELD("link_traversals", nc->link_traversals);
-  FIELD("link_bytes", nc->link_bytes);
+  FIELD("link_bytes", wh_net_link_bytes(run->net));
   FIELD("pfc_pauses", nc->pfc_pauses);
   FIELD("pfc_resumes", nc->pfc_resumes);
   FIELD("ecn_marks", wh_net_ecn_marks(run->net));
