@@ -61,7 +61,8 @@ static const BadInput bad_inputs[] = {
     {"wormhole-sample-period-zero.xml", {"wh::Wormhole::SamplePeriod", "greater than zero"}, 3},
     {"wormhole-quantity-unknown.xml", {"wh::Wormhole::Quantity", "queue-length"}, 3},
     {"wormhole-mode-unknown.xml", {"wh::Wormhole::Mode", "turbo"}, 4},
-    {"wormhole-mode-skip.xml", {"wh::Wormhole::Mode", "skip", "not built yet"}, 4},
+    {"wormhole-mode-memo.xml", {"wh::Wormhole::Mode", "memo", "not built yet"}, 4},
+    {"wormhole-tail-margin-negative.xml", {"wh::Wormhole::TailMargin", "-5us"}, 4},
     /* Topologies. */
     {"topology-unknown-type.xml", {"\"type\"", "wh::Torus"}, 3},
     {"custom-duplicate-node-id.xml", {"duplicate node id", "\"s\""}, 6},

@@ -13,8 +13,8 @@ static const char *const quantity_choices[] = {"cc-rate", "delivered", "delivere
 static const WhParamSpec wormhole_params[] = {
     {"Mode", WH_PARAM_CHOICE, "off",
      "off: the exact engine alone; observe: partitions and steady-state detection, reported "
-     "in wormhole.json, nothing skipped (outputs unchanged); skip and memo: fast-forward and "
-     "memoization (not built yet)",
+     "in wormhole.json, nothing skipped (outputs unchanged); skip: steady partitions are "
+     "fast-forwarded (the default of --scheduler wormhole); memo: memoization (not built yet)",
      0, 0, 0, mode_choices},
     {"Theta", WH_PARAM_DOUBLE, "0.05",
      "steady when (max - min) / mean of a flow's last Window samples is below this, in [0, 1) "
@@ -43,6 +43,13 @@ static const WhParamSpec wormhole_params[] = {
      "also measure dR for every Quantity at windows of 100, 500 and 2000 samples in the same "
      "run (\"study\" in wormhole.json; about 10 KB more per active flow)",
      0, 0, 0, NULL},
+    {"TailMargin", WH_PARAM_TIME, "10us",
+     "skip: a fast-forward leaves every flow at least its bytes in flight, one round trip of "
+     "data and this much more sending time unsent, so its tail runs packet by packet",
+     WH_CHECK_MIN, 0, 0, NULL},
+    {"MinSkip", WH_PARAM_TIME, "5us",
+     "skip: a steady partition is fast-forwarded only if it can skip at least this long",
+     WH_CHECK_MIN, 0, 0, NULL},
     {"StatsFrom", WH_PARAM_TIME, "0us",
      "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
      "out a warm-up); detection itself is unaffected",
@@ -118,14 +125,13 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   gboolean mode_set = wh_config_origin(cfg, T, "Mode") != NULL;
   p->mode = (WhWormholeMode)choice_index(mode_choices, wh_config_choice(cfg, T, "Mode"));
   if (scheduler_wormhole && !mode_set)
-    p->mode = WH_WORMHOLE_OBSERVE;
+    p->mode = WH_WORMHOLE_SKIP;
   if (scheduler_wormhole && p->mode == WH_WORMHOLE_OFF)
     return bad(error, cfg, "Mode", "off contradicts --scheduler wormhole");
-  if (p->mode == WH_WORMHOLE_SKIP || p->mode == WH_WORMHOLE_MEMO)
+  if (p->mode == WH_WORMHOLE_MEMO)
     return bad(error, cfg, "Mode",
-               "%s is not built yet: this version has off and observe (observe detects steady "
-               "partitions and reports what could be skipped, in wormhole.json)",
-               wh_wormhole_mode_name(p->mode));
+               "memo is not built yet: this version has off, observe (detects steady "
+               "partitions and reports what could be skipped) and skip (fast-forwards them)");
 #define PICK(param, getter, fallback)                                                              \
   (wh_config_origin(cfg, T, param) ? getter(cfg, T, param) : (fallback))
   p->det.theta = PICK("Theta", wh_config_double, rec->theta);
@@ -135,6 +141,8 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
 #undef PICK
   p->det.idle_rule = wh_config_bool(cfg, T, "IdleRule");
   p->det.stats_from = wh_config_time(cfg, T, "StatsFrom");
+  p->tail_margin = wh_config_time(cfg, T, "TailMargin");
+  p->min_skip = wh_config_time(cfg, T, "MinSkip");
   p->study = wh_config_bool(cfg, T, "Study");
   p->quantity =
       wh_config_origin(cfg, T, "Quantity")

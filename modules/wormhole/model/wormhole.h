@@ -34,7 +34,9 @@ typedef struct {
   WhQuantity quantity;
   WhDetectorParams det;
   uint32_t avg_periods;
-  gboolean study; /* every quantity at l = 100, 500, 2000 too */
+  gboolean study;     /* every quantity at l = 100, 500, 2000 too */
+  WhTime tail_margin; /* skip: sending time left unsent beyond in-flight + one RTT */
+  WhTime min_skip;    /* skip: shortest fast-forward worth taking */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;

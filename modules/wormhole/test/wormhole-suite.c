@@ -391,7 +391,7 @@ START_TEST(test_recommended_defaults)
   ck_assert(wh_wormhole_params_from_config(&p, cfg, "dcqcn", FALSE, &err));
   ck_assert_int_eq(p.mode, WH_WORMHOLE_OFF);
   ck_assert(wh_wormhole_params_from_config(&p, cfg, "dcqcn", TRUE, &err));
-  ck_assert_int_eq(p.mode, WH_WORMHOLE_OBSERVE);
+  ck_assert_int_eq(p.mode, WH_WORMHOLE_SKIP);
   ck_assert(wh_wormhole_params_from_config(&p, cfg, "dctcp", TRUE, &err));
   ck_assert_int_eq(p.quantity, WH_QUANTITY_CWND_RTT);
   /* a value set by the user wins over the recommendation */
