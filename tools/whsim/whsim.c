@@ -110,6 +110,18 @@ static void print_wormhole(const WhRun *run)
   uint64_t skip = st.events[WH_STEADY_RATE] + st.events[WH_STEADY_IDLE];
   double ev = run->sim->events_executed ? (double)run->sim->events_executed : 1;
   uint32_t parts = wh_partitions_n_records(wh_detector_partitions(d));
+  if (wh_wormhole_params(run->wormhole)->mode == WH_WORMHOLE_SKIP) {
+    WhWormholeSkipSummary sk;
+    wh_wormhole_skip_summary(run->wormhole, &sk);
+    printf("wormhole   skip: %" G_GUINT64_FORMAT " fast-forwards (%" G_GUINT64_FORMAT
+           " ended early), %.1f MB advanced instead of simulated, %.1f%% of flow time "
+           "skipped, about %.0f%% of the events; %u partition%s\n",
+           sk.fast_forwards, sk.skip_backs, (double)sk.advanced_bytes / 1e6,
+           sk.time_steady_fraction * 100,
+           (double)sk.events_skipped_est / ((double)sk.events_skipped_est + ev) * 100, parts,
+           parts == 1 ? "" : "s");
+    return;
+  }
   printf("wormhole   observe: %u partition%s; steady partitions ran %.1f%% of the events "
          "(rate rule %.1f%%, idle rule %.1f%%): what a fast-forward could skip at most; "
          "nothing was skipped\n",

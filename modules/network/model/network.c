@@ -719,10 +719,15 @@ static void shift_packet(WhPacket *pkt, WhTime shift)
 
 void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift)
 {
+  wh_net_shift_port_from(net, port, net->sim->now, shift);
+}
+
+void wh_net_shift_port_from(WhNet *net, uint32_t port, WhTime from, WhTime shift)
+{
   /* a fast-forward moves traffic: the watchdog counts it as movement */
   net->last_move = MAX(net->last_move, net->sim->now);
   WhPort *p = &net->port[port];
-  if (p->busy_until > net->sim->now)
+  if (p->busy_until > from)
     p->busy_until += shift;
   for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next) {
     pkt->arrive += shift;
@@ -733,14 +738,19 @@ void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift)
       shift_packet(pkt, shift);
 }
 
+void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pkt, void *data),
+                              void *data)
+{
+  WhPort *p = &net->port[port];
+  for (int q = 0; q < WH_NPRIO; q++)
+    for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
+      fn(pkt, data);
+  for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
+    fn(pkt, data);
+}
+
 void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), void *data)
 {
-  for (uint32_t i = 0; i < net->n_ports; i++) {
-    WhPort *p = &net->port[i];
-    for (int q = 0; q < WH_NPRIO; q++)
-      for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
-        fn(pkt, data);
-    for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
-      fn(pkt, data);
-  }
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    wh_net_foreach_packet_at(net, i, fn, data);
 }

@@ -303,9 +303,15 @@ void wh_net_freeze_port(WhNet *net, uint32_t port, gboolean frozen);
  * INT records) of the packets queued at it or in flight on its link. Pair with wh_sim_park /
  * wh_sim_unpark of the port's events. */
 void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift);
+/* The same for a port held still since `from` (a lazy fast-forward that shifts when it
+ * resumes): its transmitter's busy-until moves if it lay beyond `from`. */
+void wh_net_shift_port_from(WhNet *net, uint32_t port, WhTime from, WhTime shift);
 
 /* Calls fn on every packet queued at a port or in flight on a link. Cost: O(packets
  * in the network); for rare operations. */
 void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), void *data);
+/* The same for the packets queued at one port or in flight on its link. */
+void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pkt, void *data),
+                              void *data);
 
 #endif

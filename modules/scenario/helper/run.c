@@ -789,6 +789,9 @@ gboolean wh_run_check(const WhRun *run, GError **error)
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "the workload did not finish");
     return FALSE;
   }
+  if (run->wormhole && wh_wormhole_params(run->wormhole)->mode == WH_WORMHOLE_SKIP &&
+      !wh_wormhole_check_bytes(run->wormhole, error))
+    return FALSE;
   if (run->net->pkt_live != 0 || run->sim->events_live != 0) {
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
                 "%" G_GUINT64_FORMAT " packets and %" G_GUINT64_FORMAT
@@ -914,6 +917,17 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
         "  \"wormhole_events_skippable_est\": %" G_GUINT64_FORMAT ",\n",
         run->sched->name, wh_wormhole_mode_name(wp->mode),
         wh_partitions_n_records(wh_detector_partitions(wh_wormhole_detector(run->wormhole))), skip);
+    if (wp->mode == WH_WORMHOLE_SKIP) {
+      WhWormholeSkipSummary sk;
+      wh_wormhole_skip_summary(run->wormhole, &sk);
+      g_string_append_printf(
+          j,
+          "  \"fast_forwards\": %" G_GUINT64_FORMAT ",\n  \"skip_backs\": %" G_GUINT64_FORMAT
+          ",\n  \"advanced_bytes\": %" G_GUINT64_FORMAT ",\n  \"time_steady_fraction\": %.6f,\n"
+          "  \"events_skipped_est\": %" G_GUINT64_FORMAT ",\n",
+          sk.fast_forwards, sk.skip_backs, sk.advanced_bytes, sk.time_steady_fraction,
+          sk.events_skipped_est);
+    }
   } else {
     g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
   }

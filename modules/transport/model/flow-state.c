@@ -186,6 +186,19 @@ gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError
     return TRUE;
   Renumber r = {f, bytes};
   wh_net_foreach_packet(tp->net, renumber, &r);
+  return wh_transport_advance_ends(tp, f, bytes, error);
+}
+
+gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error)
+{
+  if (f->state != WH_FLOW_ACTIVE || f->snd_max_sent + bytes > f->size) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "flow %u: cannot advance by %" G_GUINT64_FORMAT " bytes (%s)", f->id, bytes,
+                f->state != WH_FLOW_ACTIVE ? "not active" : "past the bytes not yet sent");
+    return FALSE;
+  }
+  if (bytes == 0)
+    return TRUE;
   f->snd_nxt += bytes;
   f->snd_una += bytes;
   f->snd_max_sent += bytes;

@@ -53,5 +53,8 @@ void wh_transport_shift_flow(WhTransport *tp, WhFlow *f, WhTime shift);
  * advanced_bytes, neither sent nor delivered. Needs bytes <= size - (highest byte
  * sent): the tail of a flow is always simulated packet by packet. */
 gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error);
+/* The same without renumbering the flow's packets: the caller renumbers them (e.g. by
+ * scanning only the ports the flow uses, for many flows at once). */
+gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error);
 
 #endif

@@ -396,6 +396,8 @@ static void flow_start(WhTransport *tp, WhFlow *f)
   tp->cc->init(f, tp->cc_params);
   f->rto_deadline = tp->sim->now + tp->p.rto;
   timer_at(f, f->rto_deadline, TIMER_RTO);
+  if (G_UNLIKELY(tp->n_observers))
+    NOTIFY(tp, on_activate, f);
   sender_ready(tp, f);
 }
 

@@ -59,6 +59,8 @@ typedef struct {
 /* What observers hear of flows (each callback nullable). Observers must not change
  * the model. Several may be attached; they are called in the order they were added. */
 typedef struct {
+  /* The flow starts: it is active and may send (before it asks its NIC to). */
+  void (*on_activate)(void *data, WhFlow *flow);
   /* The flow's first data packet is about to go out (before it is built). */
   void (*on_start)(void *data, WhFlow *flow);
   /* The CC changed the flow's rate or window (f->rate, f->cwnd hold the new value). */

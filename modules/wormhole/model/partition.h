@@ -51,6 +51,7 @@ typedef struct {
   uint8_t kind;
   WhTime kind_since;
   uint64_t mark_events, mark_bytes;
+  WhTime skip_retry; /* skip mode: not worth trying again before this */
 } WhPartition;
 
 /* The history of one partition id. */

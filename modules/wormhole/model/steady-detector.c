@@ -18,7 +18,7 @@ typedef struct {
   WhSteadyWindow *win; /* while active */
   uint32_t active_slot;
   uint8_t state; /* 0 unseen, 1 active, 2 ended */
-  uint8_t steady, at_line, baseline;
+  uint8_t steady, at_line, baseline, held;
   WhTime start, end;
   uint32_t samples, steady_samples;
   uint32_t evals, finite_evals;
@@ -191,10 +191,30 @@ void wh_detector_flow_end(WhDetector *d, uint32_t flow, WhTime now)
   x->end = now;
   g_free(x->win);
   x->win = NULL;
+  if (x->held)
+    return;
   uint32_t last = g_array_index(d->active, uint32_t, d->active->len - 1);
   g_array_index(d->active, uint32_t, x->active_slot) = last;
   flow_at(d, last)->active_slot = x->active_slot;
   g_array_set_size(d->active, d->active->len - 1);
+}
+
+void wh_detector_flow_hold(WhDetector *d, uint32_t flow, gboolean held)
+{
+  g_return_if_fail(flow < d->flows->len && flow_at(d, flow)->state == 1);
+  DFlow *x = flow_at(d, flow);
+  if (x->held == (held != 0))
+    return;
+  x->held = held != 0;
+  if (held) {
+    uint32_t last = g_array_index(d->active, uint32_t, d->active->len - 1);
+    g_array_index(d->active, uint32_t, x->active_slot) = last;
+    flow_at(d, last)->active_slot = x->active_slot;
+    g_array_set_size(d->active, d->active->len - 1);
+  } else {
+    x->active_slot = d->active->len;
+    g_array_append_val(d->active, flow);
+  }
 }
 
 void wh_detector_flow_reroute(WhDetector *d, uint32_t flow, const uint32_t *ports, uint32_t n,

@@ -3,10 +3,11 @@
  * (steady-window.h); a flow is steady when the spread dR = (max - min) / mean over its
  * last l samples is below theta; a partition (partition.h) is steady when all of its
  * flows are. The idle rule also counts as steady a partition with no congestion
- * signal (ECN mark, CNP, PFC frame, queue above one frame) at any of its ports and no
- * change of membership for an idle window, and every flow at its line rate. Each
- * steady interval of a partition is recorded with the bytes its flows delivered and
- * the events its ports and flows ran meanwhile: what a fast-forward could skip.
+ * signal (ECN mark, CNP, PFC frame, queue above two frames: a data frame and the control frames
+ * interleaved with it are not a standing queue) at any of its ports and no change of membership for
+ * an idle window, and every flow at its line rate. Each steady interval of a partition is recorded
+ * with the bytes its flows delivered and the events its ports and flows ran meanwhile: what a
+ * fast-forward could skip.
  *
  * Engine-neutral: the caller feeds flow starts and ends (with their ports), port
  * signals and, at each sampling tick, one sample per active flow; event counts come
@@ -91,6 +92,9 @@ void wh_detector_flow_start(WhDetector *d, uint32_t flow, const uint32_t *ports,
 void wh_detector_flow_end(WhDetector *d, uint32_t flow, WhTime now);
 void wh_detector_flow_reroute(WhDetector *d, uint32_t flow, const uint32_t *ports, uint32_t n,
                               WhTime now);
+/* A held flow (its partition is fast-forwarded) is left out of the active flows (not
+ * sampled) until released; its window and membership stay as they are. */
+void wh_detector_flow_hold(WhDetector *d, uint32_t flow, gboolean held);
 void wh_detector_port_signal(WhDetector *d, uint32_t port, WhTime now);
 
 /* Active flows (to sample at a tick): index 0..n-1. */

@@ -3,10 +3,128 @@
 #define WH_WORMHOLE_PRIVATE_H
 
 #include "steady-detector.h"
+#include "steady-window.h"
 #include "wormhole.h"
+
+#define WH_STUDY_WINDOWS 3
+
+/* Skip mode: a flow's recent progress, (time of an ACK that moved snd_una, snd_una
+ * then), at every tick (fine) and every `stride` ticks (coarse), to estimate its
+ * delivery rate over a window ending at its latest ACK. */
+#define WH_FF_FINE 16
+#define WH_FF_COARSE 32
+typedef struct {
+  WhTime t;
+  uint64_t una;
+} WhAckMark;
+
+typedef struct {
+  WhTime ack_t; /* latest ACK that moved snd_una, and snd_una then */
+  uint64_t ack_una;
+  WhAckMark fine[WH_FF_FINE], coarse[WH_FF_COARSE];
+  uint32_t n_fine, n_coarse, ticks;
+  WhTime est_from; /* the estimate at the last park used marks from here on */
+  WhTime floor;    /* marks before this are not used (they precede that window) */
+} WhFfRing;
+
+typedef struct {
+  uint64_t last_rcv;
+  uint64_t samples;
+  WhSteadyWindow *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
+  double srtt_ps;
+  uint64_t *ring; /* delivered-avg: rcv_nxt at the last AvgPeriods + 1 ticks */
+  uint32_t ring_n, ring_head;
+  WhTime line_since; /* the tick since which it sends at line rate (0: it does not) */
+  /* skip mode */
+  WhFfRing *ff;      /* while active */
+  double rhat;       /* payload bytes per ps, estimated when its partition was parked */
+  uint64_t adv_now;  /* bytes being advanced by the current resume */
+  uint64_t advanced; /* bytes advanced in total */
+  WhTime skipped;    /* time spent parked */
+} GlueFlow;
+
+/* A fast-forwarded partition, by park slot. */
+typedef struct {
+  gboolean used;
+  WhTime t0, target;
+  WhEvent *wake;
+  GArray *ports, *flows; /* uint32 ids */
+} WhSkip;
+
+typedef struct {
+  uint64_t fast_forwards, skip_backs, interrupts;
+  uint64_t advanced_bytes;
+  WhTime skipped_flow_time; /* sum over skips of length x flows */
+  WhTime skipped_time;      /* sum over skips of length */
+  uint64_t events_skipped_est;
+  uint64_t tries, refused_short, refused_unsteady, refused_recovery;
+} WhSkipStats;
+
+struct WhWormhole {
+  WhSim *sim;
+  WhNet *net;
+  WhTransport *tp;
+  WhWormholeParams p;
+  WhDetector *det;
+  WhEventCounts *counts;
+  uint32_t monitor;
+  WhTime next_tick;
+  gboolean ticking;
+  GArray *flows; /* GlueFlow by flow id */
+  uint64_t frame_bytes;
+  const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
+  void *label_ctx;
+  WhDrStats *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
+  /* skip mode */
+  GArray *skips;   /* WhSkip by park slot */
+  WhEvent *action; /* pending: try to park the steady partitions */
+  uint32_t *stamp; /* per port, to visit each once */
+  uint32_t stamp_gen;
+  WhSkipStats ss;
+};
+
+GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
+/* Makes sure the sampling ticks run (after flows were released or started). */
+void wh_wormhole_arm_ticks(WhWormhole *wh);
+
+/* Skip mode (fast-forward.c). */
+void wh_ff_init(WhWormhole *wh);
+void wh_ff_free(WhWormhole *wh);
+void wh_ff_on_activate(WhWormhole *wh, WhFlow *f);
+void wh_ff_on_start(WhWormhole *wh, WhFlow *f);
+void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g);
+void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, GlueFlow *g);
+/* At a tick, for a sampled flow; then once after the detector's tick. */
+void wh_ff_sample(WhWormhole *wh, GlueFlow *g);
+void wh_ff_after_tick(WhWormhole *wh, WhTime t);
+/* Resumes every parked partition now (end of run). */
+void wh_ff_finish(WhWormhole *wh);
 
 /* The scheduler's event counters, sized for `n_ports` ports and at least `flows`
  * flows (grown as needed; the struct stays where it is). (transfer none) */
 WhEventCounts *wh_wormhole_scheduler_counts(WhScheduler *self, uint32_t n_ports, uint32_t flows);
+
+/* Parking (see wormhole-scheduler.c). `interrupt` is called when an event is inserted
+ * for a parked owner (it joins the slot's late events). Slots are small integers. */
+typedef void (*WhParkInterruptFn)(void *data, uint32_t slot);
+void wh_wormhole_park_setup(WhScheduler *self, uint32_t n_ports, WhParkInterruptFn interrupt,
+                            void *data);
+uint32_t wh_wormhole_park_open(WhScheduler *self);
+/* Marks an owner (a port id, or a flow id | WH_OWNER_FLOW) parked in `slot`
+ * (WH_PARTITION_NONE: not parked). Its pending events must be parked alongside. */
+void wh_wormhole_park_owner(WhScheduler *self, uint32_t owner, uint32_t slot);
+uint32_t wh_wormhole_owner_slot(const WhScheduler *self, uint32_t owner);
+/* Moves a pending event from the inner scheduler into the slot. */
+void wh_wormhole_park_event(WhScheduler *self, WhEvent *ev, uint32_t slot);
+/* Puts the slot's events back (parked ones `shift` later, late ones as they are) and
+ * frees the slot; the owners must be unmarked first. Returns the events put back, the
+ * late ones among them in *late (nullable). */
+uint32_t wh_wormhole_park_close(WhScheduler *self, uint32_t slot, WhTime shift, uint32_t *late);
+/* For checks: the events in a slot's list (parked or late), whether it holds `ev`, and
+ * all parked events. O(events in the slot). */
+uint32_t wh_wormhole_park_count(const WhScheduler *self, uint32_t slot, gboolean late);
+gboolean wh_wormhole_park_holds(const WhScheduler *self, uint32_t slot, const WhEvent *ev);
+gboolean wh_wormhole_park_holds_any(const WhScheduler *self, const WhEvent *ev);
+uint64_t wh_wormhole_parked_events(const WhScheduler *self);
 
 #endif

@@ -2,16 +2,82 @@
  * that every event it hands out is counted against its owner, a directed port or a
  * flow; the detector sums these counts over a partition's ports and flows to measure
  * the events a steady interval holds. The order of events is the inner scheduler's,
- * untouched. Cost: one counter increment per event. */
+ * untouched. Cost: one counter increment per event.
+ *
+ * Parking (skip mode): the events of a fast-forwarded partition are taken out of the
+ * inner scheduler into that partition's park slot (a list through the events'
+ * scheduler-private links), and its owners are marked parked. While they are, an
+ * event inserted for one of them joins the slot's list of late events (its time is
+ * real time, never shifted) and the slot's owner is told (an interrupt: something
+ * reached the partition); a parked event cancelled by the model leaves its list.
+ * Nothing parked is ever handed out; unparking shifts the parked events (not the late
+ * ones) and puts all of them back. Cost with nothing parked: one test per insert and
+ * remove. */
 #include <string.h>
 #include "wormhole-private.h"
+
+#define NO_SLOT WH_PARTITION_NONE
+
+typedef struct {
+  WhEvent *head[2]; /* parked, late */
+  uint32_t n;
+  gboolean used;
+} ParkSlot;
 
 typedef struct {
   WhScheduler base;
   WhScheduler *inner;
   const WhSchedulerClass *inner_class;
   WhEventCounts counts;
+  /* parking */
+  uint32_t *port_slot; /* per port: park slot or NO_SLOT */
+  uint32_t n_ports;
+  uint32_t *flow_slot; /* per flow id (below flow_slot_cap) */
+  uint32_t flow_slot_cap;
+  GArray *slots; /* ParkSlot */
+  uint32_t slots_used;
+  uint64_t parked; /* events in every slot */
+  WhParkInterruptFn interrupt;
+  void *interrupt_data;
 } WormholeScheduler;
+
+static inline uint32_t owner_slot(const WormholeScheduler *s, uint32_t owner)
+{
+  if (owner == WH_OWNER_NONE)
+    return NO_SLOT;
+  if (owner & WH_OWNER_FLOW) {
+    uint32_t id = owner & ~WH_OWNER_FLOW;
+    return id < s->flow_slot_cap ? s->flow_slot[id] : NO_SLOT;
+  }
+  return owner < s->n_ports ? s->port_slot[owner] : NO_SLOT;
+}
+
+static void list_push(WormholeScheduler *s, uint32_t slot, unsigned which, WhEvent *ev)
+{
+  ParkSlot *ps = &g_array_index(s->slots, ParkSlot, slot);
+  ev->pos = which;
+  ev->prev = NULL;
+  ev->next = ps->head[which];
+  if (ev->next)
+    ev->next->prev = ev;
+  ps->head[which] = ev;
+  ps->n++;
+  s->parked++;
+}
+
+static void list_unlink(WormholeScheduler *s, uint32_t slot, WhEvent *ev)
+{
+  ParkSlot *ps = &g_array_index(s->slots, ParkSlot, slot);
+  if (ev->prev)
+    ev->prev->next = ev->next;
+  else
+    ps->head[ev->pos] = ev->next;
+  if (ev->next)
+    ev->next->prev = ev->prev;
+  ev->next = ev->prev = NULL;
+  ps->n--;
+  s->parked--;
+}
 
 static WhScheduler *ws_wrap(const WhSchedulerClass *inner)
 {
@@ -33,12 +99,24 @@ static void ws_destroy(WhScheduler *self)
   s->inner->klass->destroy(s->inner);
   g_free(s->counts.port);
   g_free(s->counts.flow);
+  g_free(s->port_slot);
+  g_free(s->flow_slot);
+  if (s->slots)
+    g_array_unref(s->slots);
   g_free(s);
 }
 
 static void ws_insert(WhScheduler *self, WhEvent *ev)
 {
   WormholeScheduler *s = (WormholeScheduler *)self;
+  if (G_UNLIKELY(s->slots_used)) {
+    uint32_t slot = owner_slot(s, ev->owner);
+    if (slot != NO_SLOT) {
+      list_push(s, slot, 1, ev);
+      s->interrupt(s->interrupt_data, slot);
+      return;
+    }
+  }
   s->inner->klass->insert(s->inner, ev);
 }
 
@@ -71,13 +149,20 @@ static WhEvent *ws_pop(WhScheduler *self)
 static void ws_remove(WhScheduler *self, WhEvent *ev)
 {
   WormholeScheduler *s = (WormholeScheduler *)self;
+  if (G_UNLIKELY(s->slots_used)) {
+    uint32_t slot = owner_slot(s, ev->owner);
+    if (slot != NO_SLOT) {
+      list_unlink(s, slot, ev);
+      return;
+    }
+  }
   s->inner->klass->remove(s->inner, ev);
 }
 
 static size_t ws_size(const WhScheduler *self)
 {
   const WormholeScheduler *s = (const WormholeScheduler *)self;
-  return s->inner->klass->size(s->inner);
+  return s->inner->klass->size(s->inner) + s->parked;
 }
 
 const WhSchedulerClass wh_wormhole_scheduler_class = {
@@ -126,4 +211,136 @@ WhEventCounts *wh_wormhole_scheduler_counts(WhScheduler *self, uint32_t n_ports,
     c->flow_cap = cap;
   }
   return c;
+}
+
+/* ---- parking ---- */
+
+static WormholeScheduler *ws_of(WhScheduler *self)
+{
+  g_return_val_if_fail(self->klass == &wh_wormhole_scheduler_class, NULL);
+  return (WormholeScheduler *)self;
+}
+
+void wh_wormhole_park_setup(WhScheduler *self, uint32_t n_ports, WhParkInterruptFn interrupt,
+                            void *data)
+{
+  WormholeScheduler *s = ws_of(self);
+  g_return_if_fail(s->slots == NULL);
+  s->n_ports = n_ports;
+  s->port_slot = g_new(uint32_t, n_ports);
+  memset(s->port_slot, 0xff, n_ports * sizeof(uint32_t));
+  s->slots = g_array_new(FALSE, TRUE, sizeof(ParkSlot));
+  s->interrupt = interrupt;
+  s->interrupt_data = data;
+}
+
+uint32_t wh_wormhole_park_open(WhScheduler *self)
+{
+  WormholeScheduler *s = ws_of(self);
+  uint32_t slot = 0;
+  while (slot < s->slots->len && g_array_index(s->slots, ParkSlot, slot).used)
+    slot++;
+  if (slot == s->slots->len)
+    g_array_set_size(s->slots, slot + 1);
+  ParkSlot *ps = &g_array_index(s->slots, ParkSlot, slot);
+  memset(ps, 0, sizeof *ps);
+  ps->used = TRUE;
+  s->slots_used++;
+  return slot;
+}
+
+void wh_wormhole_park_owner(WhScheduler *self, uint32_t owner, uint32_t slot)
+{
+  WormholeScheduler *s = ws_of(self);
+  if (owner & WH_OWNER_FLOW) {
+    uint32_t id = owner & ~WH_OWNER_FLOW;
+    if (id >= s->flow_slot_cap) {
+      uint32_t cap = MAX(1024u, s->flow_slot_cap);
+      while (cap <= id)
+        cap *= 2;
+      s->flow_slot = g_renew(uint32_t, s->flow_slot, cap);
+      memset(s->flow_slot + s->flow_slot_cap, 0xff, (cap - s->flow_slot_cap) * sizeof(uint32_t));
+      s->flow_slot_cap = cap;
+    }
+    s->flow_slot[id] = slot;
+  } else {
+    g_return_if_fail(owner < s->n_ports);
+    s->port_slot[owner] = slot;
+  }
+}
+
+uint32_t wh_wormhole_owner_slot(const WhScheduler *self, uint32_t owner)
+{
+  return owner_slot((const WormholeScheduler *)self, owner);
+}
+
+void wh_wormhole_park_event(WhScheduler *self, WhEvent *ev, uint32_t slot)
+{
+  WormholeScheduler *s = ws_of(self);
+  s->inner->klass->remove(s->inner, ev);
+  list_push(s, slot, 0, ev);
+}
+
+uint32_t wh_wormhole_park_close(WhScheduler *self, uint32_t slot, WhTime shift, uint32_t *late)
+{
+  WormholeScheduler *s = ws_of(self);
+  ParkSlot *ps = &g_array_index(s->slots, ParkSlot, slot);
+  uint32_t n = 0, n_late = 0;
+  for (unsigned which = 0; which < 2; which++) {
+    WhEvent *ev = ps->head[which];
+    while (ev) {
+      WhEvent *next = ev->next;
+      ev->next = ev->prev = NULL;
+      if (which == 0)
+        ev->time += shift;
+      else
+        n_late++;
+      s->inner->klass->insert(s->inner, ev);
+      n++;
+      ev = next;
+    }
+    ps->head[which] = NULL;
+  }
+  s->parked -= ps->n;
+  ps->n = 0;
+  ps->used = FALSE;
+  s->slots_used--;
+  if (late)
+    *late = n_late;
+  return n;
+}
+
+uint32_t wh_wormhole_park_count(const WhScheduler *self, uint32_t slot, gboolean late)
+{
+  const WormholeScheduler *s = (const WormholeScheduler *)self;
+  const ParkSlot *ps = &g_array_index(s->slots, ParkSlot, slot);
+  uint32_t n = 0;
+  for (const WhEvent *ev = ps->head[late ? 1 : 0]; ev; ev = ev->next)
+    n++;
+  return n;
+}
+
+gboolean wh_wormhole_park_holds(const WhScheduler *self, uint32_t slot, const WhEvent *ev)
+{
+  const WormholeScheduler *s = (const WormholeScheduler *)self;
+  const ParkSlot *ps = &g_array_index(s->slots, ParkSlot, slot);
+  for (unsigned which = 0; which < 2; which++)
+    for (const WhEvent *e = ps->head[which]; e; e = e->next)
+      if (e == ev)
+        return TRUE;
+  return FALSE;
+}
+
+gboolean wh_wormhole_park_holds_any(const WhScheduler *self, const WhEvent *ev)
+{
+  const WormholeScheduler *s = (const WormholeScheduler *)self;
+  for (guint i = 0; s->slots && i < s->slots->len; i++)
+    if (g_array_index(s->slots, ParkSlot, i).used && wh_wormhole_park_holds(self, i, ev))
+      return TRUE;
+  return FALSE;
+}
+
+uint64_t wh_wormhole_parked_events(const WhScheduler *self)
+{
+  return ((const WormholeScheduler *)self)->parked;
 }

@@ -33,8 +33,8 @@ static const WhParamSpec wormhole_params[] = {
     {"AvgPeriods", WH_PARAM_INT, "8", "periods averaged by Quantity=delivered-avg",
      WH_CHECK_MIN | WH_CHECK_MAX, 1, 1024, NULL},
     {"IdleRule", WH_PARAM_BOOL, "true",
-     "also count as steady a partition with no ECN mark, CNP, PFC frame or queue above one "
-     "frame at its ports for IdleWindow, unchanged for IdleWindow, every flow at line rate",
+     "also count as steady a partition with no ECN mark, CNP, PFC frame or queue above two "
+     "frames at its ports for IdleWindow, unchanged for IdleWindow, every flow at line rate",
      0, 0, 0, NULL},
     {"IdleWindow", WH_PARAM_TIME, "10us",
      "how long a partition must be quiet and unchanged for the idle rule; default per CC",
@@ -157,35 +157,9 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
 
 /* ---- the observer ---- */
 
-#define WH_STUDY_WINDOWS 3
 static const uint32_t study_windows[WH_STUDY_WINDOWS] = {100, 500, 2000};
 
-typedef struct {
-  uint64_t last_rcv;
-  uint64_t samples;
-  WhSteadyWindow *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
-  double srtt_ps;
-  uint64_t *ring; /* delivered-avg: rcv_nxt at the last AvgPeriods + 1 ticks */
-  uint32_t ring_n, ring_head;
-} GlueFlow;
-
-struct WhWormhole {
-  WhSim *sim;
-  WhNet *net;
-  WhTransport *tp;
-  WhWormholeParams p;
-  WhDetector *det;
-  WhEventCounts *counts;
-  uint32_t monitor;
-  WhTime next_tick;
-  GArray *flows; /* GlueFlow by flow id */
-  uint64_t frame_bytes;
-  const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
-  void *label_ctx;
-  WhDrStats *study; /* nullable: 4 quantities x WH_STUDY_WINDOWS */
-};
-
-static GlueFlow *glue(WhWormhole *wh, uint32_t id)
+GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id)
 {
   if (id >= wh->flows->len)
     g_array_set_size(wh->flows, id + 1);
@@ -247,17 +221,35 @@ static WhTime tick(WhSim *sim, void *ctx)
       uint32_t id = wh_detector_active(wh->det, i);
       gboolean at_line;
       double v[4];
-      GlueFlow *g = glue(wh, id);
+      GlueFlow *g = wh_wormhole_glue(wh, id);
       gboolean baseline = g->samples++ == 0;
       sample_values(wh, wh_transport_flow(wh->tp, id), g, v, &at_line);
+      if (!at_line)
+        g->line_since = 0;
+      else if (g->line_since == 0)
+        g->line_since = wh->next_tick;
       wh_detector_sample(wh->det, id, wh->next_tick, v[wh->p.quantity], at_line);
       if (g->study && !baseline)
         study_push(wh, g, v, wh->next_tick);
+      if (g->ff)
+        wh_ff_sample(wh, g);
     }
     wh_detector_tick(wh->det, wh->next_tick);
+    if (wh->p.mode == WH_WORMHOLE_SKIP)
+      wh_ff_after_tick(wh, wh->next_tick);
     wh->next_tick += wh->p.det.period;
   }
-  return wh_detector_n_active(wh->det) ? wh->next_tick : WH_TIME_MAX;
+  wh->ticking = wh_detector_n_active(wh->det) > 0;
+  return wh->ticking ? wh->next_tick : WH_TIME_MAX;
+}
+
+void wh_wormhole_arm_ticks(WhWormhole *wh)
+{
+  if (wh->ticking)
+    return;
+  wh->ticking = TRUE;
+  wh->next_tick = (wh->sim->now / wh->p.det.period + 1) * wh->p.det.period;
+  wh_sim_monitor_arm(wh->sim, wh->monitor, wh->next_tick);
 }
 
 static void on_start(void *data, WhFlow *f)
@@ -265,7 +257,7 @@ static void on_start(void *data, WhFlow *f)
   WhWormhole *wh = data;
   WhTime now = wh->sim->now;
   wh->counts = wh_wormhole_scheduler_counts(wh->sim->sched, wh->net->n_ports, wh->tp->n_flows);
-  GlueFlow *g = glue(wh, f->id);
+  GlueFlow *g = wh_wormhole_glue(wh, f->id);
   memset(g, 0, sizeof *g);
   g->last_rcv = f->rcv_nxt;
   if (wh->p.quantity == WH_QUANTITY_DELIVERED_AVG || wh->study)
@@ -277,19 +269,26 @@ static void on_start(void *data, WhFlow *f)
   }
   uint32_t ports[2 * 256];
   uint32_t n = flow_ports(f, ports);
-  gboolean idle = wh_detector_n_active(wh->det) == 0;
+  if (wh->p.mode == WH_WORMHOLE_SKIP)
+    wh_ff_on_start(wh, f);
   wh_detector_flow_start(wh->det, f->id, ports, n, now);
-  if (idle) {
-    wh->next_tick = (now / wh->p.det.period + 1) * wh->p.det.period;
-    wh_sim_monitor_arm(wh->sim, wh->monitor, wh->next_tick);
-  }
+  wh_wormhole_arm_ticks(wh);
+}
+
+static void on_activate(void *data, WhFlow *f)
+{
+  WhWormhole *wh = data;
+  if (wh->p.mode == WH_WORMHOLE_SKIP)
+    wh_ff_on_activate(wh, f);
 }
 
 static void on_acked(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
   wh_detector_flow_end(wh->det, f->id, wh->sim->now);
-  GlueFlow *g = glue(wh, f->id);
+  GlueFlow *g = wh_wormhole_glue(wh, f->id);
+  if (g->ff)
+    wh_ff_on_acked(wh, f, g);
   g_free(g->ring);
   g->ring = NULL;
   g_free(g->study);
@@ -299,9 +298,11 @@ static void on_acked(void *data, WhFlow *f)
 static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
 {
   WhWormhole *wh = data;
+  GlueFlow *g = wh_wormhole_glue(wh, f->id);
+  if (g->ff)
+    wh_ff_on_ack(wh, f, g);
   if (ack->sent == 0)
     return;
-  GlueFlow *g = glue(wh, f->id);
   double rtt = (double)(wh->sim->now - ack->sent);
   g->srtt_ps = g->srtt_ps > 0 ? g->srtt_ps + (rtt - g->srtt_ps) / 8 : rtt;
 }
@@ -317,6 +318,7 @@ static void on_reroute(void *data, WhFlow *f, const uint32_t *old, uint16_t old_
 }
 
 static const WhTransportObserver observer = {
+    .on_activate = on_activate,
     .on_start = on_start,
     .on_ack = on_ack,
     .on_acked = on_acked,
@@ -327,7 +329,7 @@ static const WhTransportObserver observer = {
 static void hook_enqueue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
 {
   WhWormhole *wh = data;
-  if (qd->total_bytes > wh->frame_bytes || pkt->type == WH_PKT_CNP)
+  if (qd->total_bytes > 2 * wh->frame_bytes || pkt->type == WH_PKT_CNP)
     wh_detector_port_signal(wh->det, qd->port, wh->sim->now);
 }
 
@@ -388,6 +390,8 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh_transport_add_observer(tp, &observer, wh);
   if (p->det.idle_rule)
     wh_net_add_hooks(net, &signal_hooks, wh);
+  if (p->mode == WH_WORMHOLE_SKIP)
+    wh_ff_init(wh);
   return wh;
 }
 
@@ -398,9 +402,11 @@ void wh_wormhole_free(WhWormhole *wh)
   wh_transport_remove_observer(wh->tp, &observer, wh);
   if (wh->p.det.idle_rule)
     wh_net_remove_hooks(wh->net, &signal_hooks, wh);
+  wh_ff_free(wh);
   for (guint i = 0; i < wh->flows->len; i++) {
     g_free(g_array_index(wh->flows, GlueFlow, i).ring);
     g_free(g_array_index(wh->flows, GlueFlow, i).study);
+    g_free(g_array_index(wh->flows, GlueFlow, i).ff);
   }
   g_free(wh->study);
   g_array_unref(wh->flows);
@@ -410,6 +416,8 @@ void wh_wormhole_free(WhWormhole *wh)
 
 void wh_wormhole_finish(WhWormhole *wh)
 {
+  if (wh->p.mode == WH_WORMHOLE_SKIP)
+    wh_ff_finish(wh);
   wh_detector_finish(wh->det, wh->sim->now);
 }
 
@@ -451,6 +459,25 @@ char *wh_wormhole_json(const WhWormhole *wh)
                          p->det.idle_rule ? "true" : "false", (guint64)p->det.idle_window);
   g_string_append_printf(h, "  \"memory_bytes_est\": %" G_GUINT64_FORMAT ",\n",
                          wh_wormhole_memory(wh));
+  if (p->mode == WH_WORMHOLE_SKIP) {
+    WhWormholeSkipSummary sk;
+    wh_wormhole_skip_summary(wh, &sk);
+    const WhSkipStats *ss = &wh->ss;
+    g_string_append_printf(
+        h,
+        "  \"skip\": {\"tail_margin_ps\": %" G_GUINT64_FORMAT
+        ", \"min_skip_ps\": %" G_GUINT64_FORMAT ", \"fast_forwards\": %" G_GUINT64_FORMAT
+        ", \"skip_backs\": %" G_GUINT64_FORMAT ", \"interrupts\": %" G_GUINT64_FORMAT
+        ", \"advanced_bytes\": %" G_GUINT64_FORMAT ", \"skipped_time_ps\": %" G_GUINT64_FORMAT
+        ", \"time_steady_fraction\": %.6f"
+        ", \"events_skipped_est\": %" G_GUINT64_FORMAT ", \"tries\": %" G_GUINT64_FORMAT
+        ", \"refused\": {\"too_short\": %" G_GUINT64_FORMAT ", \"unsettled\": %" G_GUINT64_FORMAT
+        ", \"recovery_or_waiting\": %" G_GUINT64_FORMAT "}},\n",
+        (guint64)p->tail_margin, (guint64)p->min_skip, sk.fast_forwards, sk.skip_backs,
+        ss->interrupts, sk.advanced_bytes, (guint64)sk.skipped_time, sk.time_steady_fraction,
+        sk.events_skipped_est, ss->tries, ss->refused_short, ss->refused_unsteady,
+        ss->refused_recovery);
+  }
   if (wh->study) {
     g_string_append(h, "  \"study\": {\n");
     for (uint32_t k = 0; k < 4 * WH_STUDY_WINDOWS; k++) {

@@ -75,6 +75,25 @@ const WhDetector *wh_wormhole_detector(const WhWormhole *wh);
 const WhEventCounts *wh_wormhole_event_counts(const WhWormhole *wh);
 /* The report (wormhole.json) (transfer full). */
 char *wh_wormhole_json(const WhWormhole *wh);
+/* Skip mode: what was fast-forwarded. */
+typedef struct {
+  uint64_t fast_forwards;      /* partitions parked */
+  uint64_t skip_backs;         /* skips ended early by something reaching the partition */
+  uint64_t advanced_bytes;     /* payload moved forward instead of simulated */
+  double time_steady_fraction; /* flow time spent parked / flow time of all flows */
+  uint64_t events_skipped_est; /* packets advanced x events per packet on their paths */
+  WhTime skipped_time;         /* sum of skip lengths */
+} WhWormholeSkipSummary;
+void wh_wormhole_skip_summary(const WhWormhole *wh, WhWormholeSkipSummary *out);
+/* Skip mode: the time a flow spent parked and the bytes it was advanced. */
+void wh_wormhole_flow_skip(const WhWormhole *wh, uint32_t flow, WhTime *time, uint64_t *bytes);
+/* Skip mode, at the end: every flow that finished delivered exactly its size, each
+ * byte once: first-time payload sent + advanced = size, receiver at the size. */
+gboolean wh_wormhole_check_bytes(const WhWormhole *wh, GError **error);
+/* Skip mode, any time: the parked events are exactly the pending events of the parked
+ * ports and flows (for tests: O(parked ports and flows + parked events)). */
+gboolean wh_wormhole_check_parking(const WhWormhole *wh, GError **error);
+
 /* Bytes held by the observer and detector now (an estimate). */
 uint64_t wh_wormhole_memory(const WhWormhole *wh);
 

@@ -1,0 +1,582 @@
+/* Wormhole's fast-forward (skip mode): steady partitions are parked and skipped.
+ *
+ * Park (t0). After a sampling tick that found a partition steady, an event at the same
+ * time tries to park it. Every flow must be eligible: sending new data (not in
+ * go-back-N recovery), no NACK outstanding, no path change waiting, and a delivery
+ * rate estimate R (payload bytes over time between two ACKs, the later one its latest:
+ * exact for a periodic ACK clock, no packet quantization) over a window that lies
+ * wholly after the partition's last change of membership (the detector's window for
+ * the rate rule, since that change for the idle rule). The skip may last until the
+ * first flow reaches its tail: every flow keeps unsent its bytes in flight plus
+ * R x (smoothed RTT + TailMargin), so its last packets run packet by packet; a
+ * partition is parked only if that is at least MinSkip. Parking freezes its ports
+ * (no dequeue), marks its ports and flows parked in the scheduler and moves their
+ * pending events there (at most two per port and four per flow: O(events x log n)),
+ * holds its flows out of sampling, and schedules one wake event at the target.
+ *
+ * Resume (t1: the wake, or earlier when something reaches the partition). Each flow
+ * advances by R x (t1 - t0) payload bytes rounded down to whole MTUs (sequence numbers
+ * at both ends, its packets in the partition's queues and links, its CC's byte fields);
+ * ports, flows and the parked events move t1 - t0 later; the ports thaw. The global
+ * clock never moves backwards and the rest of the network never waits.
+ *
+ * Interrupts. Anything that schedules an event for a parked port or flow (a new flow
+ * on a parked NIC, a PFC frame, a compute op's next flow), a flow activating or
+ * starting to send over a parked port, moves the wake to now: the skip ends early
+ * (a skip-back) and counts only the time up to the interrupt. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "flow-state.h"
+#include "wormhole-private.h"
+
+#define NONE WH_PARTITION_NONE
+
+static inline WhSkip *skip_at(WhWormhole *wh, uint32_t slot)
+{
+  return &g_array_index(wh->skips, WhSkip, slot);
+}
+
+static inline uint32_t flow_slot(const WhWormhole *wh, uint32_t flow)
+{
+  return wh_wormhole_owner_slot(wh->sim->sched, flow | WH_OWNER_FLOW);
+}
+
+static inline uint32_t port_slot(const WhWormhole *wh, uint32_t port)
+{
+  return wh_wormhole_owner_slot(wh->sim->sched, port);
+}
+
+static void wake(WhSim *sim, void *ctx, uint64_t slot);
+
+/* Something reached parked slot `slot`: resume it now. */
+static void interrupt(void *data, uint32_t slot)
+{
+  WhWormhole *wh = data;
+  WhSkip *sk = skip_at(wh, slot);
+  WhTime now = wh->sim->now;
+  if (sk->wake->time <= now)
+    return;
+  wh->ss.interrupts++;
+  wh_sim_cancel(wh->sim, sk->wake);
+  sk->wake = wh_sim_schedule_at(wh->sim, now, wake, wh, slot, WH_OWNER_NONE);
+}
+
+void wh_ff_init(WhWormhole *wh)
+{
+  wh->skips = g_array_new(FALSE, TRUE, sizeof(WhSkip));
+  wh->stamp = g_new0(uint32_t, wh->net->n_ports);
+  wh_wormhole_park_setup(wh->sim->sched, wh->net->n_ports, interrupt, wh);
+}
+
+void wh_ff_free(WhWormhole *wh)
+{
+  if (wh->skips == NULL)
+    return;
+  for (guint i = 0; i < wh->skips->len; i++) {
+    WhSkip *sk = skip_at(wh, i);
+    if (sk->ports)
+      g_array_unref(sk->ports);
+    if (sk->flows)
+      g_array_unref(sk->flows);
+  }
+  g_array_unref(wh->skips);
+  g_free(wh->stamp);
+}
+
+static void interrupt_path(WhWormhole *wh, const uint32_t *ports, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t slot = port_slot(wh, ports[i]);
+    if (slot != NONE)
+      interrupt(wh, slot);
+  }
+}
+
+void wh_ff_on_activate(WhWormhole *wh, WhFlow *f)
+{
+  interrupt_path(wh, f->fwd, f->fwd_hops);
+  interrupt_path(wh, f->rev, f->rev_hops);
+}
+
+void wh_ff_on_start(WhWormhole *wh, WhFlow *f)
+{
+  GlueFlow *g = wh_wormhole_glue(wh, f->id);
+  g->ff = g_new0(WhFfRing, 1);
+  g->ff->ack_t = wh->sim->now;
+  g->ff->ack_una = f->snd_una;
+  interrupt_path(wh, f->fwd, f->fwd_hops);
+  interrupt_path(wh, f->rev, f->rev_hops);
+}
+
+void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g)
+{
+  if (f->snd_una != g->ff->ack_una) {
+    g->ff->ack_t = wh->sim->now;
+    g->ff->ack_una = f->snd_una;
+  }
+}
+
+void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, GlueFlow *g)
+{
+  (void)wh;
+  (void)f;
+  g_free(g->ff);
+  g->ff = NULL;
+}
+
+/* Coarse marks span the rate rule's window. */
+static uint32_t coarse_stride(const WhWormhole *wh)
+{
+  return MAX(1u, wh->p.det.window / WH_FF_COARSE);
+}
+
+void wh_ff_sample(WhWormhole *wh, GlueFlow *g)
+{
+  WhFfRing *r = g->ff;
+  WhAckMark m = {r->ack_t, r->ack_una};
+  r->fine[r->n_fine++ % WH_FF_FINE] = m;
+  if (r->ticks++ % coarse_stride(wh) == 0)
+    r->coarse[r->n_coarse++ % WH_FF_COARSE] = m;
+}
+
+/* The flow's delivery rate (payload bytes per ps) from the oldest mark at or after
+ * `from` to its latest ACK; 0 when there is too little to measure. */
+static double rate_since(const WhFfRing *r, WhTime from, uint64_t min_bytes)
+{
+  const WhAckMark *best = NULL;
+  uint32_t n = MIN(r->n_coarse, WH_FF_COARSE);
+  for (uint32_t k = 0; k < n && best == NULL; k++) {
+    const WhAckMark *m = &r->coarse[(r->n_coarse - n + k) % WH_FF_COARSE];
+    if (m->t >= from && m->t < r->ack_t)
+      best = m;
+  }
+  n = MIN(r->n_fine, WH_FF_FINE);
+  for (uint32_t k = 0; k < n; k++) {
+    const WhAckMark *m = &r->fine[(r->n_fine - n + k) % WH_FF_FINE];
+    if (m->t >= from && m->t < r->ack_t && (best == NULL || m->t < best->t))
+      best = m;
+  }
+  if (best == NULL || r->ack_una - best->una < min_bytes)
+    return 0;
+  return (double)(r->ack_una - best->una) / (double)(r->ack_t - best->t);
+}
+
+/* The partition's flows (ids) and ports (each once). */
+static void collect(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports)
+{
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  if (++wh->stamp_gen == 0) {
+    memset(wh->stamp, 0, wh->net->n_ports * sizeof(uint32_t));
+    wh->stamp_gen = 1;
+  }
+  for (uint32_t f = wh_partitions_first_flow(p); f != NONE;
+       f = wh_partitions_next_flow(pm, p, f)) {
+    g_array_append_val(flows, f);
+    uint32_t n;
+    const uint32_t *fp = wh_partitions_flow_ports(pm, f, &n);
+    for (uint32_t i = 0; i < n; i++) {
+      if (wh->stamp[fp[i]] == wh->stamp_gen)
+        continue;
+      wh->stamp[fp[i]] = wh->stamp_gen;
+      g_array_append_val(ports, fp[i]);
+    }
+  }
+}
+
+/* How long partition `p` may be skipped from now (0: not now; *retry: when to try
+ * again); fills each flow's rate estimate. */
+static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports,
+                          WhTime *retry)
+{
+  WhTime now = wh->sim->now;
+  WhTransport *tp = wh->tp;
+  const WhDetectorParams *dp = &wh->p.det;
+  WhTime rate_window = (WhTime)dp->window * dp->period;
+  /* quiet (the idle rule holds now): rates from the quiet stretch; else the rate rule's
+   * window must lie wholly after the last change of membership */
+  gboolean quiet = dp->idle_rule && p->n_flag[1] == 0 && now - p->since >= dp->idle_window &&
+                   (p->last_signal == 0 || now - p->last_signal >= dp->idle_window);
+  if (!quiet && now - p->since < rate_window) {
+    *retry = p->since + rate_window;
+    wh->ss.refused_unsteady++;
+    return 0;
+  }
+  WhTime len = WH_TIME_MAX;
+  const WhNetRouter *router = &wh->net->router;
+  for (guint i = 0; i < flows->len; i++) {
+    WhFlow *f = wh_transport_flow(tp, g_array_index(flows, uint32_t, i));
+    GlueFlow *g = wh_wormhole_glue(wh, f->id);
+    WhTime srtt = (WhTime)g->srtt_ps;
+    if (f->state != WH_FLOW_ACTIVE || g->ff == NULL || srtt == 0 ||
+        f->snd_nxt < f->snd_max_sent || f->next_path != NULL ||
+        (f->nack_sent && now - f->nack_time < 4 * srtt + tp->p.nack_interval)) {
+      *retry = now + 4 * MAX(srtt, dp->period);
+      wh->ss.refused_recovery++;
+      return 0;
+    }
+    WhTime from = quiet ? MAX(MAX(p->since, p->last_signal), g->line_since) + srtt
+                        : now - rate_window;
+    from = MAX(from, g->ff->floor);
+    g->ff->est_from = from;
+    double r = rate_since(g->ff, from, 4 * (uint64_t)tp->p.mtu);
+    if (!(r > 0)) {
+      *retry = now + MAX(srtt, dp->period);
+      wh->ss.refused_unsteady++;
+      return 0;
+    }
+    g->rhat = r;
+    double keep = (double)(f->snd_max_sent - f->snd_una) +
+                  r * (double)(srtt + wh->p.tail_margin) + tp->p.mtu;
+    double left = (double)(f->size - f->snd_max_sent) - keep;
+    WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
+    if (router->choose) {
+      WhTime next_choice = f->last_choice + router->flowlet_gap;
+      lf = MIN(lf, next_choice > now ? next_choice - now : 0);
+    }
+    len = MIN(len, lf);
+  }
+  /* a flow waiting at one of the partition's NICs to send its first packet is not in
+   * it yet: parking the NIC would hold it back */
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  for (guint i = 0; i < ports->len; i++) {
+    const WhPort *port = &wh->net->port[g_array_index(ports, uint32_t, i)];
+    const WhNode *node = &wh->net->node[port->node];
+    if (node->is_switch)
+      continue;
+    const WhHostSched *h = &tp->hosts[node->index];
+    for (uint32_t k = 0; k < h->n; k++) {
+      if (wh_partitions_of_flow(pm, h->heap[k]->id) != p) {
+        *retry = now + dp->period;
+        wh->ss.refused_recovery++;
+        return 0;
+      }
+    }
+  }
+  if (wh->sim->stop_at > now)
+    len = MIN(len, wh->sim->stop_at - now);
+  if (len < MAX(wh->p.min_skip, 1)) {
+    *retry = now + MAX(wh->p.min_skip, dp->period);
+    wh->ss.refused_short++;
+    return 0;
+  }
+  return len;
+}
+
+static void park_event(WhWormhole *wh, WhEvent *ev, uint32_t slot)
+{
+  if (ev)
+    wh_wormhole_park_event(wh->sim->sched, ev, slot);
+}
+
+static void park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
+{
+  WhScheduler *sched = wh->sim->sched;
+  WhTime now = wh->sim->now;
+  uint32_t slot = wh_wormhole_park_open(sched);
+  if (slot >= wh->skips->len)
+    g_array_set_size(wh->skips, slot + 1);
+  WhSkip *sk = skip_at(wh, slot);
+  if (sk->ports == NULL) {
+    sk->ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    sk->flows = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  }
+  g_array_set_size(sk->ports, 0);
+  g_array_set_size(sk->flows, 0);
+  g_array_append_vals(sk->ports, ports->data, ports->len);
+  g_array_append_vals(sk->flows, flows->data, flows->len);
+  sk->used = TRUE;
+  sk->t0 = now;
+  sk->target = now + len;
+  for (guint i = 0; i < ports->len; i++) {
+    uint32_t id = g_array_index(ports, uint32_t, i);
+    WhPort *port = &wh->net->port[id];
+    wh_wormhole_park_owner(sched, id, slot);
+    wh_net_freeze_port(wh->net, id, TRUE);
+    park_event(wh, port->tx_event, slot);
+    park_event(wh, port->fly_event, slot);
+  }
+  for (guint i = 0; i < flows->len; i++) {
+    uint32_t id = g_array_index(flows, uint32_t, i);
+    WhFlow *f = wh_transport_flow(wh->tp, id);
+    wh_wormhole_park_owner(sched, id | WH_OWNER_FLOW, slot);
+    for (unsigned k = 0; k < WH_FLOW_TIMERS; k++)
+      park_event(wh, f->timers[k], slot);
+    wh_detector_flow_hold(wh->det, id, TRUE);
+  }
+  sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
+  wh->ss.fast_forwards++;
+  if (getenv("WH_FF_DEBUG")) { /* DEBUG */
+    fprintf(stderr, "park %u at %.3f us for %.3f us: %u flows %u ports:", slot, now * 1e-6, len * 1e-6, flows->len, ports->len);
+    for (guint i = 0; i < flows->len && i < 8; i++) {
+      uint32_t id = g_array_index(flows, uint32_t, i);
+      fprintf(stderr, " f%u %.3f Gb/s", id, wh_wormhole_glue(wh, id)->rhat * 8e3);
+    }
+    fprintf(stderr, "\n");
+  }
+}
+
+static void renumber(WhPacket *pkt, void *data)
+{
+  WhWormhole *wh = data;
+  if (pkt->type == WH_PKT_PFC || pkt->flow == NULL)
+    return;
+  pkt->seq += wh_wormhole_glue(wh, pkt->flow->id)->adv_now;
+}
+
+static void resume(WhWormhole *wh, uint32_t slot)
+{
+  WhSkip *sk = skip_at(wh, slot);
+  WhScheduler *sched = wh->sim->sched;
+  WhTransport *tp = wh->tp;
+  WhTime now = wh->sim->now, dt = now - sk->t0;
+  uint64_t mtu = tp->p.mtu;
+  /* what each flow advances: R x dt, whole MTUs, never into its tail */
+  for (guint i = 0; i < sk->flows->len; i++) {
+    uint32_t id = g_array_index(sk->flows, uint32_t, i);
+    WhFlow *f = wh_transport_flow(tp, id);
+    GlueFlow *g = wh_wormhole_glue(wh, id);
+    uint64_t b = (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
+    uint64_t inflight = f->snd_max_sent - f->snd_una;
+    uint64_t room = f->size - f->snd_max_sent;
+    room = room > inflight + mtu ? (room - inflight - mtu) / mtu * mtu : 0;
+    g->adv_now = MIN(b, room);
+    wh_wormhole_park_owner(sched, id | WH_OWNER_FLOW, NONE);
+  }
+  for (guint i = 0; i < sk->ports->len; i++)
+    wh_wormhole_park_owner(sched, g_array_index(sk->ports, uint32_t, i), NONE);
+  for (guint i = 0; i < sk->ports->len; i++) {
+    uint32_t id = g_array_index(sk->ports, uint32_t, i);
+    wh_net_foreach_packet_at(wh->net, id, renumber, wh);
+    wh_net_shift_port_from(wh->net, id, sk->t0, dt);
+  }
+  wh_wormhole_park_close(sched, slot, dt, NULL);
+  uint64_t events_est = 0;
+  for (guint i = 0; i < sk->flows->len; i++) {
+    uint32_t id = g_array_index(sk->flows, uint32_t, i);
+    WhFlow *f = wh_transport_flow(tp, id);
+    GlueFlow *g = wh_wormhole_glue(wh, id);
+    uint64_t b = g->adv_now;
+    g->adv_now = 0;
+    wh_transport_shift_flow(tp, f, dt);
+    g_autoptr(GError) err = NULL;
+    if (!wh_transport_advance_ends(tp, f, b, &err))
+      g_error("wormhole: %s", err->message); /* the bound above makes this unreachable */
+    g->advanced += b;
+    g->skipped += dt;
+    wh->ss.advanced_bytes += b;
+    events_est += b / mtu * 2 * ((uint64_t)f->fwd_hops + f->rev_hops / MAX(tp->p.ack_every, 1));
+    /* the observer's baselines move with the flow: the skip is invisible to sampling */
+    g->last_rcv += b;
+    for (uint32_t k = 0; g->ring && k < wh->p.avg_periods + 1; k++)
+      g->ring[k] += b;
+    /* its rate marks too (the skip is invisible to them), from where its last estimate
+     * began: the next estimate may extend that window but not reach before it */
+    WhFfRing *r = g->ff;
+    r->floor = r->est_from + dt;
+    r->ack_t += dt;
+    r->ack_una += b;
+    for (uint32_t k = 0; k < WH_FF_FINE; k++) {
+      r->fine[k].t += dt;
+      r->fine[k].una += b;
+    }
+    for (uint32_t k = 0; k < WH_FF_COARSE; k++) {
+      r->coarse[k].t += dt;
+      r->coarse[k].una += b;
+    }
+    wh_detector_flow_hold(wh->det, id, FALSE);
+  }
+  for (guint i = 0; i < sk->ports->len; i++)
+    wh_net_freeze_port(wh->net, g_array_index(sk->ports, uint32_t, i), FALSE);
+  if (getenv("WH_FF_DEBUG")) /* DEBUG */
+    fprintf(stderr, "resume %u at %.3f us after %.3f us (target %.3f us)\n", slot, now * 1e-6, dt * 1e-6, sk->target * 1e-6);
+  wh->ss.skip_backs += now < sk->target;
+  wh->ss.skipped_time += dt;
+  wh->ss.skipped_flow_time += dt * sk->flows->len;
+  wh->ss.events_skipped_est += events_est;
+  sk->used = FALSE;
+  sk->wake = NULL;
+  wh_wormhole_arm_ticks(wh);
+}
+
+static void wake(WhSim *sim, void *ctx, uint64_t slot)
+{
+  (void)sim;
+  resume(ctx, (uint32_t)slot);
+}
+
+static gboolean candidate(const WhWormhole *wh, const WhPartition *p, WhTime t)
+{
+  return p->kind != WH_STEADY_NONE && p->n_flows > 0 && p->skip_retry <= t &&
+         flow_slot(wh, wh_partitions_first_flow(p)) == NONE;
+}
+
+/* An event at a tick's time (after the event the tick ran before): parks what it can. */
+static void try_park(WhSim *sim, void *ctx, uint64_t arg)
+{
+  (void)arg;
+  WhWormhole *wh = ctx;
+  wh->action = NULL;
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  g_autoptr(GArray) flows = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
+    WhPartition *p = wh_partitions_live(pm, i);
+    if (!candidate(wh, p, sim->now))
+      continue;
+    wh->ss.tries++;
+    g_array_set_size(flows, 0);
+    g_array_set_size(ports, 0);
+    collect(wh, p, flows, ports);
+    WhTime retry = 0;
+    WhTime len = skip_length(wh, p, flows, ports, &retry);
+    if (getenv("WH_FF_DEBUG") && len == 0) /* DEBUG */
+      fprintf(stderr, "refuse at %.3f us: %u flows (f%u) kind %d since %.3f signal %.3f flags %u/%u retry %.3f\n", sim->now * 1e-6, p->n_flows, g_array_index(flows, uint32_t, 0), p->kind, p->since * 1e-6, p->last_signal * 1e-6, p->n_flag[0], p->n_flag[1], retry * 1e-6);
+    if (len == 0) {
+      p->skip_retry = retry;
+      continue;
+    }
+    park(wh, flows, ports, len);
+  }
+}
+
+void wh_ff_after_tick(WhWormhole *wh, WhTime t)
+{
+  if (wh->action)
+    return;
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
+    if (candidate(wh, wh_partitions_live(pm, i), t)) {
+      wh->action = wh_sim_schedule_at(wh->sim, wh->sim->now, try_park, wh, 0, WH_OWNER_NONE);
+      return;
+    }
+  }
+}
+
+void wh_ff_finish(WhWormhole *wh)
+{
+  if (wh->skips == NULL)
+    return;
+  for (guint i = 0; i < wh->skips->len; i++) {
+    WhSkip *sk = skip_at(wh, i);
+    if (!sk->used)
+      continue;
+    wh_sim_cancel(wh->sim, sk->wake);
+    resume(wh, i);
+  }
+  if (wh->action) {
+    wh_sim_cancel(wh->sim, wh->action);
+    wh->action = NULL;
+  }
+}
+
+void wh_wormhole_skip_summary(const WhWormhole *wh, WhWormholeSkipSummary *out)
+{
+  memset(out, 0, sizeof *out);
+  out->fast_forwards = wh->ss.fast_forwards;
+  out->skip_backs = wh->ss.skip_backs;
+  out->advanced_bytes = wh->ss.advanced_bytes;
+  out->events_skipped_est = wh->ss.events_skipped_est;
+  out->skipped_time = wh->ss.skipped_time;
+  double flow_time = 0;
+  for (uint32_t i = 0; i < wh->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(wh->tp, i);
+    if (f->state == WH_FLOW_PENDING || wh->sim->now < f->start)
+      continue;
+    flow_time += (double)((f->finish ? f->finish : wh->sim->now) - f->start);
+  }
+  out->time_steady_fraction = flow_time > 0 ? (double)wh->ss.skipped_flow_time / flow_time : 0;
+}
+
+void wh_wormhole_flow_skip(const WhWormhole *wh, uint32_t flow, WhTime *time, uint64_t *bytes)
+{
+  const GlueFlow *g = flow < wh->flows->len ? &g_array_index(wh->flows, GlueFlow, flow) : NULL;
+  *time = g ? g->skipped : 0;
+  *bytes = g ? g->advanced : 0;
+}
+
+gboolean wh_wormhole_check_bytes(const WhWormhole *wh, GError **error)
+{
+  for (uint32_t i = 0; i < wh->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(wh->tp, i);
+    if (f->finish == 0)
+      continue;
+    uint64_t adv = i < wh->flows->len ? g_array_index(wh->flows, GlueFlow, i).advanced : 0;
+    if (f->rcv_nxt != f->size || f->bytes_sent - f->retx_bytes + adv != f->size) {
+      g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                  "wormhole: flow %u of %" G_GUINT64_FORMAT " bytes: received %" G_GUINT64_FORMAT
+                  ", sent %" G_GUINT64_FORMAT " for the first time + %" G_GUINT64_FORMAT
+                  " advanced",
+                  i, f->size, f->rcv_nxt, f->bytes_sent - f->retx_bytes, adv);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean check_event(const WhWormhole *wh, const WhEvent *ev, uint32_t slot,
+                            const char *what, uint32_t id, GError **error)
+{
+  if (ev == NULL)
+    return TRUE;
+  if (slot == NONE ? wh_wormhole_park_holds_any(wh->sim->sched, ev)
+                   : !wh_wormhole_park_holds(wh->sim->sched, slot, ev)) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "wormhole: the pending event of %s %u is %s", what, id,
+                slot == NONE ? "parked though its owner is not" : "not in its park slot");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean wh_wormhole_check_parking(const WhWormhole *wh, GError **error)
+{
+  if (wh->skips == NULL)
+    return TRUE;
+  uint64_t listed = 0;
+  for (guint i = 0; i < wh->skips->len; i++) {
+    const WhSkip *sk = &g_array_index(wh->skips, WhSkip, i);
+    if (!sk->used)
+      continue;
+    listed += wh_wormhole_park_count(wh->sim->sched, i, FALSE) +
+              wh_wormhole_park_count(wh->sim->sched, i, TRUE);
+    if (sk->wake == NULL || sk->wake->time < wh->sim->now) {
+      g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                  "wormhole: parked slot %u has no wake event ahead", i);
+      return FALSE;
+    }
+    for (guint k = 0; k < sk->ports->len; k++) {
+      uint32_t id = g_array_index(sk->ports, uint32_t, k);
+      const WhPort *p = &wh->net->port[id];
+      if (port_slot(wh, id) != i || !p->frozen) {
+        g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                    "wormhole: port %u of parked slot %u is not parked and frozen", id, i);
+        return FALSE;
+      }
+      if (!check_event(wh, p->tx_event, i, "port", id, error) ||
+          !check_event(wh, p->fly_event, i, "port", id, error))
+        return FALSE;
+    }
+    for (guint k = 0; k < sk->flows->len; k++) {
+      uint32_t id = g_array_index(sk->flows, uint32_t, k);
+      const WhFlow *f = wh_transport_flow(wh->tp, id);
+      if (flow_slot(wh, id) != i) {
+        g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                    "wormhole: flow %u of parked slot %u is not parked", id, i);
+        return FALSE;
+      }
+      for (unsigned t = 0; t < WH_FLOW_TIMERS; t++)
+        if (!check_event(wh, f->timers[t], i, "flow", id, error))
+          return FALSE;
+    }
+  }
+  if (listed != wh_wormhole_parked_events(wh->sim->sched)) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "wormhole: %" G_GUINT64_FORMAT " events listed in slots, %" G_GUINT64_FORMAT
+                " counted parked",
+                listed, wh_wormhole_parked_events(wh->sim->sched));
+    return FALSE;
+  }
+  return TRUE;
+}
