@@ -27,6 +27,7 @@ Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
 Suite *wh_hardening_suite(void);
 Suite *wh_wormhole_suite(void);
+Suite *wh_skip_suite(void);
 Suite *wh_piper_suite(void);
 #ifdef WH_HAVE_NS3
 Suite *wh_ns3_suite(void);
@@ -72,6 +73,7 @@ int main(void)
   srunner_add_suite(sr, wh_bad_inputs_suite());
   srunner_add_suite(sr, wh_hardening_suite());
   srunner_add_suite(sr, wh_wormhole_suite());
+  srunner_add_suite(sr, wh_skip_suite());
   srunner_add_suite(sr, wh_piper_suite());
 #ifdef WH_HAVE_NS3
   srunner_add_suite(sr, wh_ns3_suite());

@@ -171,8 +171,7 @@ static void collect(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray 
     memset(wh->stamp, 0, wh->net->n_ports * sizeof(uint32_t));
     wh->stamp_gen = 1;
   }
-  for (uint32_t f = wh_partitions_first_flow(p); f != NONE;
-       f = wh_partitions_next_flow(pm, p, f)) {
+  for (uint32_t f = wh_partitions_first_flow(p); f != NONE; f = wh_partitions_next_flow(pm, p, f)) {
     g_array_append_val(flows, f);
     uint32_t n;
     const uint32_t *fp = wh_partitions_flow_ports(pm, f, &n);
@@ -209,15 +208,15 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     WhFlow *f = wh_transport_flow(tp, g_array_index(flows, uint32_t, i));
     GlueFlow *g = wh_wormhole_glue(wh, f->id);
     WhTime srtt = (WhTime)g->srtt_ps;
-    if (f->state != WH_FLOW_ACTIVE || g->ff == NULL || srtt == 0 ||
-        f->snd_nxt < f->snd_max_sent || f->next_path != NULL ||
+    if (f->state != WH_FLOW_ACTIVE || g->ff == NULL || srtt == 0 || f->snd_nxt < f->snd_max_sent ||
+        f->next_path != NULL ||
         (f->nack_sent && now - f->nack_time < 4 * srtt + tp->p.nack_interval)) {
       *retry = now + 4 * MAX(srtt, dp->period);
       wh->ss.refused_recovery++;
       return 0;
     }
-    WhTime from = quiet ? MAX(MAX(p->since, p->last_signal), g->line_since) + srtt
-                        : now - rate_window;
+    WhTime from =
+        quiet ? MAX(MAX(p->since, p->last_signal), g->line_since) + srtt : now - rate_window;
     from = MAX(from, g->ff->floor);
     g->ff->est_from = from;
     double r = rate_since(g->ff, from, 4 * (uint64_t)tp->p.mtu);
@@ -227,8 +226,8 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
       return 0;
     }
     g->rhat = r;
-    double keep = (double)(f->snd_max_sent - f->snd_una) +
-                  r * (double)(srtt + wh->p.tail_margin) + tp->p.mtu;
+    double keep =
+        (double)(f->snd_max_sent - f->snd_una) + r * (double)(srtt + wh->p.tail_margin) + tp->p.mtu;
     double left = (double)(f->size - f->snd_max_sent) - keep;
     WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
     if (router->choose) {
@@ -254,8 +253,6 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
       }
     }
   }
-  if (wh->sim->stop_at > now)
-    len = MIN(len, wh->sim->stop_at - now);
   if (len < MAX(wh->p.min_skip, 1)) {
     *retry = now + MAX(wh->p.min_skip, dp->period);
     wh->ss.refused_short++;
@@ -308,7 +305,8 @@ static void park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   wh->ss.fast_forwards++;
   if (getenv("WH_FF_DEBUG")) { /* DEBUG */
-    fprintf(stderr, "park %u at %.3f us for %.3f us: %u flows %u ports:", slot, now * 1e-6, len * 1e-6, flows->len, ports->len);
+    fprintf(stderr, "park %u at %.3f us for %.3f us: %u flows %u ports:", slot, now * 1e-6,
+            len * 1e-6, flows->len, ports->len);
     for (guint i = 0; i < flows->len && i < 8; i++) {
       uint32_t id = g_array_index(flows, uint32_t, i);
       fprintf(stderr, " f%u %.3f Gb/s", id, wh_wormhole_glue(wh, id)->rhat * 8e3);
@@ -390,7 +388,8 @@ static void resume(WhWormhole *wh, uint32_t slot)
   for (guint i = 0; i < sk->ports->len; i++)
     wh_net_freeze_port(wh->net, g_array_index(sk->ports, uint32_t, i), FALSE);
   if (getenv("WH_FF_DEBUG")) /* DEBUG */
-    fprintf(stderr, "resume %u at %.3f us after %.3f us (target %.3f us)\n", slot, now * 1e-6, dt * 1e-6, sk->target * 1e-6);
+    fprintf(stderr, "resume %u at %.3f us after %.3f us (target %.3f us)\n", slot, now * 1e-6,
+            dt * 1e-6, sk->target * 1e-6);
   wh->ss.skip_backs += now < sk->target;
   wh->ss.skipped_time += dt;
   wh->ss.skipped_flow_time += dt * sk->flows->len;
@@ -432,7 +431,11 @@ static void try_park(WhSim *sim, void *ctx, uint64_t arg)
     WhTime retry = 0;
     WhTime len = skip_length(wh, p, flows, ports, &retry);
     if (getenv("WH_FF_DEBUG") && len == 0) /* DEBUG */
-      fprintf(stderr, "refuse at %.3f us: %u flows (f%u) kind %d since %.3f signal %.3f flags %u/%u retry %.3f\n", sim->now * 1e-6, p->n_flows, g_array_index(flows, uint32_t, 0), p->kind, p->since * 1e-6, p->last_signal * 1e-6, p->n_flag[0], p->n_flag[1], retry * 1e-6);
+      fprintf(stderr,
+              "refuse at %.3f us: %u flows (f%u) kind %d since %.3f signal %.3f flags %u/%u retry "
+              "%.3f\n",
+              sim->now * 1e-6, p->n_flows, g_array_index(flows, uint32_t, 0), p->kind,
+              p->since * 1e-6, p->last_signal * 1e-6, p->n_flag[0], p->n_flag[1], retry * 1e-6);
     if (len == 0) {
       p->skip_retry = retry;
       continue;
