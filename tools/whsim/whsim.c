@@ -101,7 +101,8 @@ static int cmp_u64(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* One line on what Wormhole's observe mode found (details in wormhole.json). */
+/* One line on what Wormhole skipped, or what its observe mode found (details in
+ * wormhole.json). */
 static void print_wormhole(const WhRun *run)
 {
   const WhDetector *d = wh_wormhole_detector(run->wormhole);
@@ -255,7 +256,7 @@ static GOptionContext *run_context(RunArgs *a)
       {"seed", 0, 0, G_OPTION_ARG_STRING, &a->seed, "random seed (overrides the scenario's)", "N"},
       {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler,
        "event scheduler: heap (default), calendar, a plugin's, or wormhole (the heap inside "
-       "Wormhole's observe mode; see wh::Wormhole::Mode)",
+       "Wormhole, which fast-forwards steady partitions: skip mode; see wh::Wormhole::Mode)",
        "NAME"},
       {"cc", 0, 0, G_OPTION_ARG_STRING, &a->cc,
        "congestion control (default: the scenario's, else dcqcn)", "NAME"},

@@ -36,7 +36,8 @@ static void fire(WhSim *sim, void *ctx, uint64_t arg)
 
 START_TEST(test_parking)
 {
-  g_autoptr(WhSim) sim = wh_sim_new_with_scheduler(wh_wormhole_scheduler_new(&wh_heap_scheduler_class));
+  g_autoptr(WhSim) sim =
+      wh_sim_new_with_scheduler(wh_wormhole_scheduler_new(&wh_heap_scheduler_class));
   ParkLog log = {0};
   wh_wormhole_park_setup(sim->sched, 4, log_interrupt, &log);
   /* port 1 and flow 7 are parked; port 2 and flow 8 are not */
@@ -106,9 +107,9 @@ static WhRun *run_with(const char *file, WhScenario *sc, const char *scheduler, 
  * Wormhole. */
 static char *fingerprint(const WhRun *run)
 {
-  static const char *const skip_keys[] = {"\"scheduler\"",     "\"wormhole",
-                                          "\"fast_forwards\"", "\"skip_backs\"",
-                                          "\"advanced_bytes\"", "\"time_steady_fraction\"",
+  static const char *const skip_keys[] = {"\"scheduler\"",          "\"wormhole",
+                                          "\"fast_forwards\"",      "\"skip_backs\"",
+                                          "\"advanced_bytes\"",     "\"time_steady_fraction\"",
                                           "\"events_skipped_est\"", NULL};
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
   GString *s = g_string_new(NULL);
@@ -211,8 +212,7 @@ static Bounds compare(const char *name, const WhRun *exact, const WhRun *wh)
   wh_wormhole_skip_summary(wh->wormhole, &sk);
   b.skip_backs = sk.skip_backs;
   b.fast_forwards = sk.fast_forwards;
-  b.events_skipped =
-      1 - (double)wh->sim->events_executed / (double)exact->sim->events_executed;
+  b.events_skipped = 1 - (double)wh->sim->events_executed / (double)exact->sim->events_executed;
   fprintf(stderr,
           "%s: %" G_GUINT64_FORMAT " fast-forwards, %" G_GUINT64_FORMAT
           " skip-backs, events %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
@@ -236,8 +236,7 @@ static WhScenario *four_flows(uint64_t size, const char *const *sets)
     wh_scenario_add_set(sc, kv[0], kv[1]);
   }
   for (uint32_t i = 0; i < 4; i++)
-    wh_scenario_add_flow(sc, i, 4 + i, (uint64_t)((double)size * (1 + i * 0.5)),
-                         i * 100 * WH_US);
+    wh_scenario_add_flow(sc, i, 4 + i, (uint64_t)((double)size * (1 + i * 0.5)), i * 100 * WH_US);
   return sc;
 }
 
@@ -326,8 +325,9 @@ START_TEST(test_pfc_neighbour_checked)
   }
   wh_wormhole_finish(wh->wormhole);
   wh_test_assert_clean_end(wh);
-  fprintf(stderr, "pfc-neighbour: %u checks, %u with events parked, %" G_GUINT64_FORMAT
-                  " events, %" G_GUINT64_FORMAT " PFC pauses\n",
+  fprintf(stderr,
+          "pfc-neighbour: %u checks, %u with events parked, %" G_GUINT64_FORMAT
+          " events, %" G_GUINT64_FORMAT " PFC pauses\n",
           checks, parked_checks, wh->sim->events_executed, wh->net->c.pfc_pauses);
   ck_assert_uint_gt(parked_checks, 1000);
   ck_assert_uint_ge(wh->sim->events_executed, 1000000);
@@ -346,8 +346,8 @@ START_TEST(test_compute_on_parked_nic)
   g_autoptr(WhRun) wh = run_with(file, NULL, NULL, sets);
   Bounds b = compare("compute", exact, wh);
   ck_assert_uint_ge(b.skip_backs, 1);
-  ck_assert_msg(b.worst_fct <= 1 && b.worst_skip <= 1, "compute: %.2f / %.2f x bound",
-                b.worst_fct, b.worst_skip);
+  ck_assert_msg(b.worst_fct <= 1 && b.worst_skip <= 1, "compute: %.2f / %.2f x bound", b.worst_fct,
+                b.worst_skip);
   /* the compute op ends on time and the send after it starts then */
   for (uint32_t i = 0; i < wh_workload_n_ops(wh->workload); i++) {
     WhOpInfo a, e;
