@@ -25,8 +25,6 @@
  * starting to send over a parked port, moves the wake to now: the skip ends early
  * (a skip-back) and counts only the time up to the interrupt. */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "flow-state.h"
 #include "wormhole-private.h"
@@ -304,15 +302,6 @@ static void park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
   }
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   wh->ss.fast_forwards++;
-  if (getenv("WH_FF_DEBUG")) { /* DEBUG */
-    fprintf(stderr, "park %u at %.3f us for %.3f us: %u flows %u ports:", slot, now * 1e-6,
-            len * 1e-6, flows->len, ports->len);
-    for (guint i = 0; i < flows->len && i < 8; i++) {
-      uint32_t id = g_array_index(flows, uint32_t, i);
-      fprintf(stderr, " f%u %.3f Gb/s", id, wh_wormhole_glue(wh, id)->rhat * 8e3);
-    }
-    fprintf(stderr, "\n");
-  }
 }
 
 static void renumber(WhPacket *pkt, void *data)
@@ -387,8 +376,6 @@ static void resume(WhWormhole *wh, uint32_t slot)
   }
   for (guint i = 0; i < sk->ports->len; i++)
     wh_net_freeze_port(wh->net, g_array_index(sk->ports, uint32_t, i), FALSE);
-  if (getenv("WH_FF_DEBUG")) /* DEBUG */
-    fprintf(stderr, "resume %u at %.3f us after %.3f us (target %.3f us)\n", slot, now * 1e-6,
             dt * 1e-6, sk->target * 1e-6);
   wh->ss.skip_backs += now < sk->target;
   wh->ss.skipped_time += dt;
@@ -430,12 +417,6 @@ static void try_park(WhSim *sim, void *ctx, uint64_t arg)
     collect(wh, p, flows, ports);
     WhTime retry = 0;
     WhTime len = skip_length(wh, p, flows, ports, &retry);
-    if (getenv("WH_FF_DEBUG") && len == 0) /* DEBUG */
-      fprintf(stderr,
-              "refuse at %.3f us: %u flows (f%u) kind %d since %.3f signal %.3f flags %u/%u retry "
-              "%.3f\n",
-              sim->now * 1e-6, p->n_flows, g_array_index(flows, uint32_t, 0), p->kind,
-              p->since * 1e-6, p->last_signal * 1e-6, p->n_flag[0], p->n_flag[1], retry * 1e-6);
     if (len == 0) {
       p->skip_retry = retry;
       continue;

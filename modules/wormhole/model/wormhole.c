@@ -477,6 +477,21 @@ char *wh_wormhole_json(const WhWormhole *wh)
         ss->interrupts, sk.advanced_bytes, (guint64)sk.skipped_time, sk.time_steady_fraction,
         sk.events_skipped_est, ss->tries, ss->refused_short, ss->refused_unsteady,
         ss->refused_recovery);
+    /* per flow that was parked: its label, time parked, bytes advanced */
+    g_string_append(h, "  \"skipped_flows\": {\"columns\": [\"flow\", \"skipped_ps\", "
+                       "\"advanced_bytes\"], \"rows\": [");
+    gboolean first = TRUE;
+    for (guint i = 0; i < wh->flows->len; i++) {
+      const GlueFlow *g = &g_array_index(wh->flows, GlueFlow, i);
+      if (g->skipped == 0)
+        continue;
+      char buf[24];
+      g_autofree char *name = g_strescape(wh->label(wh->label_ctx, i, buf), NULL);
+      g_string_append_printf(h, "%s[\"%s\", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                             first ? "" : ", ", name, (guint64)g->skipped, g->advanced);
+      first = FALSE;
+    }
+    g_string_append(h, "]},\n");
   }
   if (wh->study) {
     g_string_append(h, "  \"study\": {\n");
