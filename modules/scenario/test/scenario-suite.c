@@ -102,7 +102,7 @@ START_TEST(test_whsim_outputs_and_determinism)
                                  "wall_s"};
   for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
     ck_assert_msg(strstr(s1, fields[i]) != NULL, "summary.json lacks %s", fields[i]);
-  ck_assert(g_str_has_prefix(c1, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n"));
+  ck_assert(g_str_has_prefix(c1, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key\n"));
   ck_assert_str_eq(c1, c2);
   g_autofree char *w1 = wh_test_strip_wall(s1), *w2 = wh_test_strip_wall(s2);
   ck_assert_str_eq(w1, w2);
@@ -221,7 +221,10 @@ START_TEST(test_plugin_cc)
   /* flow z: 1 MB from b0 to a1, alone on its path in that direction */
   char *z = strstr(csv, "\nz,");
   ck_assert_ptr_nonnull(z);
-  guint64 fct = g_ascii_strtoull(strrchr(strtok(z + 1, "\n"), ',') + 1, NULL, 10);
+  g_auto(GStrv) cols = g_strsplit(strtok(z + 1, "\n"), ",", -1);
+  ck_assert_int_eq(g_strv_length(cols), 8);
+  ck_assert_str_eq(cols[7], "z"); /* the key of a scenario flow is its id */
+  guint64 fct = g_ascii_strtoull(cols[6], NULL, 10);
   double expect = 1e6 * 4158.0 / 4096.0 * 8 / 10e9 * 1e12;
   ck_assert_msg(fct > expect * 0.99 && fct < expect * 1.03, "FCT %" G_GUINT64_FORMAT " ps", fct);
   const char *missing[] = {"list", "--plugin", "/nonexistent/libnothing.so", NULL};
