@@ -424,8 +424,7 @@ void wh_workload_op_info(const WhWorkload *w, uint32_t id, WhOpInfo *out)
                     .bytes = o->bytes};
 }
 
-gboolean wh_workload_flow_origin(const WhWorkload *w, uint32_t flow, uint32_t *op,
-                                 uint32_t *index)
+gboolean wh_workload_flow_origin(const WhWorkload *w, uint32_t flow, uint32_t *op, uint32_t *index)
 {
   if (flow >= w->flow_xfer->len || g_array_index(w->flow_xfer, uint32_t, flow) == NONE)
     return FALSE;
