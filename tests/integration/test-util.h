@@ -14,6 +14,9 @@ char *wh_test_source_path(const char *relative);
  * status and stores stdout/stderr (transfer full, nullable out-params). */
 int wh_test_whsim(const char *const *args, char **out, char **err);
 
+/* Deletes `path` and, if it is a directory (not a symbolic link), everything below it. */
+void wh_test_remove_tree(const char *path);
+
 /* `json` without its "wall_s" line: the fields that must repeat bit for bit.
  * (transfer full) */
 char *wh_test_strip_wall(const char *json);
