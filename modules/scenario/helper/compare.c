@@ -221,8 +221,8 @@ const WhRun *wh_compare_exact_run(const WhCompare *c)
 static char *run_problem(const WhRun *run)
 {
   if (wh_run_stopped_early(run))
-    return g_strdup_printf("the %s run stopped early (%s)",
-                           run->wormhole ? "Wormhole" : "exact", wh_run_stop_reason(run));
+    return g_strdup_printf("the %s run stopped early (%s)", run->wormhole ? "Wormhole" : "exact",
+                           wh_run_stop_reason(run));
   g_autoptr(GError) err = NULL;
   if (!wh_run_check(run, &err))
     return g_strdup_printf("the %s run ended in an inconsistent state: %s",
@@ -239,8 +239,8 @@ static void side_collect(Side *s, const WhRun *run)
   s->advanced_bytes = run->tp->c.advanced_bytes;
   s->inner_scheduler = g_strdup(run->sched->name);
   s->scheduler = g_strdup(run->wormhole ? "wormhole" : run->sched->name);
-  s->mode = g_strdup(
-      run->wormhole ? wh_wormhole_mode_name(wh_wormhole_params(run->wormhole)->mode) : "off");
+  s->mode = g_strdup(run->wormhole ? wh_wormhole_mode_name(wh_wormhole_params(run->wormhole)->mode)
+                                   : "off");
   s->summary = wh_run_summary_json(run, TRUE);
   s->problem = run_problem(run);
   s->flows = g_array_sized_new(FALSE, TRUE, sizeof(WhCompareFlow), run->tp->n_flows);
@@ -538,8 +538,8 @@ static char *gnuplot_svg(const char *gnuplot, const char *script)
   int status = 1;
   if (g_file_set_contents(path, script, -1, NULL)) {
     const char *argv[] = {gnuplot, path, NULL};
-    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &svg,
-                      NULL, &status, NULL) ||
+    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &svg, NULL,
+                      &status, NULL) ||
         !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !g_str_has_prefix(svg, "<?xml")) {
       g_free(svg);
       svg = NULL;
@@ -646,9 +646,10 @@ gboolean wh_compare_execute(WhCompare *c, GError **error)
     const WhCompareFlow *a = &g_array_index(e->flows, WhCompareFlow, i);
     const WhCompareFlow *b =
         c->match[i] >= 0 ? &g_array_index(w->flows, WhCompareFlow, c->match[i]) : NULL;
-    c->flow_error[i] = b && a->finish > a->start && b->finish
-                           ? rel((double)b->finish - (double)b->start, (double)(a->finish - a->start))
-                           : NAN;
+    c->flow_error[i] =
+        b && a->finish > a->start && b->finish
+            ? rel((double)b->finish - (double)b->start, (double)(a->finish - a->start))
+            : NAN;
   }
   compare_ops(c);
   if (e->problem || w->problem)
@@ -682,7 +683,8 @@ void wh_compare_print(const WhCompare *c, FILE *out)
             te * 1e-6, tw * 1e-6, rel(tw, te) * 100, e->iterations->len,
             e->iterations->len == 1 ? "" : "s");
   } else {
-    fprintf(out, "makespan   exact %.3f us, Wormhole %.3f us: error %+.3f%% (last flow or op end)\n",
+    fprintf(out,
+            "makespan   exact %.3f us, Wormhole %.3f us: error %+.3f%% (last flow or op end)\n",
             (double)e->makespan * 1e-6, (double)w->makespan * 1e-6,
             rel((double)w->makespan, (double)e->makespan) * 100);
   }
