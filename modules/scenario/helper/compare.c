@@ -28,6 +28,8 @@ typedef struct {
   char **sets; /* the options' sets (owned) */
   char *dir;
   char *scheduler, *inner_scheduler, *mode;
+  const char *cc; /* static */
+  uint64_t seed;
   double wall_s;
   uint64_t events, advanced_bytes;
   WhTime sim_end, makespan;
@@ -234,6 +236,8 @@ static char *run_problem(const WhRun *run)
 static void side_collect(Side *s, const WhRun *run)
 {
   s->wall_s = run->wall_s;
+  s->seed = run->seed;
+  s->cc = run->cc->name;
   s->events = run->sim->events_executed;
   s->sim_end = run->sim->now;
   s->advanced_bytes = run->tp->c.advanced_bytes;
@@ -425,7 +429,9 @@ char *wh_compare_json(const WhCompare *c)
   const Side *e = &c->side[EXACT], *w = &c->side[WORMHOLE];
   GString *j = g_string_new("{\n");
   g_autofree char *name = g_strescape(c->sc->name ? c->sc->name : "", NULL);
-  g_string_append_printf(j, "  \"scenario\": \"%s\",\n", name);
+  g_string_append_printf(
+      j, "  \"scenario\": \"%s\",\n  \"seed\": %" G_GUINT64_FORMAT ",\n  \"cc\": \"%s\",\n", name,
+      e->seed, e->cc);
   json_side(j, e);
   json_side(j, w);
   g_string_append(j, "  \"wall_speedup\": ");
@@ -673,37 +679,41 @@ void wh_compare_print(const WhCompare *c, FILE *out)
 {
   const Side *e = &c->side[EXACT], *w = &c->side[WORMHOLE];
   fprintf(out,
-          "compare    %s: the exact engine (%s scheduler) against Wormhole (mode %s, %s "
-          "inside), one after the other\n",
-          c->sc->name ? c->sc->name : "", e->scheduler, w->mode, w->inner_scheduler);
+          "compare    %s (seed %" G_GUINT64_FORMAT ", %s): the exact engine (%s scheduler), "
+          "then Wormhole (mode %s), in this process\n",
+          c->sc->name ? c->sc->name : "", e->seed, e->cc, e->scheduler, w->mode);
   if (have_iterations(c)) {
     double te = (double)iteration_sum(e) / e->iterations->len,
            tw = (double)iteration_sum(w) / w->iterations->len;
-    fprintf(out, "iteration  exact %.3f us, Wormhole %.3f us: error %+.3f%% (%u iteration%s)\n",
+    fprintf(out,
+            "iteration  %.3f us exact, %.3f us Wormhole: error %+.3f%% (time per iteration, "
+            "%u iteration%s)\n",
             te * 1e-6, tw * 1e-6, rel(tw, te) * 100, e->iterations->len,
             e->iterations->len == 1 ? "" : "s");
   } else {
     fprintf(out,
-            "makespan   exact %.3f us, Wormhole %.3f us: error %+.3f%% (last flow or op end)\n",
+            "makespan   %.3f us exact, %.3f us Wormhole: error %+.3f%% (until the last flow "
+            "completed)\n",
             (double)e->makespan * 1e-6, (double)w->makespan * 1e-6,
             rel((double)w->makespan, (double)e->makespan) * 100);
   }
   fprintf(out,
-          "speed      wall time %.3f s exact, %.3f s Wormhole: %.2fx; events %" G_GUINT64_FORMAT
-          " against %" G_GUINT64_FORMAT ": %.2fx (%.1f%% skipped)\n",
-          e->wall_s, w->wall_s, w->wall_s > 0 ? e->wall_s / w->wall_s : 0, e->events, w->events,
+          "speedup    %.2fx in wall time (%.3f s exact, %.3f s Wormhole); %.2fx in events "
+          "(%.1f%% of the exact run's %" G_GUINT64_FORMAT " skipped)\n",
+          w->wall_s > 0 ? e->wall_s / w->wall_s : 0, e->wall_s, w->wall_s,
           w->events ? (double)e->events / (double)w->events : 0,
-          e->events ? (1 - (double)w->events / (double)e->events) * 100 : 0);
+          e->events ? (1 - (double)w->events / (double)e->events) * 100 : 0, e->events);
   const WhCompareFctError *f = &c->fct;
   fprintf(out,
-          "FCT error  %u flows matched by key: mean %.3f%%, p99 %.3f%%, max %.3f%% (absolute; "
-          "signed mean %+.3f%%)\n",
+          "FCT error  %u flows matched by key: |error| mean %.3f%%, p99 %.3f%%, max %.3f%% "
+          "(signed mean %+.3f%%)\n",
           f->matched, f->mean * 100, f->p99 * 100, f->max * 100, f->signed_mean * 100);
   if (c->workload)
     fprintf(out, "op ends    %u ops: end-time error mean %.3f%%, max %.3f%%\n", c->ops_compared,
             c->op_error_mean * 100, c->op_error_max * 100);
   g_autofree char *bytes = wh_units_format_bytes(w->advanced_bytes);
-  fprintf(out, "skipped    %s of payload moved by fast-forwards instead of packets\n", bytes);
+  fprintf(out, "skipped    %s of payload advanced by fast-forwards instead of sent as packets\n",
+          bytes);
   if (c->problem)
     fprintf(out, "problem    %s\n", c->problem);
   fprintf(out,

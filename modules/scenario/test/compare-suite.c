@@ -32,8 +32,8 @@ START_TEST(test_match_by_key)
   int64_t match[G_N_ELEMENTS(exact)];
   WhCompareFctError e;
   g_autoptr(GError) err = NULL;
-  ck_assert(wh_compare_match_flows(exact, G_N_ELEMENTS(exact), wh, G_N_ELEMENTS(wh), match, &e,
-                                   &err));
+  ck_assert(
+      wh_compare_match_flows(exact, G_N_ELEMENTS(exact), wh, G_N_ELEMENTS(wh), match, &e, &err));
   int64_t expect[] = {4, 3, 1, -1, 0};
   for (size_t i = 0; i < G_N_ELEMENTS(expect); i++)
     ck_assert_int_eq(match[i], expect[i]);
@@ -47,8 +47,8 @@ START_TEST(test_match_by_key)
   ck_assert_double_eq_tol(e.signed_mean, 0.05 / 3, 1e-12);
   /* a key twice in one run cannot be matched */
   wh[2] = flow("op0.0", 2, 0, 10);
-  ck_assert(!wh_compare_match_flows(exact, G_N_ELEMENTS(exact), wh, G_N_ELEMENTS(wh), match, &e,
-                                    &err));
+  ck_assert(
+      !wh_compare_match_flows(exact, G_N_ELEMENTS(exact), wh, G_N_ELEMENTS(wh), match, &e, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "\"op0.0\""));
 }
 END_TEST
