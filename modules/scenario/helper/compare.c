@@ -594,11 +594,12 @@ static gboolean add_plots(WhCompare *c, WhOutputSet *set, GError **error)
       "plot $d using 1:2 with points pt 7 ps 0.5 title 'flows', x with lines dt 2 title "
       "'equal'\n",
       head, pts->str, title);
-  g_autofree char *cdf_script = g_strdup_printf(
-      "%s$d << EOD\n%sEOD\nset title \"%s: FCT error of Wormhole\"\nset yrange [0:1]\n"
-      "set xlabel '|FCT error| (%%)'\nset ylabel 'fraction of flows'\n"
-      "plot $d using 1:2 with steps title 'CDF'\n",
-      head, cdf->str, title);
+  g_autofree char *cdf_script =
+      g_strdup_printf("%s$d << EOD\n%sEOD\nset title \"%s: FCT error of Wormhole\"\nset xrange "
+                      "[0:*]\nset yrange [0:1]\n"
+                      "set xlabel '|FCT error| (%%)'\nset ylabel 'fraction of flows'\n"
+                      "plot $d using 1:2 with steps title 'CDF'\n",
+                      head, cdf->str, title);
   g_string_free(pts, TRUE);
   g_string_free(cdf, TRUE);
   const char *names[] = {"compare-fct.svg", "compare-fct-error-cdf.svg"};
