@@ -275,8 +275,9 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "write the outputs to DIR (default: out/<file name without .xml>)", "DIR"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &a->seed, "random seed (overrides the scenario's)", "N"},
       {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler,
-       "event scheduler: heap (default), calendar, a plugin's, or wormhole (the heap inside "
-       "Wormhole's observe mode; see wh::Wormhole::Mode)",
+       "event scheduler: heap (default), calendar, a plugin's, or wormhole (Wormhole around the "
+       "heap, in mode skip, the fast-forward of steady partitions, unless wh::Wormhole::Mode "
+       "says otherwise)",
        "NAME"},
       {"cc", 0, 0, G_OPTION_ARG_STRING, &a->cc,
        "congestion control (default: the scenario's, else dcqcn)", "NAME"},
