@@ -30,6 +30,14 @@ int wh_test_whsim(const char *const *args, char **out, char **err)
   return WEXITSTATUS(status);
 }
 
+char *wh_test_read_in(const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  char *text = NULL;
+  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "missing %s", path);
+  return text;
+}
+
 void wh_test_remove_tree(const char *path)
 {
   if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {

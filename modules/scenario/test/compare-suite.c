@@ -74,14 +74,6 @@ START_TEST(test_p99_nearest_rank)
 }
 END_TEST
 
-static char *read_in(const char *dir, const char *name)
-{
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  char *text = NULL;
-  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "%s is missing", path);
-  return text;
-}
-
 /* The number after `"key": ` in `json` (the first occurrence). */
 static double json_number(const char *json, const char *key)
 {
@@ -97,7 +89,7 @@ static double json_number(const char *json, const char *key)
 /* The keys (last column) of a flows.csv, each asserted once; as a set. */
 static GHashTable *flow_keys(const char *dir)
 {
-  g_autofree char *csv = read_in(dir, "flows.csv");
+  g_autofree char *csv = wh_test_read_in(dir, "flows.csv");
   g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
   ck_assert_str_eq(lines[0], "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key");
   GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -143,9 +135,10 @@ START_TEST(test_compare_observe_workload)
                         NULL};
   g_autofree char *stdout_text = NULL, *stderr_text = NULL;
   ck_assert_int_eq(wh_test_whsim(args, &stdout_text, &stderr_text), 0);
-  ck_assert_msg(strstr(stdout_text, "iteration  exact ") && strstr(stdout_text, "FCT error  "),
+  ck_assert_msg(g_str_has_prefix(stdout_text, "compare    workload-dp-pp") &&
+                    strstr(stdout_text, "\niteration  ") && strstr(stdout_text, "\nFCT error  "),
                 "summary: %s", stdout_text);
-  g_autofree char *json = read_in(out, "compare.json");
+  g_autofree char *json = wh_test_read_in(out, "compare.json");
   ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"off\""));
   ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"observe\""));
   ck_assert_ptr_nonnull(strstr(json, "\"wall_speedup\": "));
@@ -168,17 +161,17 @@ START_TEST(test_compare_observe_workload)
   g_autofree char *de = g_build_filename(out, "exact", NULL);
   g_autoptr(GHashTable) keys = flow_keys(de);
   ck_assert(g_hash_table_contains(keys, "op6.0")); /* the all-to-all's first transfer */
-  g_autofree char *flows = read_in(out, "compare-flows.csv");
+  g_autofree char *flows = wh_test_read_in(out, "compare-flows.csv");
   ck_assert(g_str_has_prefix(flows, "key,src,dst,bytes,flow_id_exact,flow_id_wormhole,"
                                     "fct_exact_ps,fct_wormhole_ps,rel_error\n"));
   ck_assert_uint_eq(csv_rows(flows), g_hash_table_size(keys));
   ck_assert_uint_eq(json_number(fct, "flows"), g_hash_table_size(keys));
-  g_autofree char *ops_csv = read_in(out, "compare-ops.csv");
+  g_autofree char *ops_csv = wh_test_read_in(out, "compare-ops.csv");
   ck_assert_uint_eq(csv_rows(ops_csv), 2 * 15);
   /* plots when gnuplot is on the PATH, and the reason when it is not */
   g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
   if (gnuplot) {
-    g_autofree char *svg = read_in(out, "compare-fct.svg");
+    g_autofree char *svg = wh_test_read_in(out, "compare-fct.svg");
     ck_assert(g_str_has_prefix(svg, "<?xml"));
     ck_assert_ptr_nonnull(strstr(json, "\"plots\": [\"compare-fct.svg\""));
   } else {
@@ -191,7 +184,7 @@ START_TEST(test_compare_observe_workload)
   ck_assert_int_eq(wh_test_whsim(again, NULL, NULL), 0);
   g_autofree char *ops_path = g_build_filename(out, "compare-ops.csv", NULL);
   gboolean stale = g_file_test(ops_path, G_FILE_TEST_EXISTS);
-  g_autofree char *json2 = read_in(out, "compare.json");
+  g_autofree char *json2 = wh_test_read_in(out, "compare.json");
   wh_test_remove_tree(tmp);
   ck_assert_msg(!stale, "compare-ops.csv of an earlier comparison was left");
   ck_assert_ptr_nonnull(strstr(json2, "\"iteration_time_error\": null"));
@@ -206,10 +199,11 @@ START_TEST(test_compare_skip_counts)
   g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
   const char *args[] = {"compare", scenario, "--out", tmp, "--quiet", NULL};
   ck_assert_int_eq(wh_test_whsim(args, NULL, NULL), 0);
-  g_autofree char *json = read_in(tmp, "compare.json");
+  g_autofree char *json = wh_test_read_in(tmp, "compare.json");
   g_autofree char *de = g_build_filename(tmp, "exact", NULL);
   g_autofree char *dw = g_build_filename(tmp, "wormhole", NULL);
-  g_autofree char *se = read_in(de, "summary.json"), *sw = read_in(dw, "summary.json");
+  g_autofree char *se = wh_test_read_in(de, "summary.json"),
+                  *sw = wh_test_read_in(dw, "summary.json");
   assert_same_keys(tmp);
   wh_test_remove_tree(tmp);
   ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"skip\""));

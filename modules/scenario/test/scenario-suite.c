@@ -69,14 +69,6 @@ START_TEST(test_every_scenario_both_schedulers)
 }
 END_TEST
 
-static char *read_file(const char *dir, const char *name)
-{
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  char *text = NULL;
-  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "missing %s", path);
-  return text;
-}
-
 START_TEST(test_whsim_outputs_and_determinism)
 {
   g_autofree char *scenario = wh_test_source_path("tests/scenarios/fattree-k4-mixed.xml");
@@ -88,8 +80,9 @@ START_TEST(test_whsim_outputs_and_determinism)
   ck_assert_int_eq(wh_test_whsim(a1, &out, NULL), 0);
   ck_assert_ptr_nonnull(strstr(out, "40 flows"));
   ck_assert_int_eq(wh_test_whsim(a2, NULL, NULL), 0);
-  g_autofree char *s1 = read_file(d1, "summary.json"), *s2 = read_file(d2, "summary.json");
-  g_autofree char *c1 = read_file(d1, "flows.csv"), *c2 = read_file(d2, "flows.csv");
+  g_autofree char *s1 = wh_test_read_in(d1, "summary.json"),
+                  *s2 = wh_test_read_in(d2, "summary.json");
+  g_autofree char *c1 = wh_test_read_in(d1, "flows.csv"), *c2 = wh_test_read_in(d2, "flows.csv");
   static const char *fields[] = {"sim_end_ps",
                                  "events_executed",
                                  "packets_delivered",
@@ -111,9 +104,9 @@ START_TEST(test_whsim_outputs_and_determinism)
   const char *a3[] = {"run", scenario,  "--out",           d3,     "--seed",
                       "6",   "--quiet", "--sample-period", "20us", NULL};
   ck_assert_int_eq(wh_test_whsim(a3, NULL, NULL), 0);
-  g_autofree char *c3 = read_file(d3, "flows.csv");
+  g_autofree char *c3 = wh_test_read_in(d3, "flows.csv");
   ck_assert_str_ne(c1, c3);
-  g_autofree char *r3 = read_file(d3, "rates.csv"), *q3 = read_file(d3, "queues.csv");
+  g_autofree char *r3 = wh_test_read_in(d3, "rates.csv"), *q3 = wh_test_read_in(d3, "queues.csv");
   ck_assert(g_str_has_prefix(r3, "period_start_ps,flow_id,sent_bps,delivered_bps\n0,"));
   ck_assert(g_str_has_prefix(q3, "period_end_ps,port,node,queue_bytes\n"));
   g_autofree char *r3p = g_build_filename(d3, "rates.csv", NULL);
@@ -214,10 +207,10 @@ START_TEST(test_plugin_cc)
       "run",  scenario,     "--out", dir, "--quiet", "--plugin", WH_FIXED_RATE_PLUGIN,
       "--cc", "fixed-rate", NULL};
   ck_assert_int_eq(wh_test_whsim(run, NULL, NULL), 0);
-  g_autofree char *summary = read_file(dir, "summary.json");
+  g_autofree char *summary = wh_test_read_in(dir, "summary.json");
   ck_assert_ptr_nonnull(strstr(summary, "\"cc\": \"fixed-rate\""));
   ck_assert_ptr_nonnull(strstr(summary, "\"ecn_marks\": 0,"));
-  g_autofree char *csv = read_file(dir, "flows.csv");
+  g_autofree char *csv = wh_test_read_in(dir, "flows.csv");
   /* flow z: 1 MB from b0 to a1, alone on its path in that direction */
   char *z = strstr(csv, "\nz,");
   ck_assert_ptr_nonnull(z);
