@@ -603,19 +603,18 @@ static gboolean add_plots(WhCompare *c, WhOutputSet *set, GError **error)
   g_string_free(pts, TRUE);
   g_string_free(cdf, TRUE);
   const char *names[] = {"compare-fct.svg", "compare-fct-error-cdf.svg"};
-  const char *scripts[] = {scatter, cdf_script};
-  for (int k = 0; k < 2; k++) {
-    g_autofree char *svg = gnuplot_svg(gnuplot, scripts[k]);
-    if (svg == NULL) {
-      c->plots_note = "gnuplot failed: no plots";
-      g_ptr_array_set_size(c->plots, 0);
-      return TRUE;
-    }
-    if (!wh_output_set_add(set, names[k], svg, error))
-      return FALSE;
+  char *svg[] = {gnuplot_svg(gnuplot, scatter), NULL};
+  svg[1] = svg[0] ? gnuplot_svg(gnuplot, cdf_script) : NULL;
+  gboolean ok = TRUE;
+  if (svg[1] == NULL)
+    c->plots_note = "gnuplot failed: no plots";
+  for (int k = 0; k < 2 && ok && svg[1]; k++) {
+    ok = wh_output_set_add(set, names[k], svg[k], error);
     g_ptr_array_add(c->plots, (gpointer)names[k]);
   }
-  return TRUE;
+  g_free(svg[0]);
+  g_free(svg[1]);
+  return ok;
 }
 
 /* ---- execution ---- */
