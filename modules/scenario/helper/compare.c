@@ -33,11 +33,12 @@ typedef struct {
   double wall_s;
   uint64_t events, advanced_bytes;
   WhTime sim_end, makespan;
-  GArray *flows;      /* WhCompareFlow */
-  GArray *ops;        /* OpEnd; empty without a workload */
-  GArray *iterations; /* WhTime per iteration; empty without a workload or when stopped */
-  char *summary;      /* its summary.json */
-  char *problem;      /* nullable: ended early or inconsistent */
+  GArray *flows;             /* WhCompareFlow */
+  GArray *ops;               /* OpEnd; empty without a workload */
+  GArray *iterations;        /* WhTime per iteration; empty without a workload or when stopped */
+  char *summary;             /* its summary.json */
+  char *problem;             /* nullable: ended early or inconsistent */
+  const char *stopped_early; /* nullable: why it stopped before its natural end (static) */
 } Side;
 
 struct WhCompare {
@@ -220,15 +221,21 @@ const WhRun *wh_compare_exact_run(const WhCompare *c)
   return c->exact_run;
 }
 
+/* As `whsim run` judges a run: stopping at the scenario's stop time or the wall-clock
+ * limit is asked for; a deadlock, the retry limit, the time horizon or an inconsistent
+ * end state is a problem. */
 static char *run_problem(const WhRun *run)
 {
-  if (wh_run_stopped_early(run))
-    return g_strdup_printf("the %s run stopped early (%s)", run->wormhole ? "Wormhole" : "exact",
-                           wh_run_stop_reason(run));
+  const char *what = run->wormhole ? "Wormhole" : "exact";
+  if (wh_run_stopped_early(run)) {
+    const char *why = wh_run_stop_reason(run);
+    if (strcmp(why, "stop time") == 0 || strcmp(why, "wall-clock limit") == 0)
+      return NULL;
+    return g_strdup_printf("the %s run stopped early (%s)", what, why);
+  }
   g_autoptr(GError) err = NULL;
   if (!wh_run_check(run, &err))
-    return g_strdup_printf("the %s run ended in an inconsistent state: %s",
-                           run->wormhole ? "Wormhole" : "exact", err->message);
+    return g_strdup_printf("the %s run ended in an inconsistent state: %s", what, err->message);
   return NULL;
 }
 
@@ -247,6 +254,7 @@ static void side_collect(Side *s, const WhRun *run)
                                    : "off");
   s->summary = wh_run_summary_json(run, TRUE);
   s->problem = run_problem(run);
+  s->stopped_early = wh_run_stopped_early(run) ? wh_run_stop_reason(run) : NULL;
   s->flows = g_array_sized_new(FALSE, TRUE, sizeof(WhCompareFlow), run->tp->n_flows);
   for (uint32_t i = 0; i < run->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(run->tp, i);
@@ -415,6 +423,8 @@ static void json_side(GString *j, const Side *s)
   if (s->iterations->len)
     g_string_append_printf(j, "\"iteration_time_ps\": %" G_GUINT64_FORMAT ", ",
                            (guint64)(iteration_sum(s) / s->iterations->len));
+  if (s->stopped_early)
+    g_string_append_printf(j, "\"stopped_early\": \"%s\", ", s->stopped_early);
   g_string_append(j, "\"problem\": ");
   if (s->problem) {
     g_autofree char *p = g_strescape(s->problem, NULL);
@@ -661,7 +671,7 @@ gboolean wh_compare_execute(WhCompare *c, GError **error)
   if (e->problem || w->problem)
     c->problem = g_strjoin("; ", e->problem ? e->problem : w->problem,
                            e->problem && w->problem ? w->problem : NULL, NULL);
-  else if (c->fct.only_exact || c->fct.only_wormhole)
+  else if (!e->stopped_early && !w->stopped_early && (c->fct.only_exact || c->fct.only_wormhole))
     c->problem = g_strdup_printf("%u flows of the exact run and %u of the Wormhole run have no "
                                  "counterpart with the same key",
                                  c->fct.only_exact, c->fct.only_wormhole);
@@ -690,6 +700,12 @@ void wh_compare_print(const WhCompare *c, FILE *out)
             "%u iteration%s)\n",
             te * 1e-6, tw * 1e-6, rel(tw, te) * 100, e->iterations->len,
             e->iterations->len == 1 ? "" : "s");
+  } else if (e->stopped_early || w->stopped_early) {
+    fprintf(out,
+            "stopped    exact run: %s at %.3f us; Wormhole run: %s at %.3f us (the errors "
+            "below cover what completed in both)\n",
+            e->stopped_early ? e->stopped_early : "completed", (double)e->sim_end * 1e-6,
+            w->stopped_early ? w->stopped_early : "completed", (double)w->sim_end * 1e-6);
   } else {
     fprintf(out,
             "makespan   %.3f us exact, %.3f us Wormhole: error %+.3f%% (until the last flow "
@@ -706,8 +722,11 @@ void wh_compare_print(const WhCompare *c, FILE *out)
   const WhCompareFctError *f = &c->fct;
   fprintf(out,
           "FCT error  %u flows matched by key: |error| mean %.3f%%, p99 %.3f%%, max %.3f%% "
-          "(signed mean %+.3f%%)\n",
+          "(signed mean %+.3f%%)",
           f->matched, f->mean * 100, f->p99 * 100, f->max * 100, f->signed_mean * 100);
+  if (f->unfinished)
+    fprintf(out, "; %u more did not complete in both runs", f->unfinished);
+  fputc('\n', out);
   if (c->workload)
     fprintf(out, "op ends    %u ops: end-time error mean %.3f%%, max %.3f%%\n", c->ops_compared,
             c->op_error_mean * 100, c->op_error_max * 100);
