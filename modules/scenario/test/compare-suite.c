@@ -2,8 +2,9 @@
  * and order differ), and the command on small scenarios: compare.json and the CSVs
  * carry their fields, every flow key appears once in each run, Wormhole forced to
  * observe (which changes nothing) shows zero errors and an event speedup of exactly 1,
- * the event counts agree with each run's own summary, and a comparison written into an
- * old directory leaves no stale comparison file. Wall time is never asserted. */
+ * the event counts agree with each run's own summary, a comparison written into an old
+ * directory leaves no stale comparison file, and runs stopped at the scenario's stop
+ * time are reported, not failed. Wall time is never asserted. */
 #include <check.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -223,6 +224,35 @@ START_TEST(test_compare_skip_counts)
 }
 END_TEST
 
+START_TEST(test_compare_stop_time)
+{
+  /* a scenario that stops before its flows complete: as for whsim run, not a failure;
+   * both runs say why they stopped, and the unfinished flows are counted, not compared */
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  g_autofree char *scenario = g_build_filename(tmp, "stop.xml", NULL);
+  static const char xml[] =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<scenario name=\"stop\" stop=\"500us\">\n"
+      "  <topology type=\"wh::Dumbbell\"><param name=\"Pairs\" value=\"2\"/></topology>\n"
+      "  <flows><flow src=\"0\" dst=\"2\" size=\"20MB\"/><flow src=\"1\" dst=\"3\" "
+      "size=\"20KB\"/></flows>\n</scenario>\n";
+  ck_assert(g_file_set_contents(scenario, xml, -1, NULL));
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  const char *args[] = {"compare", scenario, "--out", out, NULL};
+  g_autofree char *stdout_text = NULL;
+  int status = wh_test_whsim(args, &stdout_text, NULL);
+  g_autofree char *json = wh_test_read_in(out, "compare.json");
+  wh_test_remove_tree(tmp);
+  ck_assert_int_eq(status, 0);
+  ck_assert_ptr_nonnull(strstr(stdout_text, "\nstopped    exact run: stop time at "));
+  const char *ex = strstr(json, "\"exact\": "), *wh = strstr(json, "\"wormhole\": ");
+  ck_assert_ptr_nonnull(strstr(ex, "\"stopped_early\": \"stop time\", \"problem\": null"));
+  ck_assert_ptr_nonnull(strstr(wh, "\"stopped_early\": \"stop time\", \"problem\": null"));
+  const char *fct = strstr(json, "\"fct_error\": ");
+  ck_assert(json_number(fct, "flows") == 1 && json_number(fct, "unfinished") == 1);
+}
+END_TEST
+
 Suite *wh_compare_suite(void)
 {
   Suite *s = suite_create("compare");
@@ -234,6 +264,7 @@ Suite *wh_compare_suite(void)
   tcase_set_timeout(cli, 60);
   tcase_add_test(cli, test_compare_observe_workload);
   tcase_add_test(cli, test_compare_skip_counts);
+  tcase_add_test(cli, test_compare_stop_time);
   suite_add_tcase(s, cli);
   return s;
 }
