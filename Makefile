@@ -1,7 +1,8 @@
 # wormhole-sim: the Makefile wraps Meson + Ninja and installs what they need.
 #   make deps   install missing Debian packages (apt-get as root; else print the command)
 #   make build  configure (release, -O2) and compile into build/
-#   make run    build and simulate the default scenario, printing a summary
+#   make run    build and compare the default scenario on the exact engine and under
+#               Wormhole (whsim compare), printing the iteration time, speedup and errors
 #   make test   format check, then the Check test runner (its summary is the last line)
 #   make bench  fat-tree permutation benchmarks: build/bench.json, build/bench.md
 #   make format reformat the sources with clang-format
@@ -51,7 +52,7 @@ build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 run: build
-	$(WHSIM) run $(DEFAULT_SCENARIO) --out $(BUILD)/out/default --scheduler wormhole
+	$(WHSIM) compare $(DEFAULT_SCENARIO) --out $(BUILD)/out/default
 
 check-format:
 	@clang-format --dry-run --Werror $(SOURCES) && echo "format check: ok"

@@ -21,6 +21,7 @@ Suite *wh_topology_suite(void);
 Suite *wh_dragonfly_suite(void);
 Suite *wh_dragonfly_traffic_suite(void);
 Suite *wh_scenario_suite(void);
+Suite *wh_compare_suite(void);
 Suite *wh_workload_suite(void);
 Suite *wh_presets_suite(void);
 Suite *wh_simai_suite(void);
@@ -67,6 +68,7 @@ int main(void)
   srunner_add_suite(sr, wh_dragonfly_suite());
   srunner_add_suite(sr, wh_dragonfly_traffic_suite());
   srunner_add_suite(sr, wh_scenario_suite());
+  srunner_add_suite(sr, wh_compare_suite());
   srunner_add_suite(sr, wh_workload_suite());
   srunner_add_suite(sr, wh_presets_suite());
   srunner_add_suite(sr, wh_simai_suite());

@@ -105,9 +105,9 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
   gboolean ok;
   WhNs3Stats st;
   wh_ns3_stats(sim, &st);
-  GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n");
+  GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key\n");
   uint32_t done = 0;
-  char label[16];
+  char label[16], key[WH_RUN_KEY_LEN];
   for (uint32_t i = 0; i < tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
     uint64_t start = 0, finish = 0;
@@ -116,11 +116,12 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
                            wh_run_flow_label(run, i, label), f->src, f->dst, f->size, start);
     if (rc == 0) {
       done++;
-      g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", finish,
+      g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, finish,
                              finish - start);
     } else {
-      g_string_append(csv, ",\n");
+      g_string_append_c(csv, ',');
     }
+    g_string_append_printf(csv, ",%s\n", wh_run_flow_key(run, i, key));
   }
   g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
   g_autofree char *summary = g_strdup_printf(

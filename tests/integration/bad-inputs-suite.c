@@ -108,25 +108,6 @@ static const BadInput bad_inputs[] = {
 
 #define N_BAD_INPUTS ((int)G_N_ELEMENTS(bad_inputs))
 
-/* Deletes `path` and, if it is a directory, everything below it. */
-static void remove_tree(const char *path)
-{
-  if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-    GDir *dir = g_dir_open(path, 0, NULL);
-    if (dir) {
-      const char *name;
-      while ((name = g_dir_read_name(dir)) != NULL) {
-        g_autofree char *child = g_build_filename(path, name, NULL);
-        remove_tree(child);
-      }
-      g_dir_close(dir);
-    }
-    g_rmdir(path);
-  } else {
-    g_remove(path);
-  }
-}
-
 static char *make_tmp_dir(void)
 {
   g_autoptr(GError) error = NULL;
@@ -156,7 +137,7 @@ START_TEST(test_bad_input_refused)
   int status = wh_test_whsim(args, &out, &err);
   gboolean wrote_summary = g_file_test(summary, G_FILE_TEST_EXISTS);
   gboolean wrote_flows = g_file_test(flows, G_FILE_TEST_EXISTS);
-  remove_tree(tmp);
+  wh_test_remove_tree(tmp);
 
   ck_assert_msg(status == 2, "%s: exit status %d, expected 2; stderr: %s", bi->file, status, err);
   ck_assert_msg(!wrote_summary && !wrote_flows, "%s: outputs written although refused", bi->file);
@@ -246,7 +227,7 @@ START_TEST(test_existing_outputs_untouched)
       n_entries++;
     g_dir_close(dir);
   }
-  remove_tree(tmp);
+  wh_test_remove_tree(tmp);
 
   for (size_t i = 0; i < G_N_ELEMENTS(inputs); i++)
     ck_assert_msg(statuses[i] == 2, "%s: exit status %d, expected 2", inputs[i], statuses[i]);
@@ -333,6 +314,56 @@ START_TEST(test_validation_scripts_have_check)
 }
 END_TEST
 
+/* `whsim compare` refuses, with exit status 2, a message naming the file and nothing
+ * written: a scenario with neither flows nor a workload (tests/bad-inputs/compare/),
+ * --out naming an existing regular file (left as it was), and a run directory whose
+ * exact/ is a regular file. */
+START_TEST(test_compare_refused)
+{
+  g_autofree char *no_traffic = bad_input_path("compare/no-traffic.xml");
+  g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  g_autofree char *tmp = make_tmp_dir();
+  g_autofree char *out_dir = g_build_filename(tmp, "out", NULL);
+  g_autofree char *file = g_build_filename(tmp, "a-file", NULL);
+  g_autofree char *taken = g_build_filename(tmp, "taken", NULL);
+  g_autofree char *taken_exact = g_build_filename(taken, "exact", NULL);
+  static const char text[] = "not a directory\n";
+  ck_assert(g_file_set_contents(file, text, -1, NULL));
+  ck_assert_int_eq(g_mkdir(taken, 0755), 0);
+  ck_assert(g_file_set_contents(taken_exact, text, -1, NULL));
+  struct {
+    const char *scenario, *out, *named, *expect;
+  } cases[] = {
+      {no_traffic, out_dir, no_traffic, "nothing to compare"},
+      {scenario, file, file, "not a directory"},
+      {scenario, taken, taken_exact, "not a directory"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *args[] = {"compare", cases[i].scenario, "--out", cases[i].out, NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    int status = wh_test_whsim(args, &out, &err);
+    ck_assert_msg(status == 2, "case %zu: exit status %d, expected 2; stderr: %s", i, status, err);
+    ck_assert_msg(g_str_has_prefix(err, "whsim: "), "case %zu: %s", i, err);
+    const char *named = strstr(err, cases[i].named);
+    ck_assert_msg(named != NULL, "case %zu: stderr does not name %s: %s", i, cases[i].named, err);
+    ck_assert_msg(strstr(named, cases[i].expect) != NULL, "case %zu: stderr lacks \"%s\": %s", i,
+                  cases[i].expect, err);
+    ck_assert_msg(out[0] == '\0', "case %zu: unexpected stdout: %s", i, out);
+  }
+  gboolean out_made = g_file_test(out_dir, G_FILE_TEST_EXISTS);
+  g_autofree char *after = NULL, *after_exact = NULL;
+  ck_assert(g_file_get_contents(file, &after, NULL, NULL));
+  ck_assert(g_file_get_contents(taken_exact, &after_exact, NULL, NULL));
+  g_autofree char *taken_wormhole = g_build_filename(taken, "wormhole", NULL);
+  gboolean taken_wormhole_made = g_file_test(taken_wormhole, G_FILE_TEST_EXISTS);
+  wh_test_remove_tree(tmp);
+  ck_assert_msg(!out_made, "a refused compare created its output directory");
+  ck_assert_str_eq(after, text);
+  ck_assert_str_eq(after_exact, text);
+  ck_assert_msg(!taken_wormhole_made, "a refused compare created wormhole/");
+}
+END_TEST
+
 Suite *wh_bad_inputs_suite(void)
 {
   Suite *s = suite_create("bad-inputs");
@@ -348,6 +379,7 @@ Suite *wh_bad_inputs_suite(void)
   TCase *outputs = tcase_create("outputs");
   tcase_set_timeout(outputs, 30);
   tcase_add_test(outputs, test_existing_outputs_untouched);
+  tcase_add_test(outputs, test_compare_refused);
   suite_add_tcase(s, outputs);
   TCase *validation = tcase_create("validation-scripts");
   tcase_add_test(validation, test_validation_scripts_have_check);

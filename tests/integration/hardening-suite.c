@@ -23,21 +23,6 @@ typedef struct {
   int status;
 } Case;
 
-static void remove_tree(const char *path)
-{
-  if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
-    g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
-    const char *name;
-    while (dir && (name = g_dir_read_name(dir)) != NULL) {
-      g_autofree char *child = g_build_filename(path, name, NULL);
-      remove_tree(child);
-    }
-    g_rmdir(path);
-  } else {
-    g_remove(path);
-  }
-}
-
 static Case *case_new(const char *xml)
 {
   Case *c = g_new0(Case, 1);
@@ -52,7 +37,7 @@ static Case *case_new(const char *xml)
 
 static void case_free(Case *c)
 {
-  remove_tree(c->dir);
+  wh_test_remove_tree(c->dir);
   g_free(c->dir);
   g_free(c->scenario);
   g_free(c->out_dir);

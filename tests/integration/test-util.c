@@ -2,6 +2,7 @@
 #include "test-util.h"
 
 #include <check.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -27,6 +28,29 @@ int wh_test_whsim(const char *const *args, char **out, char **err)
   ck_assert_msg(ok, "cannot run whsim: %s", error ? error->message : "?");
   ck_assert_msg(WIFEXITED(status), "whsim did not exit normally (status %d)", status);
   return WEXITSTATUS(status);
+}
+
+char *wh_test_read_in(const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  char *text = NULL;
+  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "missing %s", path);
+  return text;
+}
+
+void wh_test_remove_tree(const char *path)
+{
+  if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+    g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir)) != NULL) {
+      g_autofree char *child = g_build_filename(path, name, NULL);
+      wh_test_remove_tree(child);
+    }
+    g_rmdir(path);
+  } else {
+    g_remove(path);
+  }
 }
 
 WhRun *wh_test_run(WhScenario *sc, const WhRunOptions *opts)

@@ -14,6 +14,12 @@ char *wh_test_source_path(const char *relative);
  * status and stores stdout/stderr (transfer full, nullable out-params). */
 int wh_test_whsim(const char *const *args, char **out, char **err);
 
+/* The text of file `name` in directory `dir`; asserts it exists. (transfer full) */
+char *wh_test_read_in(const char *dir, const char *name);
+
+/* Deletes `path` and, if it is a directory (not a symbolic link), everything below it. */
+void wh_test_remove_tree(const char *path);
+
 /* `json` without its "wall_s" line: the fields that must repeat bit for bit.
  * (transfer full) */
 char *wh_test_strip_wall(const char *json);

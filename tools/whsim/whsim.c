@@ -1,7 +1,9 @@
 /* whsim: the command-line front end. `whsim run` loads a scenario, applies command-
  * line overrides, checks the output directory, simulates, checks conservation and
- * writes the outputs (see outputs.h); `whsim list` prints every registered type and
- * parameter; `whsim validate` only loads and checks a scenario and reports its size.
+ * writes the outputs (see outputs.h); `whsim compare` runs a scenario on the exact
+ * engine and under Wormhole and reports Wormhole's speedup and errors (compare.h);
+ * `whsim list` prints every registered type and parameter; `whsim validate` only loads
+ * and checks a scenario and reports its size.
  * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
  * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
  * written, for diagnosis), 2 bad input or usage (nothing written). */
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "outputs.h"
 #include "piper.h"
 #include "plugin.h"
@@ -25,10 +28,12 @@
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: whsim run FILE.xml [OPTION...]   (options below)\n"
+  fprintf(out, "usage: whsim compare FILE.xml [--out DIR] [OPTION...]   the exact engine against "
+               "Wormhole\n"
+               "       whsim run FILE.xml [OPTION...]   (options below)\n"
                "       whsim validate FILE.xml [--plugin LIB.so]... [--data-dir DIR]\n"
                "       whsim list [--plugin LIB.so]...\n"
-               "Run `whsim run --help` for the options.\n");
+               "Run `whsim run --help` or `whsim compare --help` for the options.\n");
 }
 
 /* Warnings about what a scenario left to a default that may not be meant. */
@@ -246,17 +251,46 @@ static void run_args_clear(RunArgs *a)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RunArgs, run_args_clear)
 
-/* The option parser of `whsim run`, storing into `a`; also the source of the option
- * list that `whsim --help` prints. (transfer full) */
-static GOptionContext *run_context(RunArgs *a)
+/* What `whsim compare --help` says of the command and its outputs. */
+static const char compare_description[] =
+    "Runs the scenario twice in one process, one run after the other: first on the exact\n"
+    "engine (wh::Wormhole::Mode=off, on the stock scheduler: --scheduler, else the\n"
+    "scenario's, else heap), then under Wormhole (--scheduler wormhole: Mode=skip, the\n"
+    "fast-forward of steady partitions, unless --set or the scenario chooses another mode,\n"
+    "e.g. --set wh::Wormhole::Mode=observe, which skips nothing). Both runs take the same\n"
+    "options. Flows are matched by their key (flows.csv's last column: a workload flow's\n"
+    "op and transfer index, else the scenario flow's id), ops by their id.\n"
+    "Outputs in DIR (default: out/<file name without .xml>-compare):\n"
+    "  exact/, wormhole/        each run's own outputs (summary.json, flows.csv, ...)\n"
+    "  compare.json             wall_s and events of each run, wall_speedup (exact wall /\n"
+    "                           Wormhole wall), event_speedup, events_skipped (1 - Wormhole\n"
+    "                           events / exact events), iteration_time_error (signed,\n"
+    "                           relative; per iteration too) or makespan_error,\n"
+    "                           op_end_time_error (mean, max), fct_error (mean, p99, max of\n"
+    "                           |FCT_wormhole - FCT_exact| / FCT_exact, signed_mean),\n"
+    "                           bytes_skipped, the Wormhole fields of its summary, plots\n"
+    "  compare-flows.csv        key,src,dst,bytes,flow_id_exact,flow_id_wormhole,\n"
+    "                           fct_exact_ps,fct_wormhole_ps,rel_error\n"
+    "  compare-ops.csv          with a workload: op_id,rank,kind,name,end_exact_ps,\n"
+    "                           end_wormhole_ps,end_time_rel_error\n"
+    "  compare-fct.svg, compare-fct-error-cdf.svg   when gnuplot is on the PATH\n"
+    "Exit status: 0 success, 1 an output could not be written or a run ended early or\n"
+    "inconsistent (outputs are still written), 2 bad input or usage, e.g. a scenario with\n"
+    "neither flows nor a workload or --out naming a file (nothing written).\n";
+
+/* The option parser of `whsim run` (or, with `compare`, of `whsim compare`: the same
+ * options without the ns-3 engine), storing into `a`; also the source of the option
+ * lists that `whsim --help` prints. (transfer full) */
+static GOptionContext *run_context(RunArgs *a, gboolean compare)
 {
   GOptionEntry entries[] = {
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a->out_dir,
        "write the outputs to DIR (default: out/<file name without .xml>)", "DIR"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &a->seed, "random seed (overrides the scenario's)", "N"},
       {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler,
-       "event scheduler: heap (default), calendar, a plugin's, or wormhole (the heap inside "
-       "Wormhole, which fast-forwards steady partitions: skip mode; see wh::Wormhole::Mode)",
+       "event scheduler: heap (default), calendar, a plugin's, or wormhole (Wormhole around the "
+       "heap, in mode skip, the fast-forward of steady partitions, unless wh::Wormhole::Mode "
+       "says otherwise)",
        "NAME"},
       {"cc", 0, 0, G_OPTION_ARG_STRING, &a->cc,
        "congestion control (default: the scenario's, else dcqcn)", "NAME"},
@@ -292,19 +326,35 @@ static GOptionContext *run_context(RunArgs *a)
        "SIZE"},
       {NULL},
   };
-  GOptionContext *ctx = g_option_context_new("run FILE.xml - simulate a scenario");
+  if (compare) {
+    entries[0].description = "write the comparison and both runs' outputs to DIR (default: "
+                             "out/<file name without .xml>-compare)";
+    entries[2].description = "the exact run's scheduler: heap (default), calendar or a "
+                             "plugin's; the Wormhole run always uses wormhole";
+    for (GOptionEntry *e = entries; e->long_name; e++)
+      if (g_str_has_prefix(e->long_name, "engine") || g_str_has_prefix(e->long_name, "ns3-"))
+        e->flags |= G_OPTION_FLAG_HIDDEN;
+  }
+  GOptionContext *ctx = g_option_context_new(
+      compare ? "compare FILE.xml - the exact engine against Wormhole on one scenario"
+              : "run FILE.xml - simulate a scenario");
   g_option_context_add_main_entries(ctx, entries, NULL);
+  if (compare) {
+    g_option_context_set_description(ctx, compare_description);
+    return ctx;
+  }
   g_option_context_set_description(
       ctx,
       "Parameters and their units: `whsim list`. Outputs: summary.json (counters) and\n"
-      "flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps) in the output directory;\n"
-      "rates.csv and queues.csv with a sample period; ops.csv and trace.json with a workload.\n"
+      "flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key) in the output\n"
+      "directory (key: a workload flow's op and transfer index, else the flow's label); rates.csv\n"
+      "and queues.csv with a sample period; ops.csv and trace.json with a workload.\n"
       "Exit status: 0 success, 1 the run failed or ended inconsistent, 2 bad input or usage.\n");
   return ctx;
 }
 
 /* Checks the numeric options and fills `opts`; FALSE after reporting the first bad one. */
-static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
+static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOptions *opts)
 {
   g_autoptr(GError) err = NULL;
   *opts = (WhRunOptions){
@@ -312,7 +362,7 @@ static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
   if (a->iterations) {
     int64_t v;
     if (!wh_units_parse_int(a->iterations, &v, NULL) || v < 1 || v > 100000) {
-      fprintf(stderr, "whsim run: --iterations %s: expected an integer in 1..100000\n",
+      fprintf(stderr, "whsim %s: --iterations %s: expected an integer in 1..100000\n", cmd,
               a->iterations);
       return FALSE;
     }
@@ -322,7 +372,7 @@ static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
     char *end = NULL;
     double v = g_ascii_strtod(a->wall_limit, &end);
     if (end == a->wall_limit || *end != '\0' || !isfinite(v) || v <= 0) {
-      fprintf(stderr, "whsim run: --wall-limit %s: expected a finite number of seconds > 0\n",
+      fprintf(stderr, "whsim %s: --wall-limit %s: expected a finite number of seconds > 0\n", cmd,
               a->wall_limit);
       return FALSE;
     }
@@ -330,20 +380,20 @@ static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
   }
   if (a->max_memory &&
       (!wh_units_parse_bytes(a->max_memory, &opts->max_memory, &err) || !opts->max_memory)) {
-    fprintf(stderr, "whsim run: --max-memory %s: %s\n", a->max_memory,
+    fprintf(stderr, "whsim %s: --max-memory %s: %s\n", cmd, a->max_memory,
             err ? err->message : "must be greater than zero");
     return FALSE;
   }
   if (a->sample &&
       (!wh_units_parse_time(a->sample, &opts->sample_period, &err) || !opts->sample_period)) {
-    fprintf(stderr, "whsim run: --sample-period %s: %s\n", a->sample,
+    fprintf(stderr, "whsim %s: --sample-period %s: %s\n", cmd, a->sample,
             err ? err->message : "must be greater than zero");
     return FALSE;
   }
   if (a->seed) {
     int64_t v;
     if (!wh_units_parse_int(a->seed, &v, NULL) || v < 0) {
-      fprintf(stderr, "whsim run: --seed %s: not a non-negative integer\n", a->seed);
+      fprintf(stderr, "whsim %s: --seed %s: not a non-negative integer\n", cmd, a->seed);
       return FALSE;
     }
     opts->has_seed = TRUE;
@@ -351,11 +401,11 @@ static gboolean run_options_from_args(const RunArgs *a, WhRunOptions *opts)
   }
   gboolean ns3 = g_strcmp0(a->engine, "ns3") == 0;
   if (a->engine && !ns3 && strcmp(a->engine, "native") != 0) {
-    fprintf(stderr, "whsim run: --engine %s: expected native or ns3\n", a->engine);
+    fprintf(stderr, "whsim %s: --engine %s: expected native or ns3\n", cmd, a->engine);
     return FALSE;
   }
   if (!ns3 && (a->ns3_scheduler || a->ns3_marking)) {
-    fprintf(stderr, "whsim run: --%s applies only with --engine ns3\n",
+    fprintf(stderr, "whsim %s: --%s applies only with --engine ns3\n", cmd,
             a->ns3_scheduler ? "ns3-scheduler" : "ns3-marking");
     return FALSE;
   }
@@ -428,30 +478,44 @@ static int run_native(WhRun *run, const char *path, const RunArgs *a)
   return status;
 }
 
-static int cmd_run(int argc, char **argv)
+/* Parses the options of `whsim run` or `whsim compare` (`cmd`) into `a` and `opts`,
+ * loads the plugins and fills in the default output directory, out/<file name without
+ * .xml> followed by `out_suffix`; on success argv[1] is the scenario file. FALSE after
+ * reporting a bad option or argument. */
+static gboolean parse_run_args(int argc, char **argv, const char *cmd, const char *out_suffix,
+                               RunArgs *a, WhRunOptions *opts)
 {
-  g_auto(RunArgs) a = {0};
-  g_autoptr(GOptionContext) ctx = run_context(&a);
+  g_autoptr(GOptionContext) ctx = run_context(a, strcmp(cmd, "compare") == 0);
   g_autoptr(GError) err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-    fprintf(stderr, "whsim run: %s\n", err->message);
-    return EXIT_BAD_INPUT;
+    fprintf(stderr, "whsim %s: %s\n", cmd, err->message);
+    return FALSE;
   }
   if (argc != 2) {
-    fprintf(stderr, "whsim run: expected exactly one scenario file\n");
+    fprintf(stderr, "whsim %s: expected exactly one scenario file\n", cmd);
     usage(stderr);
-    return EXIT_BAD_INPUT;
+    return FALSE;
   }
-  WhRunOptions opts;
-  if (!load_plugins(a.plugins) || !run_options_from_args(&a, &opts))
-    return EXIT_BAD_INPUT;
-  if (a.out_dir == NULL) {
+  if (!load_plugins(a->plugins) || !run_options_from_args(a, cmd, opts))
+    return FALSE;
+  if (a->out_dir == NULL) {
     g_autofree char *base = g_path_get_basename(argv[1]);
     char *dot = strrchr(base, '.');
     if (dot)
       *dot = '\0';
-    a.out_dir = g_build_filename("out", base, NULL);
+    g_autofree char *name = g_strconcat(base, out_suffix, NULL);
+    a->out_dir = g_build_filename("out", name, NULL);
   }
+  return TRUE;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+  g_auto(RunArgs) a = {0};
+  WhRunOptions opts;
+  if (!parse_run_args(argc, argv, "run", "", &a, &opts))
+    return EXIT_BAD_INPUT;
+  g_autoptr(GError) err = NULL;
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
   if (run == NULL) {
@@ -466,6 +530,37 @@ static int cmd_run(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   return run_native(run, argv[1], &a);
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+  g_auto(RunArgs) a = {0};
+  WhRunOptions opts;
+  if (!parse_run_args(argc, argv, "compare", "-compare", &a, &opts))
+    return EXIT_BAD_INPUT;
+  if (a.engine || a.ns3_scheduler || a.ns3_marking) {
+    fprintf(stderr, "whsim compare: --engine and --ns3-*: compare runs the native engine only\n");
+    return EXIT_BAD_INPUT;
+  }
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
+  g_autoptr(WhCompare) c = sc ? wh_compare_new(sc, &opts, a.out_dir, &err) : NULL;
+  if (c == NULL) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  print_warnings(wh_compare_exact_run(c));
+  if (!wh_compare_execute(c, &err)) {
+    fprintf(stderr, "whsim: %s: %s\n", argv[1], err->message);
+    return 1;
+  }
+  if (!a.quiet)
+    wh_compare_print(c, stdout);
+  if (wh_compare_problem(c)) {
+    fprintf(stderr, "whsim: %s: %s\n", argv[1], wh_compare_problem(c));
+    return 1;
+  }
+  return 0;
 }
 
 static int cmp_str_ptr(const void *a, const void *b)
@@ -547,6 +642,8 @@ int main(int argc, char **argv)
   }
   if (strcmp(argv[1], "run") == 0)
     return cmd_run(argc - 1, argv + 1);
+  if (strcmp(argv[1], "compare") == 0)
+    return cmd_compare(argc - 1, argv + 1);
   if (strcmp(argv[1], "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
   if (strcmp(argv[1], "plan") == 0)
@@ -564,9 +661,11 @@ int main(int argc, char **argv)
       strcmp(argv[1], "help") == 0) {
     usage(stdout);
     g_auto(RunArgs) a = {0};
-    g_autoptr(GOptionContext) ctx = run_context(&a);
-    g_autofree char *help = g_option_context_get_help(ctx, TRUE, NULL);
-    printf("\n%s", help);
+    for (int compare = 0; compare < 2; compare++) {
+      g_autoptr(GOptionContext) ctx = run_context(&a, compare);
+      g_autofree char *help = g_option_context_get_help(ctx, TRUE, NULL);
+      printf("\n%s", help);
+    }
     return 0;
   }
   fprintf(stderr, "whsim: unknown command \"%s\"\n", argv[1]);

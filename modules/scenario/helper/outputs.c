@@ -6,14 +6,20 @@
 #include <string.h>
 
 const char *const wh_output_files[] = {
-    "summary.json", /* counters of the run */
-    "flows.csv",    /* one line per flow */
-    "rates.csv",    /* with a sample period */
-    "queues.csv",   /* with a sample period */
-    "ops.csv",      /* with a workload */
-    "trace.json",   /* with a workload: Chrome trace */
-    "links.csv",    /* per-link counters */
-    "wormhole.json", "compare.json", NULL,
+    "summary.json",              /* counters of the run */
+    "flows.csv",                 /* one line per flow */
+    "rates.csv",                 /* with a sample period */
+    "queues.csv",                /* with a sample period */
+    "ops.csv",                   /* with a workload */
+    "trace.json",                /* with a workload: Chrome trace */
+    "links.csv",                 /* per-link counters */
+    "wormhole.json",             /* with Wormhole */
+    "compare.json",              /* whsim compare: the comparison */
+    "compare-flows.csv",         /* whsim compare: per-flow FCT errors */
+    "compare-ops.csv",           /* whsim compare with a workload: per-op end-time errors */
+    "compare-fct.svg",           /* whsim compare with gnuplot: FCT scatter */
+    "compare-fct-error-cdf.svg", /* whsim compare with gnuplot: CDF of the FCT errors */
+    NULL,
 };
 
 struct WhOutputSet {

@@ -1011,6 +1011,16 @@ const char *wh_run_flow_label(const WhRun *run, uint32_t i, char buf[16])
   return buf;
 }
 
+const char *wh_run_flow_key(const WhRun *run, uint32_t i, char buf[WH_RUN_KEY_LEN])
+{
+  uint32_t op, index;
+  if (run->workload && wh_workload_flow_origin(run->workload, i, &op, &index)) {
+    g_snprintf(buf, WH_RUN_KEY_LEN, "op%u.%u", op, index);
+    return buf;
+  }
+  return wh_run_flow_label(run, i, buf);
+}
+
 static gboolean write_samples(const WhRun *run, WhOutputSet *set, GError **error)
 {
   char label[16];
@@ -1070,17 +1080,18 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
   if (set == NULL)
     return FALSE;
   g_autofree char *summary = wh_run_summary_json(run, TRUE);
-  GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n");
-  char label[16];
+  GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key\n");
+  char label[16], key[WH_RUN_KEY_LEN];
   for (uint32_t i = 0; i < run->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(run->tp, i);
     g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
                            wh_run_flow_label(run, i, label), f->src, f->dst, f->size, f->start);
     if (f->finish)
-      g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", f->finish,
+      g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, f->finish,
                              f->finish - f->start);
     else
-      g_string_append(csv, ",\n");
+      g_string_append_c(csv, ',');
+    g_string_append_printf(csv, ",%s\n", wh_run_flow_key(run, i, key));
   }
   g_autofree char *links = wh_run_links_csv(run);
   gboolean ok = wh_output_set_add(set, "flows.csv", csv->str, error) &&

@@ -73,6 +73,13 @@ void wh_run_execute(WhRun *run);
  * (transfer none) */
 const char *wh_run_flow_label(const WhRun *run, uint32_t flow, char buf[16]);
 
+/* A flow's key, the same in every run of the scenario whatever the order in which
+ * flows start: a workload flow's op and transfer index inside it ("op12.3", see
+ * wh_workload_flow_origin), else the flow's label. The last column of flows.csv, and
+ * what `whsim compare` matches flows by. (transfer none) */
+#define WH_RUN_KEY_LEN 32
+const char *wh_run_flow_key(const WhRun *run, uint32_t flow, char buf[WH_RUN_KEY_LEN]);
+
 /* TRUE when the run ended before its natural end (scenario stop time or wall limit). */
 gboolean wh_run_stopped_early(const WhRun *run);
 /* Why it stopped early: "deadlock", "wall-clock limit" or "stop time". */
@@ -91,7 +98,8 @@ gboolean wh_run_check(const WhRun *run, GError **error);
  * included), busy_fraction that over the run's simulated time. */
 char *wh_run_links_csv(const WhRun *run);
 
-/* Writes DIR/summary.json, DIR/flows.csv and DIR/links.csv (creating DIR), with Wormhole on
+/* Writes DIR/summary.json, DIR/flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,
+ * key) and DIR/links.csv (creating DIR), with Wormhole on
  * DIR/wormhole.json (partitions, steady intervals, per-flow steadiness), and with a sampler
  * DIR/rates.csv (period_start_ps,flow_id,sent_bps,delivered_bps; periods with
  * traffic) and DIR/queues.csv (period_end_ps,port,node,queue_bytes; non-empty). */

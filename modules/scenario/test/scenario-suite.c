@@ -69,14 +69,6 @@ START_TEST(test_every_scenario_both_schedulers)
 }
 END_TEST
 
-static char *read_file(const char *dir, const char *name)
-{
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  char *text = NULL;
-  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "missing %s", path);
-  return text;
-}
-
 START_TEST(test_whsim_outputs_and_determinism)
 {
   g_autofree char *scenario = wh_test_source_path("tests/scenarios/fattree-k4-mixed.xml");
@@ -88,8 +80,9 @@ START_TEST(test_whsim_outputs_and_determinism)
   ck_assert_int_eq(wh_test_whsim(a1, &out, NULL), 0);
   ck_assert_ptr_nonnull(strstr(out, "40 flows"));
   ck_assert_int_eq(wh_test_whsim(a2, NULL, NULL), 0);
-  g_autofree char *s1 = read_file(d1, "summary.json"), *s2 = read_file(d2, "summary.json");
-  g_autofree char *c1 = read_file(d1, "flows.csv"), *c2 = read_file(d2, "flows.csv");
+  g_autofree char *s1 = wh_test_read_in(d1, "summary.json"),
+                  *s2 = wh_test_read_in(d2, "summary.json");
+  g_autofree char *c1 = wh_test_read_in(d1, "flows.csv"), *c2 = wh_test_read_in(d2, "flows.csv");
   static const char *fields[] = {"sim_end_ps",
                                  "events_executed",
                                  "packets_delivered",
@@ -102,7 +95,7 @@ START_TEST(test_whsim_outputs_and_determinism)
                                  "wall_s"};
   for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
     ck_assert_msg(strstr(s1, fields[i]) != NULL, "summary.json lacks %s", fields[i]);
-  ck_assert(g_str_has_prefix(c1, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps\n"));
+  ck_assert(g_str_has_prefix(c1, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key\n"));
   ck_assert_str_eq(c1, c2);
   g_autofree char *w1 = wh_test_strip_wall(s1), *w2 = wh_test_strip_wall(s2);
   ck_assert_str_eq(w1, w2);
@@ -111,9 +104,9 @@ START_TEST(test_whsim_outputs_and_determinism)
   const char *a3[] = {"run", scenario,  "--out",           d3,     "--seed",
                       "6",   "--quiet", "--sample-period", "20us", NULL};
   ck_assert_int_eq(wh_test_whsim(a3, NULL, NULL), 0);
-  g_autofree char *c3 = read_file(d3, "flows.csv");
+  g_autofree char *c3 = wh_test_read_in(d3, "flows.csv");
   ck_assert_str_ne(c1, c3);
-  g_autofree char *r3 = read_file(d3, "rates.csv"), *q3 = read_file(d3, "queues.csv");
+  g_autofree char *r3 = wh_test_read_in(d3, "rates.csv"), *q3 = wh_test_read_in(d3, "queues.csv");
   ck_assert(g_str_has_prefix(r3, "period_start_ps,flow_id,sent_bps,delivered_bps\n0,"));
   ck_assert(g_str_has_prefix(q3, "period_end_ps,port,node,queue_bytes\n"));
   g_autofree char *r3p = g_build_filename(d3, "rates.csv", NULL);
@@ -214,14 +207,17 @@ START_TEST(test_plugin_cc)
       "run",  scenario,     "--out", dir, "--quiet", "--plugin", WH_FIXED_RATE_PLUGIN,
       "--cc", "fixed-rate", NULL};
   ck_assert_int_eq(wh_test_whsim(run, NULL, NULL), 0);
-  g_autofree char *summary = read_file(dir, "summary.json");
+  g_autofree char *summary = wh_test_read_in(dir, "summary.json");
   ck_assert_ptr_nonnull(strstr(summary, "\"cc\": \"fixed-rate\""));
   ck_assert_ptr_nonnull(strstr(summary, "\"ecn_marks\": 0,"));
-  g_autofree char *csv = read_file(dir, "flows.csv");
+  g_autofree char *csv = wh_test_read_in(dir, "flows.csv");
   /* flow z: 1 MB from b0 to a1, alone on its path in that direction */
   char *z = strstr(csv, "\nz,");
   ck_assert_ptr_nonnull(z);
-  guint64 fct = g_ascii_strtoull(strrchr(strtok(z + 1, "\n"), ',') + 1, NULL, 10);
+  g_auto(GStrv) cols = g_strsplit(strtok(z + 1, "\n"), ",", -1);
+  ck_assert_int_eq(g_strv_length(cols), 8);
+  ck_assert_str_eq(cols[7], "z"); /* the key of a scenario flow is its id */
+  guint64 fct = g_ascii_strtoull(cols[6], NULL, 10);
   double expect = 1e6 * 4158.0 / 4096.0 * 8 / 10e9 * 1e12;
   ck_assert_msg(fct > expect * 0.99 && fct < expect * 1.03, "FCT %" G_GUINT64_FORMAT " ps", fct);
   const char *missing[] = {"list", "--plugin", "/nonexistent/libnothing.so", NULL};

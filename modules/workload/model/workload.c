@@ -28,6 +28,7 @@ typedef struct {
   gboolean started, ended;
   uint32_t xfers_left;
   uint32_t n_flows;
+  uint32_t first_xfer; /* its transfers are first_xfer.. (contiguous, made at its start) */
 } Op;
 
 typedef struct {
@@ -323,6 +324,7 @@ static void op_start(WhWorkload *w, uint32_t id)
     if (o->bytes == 0)
       break;
     o->xfers_left = 1;
+    o->first_xfer = w->xfers->len;
     start_xfer(w, new_xfer(w, id, o->rank, o->dst, o->bytes));
     return;
   case WH_OP_COLLECTIVE: {
@@ -330,6 +332,7 @@ static void op_start(WhWorkload *w, uint32_t id)
       break;
     uint32_t first = expand(w, id), last = w->xfers->len;
     op_at(w, id)->xfers_left = last - first;
+    op_at(w, id)->first_xfer = first;
     for (uint32_t x = first; x < last; x++) {
       if (g_array_index(w->xfers, Xfer, x).pending == 0)
         start_xfer(w, x);
@@ -419,6 +422,17 @@ void wh_workload_op_info(const WhWorkload *w, uint32_t id, WhOpInfo *out)
                     .group = o->group,
                     .group_n = o->group_n,
                     .bytes = o->bytes};
+}
+
+gboolean wh_workload_flow_origin(const WhWorkload *w, uint32_t flow, uint32_t *op, uint32_t *index)
+{
+  if (flow >= w->flow_xfer->len || g_array_index(w->flow_xfer, uint32_t, flow) == NONE)
+    return FALSE;
+  uint32_t x = g_array_index(w->flow_xfer, uint32_t, flow);
+  const Xfer *t = &g_array_index(w->xfers, Xfer, x);
+  *op = t->op;
+  *index = x - g_array_index(w->ops, Op, t->op).first_xfer;
+  return TRUE;
 }
 
 const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll)

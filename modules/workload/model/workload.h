@@ -103,6 +103,13 @@ typedef struct {
 
 void wh_workload_op_info(const WhWorkload *w, uint32_t op, WhOpInfo *out);
 
+/* The op that put transport flow `flow` on the network and the index of its transfer
+ * inside that op (a send has transfer 0; a collective numbers its transfers in the order
+ * of its expansion: step by step, rank by rank). Unlike flow ids, which follow the order
+ * in which transfers became ready, the pair does not depend on timing. FALSE for a flow
+ * the workload did not add. */
+gboolean wh_workload_flow_origin(const WhWorkload *w, uint32_t flow, uint32_t *op, uint32_t *index);
+
 const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll);
 gboolean wh_coll_kind_parse(const char *text, WhCollKind *out);
 gboolean wh_coll_algo_parse(const char *text, WhCollAlgo *out);

@@ -1,7 +1,8 @@
 /* Workload tests: every collective algorithm and a p2p send on an idle non-blocking
  * fabric (one switch) against its closed-form time within three frame times (and a
- * run without link latency off it), and the DAG order of ops.csv: no op starts
- * before all its dependencies have ended. */
+ * run without link latency off it), the DAG order of ops.csv: no op starts
+ * before all its dependencies have ended, and each flow's origin (op and transfer
+ * index). */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -225,6 +226,18 @@ START_TEST(test_p2p_and_dag_order)
   ck_assert_uint_eq(spans, 2 + 2 + 4);
   ck_assert_uint_eq(arrows, 2);
   ck_assert_ptr_nonnull(strstr(trace, "\"kind\":\"all-reduce\""));
+  /* flow origins: the send's one transfer, and the all-reduce's 2 (n - 1) n transfers,
+   * each index once whatever order their flows started in */
+  uint32_t seen[24] = {0}, op, index;
+  ck_assert_uint_eq(j.run->tp->n_flows, 1 + 24);
+  for (uint32_t f = 0; f < j.run->tp->n_flows; f++) {
+    ck_assert(wh_workload_flow_origin(j.w, f, &op, &index));
+    ck_assert_msg(op == 1 ? index == 0 : op == 3 && index < 24, "flow %u: op %u.%u", f, op, index);
+    seen[index] += op == 3;
+  }
+  for (uint32_t k = 0; k < 24; k++)
+    ck_assert_uint_eq(seen[k], 1);
+  ck_assert(!wh_workload_flow_origin(j.w, j.run->tp->n_flows, &op, &index));
   job_close(&j);
 }
 END_TEST

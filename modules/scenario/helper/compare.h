@@ -1,0 +1,74 @@
+/* `whsim compare`: one scenario run twice in one process, first on the exact engine
+ * (wh::Wormhole::Mode=off, the stock scheduler), then under Wormhole (--scheduler
+ * wormhole: Mode=skip unless the settings choose another mode), and the second measured
+ * against the first. Flows are matched by their key (wh_run_flow_key), ops by their id.
+ * Each run writes its own outputs into DIR/exact/ and DIR/wormhole/; the comparison goes
+ * to DIR/compare.json, DIR/compare-flows.csv, DIR/compare-ops.csv (with a workload) and,
+ * when gnuplot is on the PATH, two SVG plots of the FCT errors. Cost: the two runs, one
+ * after the other (only one is alive while it executes), plus O(flows log flows) for
+ * the matching and the percentiles. */
+#ifndef WH_COMPARE_H
+#define WH_COMPARE_H
+
+#include <stdio.h>
+#include "run.h"
+
+/* A flow as the comparison sees it. */
+typedef struct {
+  char key[WH_RUN_KEY_LEN];
+  uint32_t id; /* the flow id in its own run */
+  uint32_t src, dst;
+  uint64_t bytes;
+  WhTime start, finish; /* finish 0: the flow did not complete */
+} WhCompareFlow;
+
+/* Relative FCT errors, (FCT_wormhole - FCT_exact) / FCT_exact, over the flows that both
+ * runs completed. */
+typedef struct {
+  uint32_t matched;       /* keys in both runs, completed in both */
+  uint32_t unfinished;    /* keys in both runs, not completed in at least one */
+  uint32_t only_exact;    /* keys only the exact run has */
+  uint32_t only_wormhole; /* keys only the Wormhole run has */
+  double mean, p99, max;  /* of the absolute error (p99: nearest rank) */
+  double signed_mean;
+} WhCompareFctError;
+
+/* Matches the flows of two runs by key. match[i] (n_exact entries) receives the index in
+ * `wormhole` of exact flow i, or -1. FALSE when a key appears twice in one run (the error
+ * names it and the run). */
+gboolean wh_compare_match_flows(const WhCompareFlow *exact, uint32_t n_exact,
+                                const WhCompareFlow *wormhole, uint32_t n_wormhole, int64_t *match,
+                                WhCompareFctError *out, GError **error);
+
+typedef struct WhCompare WhCompare;
+
+/* Derives both runs' options from `opts` (nullable), builds the exact run and checks
+ * that the Wormhole run builds too, refuses a scenario with neither flows nor a
+ * workload, and prepares `out_dir` with its subdirectories exact/ and wormhole/. Errors
+ * are bad input (whsim exits 2) and name the scenario file or the directory. `sc`
+ * (transfer none) must outlive the comparison. (transfer full) */
+WhCompare *wh_compare_new(WhScenario *sc, const WhRunOptions *opts, const char *out_dir,
+                          GError **error);
+void wh_compare_free(WhCompare *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhCompare, wh_compare_free)
+
+/* The exact run, built and not yet executed (for warnings about the scenario).
+ * (transfer none) */
+const WhRun *wh_compare_exact_run(const WhCompare *c);
+
+/* Executes both runs and writes every output. FALSE when an output could not be
+ * written; a run that ended early or inconsistent is reported by wh_compare_problem. */
+gboolean wh_compare_execute(WhCompare *c, GError **error);
+
+/* After wh_compare_execute: NULL when both runs completed with a clean end state, else
+ * what went wrong, naming the run. (transfer none) */
+const char *wh_compare_problem(const WhCompare *c);
+
+/* The text of compare.json (transfer full). */
+char *wh_compare_json(const WhCompare *c);
+
+/* A few lines for a reader new to Wormhole: time per iteration (or makespan) of both
+ * runs and its error, wall and event speedups, FCT errors, bytes skipped, files. */
+void wh_compare_print(const WhCompare *c, FILE *out);
+
+#endif

@@ -1,0 +1,270 @@
+/* `whsim compare`: matching flows by key (in-process, on made-up runs whose flow ids
+ * and order differ), and the command on small scenarios: compare.json and the CSVs
+ * carry their fields, every flow key appears once in each run, Wormhole forced to
+ * observe (which changes nothing) shows zero errors and an event speedup of exactly 1,
+ * the event counts agree with each run's own summary, a comparison written into an old
+ * directory leaves no stale comparison file, and runs stopped at the scenario's stop
+ * time are reported, not failed. Wall time is never asserted. */
+#include <check.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "compare.h"
+#include "test-util.h"
+
+static WhCompareFlow flow(const char *key, uint32_t id, WhTime start, WhTime finish)
+{
+  WhCompareFlow f = {.id = id, .src = 0, .dst = 1, .bytes = 1000, .start = start, .finish = finish};
+  g_strlcpy(f.key, key, sizeof f.key);
+  return f;
+}
+
+START_TEST(test_match_by_key)
+{
+  /* the Wormhole run started the same transfers in another order (other flow ids);
+   * op1.0 took 10% longer, op2.0 5% less, op3.0 is missing and op9.0 is new */
+  WhCompareFlow exact[] = {flow("op0.0", 0, 0, 1000), flow("op1.0", 1, 0, 2000),
+                           flow("op2.0", 2, 100, 1100), flow("op3.0", 3, 0, 500),
+                           flow("op1.1", 4, 0, 0)};
+  WhCompareFlow wh[] = {flow("op1.1", 0, 0, 700), flow("op2.0", 1, 100, 1050),
+                        flow("op9.0", 2, 0, 10), flow("op1.0", 3, 0, 2200),
+                        flow("op0.0", 4, 0, 1000)};
+  int64_t match[G_N_ELEMENTS(exact)];
+  WhCompareFctError e;
+  g_autoptr(GError) err = NULL;
+  ck_assert(
+      wh_compare_match_flows(exact, G_N_ELEMENTS(exact), wh, G_N_ELEMENTS(wh), match, &e, &err));
+  int64_t expect[] = {4, 3, 1, -1, 0};
+  for (size_t i = 0; i < G_N_ELEMENTS(expect); i++)
+    ck_assert_int_eq(match[i], expect[i]);
+  ck_assert_uint_eq(e.matched, 3);
+  ck_assert_uint_eq(e.unfinished, 1); /* op1.1 did not complete in the exact run */
+  ck_assert_uint_eq(e.only_exact, 1);
+  ck_assert_uint_eq(e.only_wormhole, 1);
+  ck_assert_double_eq_tol(e.max, 0.10, 1e-12);
+  ck_assert_double_eq_tol(e.p99, 0.10, 1e-12);
+  ck_assert_double_eq_tol(e.mean, 0.15 / 3, 1e-12);
+  ck_assert_double_eq_tol(e.signed_mean, 0.05 / 3, 1e-12);
+  /* a key twice in one run cannot be matched */
+  wh[2] = flow("op0.0", 2, 0, 10);
+  ck_assert(
+      !wh_compare_match_flows(exact, G_N_ELEMENTS(exact), wh, G_N_ELEMENTS(wh), match, &e, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "\"op0.0\""));
+}
+END_TEST
+
+START_TEST(test_p99_nearest_rank)
+{
+  /* 200 flows, errors 0.5%, 1%, ..., 100%: the 198th smallest is the p99 */
+  enum { N = 200 };
+  WhCompareFlow exact[N], wh[N];
+  for (uint32_t i = 0; i < N; i++) {
+    char key[16];
+    g_snprintf(key, sizeof key, "f%u", i);
+    exact[i] = flow(key, i, 0, 100000);
+    wh[N - 1 - i] = flow(key, N - 1 - i, 0, 100000 + 500 * (i + 1));
+  }
+  int64_t match[N];
+  WhCompareFctError e;
+  ck_assert(wh_compare_match_flows(exact, N, wh, N, match, &e, NULL));
+  ck_assert_uint_eq(e.matched, N);
+  ck_assert_double_eq_tol(e.p99, 0.99, 1e-12);
+  ck_assert_double_eq_tol(e.max, 1.0, 1e-12);
+  ck_assert_double_eq_tol(e.mean, 0.5025, 1e-12);
+}
+END_TEST
+
+/* The number after `"key": ` in `json` (the first occurrence). */
+static double json_number(const char *json, const char *key)
+{
+  g_autofree char *quoted = g_strdup_printf("\"%s\": ", key);
+  const char *at = strstr(json, quoted);
+  ck_assert_msg(at != NULL, "no %s in %s", key, json);
+  char *end = NULL;
+  double v = g_ascii_strtod(at + strlen(quoted), &end);
+  ck_assert_msg(end != at + strlen(quoted), "%s is not a number in %s", key, json);
+  return v;
+}
+
+/* The keys (last column) of a flows.csv, each asserted once; as a set. */
+static GHashTable *flow_keys(const char *dir)
+{
+  g_autofree char *csv = wh_test_read_in(dir, "flows.csv");
+  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+  ck_assert_str_eq(lines[0], "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key");
+  GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (char **l = lines + 1; *l && **l; l++) {
+    const char *key = strrchr(*l, ',') + 1;
+    ck_assert_msg(*key, "a flow without a key: %s", *l);
+    ck_assert_msg(g_hash_table_add(keys, g_strdup(key)), "key %s twice in %s", key, dir);
+  }
+  return keys;
+}
+
+static void assert_same_keys(const char *out)
+{
+  g_autofree char *de = g_build_filename(out, "exact", NULL);
+  g_autofree char *dw = g_build_filename(out, "wormhole", NULL);
+  g_autoptr(GHashTable) ke = flow_keys(de), kw = flow_keys(dw);
+  ck_assert_uint_gt(g_hash_table_size(ke), 0);
+  ck_assert_uint_eq(g_hash_table_size(ke), g_hash_table_size(kw));
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init(&it, ke);
+  while (g_hash_table_iter_next(&it, &k, NULL))
+    ck_assert_msg(g_hash_table_contains(kw, k), "key %s only in the exact run", (char *)k);
+}
+
+/* Rows of a CSV text, without its header. */
+static guint csv_rows(const char *csv)
+{
+  guint n = 0;
+  for (const char *p = strchr(csv, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
+    n++;
+  return n;
+}
+
+START_TEST(test_compare_observe_workload)
+{
+  /* a workload (sends, ring all-reduces, a pairwise all-to-all, two iterations) with
+   * Wormhole in observe mode: the two runs are the same simulation */
+  g_autofree char *scenario = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  const char *args[] = {"compare", scenario, "--out", out, "--set", "wh::Wormhole::Mode=observe",
+                        NULL};
+  g_autofree char *stdout_text = NULL, *stderr_text = NULL;
+  ck_assert_int_eq(wh_test_whsim(args, &stdout_text, &stderr_text), 0);
+  ck_assert_msg(g_str_has_prefix(stdout_text, "compare    workload-dp-pp") &&
+                    strstr(stdout_text, "\niteration  ") && strstr(stdout_text, "\nFCT error  "),
+                "summary: %s", stdout_text);
+  g_autofree char *json = wh_test_read_in(out, "compare.json");
+  ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"off\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"observe\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"wall_speedup\": "));
+  ck_assert_ptr_nonnull(strstr(json, "\"iteration_time_error_per_iteration\": [0, 0]"));
+  ck_assert_ptr_nonnull(strstr(json, "\"wormhole_mode\": \"observe\""));
+  ck_assert(json_number(json, "event_speedup") == 1.0);
+  ck_assert(json_number(json, "events_skipped") == 0.0);
+  ck_assert(json_number(json, "iteration_time_error") == 0.0);
+  ck_assert(json_number(json, "makespan_error") == 0.0);
+  const char *fct = strstr(json, "\"fct_error\": ");
+  ck_assert_ptr_nonnull(fct);
+  ck_assert(json_number(fct, "mean") == 0.0 && json_number(fct, "p99") == 0.0 &&
+            json_number(fct, "max") == 0.0 && json_number(fct, "signed_mean") == 0.0);
+  ck_assert(json_number(fct, "only_exact") == 0 && json_number(fct, "only_wormhole") == 0);
+  const char *ops = strstr(json, "\"op_end_time_error\": ");
+  ck_assert_ptr_nonnull(ops);
+  ck_assert(json_number(ops, "ops") > 0 && json_number(ops, "max") == 0.0);
+  ck_assert(json_number(json, "bytes_skipped") == 0);
+  assert_same_keys(out);
+  g_autofree char *de = g_build_filename(out, "exact", NULL);
+  g_autoptr(GHashTable) keys = flow_keys(de);
+  ck_assert(g_hash_table_contains(keys, "op6.0")); /* the all-to-all's first transfer */
+  g_autofree char *flows = wh_test_read_in(out, "compare-flows.csv");
+  ck_assert(g_str_has_prefix(flows, "key,src,dst,bytes,flow_id_exact,flow_id_wormhole,"
+                                    "fct_exact_ps,fct_wormhole_ps,rel_error\n"));
+  ck_assert_uint_eq(csv_rows(flows), g_hash_table_size(keys));
+  ck_assert_uint_eq(json_number(fct, "flows"), g_hash_table_size(keys));
+  g_autofree char *ops_csv = wh_test_read_in(out, "compare-ops.csv");
+  ck_assert_uint_eq(csv_rows(ops_csv), 2 * 15);
+  /* plots when gnuplot is on the PATH, and the reason when it is not */
+  g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+  if (gnuplot) {
+    g_autofree char *svg = wh_test_read_in(out, "compare-fct.svg");
+    ck_assert(g_str_has_prefix(svg, "<?xml"));
+    ck_assert_ptr_nonnull(strstr(json, "\"plots\": [\"compare-fct.svg\""));
+  } else {
+    ck_assert_ptr_nonnull(strstr(json, "\"plots\": []"));
+  }
+  /* the same comparison into the same directory on a scenario without a workload:
+   * compare-ops.csv of the first is stale and goes */
+  g_autofree char *dumbbell = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  const char *again[] = {"compare", dumbbell, "--out", out, "--quiet", NULL};
+  ck_assert_int_eq(wh_test_whsim(again, NULL, NULL), 0);
+  g_autofree char *ops_path = g_build_filename(out, "compare-ops.csv", NULL);
+  gboolean stale = g_file_test(ops_path, G_FILE_TEST_EXISTS);
+  g_autofree char *json2 = wh_test_read_in(out, "compare.json");
+  wh_test_remove_tree(tmp);
+  ck_assert_msg(!stale, "compare-ops.csv of an earlier comparison was left");
+  ck_assert_ptr_nonnull(strstr(json2, "\"iteration_time_error\": null"));
+}
+END_TEST
+
+START_TEST(test_compare_skip_counts)
+{
+  /* the default Wormhole mode (skip): whatever it skips, compare.json's events and
+   * speedups are those of the two runs' own summaries */
+  g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  const char *args[] = {"compare", scenario, "--out", tmp, "--quiet", NULL};
+  ck_assert_int_eq(wh_test_whsim(args, NULL, NULL), 0);
+  g_autofree char *json = wh_test_read_in(tmp, "compare.json");
+  g_autofree char *de = g_build_filename(tmp, "exact", NULL);
+  g_autofree char *dw = g_build_filename(tmp, "wormhole", NULL);
+  g_autofree char *se = wh_test_read_in(de, "summary.json"),
+                  *sw = wh_test_read_in(dw, "summary.json");
+  assert_same_keys(tmp);
+  wh_test_remove_tree(tmp);
+  ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"skip\""));
+  ck_assert_ptr_null(strstr(se, "\"wormhole_mode\""));
+  ck_assert_ptr_nonnull(strstr(sw, "\"wormhole_mode\": \"skip\""));
+  double ee = json_number(se, "events_executed"), ew = json_number(sw, "events_executed");
+  ck_assert(json_number(strstr(json, "\"exact\": "), "events_executed") == ee);
+  ck_assert(json_number(strstr(json, "\"wormhole\": "), "events_executed") == ew);
+  ck_assert_double_eq_tol(json_number(json, "event_speedup"), ee / ew, 1e-8 * ee / ew);
+  ck_assert_double_eq_tol(json_number(json, "events_skipped"), 1 - ew / ee, 1e-8);
+  double we = json_number(strstr(json, "\"exact\": "), "wall_s"),
+         ww = json_number(strstr(json, "\"wormhole\": "), "wall_s");
+  ck_assert_double_eq_tol(json_number(json, "wall_speedup"), we / ww, 1e-3 * we / ww);
+  const char *fct = strstr(json, "\"fct_error\": ");
+  ck_assert(json_number(fct, "flows") == 4);
+  ck_assert(isfinite(json_number(fct, "p99")));
+}
+END_TEST
+
+START_TEST(test_compare_stop_time)
+{
+  /* a scenario that stops before its flows complete: as for whsim run, not a failure;
+   * both runs say why they stopped, and the unfinished flows are counted, not compared */
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  g_autofree char *scenario = g_build_filename(tmp, "stop.xml", NULL);
+  static const char xml[] =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<scenario name=\"stop\" stop=\"500us\">\n"
+      "  <topology type=\"wh::Dumbbell\"><param name=\"Pairs\" value=\"2\"/></topology>\n"
+      "  <flows><flow src=\"0\" dst=\"2\" size=\"20MB\"/><flow src=\"1\" dst=\"3\" "
+      "size=\"20KB\"/></flows>\n</scenario>\n";
+  ck_assert(g_file_set_contents(scenario, xml, -1, NULL));
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  const char *args[] = {"compare", scenario, "--out", out, NULL};
+  g_autofree char *stdout_text = NULL;
+  int status = wh_test_whsim(args, &stdout_text, NULL);
+  g_autofree char *json = wh_test_read_in(out, "compare.json");
+  wh_test_remove_tree(tmp);
+  ck_assert_int_eq(status, 0);
+  ck_assert_ptr_nonnull(strstr(stdout_text, "\nstopped    exact run: stop time at "));
+  const char *ex = strstr(json, "\"exact\": "), *wh = strstr(json, "\"wormhole\": ");
+  ck_assert_ptr_nonnull(strstr(ex, "\"stopped_early\": \"stop time\", \"problem\": null"));
+  ck_assert_ptr_nonnull(strstr(wh, "\"stopped_early\": \"stop time\", \"problem\": null"));
+  const char *fct = strstr(json, "\"fct_error\": ");
+  ck_assert(json_number(fct, "flows") == 1 && json_number(fct, "unfinished") == 1);
+}
+END_TEST
+
+Suite *wh_compare_suite(void)
+{
+  Suite *s = suite_create("compare");
+  TCase *match = tcase_create("match");
+  tcase_add_test(match, test_match_by_key);
+  tcase_add_test(match, test_p99_nearest_rank);
+  suite_add_tcase(s, match);
+  TCase *cli = tcase_create("whsim-compare");
+  tcase_set_timeout(cli, 60);
+  tcase_add_test(cli, test_compare_observe_workload);
+  tcase_add_test(cli, test_compare_skip_counts);
+  tcase_add_test(cli, test_compare_stop_time);
+  suite_add_tcase(s, cli);
+  return s;
+}
