@@ -376,7 +376,6 @@ static void resume(WhWormhole *wh, uint32_t slot)
   }
   for (guint i = 0; i < sk->ports->len; i++)
     wh_net_freeze_port(wh->net, g_array_index(sk->ports, uint32_t, i), FALSE);
-            dt * 1e-6, sk->target * 1e-6);
   wh->ss.skip_backs += now < sk->target;
   wh->ss.skipped_time += dt;
   wh->ss.skipped_flow_time += dt * sk->flows->len;
