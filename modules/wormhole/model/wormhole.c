@@ -43,7 +43,7 @@ static const WhParamSpec wormhole_params[] = {
      "also measure dR for every Quantity at windows of 100, 500 and 2000 samples in the same "
      "run (\"study\" in wormhole.json; about 10 KB more per active flow)",
      0, 0, 0, NULL},
-    {"TailMargin", WH_PARAM_TIME, "10us",
+    {"TailMargin", WH_PARAM_TIME, "2us",
      "skip: a fast-forward leaves every flow at least its bytes in flight, one round trip of "
      "data and this much more sending time unsent, so its tail runs packet by packet",
      WH_CHECK_MIN, 0, 0, NULL},
