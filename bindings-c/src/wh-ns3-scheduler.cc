@@ -11,9 +11,11 @@
  * teardown, and the shim references no particular scheduler class. The conformance
  * check at the end drives a WhCScheduler and a MapScheduler side by side. */
 #include "wh-ns3-scheduler.h"
+#include "wh-ns3-monitor.h"
 
 #include <ns3/core-module.h>
 
+#include <iostream>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -121,9 +123,12 @@ class WhCScheduler : public Scheduler
 public:
   static TypeId GetTypeId();
 
-  WhCScheduler(); /* runs on the class of the last wh_ns3_use_c_scheduler, counted */
+  WhCScheduler(); /* runs on the class its Class attribute names, counted */
   WhCScheduler(const WhSchedulerClass *klass, bool counted);
   ~WhCScheduler() override;
+
+  /* The valid Class values, for messages: "heap, calendar, wormhole". */
+  static const char *ClassNames();
 
   void Insert(const Event &ev) override;
   bool IsEmpty() const override;
@@ -136,15 +141,28 @@ public:
     return m_klass->size(m_sched);
   }
 
+protected:
+  void NotifyConstructionCompleted() override;
+
 private:
   static constexpr size_t kChunk = 4096;
+
+  void Start(const WhSchedulerClass *klass, bool counted);
 
   WhEvent *Alloc();
   void Release(WhEvent *ev);
   static Event ToNs3(const WhEvent *ev);
 
-  const WhSchedulerClass *m_klass;
-  WhScheduler *m_sched;
+  const WhSchedulerClass *m_klass = nullptr;
+  WhScheduler *m_sched = nullptr;
+  bool m_counted = false;
+  std::string m_class; /* the Class attribute */
+  /* Class=wormhole: the steady-state monitor, its parameters and report path */
+  double m_theta = 0.05;
+  uint32_t m_window = 2000;
+  Time m_period, m_idleWindow;
+  std::string m_report;
+  WhNs3Monitor *m_monitor = nullptr;
   std::vector<std::unique_ptr<WhEvent[]>> m_chunks;
   WhEvent *m_free = nullptr; /* free list through WhEvent::next */
   UidTable m_byUid;
@@ -153,25 +171,145 @@ private:
 
 NS_OBJECT_ENSURE_REGISTERED(WhCScheduler);
 
+/* The values of the Class attribute: a C scheduler class each; wormhole is the heap
+ * with the steady-state monitor (wh-ns3-monitor.h) riding on it. */
+struct WhNs3ClassName {
+  const char *name;
+  const WhSchedulerClass *klass;
+  bool monitor;
+};
+static const WhNs3ClassName kClasses[] = {
+    {"heap", &wh_heap_scheduler_class, false},
+    {"calendar", &wh_calendar_scheduler_class, false},
+    {"wormhole", &wh_heap_scheduler_class, true},
+};
+
+static const WhNs3ClassName *LookupClass(const std::string &name)
+{
+  for (const WhNs3ClassName &c : kClasses) {
+    if (name == c.name)
+      return &c;
+  }
+  return nullptr;
+}
+
+const char *WhCScheduler::ClassNames()
+{
+  return "heap, calendar, wormhole";
+}
+
+/* Accepts "" (the class of wh_ns3_use_c_scheduler, else heap) and the names of
+ * kClasses; anything else is refused at the point where it is set (an ObjectFactory,
+ * Config::SetDefault, --SchedulerType=ns3::WhCScheduler[Class=...]), with the valid
+ * names on stderr before ns-3's own "Invalid value for attribute set" error. */
+class WhClassChecker : public StringChecker
+{
+public:
+  bool Check(const AttributeValue &value) const override
+  {
+    const StringValue *s = dynamic_cast<const StringValue *>(&value);
+    if (s == nullptr)
+      return false;
+    if (s->Get().empty() || LookupClass(s->Get()))
+      return true;
+    std::cerr << "ns3::WhCScheduler: Class \"" << s->Get() << "\" is not one of "
+              << WhCScheduler::ClassNames() << std::endl;
+    return false;
+  }
+  std::string GetValueTypeName() const override
+  {
+    return "ns3::StringValue";
+  }
+  bool HasUnderlyingTypeInformation() const override
+  {
+    return true;
+  }
+  std::string GetUnderlyingTypeInformation() const override
+  {
+    return std::string("one of ") + WhCScheduler::ClassNames();
+  }
+  Ptr<AttributeValue> Create() const override
+  {
+    return ns3::Create<StringValue>();
+  }
+  bool Copy(const AttributeValue &source, AttributeValue &destination) const override
+  {
+    const StringValue *src = dynamic_cast<const StringValue *>(&source);
+    StringValue *dst = dynamic_cast<StringValue *>(&destination);
+    if (src == nullptr || dst == nullptr)
+      return false;
+    *dst = *src;
+    return true;
+  }
+};
+
 TypeId WhCScheduler::GetTypeId()
 {
-  static TypeId tid = TypeId("ns3::WhCScheduler")
-                          .SetParent<Scheduler>()
-                          .SetGroupName("Core")
-                          .AddConstructor<WhCScheduler>();
+  static TypeId tid =
+      TypeId("ns3::WhCScheduler")
+          .SetParent<Scheduler>()
+          .SetGroupName("Core")
+          .AddConstructor<WhCScheduler>()
+          .AddAttribute("Class",
+                        "The C scheduler class: heap (4-ary heap), calendar (calendar "
+                        "queue) or wormhole (the heap plus the steady-state monitor, which "
+                        "writes the Report when the simulation is destroyed); empty: the "
+                        "class chosen through wh_ns3_use_c_scheduler, else heap",
+                        StringValue(""), MakeStringAccessor(&WhCScheduler::m_class),
+                        Ptr<const AttributeChecker>(ns3::Create<WhClassChecker>()))
+          .AddAttribute("Report", "Class=wormhole: the JSON report's path (empty: none)",
+                        StringValue("wormhole-ns3.json"),
+                        MakeStringAccessor(&WhCScheduler::m_report), MakeStringChecker())
+          .AddAttribute("Theta",
+                        "Class=wormhole: a flow is steady when its rate spread "
+                        "(max - min) / mean over Window samples is below this, in [0, 1)",
+                        DoubleValue(0.05), MakeDoubleAccessor(&WhCScheduler::m_theta),
+                        MakeDoubleChecker<double>(0.0, 0.999999))
+          .AddAttribute("Window", "Class=wormhole: samples per steady-state window, l >= 2",
+                        UintegerValue(2000), MakeUintegerAccessor(&WhCScheduler::m_window),
+                        MakeUintegerChecker<uint32_t>(2, 1000000))
+          .AddAttribute("SamplePeriod", "Class=wormhole: the rate sampling period tau",
+                        TimeValue(MicroSeconds(1)), MakeTimeAccessor(&WhCScheduler::m_period),
+                        MakeTimeChecker(PicoSeconds(1)))
+          .AddAttribute("IdleWindow",
+                        "Class=wormhole: how long a partition must be unmarked and unchanged, "
+                        "every flow at line rate, to count as steady by the idle rule (0: "
+                        "no idle rule)",
+                        TimeValue(MicroSeconds(10)), MakeTimeAccessor(&WhCScheduler::m_idleWindow),
+                        MakeTimeChecker(Time(0)));
   return tid;
 }
 
-WhCScheduler::WhCScheduler() : WhCScheduler(g_klass, true) {}
+WhCScheduler::WhCScheduler() : m_counted(true) {}
 
-WhCScheduler::WhCScheduler(const WhSchedulerClass *klass, bool counted) : m_klass(klass)
+WhCScheduler::WhCScheduler(const WhSchedulerClass *klass, bool counted)
 {
-  NS_ABORT_MSG_IF(m_klass == nullptr,
-                  "ns3::WhCScheduler has no C scheduler class: use wh_ns3_use_c_scheduler");
+  Start(klass, counted);
+}
+
+/* Class is known once the attributes are set: creates the C scheduler (and, for
+ * wormhole, the monitor). */
+void WhCScheduler::NotifyConstructionCompleted()
+{
+  Scheduler::NotifyConstructionCompleted();
+  if (m_sched)
+    return;
+  const WhNs3ClassName *c = m_class.empty() ? nullptr : LookupClass(m_class);
+  if (c && c->monitor) {
+    WhNs3MonitorParams p = {m_theta, m_window, m_period, m_idleWindow};
+    m_monitor = wh_ns3_monitor_new(&p, m_report);
+  }
+  Start(c ? c->klass : g_klass ? g_klass : &wh_heap_scheduler_class, m_counted);
+}
+
+void WhCScheduler::Start(const WhSchedulerClass *klass, bool counted)
+{
+  m_klass = klass;
   m_sched = m_klass->create();
   if (counted) {
     g_counts = WhNs3SchedulerCounts{};
     g_active = this;
+    g_selected = true;
   }
 }
 
@@ -181,7 +319,10 @@ WhCScheduler::~WhCScheduler()
     g_counts.pending = Size();
     g_active = nullptr;
   }
-  m_klass->destroy(m_sched);
+  if (m_monitor)
+    wh_ns3_monitor_free(m_monitor);
+  if (m_sched)
+    m_klass->destroy(m_sched);
 }
 
 WhEvent *WhCScheduler::Alloc()
@@ -255,6 +396,8 @@ Scheduler::Event WhCScheduler::RemoveNext()
 {
   if (g_active == this)
     g_counts.pops++;
+  if (m_monitor)
+    wh_ns3_monitor_before_pop(m_monitor, m_klass->peek(m_sched));
   WhEvent *ev = m_klass->pop(m_sched);
   NS_ABORT_MSG_IF(ev == nullptr, "RemoveNext on an empty ns3::WhCScheduler");
   Event out = ToNs3(ev);
