@@ -17,6 +17,7 @@
 
 #include "outputs.h"
 #include "wh-ns3-scheduler.h"
+#include "wh-ns3-wormhole.h"
 #include "wh-ns3.h"
 
 static gboolean refuse(GError **error, const WhRun *run, const char *what)
@@ -46,11 +47,24 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
                 "false)");
     return FALSE;
   }
-  if (run->wormhole) {
+  if (opts->wormhole && strcmp(opts->wormhole, "observe") != 0) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "--ns3-wormhole %s: expected observe (ns-3 is observed, never fast-forwarded; "
+                "see docs/ns3.md)",
+                opts->wormhole);
+    return FALSE;
+  }
+  if (opts->wormhole && opts->scheduler && strcmp(opts->scheduler, "heap") != 0) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "--ns3-scheduler %s: --ns3-wormhole observe runs on the heap", opts->scheduler);
+    return FALSE;
+  }
+  if (run->wormhole &&
+      !(opts->wormhole && wh_wormhole_params(run->wormhole)->mode == WH_WORMHOLE_OBSERVE)) {
     const char *origin = wh_config_origin(run->cfg, "wh::Wormhole", "Mode");
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
                 "%s: wh::Wormhole::Mode=%s (set %s%s): Wormhole runs on the native engine only; "
-                "use wh::Wormhole::Mode=off with --engine ns3",
+                "use wh::Wormhole::Mode=off or observe with --engine ns3 --ns3-wormhole observe",
                 run->sc->path, wh_wormhole_mode_name(wh_wormhole_params(run->wormhole)->mode),
                 origin ? "at " : "by --scheduler wormhole", origin ? origin : "");
     return FALSE;
@@ -98,7 +112,8 @@ static gboolean fail_ns3(GError **error, const char *what, int rc)
 }
 
 static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, gboolean quiet,
-                              const char *marking, uint64_t hook_marks, double wall, GError **error)
+                              const char *marking, uint64_t hook_marks, const char *wormhole,
+                              double wall, GError **error)
 {
   const WhNet *net = run->net;
   const WhTransport *tp = run->tp;
@@ -135,7 +150,9 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
       (guint64)st.end_ps, (guint64)st.events, (guint64)st.link_traversals, done, wall, tp->n_flows);
   g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
   ok = set && wh_output_set_add(set, "flows.csv", csv->str, error) &&
-       wh_output_set_add(set, "summary.json", summary, error) && wh_output_set_commit(set, error);
+       wh_output_set_add(set, "summary.json", summary, error) &&
+       (!wormhole || wh_output_set_add(set, "wormhole-ns3.json", wormhole, error)) &&
+       wh_output_set_commit(set, error);
   g_string_free(csv, TRUE);
   if (ok && !quiet)
     printf("engine     ns-3 3.37: %u of %u flows completed, %.3f us simulated, %" G_GUINT64_FORMAT
@@ -185,14 +202,28 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const WhNs3EngineOptions
       .timestamps = 0,
   };
   WhNs3Sim *sim = NULL;
+  char *report = NULL;
   int rc = wh_ns3_sim_new(&tcp, &sim);
   if (rc)
     return fail_ns3(error, "create", rc);
   gboolean ok = FALSE;
   uint32_t first = 0;
-  if (klass && (rc = wh_ns3_use_c_scheduler(klass)) != 0) {
+  if (klass && !opts->wormhole && (rc = wh_ns3_use_c_scheduler(klass)) != 0) {
     fail_ns3(error, "scheduler", rc);
     goto out;
+  }
+  if (opts->wormhole) {
+    WhWormholeParams wp;
+    if (!wh_wormhole_params_from_config(&wp, run->cfg, "dctcp", FALSE, error))
+      goto out;
+    WhNs3WormholeParams np = {.theta = wp.det.theta,
+                              .window = wp.det.window,
+                              .period_ps = wp.det.period,
+                              .idle_window_ps = wp.det.idle_rule ? wp.det.idle_window : 0};
+    if ((rc = wh_ns3_wormhole_observe(&np)) != 0) {
+      fail_ns3(error, "wormhole", rc);
+      goto out;
+    }
   }
   if ((rc = wh_ns3_add_nodes(sim, net->n_nodes, &first)) != 0) {
     fail_ns3(error, "nodes", rc);
@@ -257,9 +288,14 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const WhNs3EngineOptions
     goto out;
   }
   double wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  if (opts->wormhole && (rc = wh_ns3_wormhole_report(&report)) != 0) {
+    fail_ns3(error, "wormhole report", rc);
+    goto out;
+  }
   ok = write_outputs(run, sim, dir, opts->quiet, hook_marking ? "dequeue" : "red", marking.marks,
-                     wall, error);
+                     report, wall, error);
 out:
+  g_free(report);
   wh_ns3_sim_free(sim);
   g_free(marking.k_pkts);
   return ok;

@@ -17,6 +17,10 @@ typedef struct {
   /* nullable: "red" (default): ns-3's RED queue disc marks as a step at enqueue;
    * "dequeue": a hook queue disc marks at dequeue from C, as the native engine does */
   const char *marking;
+  /* nullable: "observe" runs Wormhole's steady-state monitor on ns-3
+   * (wh-ns3-wormhole.h) with the scenario's wh::Wormhole parameters and writes
+   * DIR/wormhole-ns3.json; results and events are those of a run without it */
+  const char *wormhole;
   gboolean quiet; /* print nothing on success */
 } WhNs3EngineOptions;
 

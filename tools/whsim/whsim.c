@@ -226,7 +226,8 @@ static void print_report(const WhRun *run, const char *out_dir)
 
 /* The options of `whsim run`, as given. */
 typedef struct {
-  char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking;
+  char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking,
+      *ns3_wormhole;
   char *iterations, *wall_limit, *data_dir, *max_memory;
   char **sets, **plugins;
   gboolean quiet;
@@ -242,6 +243,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->engine);
   g_free(a->ns3_scheduler);
   g_free(a->ns3_marking);
+  g_free(a->ns3_wormhole);
   g_free(a->iterations);
   g_free(a->wall_limit);
   g_free(a->data_dir);
@@ -308,6 +310,10 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "with --engine ns3: red (default: ns-3's RED marks as a step at enqueue) or dequeue "
        "(a C hook queue disc marks at dequeue, as the native engine does)",
        "HOW"},
+      {"ns3-wormhole", 0, 0, G_OPTION_ARG_STRING, &a->ns3_wormhole,
+       "with --engine ns3: observe (the only mode): Wormhole's steady-state monitor watches the "
+       "ns-3 run through its trace sources, skipping nothing, and writes wormhole-ns3.json",
+       "MODE"},
       {"wall-limit", 0, 0, G_OPTION_ARG_STRING, &a->wall_limit,
        "stop after SECONDS (> 0) of wall time and report how far the run got", "SECONDS"},
       {"iterations", 0, 0, G_OPTION_ARG_STRING, &a->iterations,
@@ -404,9 +410,11 @@ static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOp
     fprintf(stderr, "whsim %s: --engine %s: expected native or ns3\n", cmd, a->engine);
     return FALSE;
   }
-  if (!ns3 && (a->ns3_scheduler || a->ns3_marking)) {
+  if (!ns3 && (a->ns3_scheduler || a->ns3_marking || a->ns3_wormhole)) {
     fprintf(stderr, "whsim %s: --%s applies only with --engine ns3\n", cmd,
-            a->ns3_scheduler ? "ns3-scheduler" : "ns3-marking");
+            a->ns3_scheduler ? "ns3-scheduler"
+            : a->ns3_marking ? "ns3-marking"
+                             : "ns3-wormhole");
     return FALSE;
   }
   return TRUE;
@@ -417,7 +425,7 @@ static int run_ns3(WhRun *run, const RunArgs *a)
 {
 #ifdef WH_HAVE_NS3
   g_autoptr(GError) err = NULL;
-  WhNs3EngineOptions nopts = {a->ns3_scheduler, a->ns3_marking, a->quiet};
+  WhNs3EngineOptions nopts = {a->ns3_scheduler, a->ns3_marking, a->ns3_wormhole, a->quiet};
   if (!wh_ns3_engine_check(run, &nopts, &err)) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
@@ -538,7 +546,7 @@ static int cmd_compare(int argc, char **argv)
   WhRunOptions opts;
   if (!parse_run_args(argc, argv, "compare", "-compare", &a, &opts))
     return EXIT_BAD_INPUT;
-  if (a.engine || a.ns3_scheduler || a.ns3_marking) {
+  if (a.engine || a.ns3_scheduler || a.ns3_marking || a.ns3_wormhole) {
     fprintf(stderr, "whsim compare: --engine and --ns3-*: compare runs the native engine only\n");
     return EXIT_BAD_INPUT;
   }

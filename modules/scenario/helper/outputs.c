@@ -14,6 +14,7 @@ const char *const wh_output_files[] = {
     "trace.json",                /* with a workload: Chrome trace */
     "links.csv",                 /* per-link counters */
     "wormhole.json",             /* with Wormhole */
+    "wormhole-ns3.json",         /* with --engine ns3 --ns3-wormhole observe */
     "compare.json",              /* whsim compare: the comparison */
     "compare-flows.csv",         /* whsim compare: per-flow FCT errors */
     "compare-ops.csv",           /* whsim compare with a workload: per-op end-time errors */
