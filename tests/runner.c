@@ -33,10 +33,11 @@ Suite *wh_piper_suite(void);
 #ifdef WH_HAVE_NS3
 Suite *wh_ns3_suite(void);
 Suite *wh_ns3_scheduler_suite(void);
+Suite *wh_ns3_wormhole_suite(void);
 #elif !defined(WH_NS3_DISABLED)
 START_TEST(test_ns3_suites_built)
 {
-  ck_abort_msg("the ns-3 suites (ns3, ns3-scheduler) are not built: ns-3 was not found when "
+  ck_abort_msg("the ns-3 suites (ns3, ns3-scheduler, ns3-wormhole) are not built: ns-3 was not found when "
                "the build was configured; install libns3-dev and reconfigure "
                "(-Dns3=enabled, as make build does), or configure with -Dns3=disabled "
                "to skip them explicitly");
@@ -80,8 +81,9 @@ int main(void)
 #ifdef WH_HAVE_NS3
   srunner_add_suite(sr, wh_ns3_suite());
   srunner_add_suite(sr, wh_ns3_scheduler_suite());
+  srunner_add_suite(sr, wh_ns3_wormhole_suite());
 #elif defined(WH_NS3_DISABLED)
-  printf("SKIPPED: the ns-3 suites (ns3, ns3-scheduler): configured with -Dns3=disabled\n");
+  printf("SKIPPED: the ns-3 suites (ns3, ns3-scheduler, ns3-wormhole): configured with -Dns3=disabled\n");
   fflush(stdout);
 #else
   srunner_add_suite(sr, ns3_sentinel_suite());

@@ -54,6 +54,12 @@ int wh_ns3_c_scheduler_counts(WhNs3SchedulerCounts *out);
  * (ops + 1: the drain). Touches neither the simulation nor the counts. */
 int wh_ns3_c_scheduler_check(const WhSchedulerClass *klass, uint32_t ops, uint64_t seed);
 
+/* The same check of the ns3::WhCScheduler an ObjectFactory makes with Class=`name`
+ * (heap, calendar, wormhole: the heap with the monitor, which stays detached: it is
+ * not the simulation's scheduler); WH_NS3_EINVAL for another name. Leaves the counts as they were.
+ */
+int wh_ns3_c_scheduler_check_class(const char *name, uint32_t ops, uint64_t seed);
+
 #ifdef __cplusplus
 }
 #endif

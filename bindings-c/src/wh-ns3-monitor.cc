@@ -294,6 +294,7 @@ static const char *label(void *ctx, uint32_t flow, char buf[24])
 static void attach(WhNs3Monitor *m)
 {
   m->attached = true;
+  g_current = m;
   m->ps_per_step = (uint64_t)TimeStep(1).GetPicoSeconds();
   if (m->ps_per_step == 0)
     m->ps_per_step = 1;
@@ -429,7 +430,6 @@ WhNs3Monitor *wh_ns3_monitor_new(const WhNs3MonitorParams *p, const std::string 
   WhNs3Monitor *m = new WhNs3Monitor();
   m->p = *p;
   m->report = report;
-  g_current = m;
   return m;
 }
 
@@ -449,11 +449,6 @@ void wh_ns3_monitor_free(WhNs3Monitor *m)
   }
   wh_detector_free(m->det);
   delete m;
-}
-
-WhNs3Monitor *wh_ns3_monitor_current(void)
-{
-  return g_current;
 }
 
 /* ---- C API ---- */

@@ -42,7 +42,4 @@ void wh_ns3_monitor_free(WhNs3Monitor *m);
  * the event and takes the sampling ticks up to its time while the simulation runs. */
 void wh_ns3_monitor_before_pop(WhNs3Monitor *m, const WhEvent *next);
 
-/* The monitor of the scheduler now in use, or null. (transfer none) */
-WhNs3Monitor *wh_ns3_monitor_current(void);
-
 #endif

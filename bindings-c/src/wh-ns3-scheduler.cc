@@ -396,7 +396,7 @@ Scheduler::Event WhCScheduler::RemoveNext()
 {
   if (g_active == this)
     g_counts.pops++;
-  if (m_monitor)
+  if (m_monitor && g_active == this) /* the simulation's scheduler, not a check's */
     wh_ns3_monitor_before_pop(m_monitor, m_klass->peek(m_sched));
   WhEvent *ev = m_klass->pop(m_sched);
   NS_ABORT_MSG_IF(ev == nullptr, "RemoveNext on an empty ns3::WhCScheduler");
@@ -480,11 +480,9 @@ static bool same_event(const Scheduler::Event &a, const Scheduler::Event &b)
          a.key.m_context == b.key.m_context;
 }
 
-extern "C" int wh_ns3_c_scheduler_check(const WhSchedulerClass *klass, uint32_t ops, uint64_t seed)
+/* Drives `c` and a MapScheduler side by side; see wh_ns3_c_scheduler_check. */
+static int check_against_map(Ptr<WhCScheduler> c, uint32_t ops, uint64_t seed)
 {
-  if (!class_complete(klass) || ops >= (uint32_t)INT32_MAX)
-    return WH_NS3_EINVAL;
-  Ptr<WhCScheduler> c = CreateObject<WhCScheduler>(klass, false);
   Ptr<MapScheduler> m = CreateObject<MapScheduler>();
   /* the pending events, to remove random ones; index by uid for O(1) bookkeeping */
   std::vector<Scheduler::Event> pending;
@@ -539,4 +537,30 @@ extern "C" int wh_ns3_c_scheduler_check(const WhSchedulerClass *klass, uint32_t 
       return (int)ops + 1;
   }
   return c->IsEmpty() ? WH_NS3_OK : (int)ops + 1;
+}
+
+extern "C" int wh_ns3_c_scheduler_check(const WhSchedulerClass *klass, uint32_t ops, uint64_t seed)
+{
+  if (!class_complete(klass) || ops >= (uint32_t)INT32_MAX)
+    return WH_NS3_EINVAL;
+  return check_against_map(CreateObject<WhCScheduler>(klass, false), ops, seed);
+}
+
+extern "C" int wh_ns3_c_scheduler_check_class(const char *name, uint32_t ops, uint64_t seed)
+{
+  if (name == nullptr || LookupClass(name) == nullptr || ops >= (uint32_t)INT32_MAX)
+    return WH_NS3_EINVAL;
+  /* a factory-made scheduler counts itself: keep the counts of the one in use */
+  WhNs3SchedulerCounts counts = g_counts;
+  const void *active = g_active;
+  bool selected = g_selected;
+  ObjectFactory f;
+  f.SetTypeId(WhCScheduler::GetTypeId());
+  f.Set("Class", StringValue(name));
+  f.Set("Report", StringValue(""));
+  Ptr<WhCScheduler> c = f.Create<WhCScheduler>();
+  g_counts = counts;
+  g_active = active;
+  g_selected = selected;
+  return check_against_map(c, ops, seed);
 }
