@@ -37,10 +37,11 @@ Suite *wh_ns3_wormhole_suite(void);
 #elif !defined(WH_NS3_DISABLED)
 START_TEST(test_ns3_suites_built)
 {
-  ck_abort_msg("the ns-3 suites (ns3, ns3-scheduler, ns3-wormhole) are not built: ns-3 was not found when "
-               "the build was configured; install libns3-dev and reconfigure "
-               "(-Dns3=enabled, as make build does), or configure with -Dns3=disabled "
-               "to skip them explicitly");
+  ck_abort_msg(
+      "the ns-3 suites (ns3, ns3-scheduler, ns3-wormhole) are not built: ns-3 was not found when "
+      "the build was configured; install libns3-dev and reconfigure "
+      "(-Dns3=enabled, as make build does), or configure with -Dns3=disabled "
+      "to skip them explicitly");
 }
 END_TEST
 
@@ -83,7 +84,8 @@ int main(void)
   srunner_add_suite(sr, wh_ns3_scheduler_suite());
   srunner_add_suite(sr, wh_ns3_wormhole_suite());
 #elif defined(WH_NS3_DISABLED)
-  printf("SKIPPED: the ns-3 suites (ns3, ns3-scheduler, ns3-wormhole): configured with -Dns3=disabled\n");
+  printf("SKIPPED: the ns-3 suites (ns3, ns3-scheduler, ns3-wormhole): configured with "
+         "-Dns3=disabled\n");
   fflush(stdout);
 #else
   srunner_add_suite(sr, ns3_sentinel_suite());
