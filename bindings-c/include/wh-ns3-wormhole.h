@@ -22,6 +22,7 @@ typedef struct {
   uint32_t window;         /* l >= 2 samples */
   uint64_t period_ps;      /* tau > 0 */
   uint64_t idle_window_ps; /* the idle rule's window; 0: no idle rule */
+  int cwnd_rtt;            /* 1: sample a TCP flow's cwnd / smoothed RTT; 0: its delivered rate */
 } WhNs3WormholeParams;
 
 /* Runs the simulation's event list on ns3::WhCScheduler with Class=wormhole and these

@@ -59,6 +59,18 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
                 "--ns3-scheduler %s: --ns3-wormhole observe runs on the heap", opts->scheduler);
     return FALSE;
   }
+  if (opts->wormhole) {
+    WhWormholeParams wp;
+    if (!wh_wormhole_params_from_config(&wp, run->cfg, "dctcp", FALSE, error))
+      return FALSE;
+    if (wp.quantity != WH_QUANTITY_CWND_RTT && wp.quantity != WH_QUANTITY_DELIVERED) {
+      g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                  "%s: wh::Wormhole::Quantity=%s: on ns-3 the monitor samples cwnd-rtt or "
+                  "delivered",
+                  run->sc->path, wh_quantity_name(wp.quantity));
+      return FALSE;
+    }
+  }
   if (run->wormhole &&
       !(opts->wormhole && wh_wormhole_params(run->wormhole)->mode == WH_WORMHOLE_OBSERVE)) {
     const char *origin = wh_config_origin(run->cfg, "wh::Wormhole", "Mode");
@@ -217,6 +229,7 @@ gboolean wh_ns3_engine_run(WhRun *run, const char *dir, const WhNs3EngineOptions
     if (!wh_wormhole_params_from_config(&wp, run->cfg, "dctcp", FALSE, error))
       goto out;
     WhNs3WormholeParams np = {.theta = wp.det.theta,
+                              .cwnd_rtt = wp.quantity == WH_QUANTITY_CWND_RTT,
                               .window = wp.det.window,
                               .period_ps = wp.det.period,
                               .idle_window_ps = wp.det.idle_rule ? wp.det.idle_window : 0};

@@ -66,6 +66,10 @@ struct MFlow {
   bool have_isn = false, fin = false, ended = false;
   uint32_t fin_off = 0;
   uint64_t delivered = 0, last_sample = 0;
+  /* cwnd-rtt: the sending socket's window and smoothed RTT (RFC 6298's 1/8 gain) */
+  bool socket = false;
+  uint32_t cwnd = 0;
+  double srtt_ps = 0;
 };
 
 struct MPort {
@@ -84,6 +88,8 @@ struct MNode {
 WhNs3Monitor *g_current;
 
 } // namespace
+
+const char *const wh_ns3_monitor_quantities[] = {"cwnd-rtt", "delivered", nullptr};
 
 struct WhNs3Monitor {
   WhNs3MonitorParams p;
@@ -181,6 +187,45 @@ static void refresh_events(WhNs3Monitor *m)
   }
 }
 
+static void on_cwnd(WhNs3Monitor *m, uint32_t flow, uint32_t, uint32_t cwnd)
+{
+  m->flows[flow].cwnd = cwnd;
+}
+
+static void on_rtt(WhNs3Monitor *m, uint32_t flow, Time, Time rtt)
+{
+  MFlow &f = m->flows[flow];
+  double sample = (double)rtt.GetPicoSeconds();
+  f.srtt_ps = f.srtt_ps > 0 ? f.srtt_ps + (sample - f.srtt_ps) / 8 : sample;
+}
+
+/* The TCP socket on `node` bound to local port `sport`, to read its window and RTT
+ * through trace sources; its window starts at InitialCwnd segments. */
+static void watch_socket(WhNs3Monitor *m, uint32_t id, uint32_t node, uint16_t sport)
+{
+  Ptr<TcpL4Protocol> tcp = NodeList::GetNode(node)->GetObject<TcpL4Protocol>();
+  if (!tcp)
+    return;
+  ObjectVectorValue sockets;
+  tcp->GetAttribute("SocketList", sockets);
+  for (auto it = sockets.Begin(); it != sockets.End(); ++it) {
+    Ptr<TcpSocketBase> sock = DynamicCast<TcpSocketBase>(it->second);
+    Address a;
+    if (!sock || sock->GetSockName(a) != 0 || !InetSocketAddress::IsMatchingType(a) ||
+        InetSocketAddress::ConvertFrom(a).GetPort() != sport)
+      continue;
+    UintegerValue segment, initial;
+    sock->GetAttribute("SegmentSize", segment);
+    sock->GetAttribute("InitialCwnd", initial);
+    MFlow &f = m->flows[id];
+    f.cwnd = (uint32_t)(segment.Get() * initial.Get());
+    f.socket =
+        sock->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&on_cwnd, m, id)) &&
+        sock->TraceConnectWithoutContext("RTT", MakeBoundCallback(&on_rtt, m, id));
+    return;
+  }
+}
+
 static uint32_t new_flow(WhNs3Monitor *m, const Seen &s, uint32_t port)
 {
   uint32_t id = (uint32_t)m->flows.size();
@@ -198,6 +243,8 @@ static uint32_t new_flow(WhNs3Monitor *m, const Seen &s, uint32_t port)
   }
   m->flows.push_back(std::move(f));
   m->by_tuple.emplace(s.t, id);
+  if (m->p.cwnd_rtt && s.t.proto == 6)
+    watch_socket(m, id, m->ports[port].node, s.t.sport);
   refresh_events(m);
   wh_detector_flow_start(m->det, id, &port, 1, now_ps(m));
   return id;
@@ -348,6 +395,8 @@ static void tick(WhNs3Monitor *m, WhTime t)
     MFlow &f = m->flows[id];
     double rate = (double)(f.delivered - f.last_sample) * 8 / period_s;
     f.last_sample = f.delivered;
+    if (f.socket) /* as the native engine: no RTT yet, no rate */
+      rate = f.srtt_ps > 0 ? (double)f.cwnd * 8 / (f.srtt_ps * 1e-12) : 0;
     wh_detector_sample(m->det, id, t, rate, rate >= 0.99 * m->ports[f.line_port].rate_bps);
   }
   refresh_events(m);
@@ -400,14 +449,15 @@ static char *report_json(WhNs3Monitor *m)
   GString *h = g_string_new(NULL);
   g_string_append_printf(
       h,
-      "  \"engine\": \"ns-3 3.37\",\n  \"mode\": \"observe\",\n  \"quantity\": \"delivered\",\n"
+      "  \"engine\": \"ns-3 3.37\",\n  \"mode\": \"observe\",\n  \"quantity\": \"%s\",\n"
       "  \"theta\": %.6g,\n  \"window\": %u,\n  \"sample_period_ps\": %" G_GUINT64_FORMAT
       ",\n  \"idle_window_ps\": %" G_GUINT64_FORMAT ",\n  \"ports\": %zu,\n  \"nodes\": %zu,\n"
       "  \"events_observed\": %" G_GUINT64_FORMAT ",\n  \"events_estimated_from\": \"events per "
       "node, shared among its devices by bytes transmitted\",\n  \"skippable_event_fraction\": "
       "%.6f,\n  \"estimated_speedup\": %.6f,\n",
-      m->p.theta, m->p.window, (guint64)m->period_ps, (guint64)m->p.idle_window.GetPicoSeconds(),
-      m->ports.size(), m->nodes.size(), m->counts.total, frac, 1.0 / (1.0 - MIN(frac, 0.999999)));
+      m->p.cwnd_rtt ? "cwnd-rtt" : "delivered", m->p.theta, m->p.window, (guint64)m->period_ps,
+      (guint64)m->p.idle_window.GetPicoSeconds(), m->ports.size(), m->nodes.size(), m->counts.total,
+      frac, 1.0 / (1.0 - MIN(frac, 0.999999)));
   g_string_append(h, "  \"ns3_flows\": {\"columns\": [\"flow\", \"src\", \"sport\", \"dst\", "
                      "\"dport\", \"proto\", \"delivered_bytes\", \"ports\", \"ended\"], "
                      "\"rows\": [\n");
@@ -455,7 +505,8 @@ void wh_ns3_monitor_free(WhNs3Monitor *m)
 
 extern "C" int wh_ns3_wormhole_observe(const WhNs3WormholeParams *p)
 {
-  if (p == nullptr || !(p->theta >= 0 && p->theta < 1) || p->window < 2 || p->period_ps == 0)
+  if (p == nullptr || !(p->theta >= 0 && p->theta < 1) || p->window < 2 || p->period_ps == 0 ||
+      (p->cwnd_rtt != 0 && p->cwnd_rtt != 1))
     return WH_NS3_EINVAL;
   int phase = wh_ns3_sim_phase();
   if (phase == WH_NS3_PHASE_FREED)
@@ -470,6 +521,7 @@ extern "C" int wh_ns3_wormhole_observe(const WhNs3WormholeParams *p)
   f.Set("Window", UintegerValue(p->window));
   f.Set("SamplePeriod", TimeValue(PicoSeconds(p->period_ps)));
   f.Set("IdleWindow", TimeValue(PicoSeconds(p->idle_window_ps)));
+  f.Set("Quantity", StringValue(p->cwnd_rtt ? "cwnd-rtt" : "delivered"));
   Simulator::SetScheduler(f);
   return WH_NS3_OK;
 }

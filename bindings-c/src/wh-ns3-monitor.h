@@ -5,14 +5,16 @@
  * flow monitor does, and feeds the engine-neutral detector of Wormhole I
  * (steady-detector.h): a flow's ports are the devices that transmitted its packets,
  * either way; its delivered payload is the highest sequence number that reached the
- * receiving host (TCP; UDP: every payload byte); its sample each period tau is that
- * payload's rate. Ticks ride on the scheduler's pops (no event of its own, so the
- * simulation's events and results stay identical). ns-3 events carry no packet or
- * port, only a node id: events are counted per node exactly and shared among the
- * node's devices in proportion to the bytes each transmitted, which is the estimate
- * of "events in steady intervals". Cost: per packet a copy of its first 64 header
- * bytes to the stack, one hash probe and a scan of the flow's ports (a path's
- * length); per pop one counter; per tick O(active flows + nodes + devices). */
+ * receiving host (TCP; UDP: every payload byte); its sample each period tau is the
+ * sending socket's congestion window over its smoothed RTT (found in the sender's
+ * TcpL4Protocol SocketList when the SYN leaves, read through its CongestionWindow and
+ * RTT trace sources), or that payload's rate. Ticks ride on the scheduler's pops (no event of its
+ * own, so the simulation's events and results stay identical). ns-3 events carry no packet or port,
+ * only a node id: events are counted per node exactly and shared among the node's devices in
+ * proportion to the bytes each transmitted, which is the estimate of "events in steady intervals".
+ * Cost: per packet a copy of its first 64 header bytes to the stack, one hash probe and a scan of
+ * the flow's ports (a path's length); per pop one counter; per tick O(active flows + nodes +
+ * devices). */
 #ifndef WH_NS3_MONITOR_H
 #define WH_NS3_MONITOR_H
 
@@ -30,7 +32,11 @@ struct WhNs3MonitorParams {
   uint32_t window;
   ns3::Time period;
   ns3::Time idle_window; /* 0: no idle rule */
+  bool cwnd_rtt;         /* sample cwnd / smoothed RTT (else the delivered rate) */
 };
+
+/* The Quantity values: "cwnd-rtt", "delivered", NULL. */
+extern const char *const wh_ns3_monitor_quantities[];
 
 struct WhNs3Monitor;
 

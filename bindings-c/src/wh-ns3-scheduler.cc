@@ -15,6 +15,8 @@
 
 #include <ns3/core-module.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <unordered_map>
@@ -127,9 +129,6 @@ public:
   WhCScheduler(const WhSchedulerClass *klass, bool counted);
   ~WhCScheduler() override;
 
-  /* The valid Class values, for messages: "heap, calendar, wormhole". */
-  static const char *ClassNames();
-
   void Insert(const Event &ev) override;
   bool IsEmpty() const override;
   Event PeekNext() const override;
@@ -161,7 +160,7 @@ private:
   double m_theta = 0.05;
   uint32_t m_window = 2000;
   Time m_period, m_idleWindow;
-  std::string m_report;
+  std::string m_report, m_quantity;
   WhNs3Monitor *m_monitor = nullptr;
   std::vector<std::unique_ptr<WhEvent[]>> m_chunks;
   WhEvent *m_free = nullptr; /* free list through WhEvent::next */
@@ -193,27 +192,43 @@ static const WhNs3ClassName *LookupClass(const std::string &name)
   return nullptr;
 }
 
-const char *WhCScheduler::ClassNames()
-{
-  return "heap, calendar, wormhole";
-}
-
-/* Accepts "" (the class of wh_ns3_use_c_scheduler, else heap) and the names of
- * kClasses; anything else is refused at the point where it is set (an ObjectFactory,
- * Config::SetDefault, --SchedulerType=ns3::WhCScheduler[Class=...]), with the valid
- * names on stderr before ns-3's own "Invalid value for attribute set" error. */
-class WhClassChecker : public StringChecker
+/* A string attribute with a fixed set of values, refused where it is set (an
+ * ObjectFactory, Config::SetDefault, --ns3::WhCScheduler::Class=...) with the valid
+ * values on stderr before ns-3's own "Invalid value for attribute set" error.
+ * `allow_empty`: "" is valid too (Class: the class of wh_ns3_use_c_scheduler). */
+class WhChoiceChecker : public StringChecker
 {
 public:
+  WhChoiceChecker(const char *attribute, const char *const *names, bool allow_empty)
+      : m_attribute(attribute), m_allowEmpty(allow_empty)
+  {
+    for (const char *const *n = names; *n; n++)
+      m_names.push_back(*n);
+  }
+
+  bool Valid(const std::string &v) const
+  {
+    return (m_allowEmpty && v.empty()) ||
+           std::find(m_names.begin(), m_names.end(), v) != m_names.end();
+  }
+
+  std::string List() const
+  {
+    std::string all;
+    for (const std::string &n : m_names)
+      all += (all.empty() ? "" : ", ") + n;
+    return all;
+  }
+
   bool Check(const AttributeValue &value) const override
   {
     const StringValue *s = dynamic_cast<const StringValue *>(&value);
     if (s == nullptr)
       return false;
-    if (s->Get().empty() || LookupClass(s->Get()))
+    if (Valid(s->Get()))
       return true;
-    std::cerr << "ns3::WhCScheduler: Class \"" << s->Get() << "\" is not one of "
-              << WhCScheduler::ClassNames() << std::endl;
+    std::cerr << "ns3::WhCScheduler: " << m_attribute << " \"" << s->Get() << "\" is not one of "
+              << List() << std::endl;
     return false;
   }
   std::string GetValueTypeName() const override
@@ -226,7 +241,7 @@ public:
   }
   std::string GetUnderlyingTypeInformation() const override
   {
-    return std::string("one of ") + WhCScheduler::ClassNames();
+    return "one of " + List();
   }
   Ptr<AttributeValue> Create() const override
   {
@@ -241,7 +256,14 @@ public:
     *dst = *src;
     return true;
   }
+
+private:
+  std::string m_attribute;
+  std::vector<std::string> m_names;
+  bool m_allowEmpty;
 };
+
+static const char *const kClassNames[] = {"heap", "calendar", "wormhole", nullptr};
 
 TypeId WhCScheduler::GetTypeId()
 {
@@ -250,16 +272,25 @@ TypeId WhCScheduler::GetTypeId()
           .SetParent<Scheduler>()
           .SetGroupName("Core")
           .AddConstructor<WhCScheduler>()
-          .AddAttribute("Class",
-                        "The C scheduler class: heap (4-ary heap), calendar (calendar "
-                        "queue) or wormhole (the heap plus the steady-state monitor, which "
-                        "writes the Report when the simulation is destroyed); empty: the "
-                        "class chosen through wh_ns3_use_c_scheduler, else heap",
-                        StringValue(""), MakeStringAccessor(&WhCScheduler::m_class),
-                        Ptr<const AttributeChecker>(ns3::Create<WhClassChecker>()))
+          .AddAttribute(
+              "Class",
+              "The C scheduler class: heap (4-ary heap), calendar (calendar "
+              "queue) or wormhole (the heap plus the steady-state monitor, which "
+              "writes the Report when the simulation is destroyed); empty: the "
+              "class chosen through wh_ns3_use_c_scheduler, else heap",
+              StringValue(""), MakeStringAccessor(&WhCScheduler::m_class),
+              Ptr<const AttributeChecker>(ns3::Create<WhChoiceChecker>("Class", kClassNames, true)))
           .AddAttribute("Report", "Class=wormhole: the JSON report's path (empty: none)",
                         StringValue("wormhole-ns3.json"),
                         MakeStringAccessor(&WhCScheduler::m_report), MakeStringChecker())
+          .AddAttribute("Quantity",
+                        "Class=wormhole: what is sampled per flow: cwnd-rtt (the sender "
+                        "socket's congestion window over its smoothed RTT, from its "
+                        "CongestionWindow and RTT trace sources; UDP: delivered) or "
+                        "delivered (payload that reached the receiver per period)",
+                        StringValue("cwnd-rtt"), MakeStringAccessor(&WhCScheduler::m_quantity),
+                        Ptr<const AttributeChecker>(ns3::Create<WhChoiceChecker>(
+                            "Quantity", wh_ns3_monitor_quantities, false)))
           .AddAttribute("Theta",
                         "Class=wormhole: a flow is steady when its rate spread "
                         "(max - min) / mean over Window samples is below this, in [0, 1)",
@@ -280,6 +311,31 @@ TypeId WhCScheduler::GetTypeId()
   return tid;
 }
 
+/* NS_GLOBAL_VALUE="SchedulerType=ns3::WhCScheduler" (ns-3's environment selection, for
+ * an unchanged program with this library preloaded): ns-3 reads it when its core
+ * library loads, before this library has registered the type, and silently keeps
+ * MapScheduler for a name it does not know yet. Now that the name is known (the
+ * registration above runs first, in this file's order), bind it again. */
+static struct WhRebindSchedulerType {
+  WhRebindSchedulerType()
+  {
+    const char *env = std::getenv("NS_GLOBAL_VALUE");
+    if (env == nullptr)
+      return;
+    std::string all(env), key = "SchedulerType=";
+    for (size_t at = 0; at <= all.size();) {
+      size_t end = all.find(';', at);
+      std::string item = all.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      if (item.compare(0, key.size(), key) == 0 &&
+          item.compare(key.size(), std::string::npos, "ns3::WhCScheduler") == 0)
+        GlobalValue::Bind("SchedulerType", StringValue(item.substr(key.size())));
+      if (end == std::string::npos)
+        break;
+      at = end + 1;
+    }
+  }
+} g_rebind;
+
 WhCScheduler::WhCScheduler() : m_counted(true) {}
 
 WhCScheduler::WhCScheduler(const WhSchedulerClass *klass, bool counted)
@@ -296,7 +352,7 @@ void WhCScheduler::NotifyConstructionCompleted()
     return;
   const WhNs3ClassName *c = m_class.empty() ? nullptr : LookupClass(m_class);
   if (c && c->monitor) {
-    WhNs3MonitorParams p = {m_theta, m_window, m_period, m_idleWindow};
+    WhNs3MonitorParams p = {m_theta, m_window, m_period, m_idleWindow, m_quantity == "cwnd-rtt"};
     m_monitor = wh_ns3_monitor_new(&p, m_report);
   }
   Start(c ? c->klass : g_klass ? g_klass : &wh_heap_scheduler_class, m_counted);

@@ -3,7 +3,8 @@
  * MapScheduler; a dumbbell (two DCTCP flows through a RED/ECN bottleneck, a UDP stream
  * the other way) runs in two forked children, without and with the monitor, which
  * must give the same flow times, event count and link traversals, while the monitor
- * accounts for every payload byte of every flow exactly; an unchanged ns-3 program
+ * (reading the sockets' windows and RTTs through their trace sources) accounts for
+ * every payload byte of every flow exactly; an unchanged ns-3 program
  * (validation/ns3/plain) prints the same results stock, on Class=heap and on
  * Class=wormhole with libwh-ns3-wormhole.so preloaded, and gets wormhole-ns3.json from
  * the library; whsim's --ns3-wormhole observe leaves flows.csv and summary.json as
@@ -54,8 +55,11 @@ static void dumbbell(gboolean observe, Observed *r)
                         .min_rto_ps = 200000000000ULL};
   WhNs3Sim *sim = NULL;
   STEP(r, 1, wh_ns3_sim_new(&tcp, &sim));
-  WhNs3WormholeParams p = {
-      .theta = 0.2, .window = 100, .period_ps = 10000000, .idle_window_ps = 10000000};
+  WhNs3WormholeParams p = {.theta = 0.2,
+                           .window = 100,
+                           .period_ps = 10000000,
+                           .idle_window_ps = 10000000,
+                           .cwnd_rtt = 1};
   if (observe)
     STEP(r, 2, wh_ns3_wormhole_observe(&p));
   STEP(r, 3, wh_ns3_add_nodes(sim, 6, NULL));
@@ -81,7 +85,8 @@ static void dumbbell(gboolean observe, Observed *r)
   for (uint32_t i = 0; i < r->monitor_flows && i <= NFLOWS; i++)
     wh_ns3_wormhole_flow(i, &r->flows[i]);
   r->report_rc = wh_ns3_wormhole_report(&json);
-  r->report_has_speedup = json && strstr(json, "\"estimated_speedup\": ") != NULL;
+  r->report_has_speedup = json && strstr(json, "\"estimated_speedup\": ") != NULL &&
+                          strstr(json, "\"quantity\": \"cwnd-rtt\"") != NULL;
   free(json);
   wh_ns3_sim_free(sim);
 }
@@ -167,9 +172,10 @@ START_TEST(test_monitor_changes_nothing_and_counts_every_byte)
 END_TEST
 
 /* Runs the plain ns-3 program in `dir` with `args` (NULL-terminated), the library
- * preloaded when `preload`; returns the exit status (-1: killed) and its output. */
-static int run_plain(const char *dir, gboolean preload, const char *const *args, char **out,
-                     char **err)
+ * preloaded when `preload`, and the environment variables `vars` ("NAME=VALUE",
+ * NULL-terminated, nullable); returns the exit status (-1: killed) and its output. */
+static int run_plain(const char *dir, gboolean preload, const char *const *args,
+                     const char *const *vars, char **out, char **err)
 {
   GPtrArray *argv = g_ptr_array_new();
   g_ptr_array_add(argv, (gpointer)WH_NS3_PLAIN_PATH);
@@ -180,6 +186,10 @@ static int run_plain(const char *dir, gboolean preload, const char *const *args,
   env = g_environ_unsetenv(env, "LD_PRELOAD");
   if (preload)
     env = g_environ_setenv(env, "LD_PRELOAD", WH_NS3_WORMHOLE_LIB, TRUE);
+  for (const char *const *v = vars; v && *v; v++) {
+    g_auto(GStrv) kv = g_strsplit(*v, "=", 2);
+    env = g_environ_setenv(env, kv[0], kv[1], TRUE);
+  }
   int status = -1;
   g_autoptr(GError) error = NULL;
   gboolean ok = g_spawn_sync(dir, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, out, err,
@@ -205,25 +215,28 @@ START_TEST(test_unchanged_program_three_ways)
   static const char *const stock[] = {NULL};
   static const char *const heap[] = {"--SchedulerType=ns3::WhCScheduler",
                                      "--ns3::WhCScheduler::Class=heap", NULL};
-  static const char *const wormhole[] = {"--SchedulerType=ns3::WhCScheduler",
-                                         "--ns3::WhCScheduler::Class=wormhole", NULL};
+  /* wormhole through ns-3's environment variables, which any program reads */
+  static const char *const wormhole_env[] = {
+      "NS_GLOBAL_VALUE=SchedulerType=ns3::WhCScheduler",
+      "NS_ATTRIBUTE_DEFAULT=ns3::WhCScheduler::Class=wormhole;ns3::WhCScheduler::Window=100", NULL};
   g_autofree char *out_stock = NULL, *out_heap = NULL, *out_wh = NULL;
-  ck_assert_int_eq(run_plain(dir, FALSE, stock, &out_stock, NULL), 0);
+  ck_assert_int_eq(run_plain(dir, FALSE, stock, NULL, &out_stock, NULL), 0);
   ck_assert_msg(strstr(out_stock, "flow 1 fct_ns ") && strstr(out_stock, "events "), "%s",
                 out_stock);
-  ck_assert_int_eq(run_plain(dir, TRUE, heap, &out_heap, NULL), 0);
+  ck_assert_int_eq(run_plain(dir, TRUE, heap, NULL, &out_heap, NULL), 0);
   g_autofree char *report = g_build_filename(dir, "wormhole-ns3.json", NULL);
   ck_assert(!g_file_test(report, G_FILE_TEST_EXISTS)); /* only Class=wormhole writes it */
-  ck_assert_int_eq(run_plain(dir, TRUE, wormhole, &out_wh, NULL), 0);
+  ck_assert_int_eq(run_plain(dir, TRUE, stock, wormhole_env, &out_wh, NULL), 0);
   ck_assert_str_eq(out_heap, out_stock);
   ck_assert_str_eq(out_wh, out_stock);
   /* the library attached the monitor and wrote the report on Simulator::Destroy */
   g_autofree char *json = wh_test_read_in(dir, "wormhole-ns3.json");
   ck_assert_uint_eq(count_of(json, "\"tcp\", 2000000, 6, true]"), 2);
   ck_assert_ptr_nonnull(strstr(json, "\"estimated_speedup\": "));
+  ck_assert_ptr_nonnull(strstr(json, "\"window\": 100,"));
   /* without the library, ns-3 does not know the scheduler */
   g_autofree char *err = NULL;
-  ck_assert_int_ne(run_plain(dir, FALSE, heap, NULL, &err), 0);
+  ck_assert_int_ne(run_plain(dir, FALSE, heap, NULL, NULL, &err), 0);
   ck_assert_ptr_nonnull(strstr(err, "Invalid command-line argument: --SchedulerType"));
   wh_test_remove_tree(dir);
 }
@@ -234,7 +247,7 @@ START_TEST(test_unknown_class_names_the_valid_ones)
   static const char *const bogus[] = {"--SchedulerType=ns3::WhCScheduler",
                                       "--ns3::WhCScheduler::Class=fastest", NULL};
   g_autofree char *err = NULL;
-  ck_assert_int_ne(run_plain(NULL, TRUE, bogus, NULL, &err), 0);
+  ck_assert_int_ne(run_plain(NULL, TRUE, bogus, NULL, NULL, &err), 0);
   ck_assert_msg(strstr(err, "Class \"fastest\" is not one of heap, calendar, wormhole"), "%s", err);
 }
 END_TEST
@@ -277,6 +290,18 @@ START_TEST(test_bad_inputs)
   const char *const native[] = {"run", xml, "--ns3-wormhole", "observe", NULL};
   ck_assert_int_eq(wh_test_whsim(native, NULL, &err), 2);
   ck_assert_msg(strstr(err, "--ns3-wormhole applies only with --engine ns3"), "%s", err);
+  g_free(g_steal_pointer(&err));
+  const char *const rate[] = {"run",
+                              xml,
+                              "--engine",
+                              "ns3",
+                              "--ns3-wormhole",
+                              "observe",
+                              "--set",
+                              "wh::Wormhole::Quantity=cc-rate",
+                              NULL};
+  ck_assert_int_eq(wh_test_whsim(rate, NULL, &err), 2);
+  ck_assert_msg(strstr(err, "on ns-3 the monitor samples cwnd-rtt or delivered"), "%s", err);
 
   /* the C API: order, parameters, and a process whose ns-3 was used and torn down */
   WhNs3WormholeParams p = {.theta = 0.05, .window = 100, .period_ps = 1000000};
@@ -284,6 +309,9 @@ START_TEST(test_bad_inputs)
   ck_assert_int_eq(wh_ns3_wormhole_observe(NULL), WH_NS3_EINVAL);
   WhNs3WormholeParams bad = p;
   bad.theta = 1;
+  ck_assert_int_eq(wh_ns3_wormhole_observe(&bad), WH_NS3_EINVAL);
+  bad = p;
+  bad.cwnd_rtt = 2;
   ck_assert_int_eq(wh_ns3_wormhole_observe(&bad), WH_NS3_EINVAL);
   bad = p;
   bad.window = 1;

@@ -15,11 +15,11 @@
 # 3. Overhead: ns-3 wall time (summary.json wall_s) without and with the monitor, best
 #    of WH_NS3_WH_REPEAT runs each (default 5); bound: at most 10% more.
 # 4. Steadiness: DCTCP's steady fraction (window evaluations with dR below theta) for
-#    theta 5, 20, 50%, l 100 and 1000, tau 1 us and 100 us, on ns-3 (the monitor samples
-#    the delivered rate) and on the native engine in observe mode, with the native
-#    default quantity for DCTCP (cwnd-rtt) and with Quantity=delivered, the one ns-3
-#    samples; one run per (l, tau): the 5% and 20% fractions come from the report's
-#    dR statistics, 50% from the run's theta.
+#    theta 5, 20, 50%, l 100 and 1000, tau 1 us and 100 us, on ns-3 (the monitor) and
+#    on the native engine in observe mode, each sampling cwnd over smoothed RTT (the
+#    DCTCP default) and, in other runs, the delivered rate; one run per (quantity, l,
+#    tau): the 5% and 20% fractions come from the report's dR statistics, 50% from the
+#    run's theta.
 #
 # --check exits 1 when 1, 2 or 3 fails (each failure printed as "wormhole.sh: check
 # failed: ..."); --no-run re-renders the report from $WH_BUILD/validation-ns3-wormhole.
@@ -63,9 +63,9 @@ if [ "$norun" = 0 ]; then
       for tau in 1us 100us; do
         set_args=(--set wh::Wormhole::Theta=0.5 --set "wh::Wormhole::Window=$l"
           --set "wh::Wormhole::SamplePeriod=$tau")
-        run "$out/$s/steady-ns3-$l-$tau" "$xml" --engine ns3 --ns3-wormhole observe \
-          "${set_args[@]}"
         for q in cwnd-rtt delivered; do
+          run "$out/$s/steady-ns3-$q-$l-$tau" "$xml" --engine ns3 --ns3-wormhole observe \
+            "${set_args[@]}" --set "wh::Wormhole::Quantity=$q"
           run "$out/$s/steady-native-$q-$l-$tau" "$xml" --set wh::Wormhole::Mode=observe \
             "${set_args[@]}" --set "wh::Wormhole::Quantity=$q"
         done
@@ -135,14 +135,15 @@ for s in scenarios:
 lines += ["", "## Steady fractions (DCTCP)", "",
           "Fraction of window evaluations with dR below theta (`dr.steady_fraction` for 5% "
           "and 20%, `steady_fraction_theta` at theta = 50%); `n` is the number of "
-          "evaluations. ns-3 samples the delivered rate; native is shown with its DCTCP "
-          "default quantity (cwnd-rtt) and with delivered.", "",
+          "evaluations. Both engines sample cwnd over smoothed RTT (the DCTCP default) "
+          "and, in separate runs, the delivered rate per period.", "",
           "| scenario | l | tau | engine | n | 5% | 20% | 50% |", "|---|---|---|---|---|---|---|---|"]
 for s in scenarios:
     for l in (100, 1000):
         for tau in ("1us", "100us"):
-            for name, d in (("ns-3 (delivered)", f"steady-ns3-{l}-{tau}"),
+            for name, d in (("ns-3 (cwnd-rtt)", f"steady-ns3-cwnd-rtt-{l}-{tau}"),
                             ("native (cwnd-rtt)", f"steady-native-cwnd-rtt-{l}-{tau}"),
+                            ("ns-3 (delivered)", f"steady-ns3-delivered-{l}-{tau}"),
                             ("native (delivered)", f"steady-native-delivered-{l}-{tau}")):
                 base = os.path.join(out, s, d)
                 f = "wormhole-ns3.json" if d.startswith("steady-ns3") else "wormhole.json"
