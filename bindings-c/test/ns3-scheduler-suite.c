@@ -9,12 +9,10 @@
  * which the scenario never does; the API checks run one small simulation. About 2 s
  * in all, the three children in parallel. */
 #include <check.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "test-util.h"
 #include "wh-ns3-scheduler.h"
 #include "wh-ns3.h"
 
@@ -80,58 +78,19 @@ static void run_dumbbell(const WhSchedulerClass *klass, RunResult *r)
   r->counts_end_rc = wh_ns3_c_scheduler_counts(&r->counts_end);
 }
 
-typedef struct {
-  pid_t pid;
-  int fd;
-} Child;
-
-static Child spawn(const WhSchedulerClass *klass)
+static void run_child(const void *klass, void *out)
 {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    RunResult r;
-    memset(&r, 0, sizeof r);
-    run_dumbbell(klass, &r);
-    const char *p = (const char *)&r;
-    size_t left = sizeof r;
-    while (left > 0) {
-      ssize_t n = write(fds[1], p, left);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        _exit(2);
-      p += n;
-      left -= (size_t)n;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  return (Child){pid, fds[0]};
+  run_dumbbell(klass, out);
 }
 
-static void collect(Child c, const char *name, RunResult *r)
+static WhTestChild spawn(const WhSchedulerClass *klass)
 {
-  char *p = (char *)r;
-  size_t got = 0;
-  while (got < sizeof *r) {
-    ssize_t n = read(c.fd, p + got, sizeof *r - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    got += (size_t)n;
-  }
-  close(c.fd);
-  int status = 0;
-  ck_assert_int_eq(waitpid(c.pid, &status, 0), c.pid);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s child: status 0x%x", name,
-                status);
-  ck_assert_msg(got == sizeof *r, "%s child: %zu of %zu bytes", name, got, sizeof *r);
+  return wh_test_fork(run_child, klass, sizeof(RunResult));
+}
+
+static void collect(WhTestChild c, const char *name, RunResult *r)
+{
+  wh_test_join(c, name, r);
   ck_assert_msg(r->rc == WH_NS3_OK, "%s child: step %d: %s", name, r->step, wh_ns3_strerror(r->rc));
 }
 
@@ -177,9 +136,9 @@ static void carried_everything(const char *name, const RunResult *r)
 
 START_TEST(test_c_schedulers_match_map_scheduler)
 {
-  Child map = spawn(NULL);
-  Child heap = spawn(&wh_heap_scheduler_class);
-  Child cal = spawn(&wh_calendar_scheduler_class);
+  WhTestChild map = spawn(NULL);
+  WhTestChild heap = spawn(&wh_heap_scheduler_class);
+  WhTestChild cal = spawn(&wh_calendar_scheduler_class);
   RunResult ref, rh, rc;
   collect(map, "MapScheduler", &ref);
   collect(heap, "heap", &rh);

@@ -10,11 +10,9 @@
  * the library; whsim's --ns3-wormhole observe leaves flows.csv and summary.json as
  * they are (dequeue marking: the hook queue disc); and bad inputs. About 15 s. */
 #include <check.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "test-util.h"
 #include "wh-ns3-scheduler.h"
@@ -91,37 +89,15 @@ static void dumbbell(gboolean observe, Observed *r)
   wh_ns3_sim_free(sim);
 }
 
-/* Runs dumbbell(observe) in a forked child: one ns-3 simulation per process. */
-static pid_t spawn(gboolean observe, int *fd)
+static void run_child(const void *observe, void *out)
 {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    Observed r;
-    memset(&r, 0, sizeof r);
-    dumbbell(observe, &r);
-    _exit(write(fds[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 2);
-  }
-  close(fds[1]);
-  *fd = fds[0];
-  return pid;
+  dumbbell(*(const gboolean *)observe, out);
 }
 
-static void reap(pid_t pid, int fd, const char *name, Observed *r)
+/* dumbbell(observe) in a forked child: one ns-3 simulation per process. */
+static void reap(WhTestChild c, const char *name, Observed *r)
 {
-  ssize_t got;
-  do
-    got = read(fd, r, sizeof *r);
-  while (got < 0 && errno == EINTR);
-  close(fd);
-  int status = 0;
-  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status 0x%x", name, status);
-  ck_assert_msg(got == (ssize_t)sizeof *r, "%s: short result", name);
+  wh_test_join(c, name, r);
   ck_assert_msg(r->rc == WH_NS3_OK, "%s: step %d: %s", name, r->step, wh_ns3_strerror(r->rc));
 }
 
@@ -140,11 +116,12 @@ END_TEST
 
 START_TEST(test_monitor_changes_nothing_and_counts_every_byte)
 {
-  int fd_off, fd_on;
-  pid_t off = spawn(FALSE, &fd_off), on = spawn(TRUE, &fd_on);
+  static const gboolean no = FALSE, yes = TRUE;
+  WhTestChild off = wh_test_fork(run_child, &no, sizeof(Observed));
+  WhTestChild on = wh_test_fork(run_child, &yes, sizeof(Observed));
   Observed a, b;
-  reap(off, fd_off, "without the monitor", &a);
-  reap(on, fd_on, "with the monitor", &b);
+  reap(off, "without the monitor", &a);
+  reap(on, "with the monitor", &b);
   for (int f = 0; f < NFLOWS; f++)
     ck_assert_msg(a.finish[f] == b.finish[f], "flow %d: finish %llu ps vs %llu ps", f,
                   (unsigned long long)a.finish[f], (unsigned long long)b.finish[f]);

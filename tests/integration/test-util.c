@@ -2,9 +2,12 @@
 #include "test-util.h"
 
 #include <check.h>
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 char *wh_test_source_path(const char *relative)
 {
@@ -28,6 +31,50 @@ int wh_test_whsim(const char *const *args, char **out, char **err)
   ck_assert_msg(ok, "cannot run whsim: %s", error ? error->message : "?");
   ck_assert_msg(WIFEXITED(status), "whsim did not exit normally (status %d)", status);
   return WEXITSTATUS(status);
+}
+
+WhTestChild wh_test_fork(void (*fn)(const void *arg, void *out), const void *arg, size_t size)
+{
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    char *out = g_malloc0(size);
+    fn(arg, out);
+    for (size_t sent = 0; sent < size;) {
+      ssize_t n = write(fds[1], out + sent, size - sent);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        _exit(2);
+      sent += (size_t)n;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  return (WhTestChild){pid, fds[0], size};
+}
+
+void wh_test_join(WhTestChild c, const char *name, void *out)
+{
+  size_t got = 0;
+  while (got < c.size) {
+    ssize_t n = read(c.fd, (char *)out + got, c.size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+  }
+  close(c.fd);
+  int status = 0;
+  ck_assert_int_eq(waitpid(c.pid, &status, 0), c.pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s child: status 0x%x", name,
+                status);
+  ck_assert_msg(got == c.size, "%s child: %zu of %zu bytes", name, got, c.size);
 }
 
 char *wh_test_read_in(const char *dir, const char *name)

@@ -20,6 +20,19 @@ char *wh_test_read_in(const char *dir, const char *name);
 /* Deletes `path` and, if it is a directory (not a symbolic link), everything below it. */
 void wh_test_remove_tree(const char *path);
 
+/* A forked child that computes a result of fixed size (for libraries that allow one
+ * simulation per process, such as ns-3): wh_test_fork runs fn(arg, out) in the child
+ * and sends the `size` bytes of `out` back through a pipe; wh_test_join reads them
+ * into `out` and asserts the child exited with status 0 after sending them all
+ * (`name` names it in messages). */
+typedef struct {
+  int pid;
+  int fd;
+  size_t size;
+} WhTestChild;
+WhTestChild wh_test_fork(void (*fn)(const void *arg, void *out), const void *arg, size_t size);
+void wh_test_join(WhTestChild c, const char *name, void *out);
+
 /* `json` without its "wall_s" line: the fields that must repeat bit for bit.
  * (transfer full) */
 char *wh_test_strip_wall(const char *json);
