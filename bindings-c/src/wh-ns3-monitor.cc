@@ -81,6 +81,7 @@ struct MPort {
 
 struct MNode {
   uint32_t first_port = 0, n_ports = 0;
+  bool rx_watched = false; /* a flow ends here: its devices' PhyRxEnd is connected */
   uint64_t events = 0, last_events = 0;
   uint64_t tx_bytes = 0, last_tx = 0;
 };
@@ -103,6 +104,7 @@ struct WhNs3Monitor {
   std::unordered_map<Tuple, uint32_t, TupleHash> by_tuple;
   std::vector<MFlow> flows;
   std::vector<uint64_t> port_events; /* counts.port */
+  std::vector<Ptr<NetDevice>> devices; /* by port */
   WhEventCounts counts = {};
   WhDetector *det = nullptr;
 };
@@ -226,6 +228,19 @@ static void watch_socket(WhNs3Monitor *m, uint32_t id, uint32_t node, uint16_t s
   }
 }
 
+static void on_rx(WhNs3Monitor *m, uint32_t port, Ptr<const Packet> pkt);
+
+/* Connects PhyRxEnd of a flow's receiving node (only there: no cost at switches). */
+static void watch_receiver(WhNs3Monitor *m, uint32_t node)
+{
+  if (node >= m->nodes.size() || m->nodes[node].rx_watched)
+    return;
+  MNode &n = m->nodes[node];
+  n.rx_watched = true;
+  for (uint32_t p = n.first_port; p < n.first_port + n.n_ports; p++)
+    m->devices[p]->TraceConnectWithoutContext("PhyRxEnd", MakeBoundCallback(&on_rx, m, p));
+}
+
 static uint32_t new_flow(WhNs3Monitor *m, const Seen &s, uint32_t port)
 {
   uint32_t id = (uint32_t)m->flows.size();
@@ -243,6 +258,7 @@ static uint32_t new_flow(WhNs3Monitor *m, const Seen &s, uint32_t port)
   }
   m->flows.push_back(std::move(f));
   m->by_tuple.emplace(s.t, id);
+  watch_receiver(m, m->flows[id].dst_node);
   if (m->p.cwnd_rtt && s.t.proto == 6)
     watch_socket(m, id, m->ports[port].node, s.t.sport);
   refresh_events(m);
@@ -362,8 +378,8 @@ static void attach(WhNs3Monitor *m)
     m->nodes[node].n_ports++;
     uint32_t id = (uint32_t)m->ports.size();
     m->ports.push_back(port);
+    m->devices.push_back(dev);
     dev->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&on_tx, m, id));
-    dev->TraceConnectWithoutContext("PhyRxEnd", MakeBoundCallback(&on_rx, m, id));
   }
   for (uint32_t n = 0; n < NodeList::GetNNodes(); n++) {
     Ptr<Ipv4> ip = NodeList::GetNode(n)->GetObject<Ipv4>();
