@@ -103,7 +103,7 @@ struct WhNs3Monitor {
   std::unordered_map<uint32_t, uint32_t> ip_node;
   std::unordered_map<Tuple, uint32_t, TupleHash> by_tuple;
   std::vector<MFlow> flows;
-  std::vector<uint64_t> port_events; /* counts.port */
+  std::vector<uint64_t> port_events;   /* counts.port */
   std::vector<Ptr<NetDevice>> devices; /* by port */
   WhEventCounts counts = {};
   WhDetector *det = nullptr;
