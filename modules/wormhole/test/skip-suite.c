@@ -258,9 +258,9 @@ START_TEST(test_dumbbells)
   static const char *dctcp[] = {"wh::DctcpCc::Kmin=250KB", "wh::DctcpCc::Kmax=350KB",
                                 "wh::RdmaFlow::Mtu=4096B", NULL};
   static const DumbbellCase cases[] = {
-      {"dcqcn", NULL, 300000000, TRUE, FALSE},
+      {"dcqcn", NULL, 300000000, TRUE, TRUE},
       {"hpcc", hpcc, 60000000, TRUE, TRUE},
-      {"dctcp", dctcp, 1500000000, FALSE, FALSE},
+      {"dctcp", dctcp, 1500000000, FALSE, TRUE},
   };
   static char *detect_dcqcn[] = {"wh::Wormhole::Mode=skip", "wh::Wormhole::Quantity=delivered-avg",
                                  "wh::Wormhole::AvgPeriods=1000", "wh::Wormhole::Window=10000",
