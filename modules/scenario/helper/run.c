@@ -497,7 +497,8 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                    "hosts",
                    facts.ranks, run->net->n_hosts);
   uint64_t preset_ops = (uint64_t)facts.ops * run->iterations;
-  if (!check_workload_memory(run, preset_ops, preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP,
+  if (!check_workload_memory(run, preset_ops,
+                             WH_WORKLOAD_BYTES_FIXED + preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP,
                              "<workload model>", sc->workload_line, error))
     return FALSE;
   run->workload = wh_workload_new(run->tp, facts.ranks);
@@ -611,7 +612,8 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   /* iterations after the first: the roots also wait for the last iteration's leaves */
   uint64_t it = run->iterations, ops = (uint64_t)n * it;
   edges = edges * it + roots * leaves * (it - 1);
-  uint64_t need = ops * WH_WORKLOAD_BYTES_PER_OP + edges * WH_WORKLOAD_BYTES_PER_DEP + names;
+  uint64_t need = WH_WORKLOAD_BYTES_FIXED + ops * WH_WORKLOAD_BYTES_PER_OP +
+                  edges * WH_WORKLOAD_BYTES_PER_DEP + names;
   if (!check_workload_memory(run, ops, need, "<workload>", sc->workload_line, error))
     return FALSE;
   run->ops_per_iteration = n;

@@ -1065,11 +1065,13 @@ static Count count_plan(const Parsed *p, const WhSimaiOptions *opts)
 
 /* The bytes the plan of `p` and the workload made of it take, from the parsed layers
  * alone: the ops and edges at the workload's bytes per op and edge (op table and run
- * state), the distinct names and groups, and the builder's own arrays. */
+ * state), the distinct names and groups, the builder's own arrays, and the run's
+ * fixed part. */
 static uint64_t estimate_bytes(const Parsed *p, const Count *c)
 {
   uint64_t n = p->n_gpus, L = p->layers->len;
-  return c->ops * WH_WORKLOAD_BYTES_PER_OP + c->edges * WH_WORKLOAD_BYTES_PER_DEP +
+  return WH_WORKLOAD_BYTES_FIXED + c->ops * WH_WORKLOAD_BYTES_PER_OP +
+         c->edges * WH_WORKLOAD_BYTES_PER_DEP +
          c->names * (WH_OP_TABLE_BYTES_PER_ENTRY + NAME_BYTES) +
          c->groups * (sizeof(uint32_t) + WH_OP_TABLE_BYTES_PER_ENTRY) +
          c->group_ranks * sizeof(uint32_t) + L * n * sizeof(uint32_t) +
@@ -1114,6 +1116,7 @@ WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, 
   plan->ops = wh_op_table_new();
   wh_op_table_reserve(plan->ops, n_ops, 0);
   build(plan, &p, opts);
+  wh_op_table_trim(plan->ops);
   parsed_clear(&p);
   if (opts && opts->stats)
     *opts->stats = plan->stats;

@@ -118,6 +118,16 @@ void wh_op_table_reserve(WhOpTable *t, uint64_t ops, uint64_t deps)
   }
 }
 
+void wh_op_table_trim(WhOpTable *t)
+{
+  if (t->cap > t->n)
+    set_op_cap(t, MAX(t->n, 1));
+  if (t->cap_dep > t->n_dep) {
+    t->cap_dep = MAX(t->n_dep, 1);
+    t->dep = g_renew(uint32_t, t->dep, t->cap_dep);
+  }
+}
+
 static uint64_t grown(uint64_t cap, uint64_t need, uint64_t limit)
 {
   uint64_t c = MAX(cap + cap / 2, 16);

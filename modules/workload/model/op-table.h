@@ -73,6 +73,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhOpTable, wh_op_table_unref)
 /* Room for `ops` more ops and `deps` more edges, allocated at once. */
 void wh_op_table_reserve(WhOpTable *t, uint64_t ops, uint64_t deps);
 
+/* Gives back the room reserved beyond the ops and edges the table has (a view taken
+ * before may no longer be valid). */
+void wh_op_table_trim(WhOpTable *t);
+
 /* Appends `op` (its name, group and deps are copied; deps must name earlier ops,
  * checked by the caller) and returns its id; -1 with an error past 2^32 - 2 ops or
  * 2^32 - 1 edges. The table must not be shared. */

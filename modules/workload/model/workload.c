@@ -440,6 +440,7 @@ static void flow_done(void *data, WhFlow *flow)
  * the order the ops were added (op_end starts them in that order). */
 static void alloc_run_state(WhWorkload *w)
 {
+  wh_op_table_trim(w->ops);
   uint32_t n = wh_op_table_len(w->ops);
   uint64_t edges = wh_op_table_n_deps_total(w->ops);
   w->n_run = n;

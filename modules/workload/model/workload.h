@@ -36,6 +36,10 @@ typedef struct WhWorkload WhWorkload;
 #define WH_WORKLOAD_RUN_BYTES_PER_OP 25u
 #define WH_WORKLOAD_BYTES_PER_OP (WH_OP_TABLE_BYTES_PER_OP + WH_WORKLOAD_RUN_BYTES_PER_OP)
 #define WH_WORKLOAD_BYTES_PER_DEP (WH_OP_TABLE_BYTES_PER_DEP + 4u)
+/* What a run with a workload holds besides its ops and the network's estimate (the
+ * simulator's event pool and scheduler, the transport's tables; measured: 0.4 MB),
+ * added to every workload estimate. */
+#define WH_WORKLOAD_BYTES_FIXED (1u << 20)
 /* An estimate for ops each with a name of its own (up to 64 bytes) and a few edges:
  * the memory budget of `<workload>` ops and model presets. */
 #define WH_WORKLOAD_BYTES_PER_NAMED_OP                                                             \

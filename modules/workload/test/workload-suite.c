@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "simai-import.h"
 #include "test-util.h"
 #include "workload.h"
 
@@ -229,6 +230,112 @@ START_TEST(test_p2p_and_dag_order)
 }
 END_TEST
 
+/* ---- memory ---- */
+
+/* A SimAI DATA file of `layers` layers on 8 GPUs: three computes, an all-reduce and
+ * an update per layer. (transfer full) */
+static char *data_file(uint32_t layers)
+{
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "DATA all_gpus: 8\n%u\n", layers);
+  for (uint32_t i = 0; i < layers; i++)
+    g_string_append_printf(s, "layer%u -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1048576 10\n", i);
+  return g_string_free(s, FALSE);
+}
+
+/* The heap a plan of 66,000 ops takes (its op table), what applying it to a workload
+ * adds (nothing: the workload shares the table) and what starting it adds (the run
+ * state), against the bytes per op and edge the workload declares; and the importer's
+ * estimate is at least the sum. */
+START_TEST(test_simai_bytes_per_op)
+{
+  g_autofree char *text = data_file(8000);
+  uint64_t h0 = wh_test_heap_bytes();
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(text, strlen(text), "d.txt", 8, NULL, &err);
+  ck_assert_msg(plan != NULL, "%s", err ? err->message : "");
+  uint64_t h1 = wh_test_heap_bytes();
+  uint32_t n = wh_simai_plan_n_ops(plan);
+  uint64_t edges = wh_op_table_n_deps_total(plan->ops);
+  ck_assert_uint_eq(n, 8000 * 33 - 8);
+  Job j;
+  job_open(&j, 8, NULL);
+  uint64_t h2 = wh_test_heap_bytes();
+  ck_assert(wh_simai_plan_apply(plan, j.w, &err));
+  uint64_t h3 = wh_test_heap_bytes();
+  wh_workload_start(j.w);
+  uint64_t h4 = wh_test_heap_bytes();
+  if (h0 == 0) { /* a sanitizer's allocator: nothing to measure */
+    job_close(&j);
+    return;
+  }
+  double table = (double)(h1 - h0) / n, run = (double)(h4 - h3) / n;
+  fprintf(stderr,
+          "simai plan: %u ops, %.2f edges per op: table %.1f B/op, apply %" G_GINT64_FORMAT
+          " B, run state %.1f B/op, workload_op_bytes %.1f B/op\n",
+          n, (double)edges / n, table, (gint64)(h3 - h2), run,
+          (double)wh_workload_op_bytes(j.w) / n);
+  /* the layout: 28 + 25 B per op, 4 + 4 per edge */
+  ck_assert_uint_le(WH_WORKLOAD_BYTES_PER_OP, 53);
+  ck_assert_uint_le(WH_WORKLOAD_BYTES_PER_DEP, 8);
+  /* the table: bytes per op and edge, and 5 names per layer (3 computes, the
+   * all-reduce, its update) of up to 160 B each with their hash entry */
+  ck_assert_uint_le(h1 - h0, (uint64_t)n * WH_OP_TABLE_BYTES_PER_OP +
+                                 edges * WH_OP_TABLE_BYTES_PER_DEP + 5 * 8000 * 160);
+  ck_assert_int_le((int64_t)(h3 - h2), 4096); /* shared, not copied */
+  /* the run state, plus the events of the first ops and the scheduler's pool */
+  ck_assert_uint_le(h4 - h3, (uint64_t)n * WH_WORKLOAD_RUN_BYTES_PER_OP + edges * 4 + (512 << 10));
+  /* this shape in all: about 77 B per op (it was 447 with an op struct, a name, a
+   * dependency array and a successor array each) */
+  ck_assert_uint_le(h4 - h3 + h1 - h0, (uint64_t)n * 80);
+  /* the estimate is not below what was used */
+  WhSimaiOptions tight = {.max_bytes = (h1 - h0) + (h4 - h3)};
+  g_autoptr(WhSimaiPlan) refused =
+      wh_simai_plan_parse(text, strlen(text), "d.txt", 8, &tight, &err);
+  ck_assert_ptr_null(refused);
+  ck_assert(g_error_matches(err, WH_SIMAI_ERROR, WH_SIMAI_ERROR_TOO_LARGE));
+  fprintf(stderr, "%s\n", err->message);
+  job_close(&j);
+}
+END_TEST
+
+/* For a native DAG, a model preset and a SimAI file, each over many iterations: what
+ * loading the scenario and starting its workload take from the heap is no more than
+ * the budget check estimates (the network's and the workload's): a budget of exactly
+ * that use is refused. */
+static const struct {
+  const char *file;
+  uint32_t iterations;
+} estimated[] = {
+    {"scenarios/workload-dp-pp.xml", 20000},
+    {"scenarios/presets/moe-8x7b-dcqcn.xml", 20},
+    {"scenarios/simai-gpt-tp8-dp2.xml", 2000},
+};
+
+START_TEST(test_estimates_cover_use)
+{
+  g_autofree char *path = wh_test_source_path(estimated[_i].file);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhScenario) sc = wh_scenario_load(path, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  uint64_t h0 = wh_test_heap_bytes();
+  WhRunOptions opts = {.iterations = estimated[_i].iterations};
+  WhRun *run = wh_run_new(sc, &opts, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  wh_workload_start(run->workload);
+  uint64_t used = wh_test_heap_bytes() - h0, ops = wh_workload_n_ops(run->workload);
+  wh_run_free(run);
+  if (h0 == 0)
+    return; /* a sanitizer's allocator: nothing to measure */
+  fprintf(stderr, "%s x %u: %" G_GUINT64_FORMAT " ops, %.1f B per op in use\n", estimated[_i].file,
+          opts.iterations, (guint64)ops, (double)used / (double)ops);
+  opts.max_memory = used;
+  ck_assert_ptr_null(wh_run_new(sc, &opts, &err));
+  ck_assert_msg(strstr(err->message, "(--max-memory)") != NULL, "%s", err->message);
+  fprintf(stderr, "  %s\n", err->message);
+}
+END_TEST
+
 Suite *wh_workload_suite(void)
 {
   Suite *s = suite_create("workload");
@@ -242,5 +349,10 @@ Suite *wh_workload_suite(void)
   tcase_add_test(tc, test_direct_all_to_all);
   tcase_add_test(tc, test_p2p_and_dag_order);
   suite_add_tcase(s, tc);
+  TCase *mem = tcase_create("memory");
+  tcase_set_timeout(mem, 60);
+  tcase_add_test(mem, test_simai_bytes_per_op);
+  tcase_add_loop_test(mem, test_estimates_cover_use, 0, G_N_ELEMENTS(estimated));
+  suite_add_tcase(s, mem);
   return s;
 }
