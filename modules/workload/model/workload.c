@@ -22,6 +22,16 @@ typedef struct {
   uint32_t next[2]; /* transfers this one unlocks (UINT32_MAX: none) */
 } Xfer;
 
+/* What a flow carries: step `step` of a ring collective from its member `index`, or
+ * (step EAGER) the transfer `index`. */
+typedef struct {
+  uint32_t op; /* NONE: not the workload's flow */
+  uint32_t step;
+  uint32_t index;
+} FlowRef;
+
+#define EAGER UINT32_MAX
+
 struct WhWorkload {
   WhTransport *tp;
   uint32_t n_ranks;
@@ -34,8 +44,8 @@ struct WhWorkload {
   uint32_t *pending;    /* waiting: dependencies not ended; started: transfers not ended */
   uint32_t *succ_begin; /* op i's successors: succ[succ_begin[i] .. succ_begin[i + 1]) */
   uint32_t *succ;
-  GArray *xfers;     /* Xfer */
-  GArray *flow_xfer; /* flow id -> xfer id (UINT32_MAX: not ours) */
+  GArray *xfers;    /* Xfer: sends, all-to-alls and broadcasts */
+  GArray *flow_ref; /* flow id -> FlowRef */
   uint32_t ops_left;
   WhTime alpha; /* per-message software cost, before a transfer's first byte */
 };
@@ -78,7 +88,7 @@ WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks)
     w->host[r] = r;
   w->ops = wh_op_table_new();
   w->xfers = g_array_new(FALSE, TRUE, sizeof(Xfer));
-  w->flow_xfer = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  w->flow_ref = g_array_new(FALSE, FALSE, sizeof(FlowRef));
   wh_transport_add_observer(tp, &workload_observer, w);
   return w;
 }
@@ -96,7 +106,7 @@ void wh_workload_free(WhWorkload *w)
   g_free(w->succ_begin);
   g_free(w->succ);
   g_array_unref(w->xfers);
-  g_array_unref(w->flow_xfer);
+  g_array_unref(w->flow_ref);
   g_free(w->host);
   g_free(w);
 }
@@ -287,18 +297,41 @@ gboolean wh_workload_add_table(WhWorkload *w, WhOpTable *t, GError **error)
 
 static void op_end(WhWorkload *w, uint32_t id);
 
-static void start_xfer(WhWorkload *w, uint32_t x)
+static void add_flow(WhWorkload *w, uint32_t src, uint32_t dst, uint64_t bytes, FlowRef ref)
 {
-  Xfer *t = &g_array_index(w->xfers, Xfer, x);
   g_autoptr(GError) err = NULL;
-  int64_t flow = wh_transport_add_flow(w->tp, w->host[t->src], w->host[t->dst], t->bytes,
+  int64_t flow = wh_transport_add_flow(w->tp, w->host[src], w->host[dst], bytes,
                                        w->tp->sim->now + w->alpha, &err);
   g_assert(flow >= 0); /* ranks and sizes were checked when the op was added */
-  while (w->flow_xfer->len <= (guint)flow) {
-    uint32_t none = NONE;
-    g_array_append_val(w->flow_xfer, none);
-  }
-  g_array_index(w->flow_xfer, uint32_t, flow) = x;
+  FlowRef none = {.op = NONE};
+  while (w->flow_ref->len <= (guint)flow)
+    g_array_append_val(w->flow_ref, none);
+  g_array_index(w->flow_ref, FlowRef, flow) = ref;
+}
+
+static void start_xfer(WhWorkload *w, uint32_t x)
+{
+  const Xfer *t = &g_array_index(w->xfers, Xfer, x);
+  add_flow(w, t->src, t->dst, t->bytes, (FlowRef){.op = t->op, .step = EAGER, .index = x});
+}
+
+/* Ring collectives make their transfers as they become ready: step k + 1 of member
+ * r + 1 forwards what arrived from member r in step k, its one dependency. */
+static gboolean is_ring(const WhOpSpec *o)
+{
+  return o->coll != WH_COLL_ALL_TO_ALL && o->coll != WH_COLL_BROADCAST;
+}
+
+static uint32_t ring_steps(const WhOpSpec *o)
+{
+  return o->coll == WH_COLL_ALL_REDUCE ? 2 * (o->group_n - 1) : o->group_n - 1;
+}
+
+static void start_ring(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t k, uint32_t r)
+{
+  uint32_t n = o->group_n;
+  add_flow(w, o->group[r], o->group[(r + 1) % n], (o->bytes + n - 1) / n,
+           (FlowRef){.op = id, .step = k, .index = r});
 }
 
 static uint32_t new_xfer(WhWorkload *w, uint32_t op, uint32_t src, uint32_t dst, uint64_t bytes)
@@ -317,7 +350,7 @@ static void link_xfers(WhWorkload *w, uint32_t before, uint32_t after)
   g_array_index(w->xfers, Xfer, after).pending++;
 }
 
-/* Expands a collective into transfers; returns the index of the first. */
+/* Expands an all-to-all or a broadcast into transfers; returns the index of the first. */
 static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o)
 {
   uint32_t n = o->group_n, first = w->xfers->len;
@@ -339,28 +372,15 @@ static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o)
     }
     return first;
   }
-  if (o->coll == WH_COLL_BROADCAST) {
-    /* pipelined chain: chunk j crosses hop i (g[i] -> g[i + 1]) after it crossed hop
-     * i - 1 and after chunk j - 1 crossed hop i: 2 (n - 1) steps of size / n */
-    for (uint32_t j = 0; j < n; j++) {
-      for (uint32_t i = 0; i + 1 < n; i++) {
-        uint32_t x = new_xfer(w, id, g[i], g[i + 1], chunk);
-        if (i > 0)
-          link_xfers(w, x - 1, x);
-        if (j > 0)
-          link_xfers(w, x - (n - 1), x);
-      }
-    }
-    return first;
-  }
-  /* ring: steps of one chunk from each rank to the next; step k + 1 of rank r
-   * forwards what arrived from rank r - 1 in step k */
-  uint32_t steps = o->coll == WH_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
-  for (uint32_t k = 0; k < steps; k++) {
-    for (uint32_t r = 0; r < n; r++) {
-      uint32_t x = new_xfer(w, id, g[r], g[(r + 1) % n], chunk);
-      if (k > 0)
-        link_xfers(w, first + (k - 1) * n + (r + n - 1) % n, x);
+  /* broadcast, a pipelined chain: chunk j crosses hop i (g[i] -> g[i + 1]) after it
+   * crossed hop i - 1 and after chunk j - 1 crossed hop i: 2 (n - 1) steps of size / n */
+  for (uint32_t j = 0; j < n; j++) {
+    for (uint32_t i = 0; i + 1 < n; i++) {
+      uint32_t x = new_xfer(w, id, g[i], g[i + 1], chunk);
+      if (i > 0)
+        link_xfers(w, x - 1, x);
+      if (j > 0)
+        link_xfers(w, x - (n - 1), x);
     }
   }
   return first;
@@ -393,6 +413,12 @@ static void op_start(WhWorkload *w, uint32_t id)
   case WH_OP_COLLECTIVE: {
     if (o.group_n < 2 || o.bytes == 0)
       break;
+    if (is_ring(&o)) {
+      w->pending[id] = ring_steps(&o) * o.group_n;
+      for (uint32_t r = 0; r < o.group_n; r++)
+        start_ring(w, id, &o, 0, r);
+      return;
+    }
     uint32_t first = expand(w, id, &o), last = w->xfers->len;
     w->pending[id] = last - first;
     for (uint32_t x = first; x < last; x++) {
@@ -422,18 +448,25 @@ static void op_end(WhWorkload *w, uint32_t id)
 static void flow_done(void *data, WhFlow *flow)
 {
   WhWorkload *w = data;
-  if (flow->id >= w->flow_xfer->len)
+  if (flow->id >= w->flow_ref->len)
     return;
-  uint32_t x = g_array_index(w->flow_xfer, uint32_t, flow->id);
-  if (x == NONE)
+  FlowRef ref = g_array_index(w->flow_ref, FlowRef, flow->id);
+  if (ref.op == NONE)
     return;
-  Xfer t = g_array_index(w->xfers, Xfer, x);
-  for (int k = 0; k < 2; k++) {
-    if (t.next[k] != NONE && --g_array_index(w->xfers, Xfer, t.next[k]).pending == 0)
-      start_xfer(w, t.next[k]);
+  if (ref.step == EAGER) {
+    Xfer t = g_array_index(w->xfers, Xfer, ref.index);
+    for (int k = 0; k < 2; k++) {
+      if (t.next[k] != NONE && --g_array_index(w->xfers, Xfer, t.next[k]).pending == 0)
+        start_xfer(w, t.next[k]);
+    }
+  } else {
+    WhOpSpec o;
+    wh_op_table_get(w->ops, ref.op, &o);
+    if (ref.step + 1 < ring_steps(&o))
+      start_ring(w, ref.op, &o, ref.step + 1, (ref.index + 1) % o.group_n);
   }
-  if (--w->pending[t.op] == 0)
-    op_end(w, t.op);
+  if (--w->pending[ref.op] == 0)
+    op_end(w, ref.op);
 }
 
 /* The run state: every op waiting on all its dependencies; the successor lists in
