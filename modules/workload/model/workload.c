@@ -36,6 +36,7 @@ struct WhWorkload {
   WhTransport *tp;
   uint32_t n_ranks;
   uint32_t *host; /* rank -> host */
+  uint8_t *seen;  /* per rank, scratch of check_op (NULL until a collective is added) */
   WhOpTable *ops;
   /* run state, from wh_workload_start on: n_run ops (0 before) */
   uint32_t n_run;
@@ -108,6 +109,7 @@ void wh_workload_free(WhWorkload *w)
   g_array_unref(w->xfers);
   g_array_unref(w->flow_ref);
   g_free(w->host);
+  g_free(w->seen);
   g_free(w);
 }
 
@@ -190,17 +192,25 @@ static gboolean check_op(WhWorkload *w, const WhOpSpec *o, GError **error)
     g_set_error(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID, "%s: empty group", name);
     return FALSE;
   }
-  for (uint32_t i = 0; i < n; i++) {
-    if (!check_rank(w, group[i], name, error))
-      return FALSE;
-    for (uint32_t j = 0; j < i; j++) {
-      if (group[j] == group[i]) {
-        g_set_error(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
-                    "%s: rank %u appears twice in the group", name, group[i]);
-        return FALSE;
-      }
+  if (w->seen == NULL)
+    w->seen = g_new0(uint8_t, w->n_ranks);
+  gboolean ok = TRUE;
+  uint32_t i = 0;
+  for (; ok && i < n; i++) { /* marks the members, then clears the marks it made */
+    ok = check_rank(w, group[i], name, error);
+    if (ok && w->seen[group[i]]) {
+      g_set_error(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                  "%s: rank %u appears twice in the group", name, group[i]);
+      ok = FALSE;
+    } else if (ok) {
+      w->seen[group[i]] = 1;
     }
   }
+  for (uint32_t j = 0; j < i; j++)
+    if (group[j] < w->n_ranks)
+      w->seen[group[j]] = 0;
+  if (!ok)
+    return FALSE;
   gboolean a2a = o->coll == WH_COLL_ALL_TO_ALL;
   if (a2a != (o->algo == WH_ALGO_PAIRWISE || o->algo == WH_ALGO_DIRECT)) {
     g_set_error(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,

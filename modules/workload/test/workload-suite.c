@@ -265,7 +265,7 @@ START_TEST(test_simai_bytes_per_op)
   uint64_t h3 = wh_test_heap_bytes();
   wh_workload_start(j.w);
   uint64_t h4 = wh_test_heap_bytes();
-  if (h0 == 0) { /* a sanitizer's allocator: nothing to measure */
+  if (h1 == h0) { /* a sanitizer's allocator: nothing to measure */
     job_close(&j);
     return;
   }
@@ -325,7 +325,7 @@ START_TEST(test_estimates_cover_use)
   wh_workload_start(run->workload);
   uint64_t used = wh_test_heap_bytes() - h0, ops = wh_workload_n_ops(run->workload);
   wh_run_free(run);
-  if (h0 == 0)
+  if (used == 0 || h0 == 0)
     return; /* a sanitizer's allocator: nothing to measure */
   fprintf(stderr, "%s x %u: %" G_GUINT64_FORMAT " ops, %.1f B per op in use\n", estimated[_i].file,
           opts.iterations, (guint64)ops, (double)used / (double)ops);
