@@ -438,7 +438,8 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
                        .gpus = sc->simai_gpus,
                        .max_bytes = run->memory_budget > run->memory_network
                                         ? run->memory_budget - run->memory_network
-                                        : 1};
+                                        : 1,
+                       .progress = isatty(STDERR_FILENO) ? stderr : NULL};
   g_autoptr(GError) err = NULL;
   g_autofree char *sc_dir = g_path_get_dirname(sc->path);
   const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};

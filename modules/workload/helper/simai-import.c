@@ -640,6 +640,8 @@ typedef struct {
   uint32_t *wg_wait; /* [layer * n + rank]: what the next forward of the layer waits for */
   uint32_t *members; /* scratch, n entries */
   GArray *deps;      /* scratch */
+  FILE *progress;    /* nullable */
+  uint64_t total, next_report; /* ops the plan will have; when to report next */
 } Builder;
 
 static const char *const phase_names[3] = {"fwd", "ig", "wg"};
@@ -665,6 +667,12 @@ static uint32_t push_op(Builder *b, WhOpSpec *o, GArray *deps)
   o->n_deps = n;
   int64_t id = wh_op_table_add(b->plan->ops, o, NULL);
   g_assert(id >= 0);
+  if (b->progress && (uint64_t)id + 1 >= b->next_report) {
+    fprintf(b->progress, "\r  %s: %" G_GUINT64_FORMAT "%% of %" G_GUINT64_FORMAT " ops made",
+            b->plan->name, (((uint64_t)id + 1) * 100 + b->total / 2) / b->total, b->total);
+    fflush(b->progress);
+    b->next_report = MIN(b->next_report + MAX(b->total / 10, 1), b->total);
+  }
   return (uint32_t)id;
 }
 
@@ -875,13 +883,16 @@ static void unmodelled_keys(const Parsed *p, char *out, gsize size)
   g_strlcpy(out, s->str, size);
 }
 
-static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts)
+static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts, uint64_t total)
 {
   uint32_t iterations = opts && opts->iterations > 1 ? opts->iterations : 1;
   Builder b = {.plan = plan,
                .p = p,
                .shape = {.n = p->n_gpus, .tp = p->tp, .pp = p->pp, .dp = p->dp, .ep = p->ep},
-               .keep_tp = opts ? opts->keep_tp : FALSE};
+               .keep_tp = opts ? opts->keep_tp : FALSE,
+               .progress = opts && total >= WH_SIMAI_PROGRESS_OPS ? opts->progress : NULL,
+               .total = total,
+               .next_report = MIN(MAX(total / 10, 1), total)};
   uint32_t n = p->n_gpus, L = p->layers->len;
   b.stream = g_new(GArray *, n);
   for (uint32_t r = 0; r < n; r++)
@@ -893,6 +904,8 @@ static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts
   b.deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < iterations; it++)
     iteration(&b);
+  if (b.progress)
+    fputc('\n', b.progress);
   WhSimaiStats acc = plan->stats, *st = &acc;
   plan->stats = (WhSimaiStats){.policy = p->policy,
                                .n_layers = L,
@@ -1115,7 +1128,7 @@ WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, 
   plan->name = g_strdup(name);
   plan->ops = wh_op_table_new();
   wh_op_table_reserve(plan->ops, n_ops, 0);
-  build(plan, &p, opts);
+  build(plan, &p, opts, n_ops);
   wh_op_table_trim(plan->ops);
   parsed_clear(&p);
   if (opts && opts->stats)

@@ -102,6 +102,8 @@
 #define WH_SIMAI_IMPORT_H
 
 #include <glib.h>
+#include <stdio.h>
+
 #include "workload.h"
 
 #define WH_SIMAI_ERROR (wh_simai_error_quark())
@@ -154,7 +156,11 @@ typedef struct {
   WhSimaiStats *stats; /* nullable: filled on success */
   uint32_t gpus;       /* > 0: the GPU count (a file's all_gpus: must agree) */
   uint64_t max_bytes;  /* > 0: refuse (WH_SIMAI_ERROR_TOO_LARGE) a plan estimated larger */
+  FILE *progress;      /* nullable: a plan of WH_SIMAI_PROGRESS_OPS ops or more reports
+                          there each tenth of its ops made */
 } WhSimaiOptions;
+
+#define WH_SIMAI_PROGRESS_OPS 1000000u
 
 /* One op of a plan: a view into the plan's op table (valid while the plan lives). */
 typedef struct {

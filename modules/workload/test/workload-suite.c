@@ -299,6 +299,39 @@ START_TEST(test_simai_bytes_per_op)
 }
 END_TEST
 
+/* A long load reports each tenth of the ops it makes, ending at 100%; a short one
+ * says nothing. */
+START_TEST(test_load_progress)
+{
+  uint32_t layers = WH_SIMAI_PROGRESS_OPS / 33 + 1, ops = layers * 33 - 8;
+  g_autofree char *big = data_file(layers), *small = data_file(10);
+  FILE *f = tmpfile();
+  ck_assert_ptr_nonnull(f);
+  WhSimaiOptions opts = {.progress = f};
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) none = wh_simai_plan_parse(small, strlen(small), "s.txt", 8, &opts, &err);
+  ck_assert_ptr_nonnull(none);
+  ck_assert_int_eq(ftell(f), 0);
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(big, strlen(big), "b.txt", 8, &opts, &err);
+  ck_assert_msg(plan != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(wh_simai_plan_n_ops(plan), ops);
+  long len = ftell(f);
+  g_autofree char *text = g_malloc0((gsize)len + 1);
+  rewind(f);
+  ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+  fclose(f);
+  g_autofree char *first = g_strdup_printf("\r  b.txt: 10%% of %u ops made", ops);
+  g_autofree char *last = g_strdup_printf("\r  b.txt: 100%% of %u ops made\n", ops);
+  ck_assert_msg(g_str_has_prefix(text, first), "%s", text);
+  ck_assert_msg(g_str_has_suffix(text, last), "%s", text);
+  unsigned reports = 0;
+  for (const char *p = text; (p = strchr(p, '\r')) != NULL; p++)
+    reports++;
+  ck_assert_uint_ge(reports, 10);
+  ck_assert_uint_le(reports, 11);
+}
+END_TEST
+
 /* For a native DAG, a model preset and a SimAI file, each over many iterations: what
  * loading the scenario and starting its workload take from the heap is no more than
  * the budget check estimates (the network's and the workload's): a budget of exactly
@@ -352,6 +385,7 @@ Suite *wh_workload_suite(void)
   TCase *mem = tcase_create("memory");
   tcase_set_timeout(mem, 60);
   tcase_add_test(mem, test_simai_bytes_per_op);
+  tcase_add_test(mem, test_load_progress);
   tcase_add_loop_test(mem, test_estimates_cover_use, 0, G_N_ELEMENTS(estimated));
   suite_add_tcase(s, mem);
   return s;
