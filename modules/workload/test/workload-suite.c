@@ -299,6 +299,41 @@ START_TEST(test_simai_bytes_per_op)
 }
 END_TEST
 
+/* A workload that shares a plan's table copies it before it takes an op of its own;
+ * the plan stays as it was. Once started, a workload takes no more ops. */
+START_TEST(test_shared_table_copied_on_write)
+{
+  g_autofree char *text = data_file(10);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(text, strlen(text), "d.txt", 8, NULL, &err);
+  ck_assert_msg(plan != NULL, "%s", err ? err->message : "");
+  uint32_t n = wh_simai_plan_n_ops(plan);
+  Job j;
+  job_open(&j, 8, NULL);
+  ck_assert(wh_simai_plan_apply(plan, j.w, &err));
+  ck_assert(wh_op_table_is_shared(plan->ops));
+  uint32_t dep = n - 1;
+  ck_assert_int_eq(wh_workload_add_compute(j.w, "extra", 3, 1000, &dep, 1, &err), n);
+  ck_assert(!wh_op_table_is_shared(plan->ops));
+  ck_assert_uint_eq(wh_simai_plan_n_ops(plan), n);
+  ck_assert_uint_eq(wh_workload_n_ops(j.w), n + 1);
+  for (uint32_t i = 0; i < n; i++) {
+    WhSimaiOp a;
+    WhOpInfo b;
+    wh_simai_plan_op(plan, i, &a);
+    wh_workload_op_info(j.w, i, &b);
+    ck_assert_str_eq(a.name, b.name);
+    ck_assert_uint_eq(a.n_deps, b.n_deps);
+    for (uint32_t d = 0; d < a.n_deps; d++)
+      ck_assert_uint_eq(a.deps[d], b.deps[d]);
+  }
+  job_run(&j);
+  ck_assert_int_lt(wh_workload_add_compute(j.w, "late", 0, 1000, NULL, 0, &err), 0);
+  ck_assert_ptr_nonnull(strstr(err->message, "the workload has started"));
+  job_close(&j);
+}
+END_TEST
+
 /* A long load reports each tenth of the ops it makes, ending at 100%; a short one
  * says nothing. */
 START_TEST(test_load_progress)
@@ -386,6 +421,7 @@ Suite *wh_workload_suite(void)
   tcase_set_timeout(mem, 60);
   tcase_add_test(mem, test_simai_bytes_per_op);
   tcase_add_test(mem, test_load_progress);
+  tcase_add_test(mem, test_shared_table_copied_on_write);
   tcase_add_loop_test(mem, test_estimates_cover_use, 0, G_N_ELEMENTS(estimated));
   suite_add_tcase(s, mem);
   return s;
