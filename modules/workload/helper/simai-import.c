@@ -3,9 +3,11 @@
  * whitespace-separated tokens; the header and layers are checked field by field into
  * a Parsed record, then a Builder walks SimAI's schedule for the policy, keeping per
  * rank the op ids its next step waits for (its stream) and per layer and rank what
- * the next iteration's forward must wait for (the weight-grad comm), and appends
- * WhSimaiOps to a plan, which wh_simai_plan_apply hands to the workload builders.
- * Cost: O(ops + dependency edges); a collective's group is computed arithmetically. */
+ * the next iteration's forward must wait for (the weight-grad comm), and appends ops
+ * to the plan's op table (op-table.h), which wh_simai_plan_apply gives the workload
+ * to share. Before that, the same schedule is walked for one rank standing for all
+ * (Walk) to count the ops and bound the edges for the memory budget. Cost: O(ops +
+ * dependency edges); a collective's group is computed arithmetically. */
 #include "simai-import.h"
 
 #include <stdarg.h>
