@@ -1043,7 +1043,8 @@ static void walk_wait_wg(void *ctx, uint32_t layer)
 static const Steps walk_steps = {walk_computes, walk_collectives, walk_wait_wg};
 
 /* Counts the plan of `p` over its iterations. Once an iteration ends in the state it
- * began with, every later one repeats it. Names and groups are those of the first
+ * began with, every later one repeats it; a state that keeps changing grows the
+ * streams, and so the edges, until they pass the limit. Names and groups are those of the first
  * iteration (later ones reuse them). */
 static Count count_plan(const Parsed *p, const WhSimaiOptions *opts)
 {
@@ -1069,8 +1070,8 @@ static Count count_plan(const Parsed *p, const WhSimaiOptions *opts)
     uint64_t times = steady ? it - i : 1;
     total.ops += k.c.ops * times;
     total.edges += k.c.edges * times;
-    if (steady)
-      break;
+    if (steady || total.edges > UINT32_MAX)
+      break; /* past the edge limit: refused, whatever follows */
   }
   return total;
 }
@@ -1108,10 +1109,9 @@ WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, 
   uint64_t n_ops = count.ops, need = estimate_bytes(&p, &count);
   if (n_ops > UINT32_MAX - 1 || count.edges > UINT32_MAX) {
     g_set_error(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_TOO_LARGE,
-                "%s: %u layers on %u GPUs make about %" G_GUINT64_FORMAT
-                " ops with up to %" G_GUINT64_FORMAT " dependencies; a workload holds at most "
-                "%u of each",
-                name, p.layers->len, p.n_gpus, n_ops, count.edges, UINT32_MAX - 1);
+                "%s: %u layers on %u GPUs make more than %u %s; a workload holds at most that",
+                name, p.layers->len, p.n_gpus, n_ops > UINT32_MAX - 1 ? UINT32_MAX - 1 : UINT32_MAX,
+                n_ops > UINT32_MAX - 1 ? "ops" : "dependency edges");
     parsed_clear(&p);
     return NULL;
   }

@@ -334,6 +334,31 @@ START_TEST(test_shared_table_copied_on_write)
 }
 END_TEST
 
+/* Layers with no compute: nothing resets a rank's stream, so each iteration's ops wait
+ * on more ops than the last; over 100,000 iterations the edges pass the 32-bit pool,
+ * which is refused before any op is made. */
+START_TEST(test_edge_limit_refused)
+{
+  const char *text = "DATA all_gpus: 8\n2\n"
+                     "a -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 1048576 0\n"
+                     "b -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 1048576 0\n";
+  WhSimaiOptions opts = {.iterations = 100000};
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(text, strlen(text), "g.txt", 8, &opts, &err);
+  ck_assert_ptr_null(plan);
+  ck_assert(g_error_matches(err, WH_SIMAI_ERROR, WH_SIMAI_ERROR_TOO_LARGE));
+  ck_assert_str_eq(err->message, "g.txt: 2 layers on 8 GPUs make more than 4294967295 "
+                                 "dependency edges; a workload holds at most that");
+  opts.iterations = 10; /* a few iterations load, and their edges do grow */
+  g_autoptr(WhSimaiPlan) small = wh_simai_plan_parse(text, strlen(text), "g.txt", 8, &opts, &err);
+  ck_assert_msg(small != NULL, "%s", err ? err->message : "");
+  WhSimaiOp first, last;
+  wh_simai_plan_op(small, 2, &first);
+  wh_simai_plan_op(small, wh_simai_plan_n_ops(small) - 1, &last);
+  ck_assert_uint_lt(first.n_deps, last.n_deps);
+}
+END_TEST
+
 /* A long load reports each tenth of the ops it makes, ending at 100%; a short one
  * says nothing. */
 START_TEST(test_load_progress)
@@ -421,6 +446,7 @@ Suite *wh_workload_suite(void)
   tcase_set_timeout(mem, 60);
   tcase_add_test(mem, test_simai_bytes_per_op);
   tcase_add_test(mem, test_load_progress);
+  tcase_add_test(mem, test_edge_limit_refused);
   tcase_add_test(mem, test_shared_table_copied_on_write);
   tcase_add_loop_test(mem, test_estimates_cover_use, 0, G_N_ELEMENTS(estimated));
   suite_add_tcase(s, mem);
