@@ -438,7 +438,8 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
                        .gpus = sc->simai_gpus,
                        .max_bytes = run->memory_budget > run->memory_network
                                         ? run->memory_budget - run->memory_network
-                                        : 1};
+                                        : 1,
+                       .progress = isatty(STDERR_FILENO) ? stderr : NULL};
   g_autoptr(GError) err = NULL;
   g_autofree char *sc_dir = g_path_get_dirname(sc->path);
   const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
@@ -462,15 +463,13 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   return TRUE;
 }
 
-/* A workload of `ops` ops (all iterations) must fit what the network left of the
- * memory budget. */
-static gboolean check_workload_memory(const WhRun *run, uint64_t ops, const char *what, int line,
-                                      GError **error)
+/* A workload estimated at `need` bytes (`ops` ops over all iterations) must fit what
+ * the network left of the memory budget. */
+static gboolean check_workload_memory(const WhRun *run, uint64_t ops, uint64_t need,
+                                      const char *what, int line, GError **error)
 {
-  uint64_t left = run->memory_budget > run->memory_network
-                      ? run->memory_budget - run->memory_network
-                      : 0,
-           need = ops * WH_WORKLOAD_BYTES_PER_OP;
+  uint64_t left =
+      run->memory_budget > run->memory_network ? run->memory_budget - run->memory_network : 0;
   if (need <= left)
     return TRUE;
   g_autofree char *need_s = wh_units_format_bytes(need);
@@ -498,8 +497,10 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                    "<workload model>: the parallel config needs %u GPUs but the topology has %u "
                    "hosts",
                    facts.ranks, run->net->n_hosts);
-  if (!check_workload_memory(run, (uint64_t)facts.ops * run->iterations, "<workload model>",
-                             sc->workload_line, error))
+  uint64_t preset_ops = (uint64_t)facts.ops * run->iterations;
+  if (!check_workload_memory(run, preset_ops,
+                             WH_WORKLOAD_BYTES_FIXED + preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP,
+                             "<workload model>", sc->workload_line, error))
     return FALSE;
   run->workload = wh_workload_new(run->tp, facts.ranks);
   wh_workload_set_message_alpha(run->workload,
@@ -596,19 +597,30 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
                    "<workload>: uses rank %u but the topology has %u hosts (one rank per host)",
                    ranks - 1, run->net->n_hosts);
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
-  if (!check_workload_memory(run, (uint64_t)n * run->iterations, "<workload>", sc->workload_line,
-                             error))
+  g_autofree gboolean *is_dep = g_new0(gboolean, n);
+  uint64_t edges = 0, roots = 0, leaves = n, names = 0;
+  for (guint i = 0; i < n; i++) {
+    const WhScenarioOp *o = sc->ops->pdata[i];
+    edges += o->n_deps;
+    roots += o->n_deps == 0;
+    names += strlen(o->id) + 1 + WH_OP_TABLE_BYTES_PER_ENTRY; /* and its group, if any */
+    names += o->n_ranks ? (o->n_ranks + 1) * sizeof(uint32_t) + WH_OP_TABLE_BYTES_PER_ENTRY : 0;
+    for (uint32_t d = 0; d < o->n_deps; d++) {
+      leaves -= !is_dep[o->deps[d]];
+      is_dep[o->deps[d]] = TRUE;
+    }
+  }
+  /* iterations after the first: the roots also wait for the last iteration's leaves */
+  uint64_t it = run->iterations, ops = (uint64_t)n * it;
+  edges = edges * it + roots * leaves * (it - 1);
+  uint64_t need = WH_WORKLOAD_BYTES_FIXED + ops * WH_WORKLOAD_BYTES_PER_OP +
+                  edges * WH_WORKLOAD_BYTES_PER_DEP + names;
+  if (!check_workload_memory(run, ops, need, "<workload>", sc->workload_line, error))
     return FALSE;
   run->ops_per_iteration = n;
   run->workload = wh_workload_new(run->tp, ranks);
   wh_workload_set_message_alpha(run->workload,
                                 wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
-  g_autofree gboolean *is_dep = g_new0(gboolean, n);
-  for (guint i = 0; i < n; i++) {
-    const WhScenarioOp *o = sc->ops->pdata[i];
-    for (uint32_t d = 0; d < o->n_deps; d++)
-      is_dep[o->deps[d]] = TRUE;
-  }
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;
