@@ -45,8 +45,8 @@ struct WhWorkload {
   uint32_t *pending;    /* waiting: dependencies not ended; started: transfers not ended */
   uint32_t *succ_begin; /* op i's successors: succ[succ_begin[i] .. succ_begin[i + 1]) */
   uint32_t *succ;
-  GArray *xfers;    /* Xfer: sends, all-to-alls and broadcasts */
-  GArray *flow_ref; /* flow id -> FlowRef */
+  GArray *xfers;           /* Xfer: sends, all-to-alls and broadcasts */
+  GArray *flow_ref;        /* flow id -> FlowRef */
   GHashTable *eager_first; /* all-to-all and broadcast op -> its first transfer */
   uint32_t ops_left;
   WhTime alpha; /* per-message software cost, before a transfer's first byte */
