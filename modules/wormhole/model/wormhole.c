@@ -52,11 +52,12 @@ static const WhParamSpec wormhole_params[] = {
      "skip: a fast-forward leaves every flow at least its bytes in flight, one round trip of "
      "data and this much more sending time unsent, so its tail runs packet by packet",
      WH_CHECK_MIN, 0, 0, NULL},
-    {"RateWindow", WH_PARAM_TIME, "40us",
+    {"RateWindow", WH_PARAM_TIME, "10us",
      "skip: a quiet partition (the idle rule) is parked once every flow's delivery rate has "
      "been measured over this long, from one IdleWindow (or RTT) after its last change on (a "
      "CC may still be settling: HPCC rises by about 2% over its first 40 us); the rate "
-     "rule's partitions use their own window, l x tau",
+     "rule's partitions use their own window, l x tau; default per CC (DCQCN 10 us, others "
+     "40 us)",
      WH_CHECK_POSITIVE, 0, 0, NULL},
     {"MinSkip", WH_PARAM_TIME, "5us",
      "skip: a steady partition is fast-forwarded only if it can skip at least this long",
@@ -84,15 +85,17 @@ typedef struct {
   WhTime period;
   WhTime idle_window;
   double line_fraction;
+  WhTime rate_window;
 } Recommended;
 
 /* HPCC holds a lone flow at its target utilization eta (95% by default), not at line
- * rate: its free-running rate is 0.9 of line and above. */
+ * rate: its free-running rate is 0.9 of line and above; it settles there over tens of
+ * microseconds (RateWindow 40 us), where DCQCN at line rate is flat from the start. */
 static const Recommended recommended[] = {
-    {"dcqcn", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999},
-    {"hpcc", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.9},
-    {"timely", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999},
-    {"dctcp", WH_QUANTITY_CWND_RTT, 0.05, 2000, WH_US, 10 * WH_US, 0.99},
+    {"dcqcn", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999, 10 * WH_US},
+    {"hpcc", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.9, 40 * WH_US},
+    {"timely", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999, 40 * WH_US},
+    {"dctcp", WH_QUANTITY_CWND_RTT, 0.05, 2000, WH_US, 10 * WH_US, 0.99, 40 * WH_US},
 };
 
 const char *wh_wormhole_mode_name(WhWormholeMode mode)
@@ -153,12 +156,12 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->det.period = PICK("SamplePeriod", wh_config_time, rec->period);
   p->det.idle_window = PICK("IdleWindow", wh_config_time, rec->idle_window);
   p->line_fraction = PICK("LineFraction", wh_config_double, rec->line_fraction);
+  p->rate_window = PICK("RateWindow", wh_config_time, rec->rate_window);
 #undef PICK
   p->det.idle_rule = wh_config_bool(cfg, T, "IdleRule");
   p->det.stats_from = wh_config_time(cfg, T, "StatsFrom");
   p->tail_margin = wh_config_time(cfg, T, "TailMargin");
   p->min_skip = wh_config_time(cfg, T, "MinSkip");
-  p->rate_window = wh_config_time(cfg, T, "RateWindow");
   p->study = wh_config_bool(cfg, T, "Study");
   p->quantity =
       wh_config_origin(cfg, T, "Quantity")
