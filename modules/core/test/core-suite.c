@@ -298,6 +298,48 @@ static void chain(WhSim *sim, void *ctx, uint64_t arg)
     wh_sim_schedule(sim, 1, chain, ctx, arg - 1, 0);
 }
 
+/* Schedules an event at WH_TIME_MAX - arg + 1 from now: a sum that wraps (arg > 0). */
+static void wrapper(WhSim *sim, void *ctx, uint64_t arg)
+{
+  record(sim, ctx, arg);
+  wh_sim_schedule_at(sim, sim->now + (WH_TIME_MAX - arg + 1), record, ctx, 98, 0);
+}
+
+/* The horizon guard, on every scheduler: an event past WH_TIME_HORIZON stops the run
+ * when it comes due (what lies before it has run; it stays queued, even on a second
+ * wh_sim_run), and a time before now (a wrapped sum) stops the run at once. */
+START_TEST(test_sim_horizon)
+{
+  const WhSchedulerClass *const *classes = wh_scheduler_classes();
+  for (size_t k = 0; classes[k]; k++) {
+    g_autoptr(WhSim) sim = wh_sim_new(classes[k]);
+    LoopCtx c = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), NULL};
+    wh_sim_schedule_at(sim, WH_TIME_HORIZON + 5, record, &c, 99, 0);
+    wh_sim_schedule_at(sim, WH_TIME_HORIZON, record, &c, 1, 0);
+    wh_sim_schedule_at(sim, 10, record, &c, 0, 0);
+    wh_sim_run(sim);
+    ck_assert_uint_eq(c.order->len, 2);
+    ck_assert_uint_eq(g_array_index(c.order, uint64_t, 1), 1);
+    ck_assert_uint_eq(sim->past_horizon, WH_TIME_HORIZON + 5);
+    ck_assert_uint_eq(wh_sim_now(sim), WH_TIME_HORIZON);
+    ck_assert_uint_eq(wh_sim_pending(sim), 1);
+    wh_sim_run(sim);
+    ck_assert_uint_eq(c.order->len, 2);
+
+    g_autoptr(WhSim) wrap = wh_sim_new(classes[k]);
+    g_array_set_size(c.order, 0);
+    wh_sim_schedule_at(wrap, 100, wrapper, &c, 20, 0);
+    wh_sim_schedule_at(wrap, 200, record, &c, 2, 0);
+    wh_sim_run(wrap);
+    ck_assert_uint_eq(c.order->len, 1);
+    ck_assert_uint_eq(wrap->past_horizon, WH_TIME_MAX);
+    ck_assert_uint_eq(wh_sim_now(wrap), 100);
+    ck_assert_uint_eq(wh_sim_pending(wrap), 2);
+    g_array_free(c.order, TRUE);
+  }
+}
+END_TEST
+
 START_TEST(test_sim_pool_reuse)
 {
   g_autoptr(WhSim) sim = wh_sim_new(&wh_heap_scheduler_class);
@@ -353,6 +395,7 @@ Suite *wh_core_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("simulator");
   tcase_add_test(tc, test_sim_order_cancel_stop);
+  tcase_add_test(tc, test_sim_horizon);
   tcase_add_test(tc, test_sim_pool_reuse);
   tcase_add_test(tc, test_rng_streams);
   suite_add_tcase(s, tc);
