@@ -64,6 +64,16 @@ START_TEST(test_tx_time)
 {
   ck_assert_uint_eq(wh_time_tx(1000, 100000000000ULL), 80000);
   ck_assert_uint_eq(wh_time_tx(1, 3), 2666666666667ULL); /* rounds up */
+  /* the 64-bit path agrees with 128-bit arithmetic at its edges and beyond them */
+  static const uint64_t bytes[] = {0, 1, 64, 1500, 9000, (1u << 21) - 1, 1u << 21, 1ULL << 40};
+  static const uint64_t rates[] = {1,          3,         7, 400000000000ULL, (1ULL << 60) - 1,
+                                   1ULL << 60, UINT64_MAX};
+  for (size_t i = 0; i < G_N_ELEMENTS(bytes); i++)
+    for (size_t j = 0; j < G_N_ELEMENTS(rates); j++) {
+      WhTime want = (WhTime)(((unsigned __int128)bytes[i] * 8u * WH_S + rates[j] - 1) / rates[j]);
+      ck_assert_msg(want == wh_time_tx(bytes[i], rates[j]),
+                    "%" G_GUINT64_FORMAT " B at %" G_GUINT64_FORMAT " b/s", bytes[i], rates[j]);
+    }
 }
 END_TEST
 
