@@ -84,6 +84,9 @@ typedef struct {
   const uint32_t *(*choose)(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                             uint64_t tuple_hash, uint64_t flowlet, const uint32_t *current,
                             uint16_t *nhops);
+  /* With choose (nullable): the flow is done with `path`, the last one choose gave it
+   * (called once everything it sent is acknowledged), for a router that counts flows. */
+  void (*release)(const WhNet *net, void *data, uint32_t src, uint32_t dst, const uint32_t *path);
   WhTime flowlet_gap;
   /* The rate a flow on `route` may send at (nullable: the rate of its first link):
    * for a host behind a faster internal port, its NIC's rate. */

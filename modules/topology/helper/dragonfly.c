@@ -70,6 +70,10 @@ struct WhDragonfly {
   uint64_t ugal_bias;
   gboolean ugal_path;   /* UGAL sees the queues of the whole path, not the source group's */
   GHashTable *interned; /* set of uint32_t[1 + hops]: hops, then the ports */
+  /* adaptive: [(i G + j) L + k], flows whose path is the minimal one over group i's
+   * k-th link to group j (a move counts on the new link and leaves the old one; a
+   * finished flow leaves through df_release) */
+  uint32_t *link_flows;
 };
 
 /* Interned routes: [hops, port, port, ...], hashed and compared by content, so a
@@ -393,6 +397,7 @@ static void dragonfly_free(WhDragonfly *df)
   g_free(df->gcd_port);
   g_free(df->nic_up);
   g_free(df->nic_down);
+  g_free(df->link_flows);
   if (df->interned)
     g_hash_table_unref(df->interned);
   g_free(df);
@@ -418,6 +423,8 @@ static void dragonfly_free_data(gpointer data)
 
 static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
                          uint64_t hash, uint32_t *out, uint32_t cap);
+static void df_release(const WhNet *net, void *data, uint32_t src, uint32_t dst,
+                       const uint32_t *path);
 static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                                  uint64_t hash, uint64_t flowlet, const uint32_t *current,
                                  uint16_t *nhops);
@@ -544,6 +551,9 @@ static void install_router(WhNet *net, WhDragonfly *df, const WhConfig *cfg)
     r.line_rate = df_line_rate;
   if (df->routing == WH_DRAGONFLY_ADAPTIVE) {
     r.choose = df_choose;
+    r.release = df_release;
+    df->link_flows =
+        g_new0(uint32_t, (size_t)df->shape.groups * df->shape.groups * df->shape.links_per_pair);
     r.flowlet_gap = wh_config_time(cfg, "wh::Dragonfly", "FlowletGap");
     if (r.flowlet_gap == 0) { /* longest Valiant path minus the shortest path */
       WhTime sw = wh_config_origin(cfg, "wh::Dragonfly", "SwitchDelay")
@@ -789,12 +799,33 @@ static uint64_t ugal_cost(PathLoad l, PathLoad other)
   return l.minimal && other.minimal ? l.q : l.q * l.hops;
 }
 
+/* Which of the L links from group gs to gd (slots base .. base + L - 1 of global_port)
+ * route `r` crosses; NONE if it crosses none of them (a Valiant path). */
+static uint32_t minimal_link(const WhNet *net, const WhDragonfly *df, const uint32_t *r,
+                             size_t base)
+{
+  for (uint32_t i = 1; i <= r[0]; i++) {
+    if (net->port[r[i]].tier != WH_TIER_GLOBAL)
+      continue;
+    for (uint32_t k = 0; k < df->shape.links_per_pair; k++)
+      if (df->global_port[base + k] == r[i])
+        return k;
+    return NONE;
+  }
+  return NONE;
+}
+
 /* UGAL over every candidate of a flowlet. Between groups: each of the L minimal paths
- * (one per parallel global link; the flow's hashed one wins ties), and with 3 or more
- * groups one Valiant path through a random intermediate group, taken when the best
- * minimal path costs more than it + UgalBias. Inside a group, between two switches:
- * the direct local hop, and LOCAL_DETOURS detours through random other switches of the
- * group, the cheapest taken when the direct hop costs more than it + UgalBias. */
+ * (one per parallel global link; between equal queues, as when flows start together in
+ * an idle network, the link fewer flows take wins, then the flow's hashed one), and
+ * with 3 or more groups one Valiant path through a random intermediate group, taken
+ * when the best minimal path costs more than it + UgalBias. Inside a group, between
+ * two switches: the direct local hop, and LOCAL_DETOURS detours through random other
+ * switches of the group, the cheapest taken when the direct hop costs more than it +
+ * UgalBias. A flow leaves its path only for one cheaper by UgalBias, and leaves one
+ * parallel global link for another only when that evens out the flows on them (the
+ * other has at least two fewer): queues alone flap, each flow seeing the same short
+ * queue (often only a rate dip of the flows there) and moving at once. */
 #define LOCAL_DETOURS 4
 static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                                  uint64_t hash, uint64_t flowlet, const uint32_t *current,
@@ -809,13 +840,16 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
   uint64_t r = wh_mix64(hash ^ (flowlet * 0x9e3779b97f4a7c15ULL));
   const uint32_t *alt = NULL; /* the best non-minimal candidate */
   PathLoad la = {UINT64_MAX / 64, 1, FALSE};
+  size_t base = ((size_t)gs * G + gd) * L;
+  uint32_t link = (uint32_t)(wh_mix64(hash) % L); /* the hashed path's */
   if (gs != gd) {
     for (uint32_t k = 0; k < L && L > 1; k++) {
       const uint32_t *m = interned(net, df, src, dst, hash, (Choice){NONE, NONE, k});
       PathLoad lm = path_load(net, df, m);
-      if (lm.q < lp.q) {
+      if (lm.q < lp.q || (lm.q == lp.q && df->link_flows[base + k] < df->link_flows[base + link])) {
         pick = m;
         lp = lm;
+        link = k;
       }
     }
     if (G >= 3) {
@@ -840,16 +874,41 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
   if (alt && ugal_cost(lp, la) > ugal_cost(la, lp) + df->ugal_bias) {
     pick = alt;
     lp = la;
+    link = NONE;
   }
   /* hysteresis: leaving the current path costs a drained flight, so it is left only
    * for a path cheaper by the bias */
+  uint32_t old = gs != gd && current ? minimal_link(net, df, current - 1, base) : NONE;
   if (current && current - 1 != pick) {
     PathLoad lc = path_load(net, df, current - 1);
-    if (ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias)
+    if (ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias ||
+        (old != NONE && link != NONE &&
+         df->link_flows[base + link] + 2 > df->link_flows[base + old]))
       pick = current - 1;
+  }
+  if (gs != gd && (current == NULL || current - 1 != pick)) {
+    if (link != NONE)
+      df->link_flows[base + link]++;
+    if (old != NONE && df->link_flows[base + old] > 0)
+      df->link_flows[base + old]--;
   }
   *nhops = (uint16_t)pick[0];
   return pick + 1;
+}
+
+/* A flow is done with `path` (one df_choose returned): it leaves its link's count. */
+static void df_release(const WhNet *net, void *data, uint32_t src, uint32_t dst,
+                       const uint32_t *path)
+{
+  WhDragonfly *df = data;
+  uint32_t n, c, a = df->shape.a, G = df->shape.groups, L = df->shape.links_per_pair;
+  uint32_t gs = host_switch(df, src, &n, &c) / a, gd = host_switch(df, dst, &n, &c) / a;
+  if (gs == gd)
+    return;
+  size_t base = ((size_t)gs * G + gd) * L;
+  uint32_t k = minimal_link(net, df, path - 1, base);
+  if (k != NONE && df->link_flows[base + k] > 0)
+    df->link_flows[base + k]--;
 }
 
 uint32_t wh_dragonfly_route(const WhNet *net, const WhDragonfly *df, uint32_t src, uint32_t dst,
