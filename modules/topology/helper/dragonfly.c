@@ -930,6 +930,14 @@ uint32_t wh_dragonfly_host_group(const WhDragonfly *df, uint32_t host)
   return host_switch(df, host, &n, &c) / df->shape.a;
 }
 
+uint32_t wh_dragonfly_link_flows(const WhDragonfly *df, uint32_t gs, uint32_t gd, uint32_t k)
+{
+  uint32_t G = df->shape.groups, L = df->shape.links_per_pair;
+  if (df->link_flows == NULL || gs >= G || gd >= G || k >= L)
+    return 0;
+  return df->link_flows[((size_t)gs * G + gd) * L + k];
+}
+
 uint32_t wh_dragonfly_switch_node(const WhDragonfly *df, uint32_t group, uint32_t s)
 {
   return df->sw0 + group * df->shape.a + s;

@@ -295,6 +295,44 @@ START_TEST(test_adaptive_inside_a_group)
 }
 END_TEST
 
+START_TEST(test_adaptive_parallel_global_links)
+{
+  /* 8 GCD pairs between the two groups of a 2-group Frontier preset: the 4 parallel
+   * global links are exactly the 4 NICs' limit. The router spreads the flows 2 per
+   * link by its flow counts (hashing alone put several on one link; queues alone
+   * flapped): >= 90% of the 4 NICs' 100 GB/s, each link between 20% and 30% of the
+   * bytes, and every count back to 0 once the flows are done */
+  g_autoptr(WhRun) run = build_file("tests/scenarios/frontier-groups-pairs-adaptive.xml", NULL);
+  wh_run_execute(run);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  ck_assert_uint_eq(run->tp->c.out_of_order, 0);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+  double rate = (double)run->tp->c.data_bytes_arrived / wh_time_to_s(run->sim->now);
+  const WhDragonfly *df = wh_dragonfly_of(run->net);
+  uint64_t bytes[4] = {0}, total = 0;
+  for (uint32_t k = 0; k < 4; k++) {
+    uint32_t a = wh_dragonfly_switch_node(df, 0, 0), b = wh_dragonfly_switch_node(df, 1, 0);
+    for (uint32_t i = 0; i < run->net->n_ports; i++) {
+      const WhPort *p = &run->net->port[i];
+      if (p->tier == WH_TIER_GLOBAL && p->node == a + k && p->peer_node == b + k)
+        bytes[k] = p->st.bytes;
+    }
+    total += bytes[k];
+    ck_assert_uint_eq(wh_dragonfly_link_flows(df, 0, 1, k), 0);
+  }
+  fprintf(stderr,
+          "Frontier 2 groups, 8 GCD pairs between groups: %.1f GB/s, %" G_GUINT64_FORMAT
+          " path changes; global links %.1f%% %.1f%% %.1f%% %.1f%% of the bytes\n",
+          rate * 1e-9, run->tp->c.reroutes, 100.0 * bytes[0] / total, 100.0 * bytes[1] / total,
+          100.0 * bytes[2] / total, 100.0 * bytes[3] / total);
+  ck_assert_msg(rate >= 0.9 * 100e9, "%.1f GB/s", rate * 1e-9);
+  for (uint32_t k = 0; k < 4; k++)
+    ck_assert_msg(bytes[k] >= total / 5 && bytes[k] <= total * 3 / 10, "link %u: %.1f%%", k,
+                  100.0 * bytes[k] / total);
+}
+END_TEST
+
 /* A run of the Frontier preset (1 group) built from XML text with `extra` settings. */
 static WhRun *preset_run(const char *extra, const char *body)
 {
@@ -445,6 +483,7 @@ Suite *wh_dragonfly_traffic_suite(void)
       {"node", test_node_all_to_all_closed_form},
       {"preset", test_frontier_preset},
       {"group-adaptive", test_adaptive_inside_a_group},
+      {"parallel-global-links", test_adaptive_parallel_global_links},
       {"endpoint-latency", test_endpoint_latency},
       {"message-alpha", test_message_alpha},
   };
