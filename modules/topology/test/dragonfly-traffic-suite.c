@@ -413,6 +413,33 @@ START_TEST(test_message_alpha)
 }
 END_TEST
 
+START_TEST(test_adaptive_all_to_all_two_switches)
+{
+  /* a direct all-to-all of 16 GCDs on nodes 0 and 4 (switches 0 and 1 of one group),
+   * 1 MB per pair: 64 flows each way between the switches, 4 NICs' worth, all starting
+   * at once onto one direct local link. The router's flow counts send most of them over
+   * detours from their first choice: within 10% of the NIC limit (each NIC: its 2 GCDs'
+   * 8 MB off the node at 25 GB/s x 4096/4158), with few path changes */
+  static const char wl[] =
+      "  <workload>\n"
+      "    <collective id=\"a2a\" kind=\"all-to-all\" algorithm=\"direct\" ranks=\"0-15\" "
+      "size=\"16MB\"/>\n"
+      "  </workload>\n"
+      "  <placement policy=\"nodes\" nodes=\"0 4\"/>\n";
+  g_autoptr(WhRun) run = preset_run("", wl);
+  WhOpInfo op;
+  wh_workload_op_info(run->workload, 0, &op);
+  double t = wh_time_to_s(op.end - op.start), limit = 2 * 8e6 / (25e9 * 4096 / 4158);
+  fprintf(stderr,
+          "Frontier group, direct all-to-all of 16 GCDs across two switches: %.1f us, NIC "
+          "limit %.1f us (%.3fx), %" G_GUINT64_FORMAT " path changes\n",
+          t * 1e6, limit * 1e6, t / limit, run->tp->c.reroutes);
+  ck_assert_msg(t <= 1.1 * limit, "%.1f us against a limit of %.1f us", t * 1e6, limit * 1e6);
+  ck_assert_uint_eq(run->tp->c.out_of_order, 0);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+}
+END_TEST
+
 START_TEST(test_frontier_preset)
 {
   /* <topology preset="frontier" groups="2"/>: Frontier's shape (2 x 1024 GCDs, 32
@@ -484,6 +511,7 @@ Suite *wh_dragonfly_traffic_suite(void)
       {"preset", test_frontier_preset},
       {"group-adaptive", test_adaptive_inside_a_group},
       {"parallel-global-links", test_adaptive_parallel_global_links},
+      {"group-all-to-all", test_adaptive_all_to_all_two_switches},
       {"endpoint-latency", test_endpoint_latency},
       {"message-alpha", test_message_alpha},
   };
