@@ -918,8 +918,8 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
     if (old != NONE && link != NONE)
       worse |= df->link_flows[base + link] + 2 > df->link_flows[base + old];
     if (gs == gd)
-      worse |= ((uint64_t)local_flows(net, df, pick, 0) + 1) * pick[0] >=
-               (uint64_t)local_flows(net, df, current - 1, 0) * current[-1];
+      worse |= ((uint64_t)local_flows(net, df, pick, 0) + 1) * lp.hops >=
+               (uint64_t)local_flows(net, df, current - 1, 0) * lc.hops;
     if (worse)
       pick = current - 1;
   }
