@@ -848,10 +848,10 @@ static uint32_t local_flows(const WhNet *net, WhDragonfly *df, const uint32_t *r
  * UgalBias; with queues that do not decide it (a flow's first choice), the detour when
  * the direct hop's flows + 1 exceed twice the detour's flows + 1 (flows: the most on a
  * local link of the path). A flow leaves its path only for one cheaper by UgalBias,
- * and leaves one parallel global link for another only when that evens out the flows
- * on them (the other has at least two fewer), a path inside a group only for one whose
- * (flows + 1) x hops is smaller than its own: queues alone flap, each flow seeing the
- * same short queue (often only a rate dip of the flows there) and moving at once. */
+ * and leaves one parallel global link for another, or one path inside a group for
+ * another, only when that evens out the flows on them (the other has at least two
+ * fewer): queues alone flap, each flow seeing the same short queue (often only a rate
+ * dip of the flows there) and moving at once. */
 #define LOCAL_DETOURS 4
 static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                                  uint64_t hash, uint64_t flowlet, const uint32_t *current,
@@ -918,8 +918,7 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
     if (old != NONE && link != NONE)
       worse |= df->link_flows[base + link] + 2 > df->link_flows[base + old];
     if (gs == gd)
-      worse |= ((uint64_t)local_flows(net, df, pick, 0) + 1) * lp.hops >=
-               (uint64_t)local_flows(net, df, current - 1, 0) * lc.hops;
+      worse |= local_flows(net, df, pick, 0) + 2 > local_flows(net, df, current - 1, 0);
     if (worse)
       pick = current - 1;
   }
