@@ -20,6 +20,7 @@ WhSim *wh_sim_new_with_scheduler(WhScheduler *sched)
   sim->sched = sched;
   sim->slabs = g_ptr_array_new_with_free_func(g_free);
   sim->stop_at = WH_TIME_MAX;
+  sim->due_limit = WH_TIME_HORIZON;
   sim->monitor_next = WH_TIME_MAX;
   return sim;
 }
@@ -64,7 +65,7 @@ WhEvent *wh_sim_schedule_at_seq(WhSim *sim, WhTime at, uint64_t seq, WhEventFn f
                                 uint64_t arg, uint32_t owner)
 {
   g_return_val_if_fail(seq < sim->next_seq, NULL);
-  return wh_sim_insert_new(sim, at, seq, fn, ctx, arg, owner);
+  return wh_sim_insert_new(sim, wh_sim_checked_time(sim, at), seq, fn, ctx, arg, owner);
 }
 
 static gint event_order(gconstpointer a, gconstpointer b, gpointer unused)
@@ -158,7 +159,9 @@ void wh_sim_run(WhSim *sim)
     WhEvent *ev = pop(s);
     if (ev == NULL)
       break;
-    if (ev->time > sim->stop_at) {
+    if (G_UNLIKELY(ev->time > sim->due_limit)) {
+      if (ev->time > WH_TIME_HORIZON)
+        wh_sim_beyond_horizon(sim, ev->time);
       s->klass->insert(s, ev);
       break;
     }
@@ -207,6 +210,7 @@ WhTime wh_sim_beyond_horizon(WhSim *sim, WhTime at)
 void wh_sim_stop_at(WhSim *sim, WhTime t)
 {
   sim->stop_at = t;
+  sim->due_limit = MIN(t, WH_TIME_HORIZON);
 }
 
 void wh_sim_stop(WhSim *sim)
