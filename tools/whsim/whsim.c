@@ -6,7 +6,8 @@
  * and checks a scenario and reports its size.
  * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
  * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
- * written, for diagnosis), 2 bad input or usage (nothing written). */
+ * written, for diagnosis), 2 bad input or usage (nothing written). A run interrupted by
+ * SIGINT or SIGTERM writes its partial outputs, then ends by that signal (interrupt.h). */
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "interrupt.h"
 #include "outputs.h"
 #include "piper.h"
 #include "plugin.h"
@@ -189,8 +191,9 @@ static void print_report(const WhRun *run, const char *out_dir)
       printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
     printf("\n");
   } else if (wh_run_stopped_early(run)) {
-    printf("stopped    at the %s after %.1f s of wall time, %.3f ms of network time",
-           wh_run_stop_reason(run), run->wall_s, wh_time_to_s(run->sim->now) * 1e3);
+    printf("stopped    %s%s after %.1f s of wall time, %.3f ms of network time",
+           run->sim->interrupted ? "" : "at the ", wh_run_stop_reason(run), run->wall_s,
+           wh_time_to_s(run->sim->now) * 1e3);
     if (run->workload)
       printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
     printf("\n");
@@ -227,7 +230,7 @@ static void print_report(const WhRun *run, const char *out_dir)
 /* The options of `whsim run`, as given. */
 typedef struct {
   char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking;
-  char *iterations, *wall_limit, *data_dir, *max_memory;
+  char *iterations, *wall_limit, *data_dir, *max_memory, *progress;
   char **sets, **plugins;
   gboolean quiet;
 } RunArgs;
@@ -246,6 +249,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->wall_limit);
   g_free(a->data_dir);
   g_free(a->max_memory);
+  g_free(a->progress);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -310,6 +314,10 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "HOW"},
       {"wall-limit", 0, 0, G_OPTION_ARG_STRING, &a->wall_limit,
        "stop after SECONDS (> 0) of wall time and report how far the run got", "SECONDS"},
+      {"progress", 0, 0, G_OPTION_ARG_STRING, &a->progress,
+       "a status line on stderr during the run: auto (default: when stderr is a terminal), "
+       "always or never",
+       "WHEN"},
       {"iterations", 0, 0, G_OPTION_ARG_STRING, &a->iterations,
        "run the workload N times, 1..100000 (overrides the scenario's iterations)", "N"},
       {"sample-period", 0, 0, G_OPTION_ARG_STRING, &a->sample,
@@ -378,6 +386,10 @@ static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOp
     }
     opts->wall_limit_s = v;
   }
+  if (a->progress && !wh_progress_mode_parse(a->progress, &opts->progress)) {
+    fprintf(stderr, "whsim %s: --progress %s: expected auto, always or never\n", cmd, a->progress);
+    return FALSE;
+  }
   if (a->max_memory &&
       (!wh_units_parse_bytes(a->max_memory, &opts->max_memory, &err) || !opts->max_memory)) {
     fprintf(stderr, "whsim %s: --max-memory %s: %s\n", cmd, a->max_memory,
@@ -443,6 +455,7 @@ static int run_ns3(WhRun *run, const RunArgs *a)
 static int run_native(WhRun *run, const char *path, const RunArgs *a)
 {
   g_autoptr(GError) err = NULL;
+  run->sim->interrupt = wh_interrupt_install();
   wh_run_execute(run);
   if (!wh_run_write(run, a->out_dir, &err)) {
     fprintf(stderr, "whsim: %s\n", err->message);
@@ -475,6 +488,8 @@ static int run_native(WhRun *run, const char *path, const RunArgs *a)
   }
   if (!a->quiet)
     print_report(run, a->out_dir);
+  if (run->sim->interrupted)
+    fprintf(stderr, "whsim: %s: interrupted; the partial outputs are in %s\n", path, a->out_dir);
   return status;
 }
 
@@ -529,7 +544,31 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  return run_native(run, argv[1], &a);
+  int status = run_native(run, argv[1], &a);
+  wh_interrupt_reraise();
+  return status;
+}
+
+/* Executes a comparison (cmd_compare) and reports; the exit status. */
+static int compare_execute(WhCompare *c, const char *path, const char *out_dir, gboolean quiet)
+{
+  g_autoptr(GError) err = NULL;
+  if (!wh_compare_execute(c, &err)) {
+    fprintf(stderr, "whsim: %s: %s\n", path, err->message);
+    return 1;
+  }
+  if (!quiet)
+    wh_compare_print(c, stdout);
+  if (wh_interrupt_caught())
+    fprintf(stderr,
+            "whsim: %s: interrupted; outputs in %s (\"stopped_early\": \"interrupted\" marks "
+            "a run cut short)\n",
+            path, out_dir);
+  if (wh_compare_problem(c)) {
+    fprintf(stderr, "whsim: %s: %s\n", path, wh_compare_problem(c));
+    return 1;
+  }
+  return 0;
 }
 
 static int cmd_compare(int argc, char **argv)
@@ -544,23 +583,18 @@ static int cmd_compare(int argc, char **argv)
   }
   g_autoptr(GError) err = NULL;
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
+  /* caught from here: the runs stop at once when a signal came while they were built */
+  opts.interrupt = wh_interrupt_install();
   g_autoptr(WhCompare) c = sc ? wh_compare_new(sc, &opts, a.out_dir, &err) : NULL;
   if (c == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
+    wh_interrupt_reraise();
     return EXIT_BAD_INPUT;
   }
   print_warnings(wh_compare_exact_run(c));
-  if (!wh_compare_execute(c, &err)) {
-    fprintf(stderr, "whsim: %s: %s\n", argv[1], err->message);
-    return 1;
-  }
-  if (!a.quiet)
-    wh_compare_print(c, stdout);
-  if (wh_compare_problem(c)) {
-    fprintf(stderr, "whsim: %s: %s\n", argv[1], wh_compare_problem(c));
-    return 1;
-  }
-  return 0;
+  int status = compare_execute(c, argv[1], a.out_dir, a.quiet);
+  wh_interrupt_reraise();
+  return status;
 }
 
 static int cmp_str_ptr(const void *a, const void *b)

@@ -167,6 +167,7 @@ static void side_options(WhCompare *c, int k, const WhRunOptions *opts)
   s->what = k == EXACT ? "exact" : "wormhole";
   if (opts)
     s->opts = *opts;
+  s->opts.progress_label = s->what;
   GPtrArray *sets = g_ptr_array_new();
   for (char **p = opts && opts->sets ? opts->sets : NULL; p && *p; p++)
     g_ptr_array_add(sets, g_strdup(*p));
@@ -221,15 +222,16 @@ const WhRun *wh_compare_exact_run(const WhCompare *c)
   return c->exact_run;
 }
 
-/* As `whsim run` judges a run: stopping at the scenario's stop time or the wall-clock
- * limit is asked for; a deadlock, the retry limit, the time horizon or an inconsistent
- * end state is a problem. */
+/* As `whsim run` judges a run: stopping at the scenario's stop time, the wall-clock
+ * limit or an interrupt is asked for; a deadlock, the retry limit, the time horizon or an
+ * inconsistent end state is a problem. */
 static char *run_problem(const WhRun *run)
 {
   const char *what = run->wormhole ? "Wormhole" : "exact";
   if (wh_run_stopped_early(run)) {
     const char *why = wh_run_stop_reason(run);
-    if (strcmp(why, "stop time") == 0 || strcmp(why, "wall-clock limit") == 0)
+    if (strcmp(why, "stop time") == 0 || strcmp(why, "wall-clock limit") == 0 ||
+        strcmp(why, "interrupted") == 0)
       return NULL;
     return g_strdup_printf("the %s run stopped early (%s)", what, why);
   }

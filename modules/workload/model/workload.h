@@ -83,6 +83,8 @@ void wh_workload_start(WhWorkload *w);
 uint32_t wh_workload_n_ops(const WhWorkload *w);
 uint32_t wh_workload_n_ranks(const WhWorkload *w);
 gboolean wh_workload_done(const WhWorkload *w);
+/* Ops ended so far (O(1)). */
+uint32_t wh_workload_ops_ended(const WhWorkload *w);
 
 typedef struct {
   uint32_t id;
