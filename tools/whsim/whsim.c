@@ -3,7 +3,8 @@
  * writes the outputs (see outputs.h); `whsim compare` runs a scenario on the exact
  * engine and under Wormhole and reports Wormhole's speedup and errors (compare.h);
  * `whsim list` prints every registered type and parameter; `whsim validate` only loads
- * and checks a scenario and reports its size.
+ * and checks a scenario and reports its size; `whsim plot` draws a run's outputs
+ * (plot.h).
  * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
  * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
  * written, for diagnosis), 2 bad input or usage (nothing written). A run interrupted by
@@ -18,6 +19,7 @@
 #include "interrupt.h"
 #include "outputs.h"
 #include "piper.h"
+#include "plot.h"
 #include "plugin.h"
 #include "registry.h"
 #include "run.h"
@@ -34,6 +36,7 @@ static void usage(FILE *out)
                "Wormhole\n"
                "       whsim run FILE.xml [OPTION...]   (options below)\n"
                "       whsim validate FILE.xml [--plugin LIB.so]... [--data-dir DIR]\n"
+               "       whsim plot DIR [DIR...] [--out DIR]   pictures of runs' outputs\n"
                "       whsim list [--plugin LIB.so]...\n"
                "Run `whsim run --help` or `whsim compare --help` for the options.\n");
 }
@@ -665,6 +668,55 @@ static int cmd_validate(int argc, char **argv)
   return 0;
 }
 
+static int cmd_plot(int argc, char **argv)
+{
+  g_autofree char *out = NULL;
+  GOptionEntry entries[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+       "an existing directory to write plots/ into (default: the first run's directory)", "DIR"},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx =
+      g_option_context_new("DIR [DIR...] - draw the outputs of runs (several: overlaid)");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx, "Draws with gnuplot, as PNG and SVG into DIR/plots/ (replacing an earlier plots/):\n"
+           "  fct-cdf            flows.csv: CDF of the flow completion times\n"
+           "  slowdown-vs-size   flows.csv and links.csv, when flow sizes vary\n"
+           "  op-timeline        ops.csv: every op at its rank over time\n"
+           "  rates, queues      rates.csv, queues.csv (runs with --sample-period)\n"
+           "  link-utilization   links.csv: CDF of the ports' busy time per tier\n"
+           "  fct-error-cdf      compare-flows.csv (a `whsim compare` directory)\n"
+           "Exit status: 0 success, 1 gnuplot failed or plots/ could not be written, 2 bad\n"
+           "input or usage, or no gnuplot on the PATH (nothing written).\n");
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim plot: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc < 2) {
+    fprintf(stderr, "whsim plot: expected one run directory or more\n");
+    usage(stderr);
+    return EXIT_BAD_INPUT;
+  }
+  if (out && !g_file_test(out, G_FILE_TEST_IS_DIR)) {
+    fprintf(stderr, "whsim plot: --out %s: not a directory\n", out);
+    return EXIT_BAD_INPUT;
+  }
+  const char *dir = out ? out : argv[1];
+  g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char **dirs = g_new0(char *, argc);
+  memcpy(dirs, argv + 1, sizeof(char *) * (size_t)(argc - 1));
+  if (!wh_plot_runs(dirs, dir, written, &err)) {
+    fprintf(stderr, "whsim plot: %s\n", err->message);
+    return err->code == WH_PLOT_ERROR_INPUT ? EXIT_BAD_INPUT : 1;
+  }
+  g_ptr_array_add(written, NULL);
+  g_autofree char *list = g_strjoinv(", ", (char **)written->pdata);
+  printf("plots      %s/plots/: %s\n", dir, list);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
@@ -680,6 +732,8 @@ int main(int argc, char **argv)
     return cmd_compare(argc - 1, argv + 1);
   if (strcmp(argv[1], "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
+  if (strcmp(argv[1], "plot") == 0)
+    return cmd_plot(argc - 1, argv + 1);
   if (strcmp(argv[1], "plan") == 0)
     return wh_piper_plan_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "list") == 0) {

@@ -1,13 +1,11 @@
 /* The exact engine against Wormhole on one scenario; see compare.h. */
 #include "compare.h"
 
-#include <glib/gstdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "gnuplot.h"
 #include "outputs.h"
 #include "units.h"
 
@@ -547,23 +545,9 @@ static char *ops_csv(const WhCompare *c)
 /* Runs gnuplot on `script`; its standard output (an SVG document) or NULL. */
 static char *gnuplot_svg(const char *gnuplot, const char *script)
 {
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("whsim-plot-XXXXXX.gp", &path, NULL);
-  if (fd < 0)
-    return NULL;
-  close(fd);
   char *svg = NULL;
-  int status = 1;
-  if (g_file_set_contents(path, script, -1, NULL)) {
-    const char *argv[] = {gnuplot, path, NULL};
-    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &svg, NULL,
-                      &status, NULL) ||
-        !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !g_str_has_prefix(svg, "<?xml")) {
-      g_free(svg);
-      svg = NULL;
-    }
-  }
-  g_remove(path);
+  if (!wh_gnuplot_run(gnuplot, script, NULL, &svg) || !g_str_has_prefix(svg, "<?xml"))
+    g_clear_pointer(&svg, g_free);
   return svg;
 }
 
@@ -572,7 +556,7 @@ static char *gnuplot_svg(const char *gnuplot, const char *script)
 static gboolean add_plots(WhCompare *c, WhOutputSet *set, GError **error)
 {
   c->plots = g_ptr_array_new();
-  g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+  g_autofree char *gnuplot = wh_gnuplot_find();
   if (gnuplot == NULL) {
     c->plots_note = "gnuplot is not on the PATH: no plots";
     return TRUE;
