@@ -29,6 +29,7 @@ Suite *wh_bad_inputs_suite(void);
 Suite *wh_hardening_suite(void);
 Suite *wh_long_runs_suite(void);
 Suite *wh_plot_suite(void);
+Suite *wh_library_suite(void);
 Suite *wh_wormhole_suite(void);
 Suite *wh_skip_suite(void);
 Suite *wh_piper_suite(void);
@@ -78,6 +79,7 @@ int main(void)
   srunner_add_suite(sr, wh_hardening_suite());
   srunner_add_suite(sr, wh_long_runs_suite());
   srunner_add_suite(sr, wh_plot_suite());
+  srunner_add_suite(sr, wh_library_suite());
   srunner_add_suite(sr, wh_wormhole_suite());
   srunner_add_suite(sr, wh_skip_suite());
   srunner_add_suite(sr, wh_piper_suite());
