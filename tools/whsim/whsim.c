@@ -534,8 +534,11 @@ static int cmd_run(int argc, char **argv)
   if (!parse_run_args(argc, argv, "run", "", &a, &opts))
     return EXIT_BAD_INPUT;
   g_autoptr(GError) err = NULL;
+  g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
+  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
+  wh_progress_free(ticker);
   if (run == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
@@ -585,10 +588,13 @@ static int cmd_compare(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   g_autoptr(GError) err = NULL;
+  g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
+  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   /* caught from here: the runs stop at once when a signal came while they were built */
   opts.interrupt = wh_interrupt_install();
   g_autoptr(WhCompare) c = sc ? wh_compare_new(sc, &opts, a.out_dir, &err) : NULL;
+  wh_progress_free(ticker);
   if (c == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
     wh_interrupt_reraise();

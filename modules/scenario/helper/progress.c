@@ -14,6 +14,11 @@ struct WhProgress {
   gboolean tty;
   gboolean shown; /* a line is on the terminal */
   double last_s;  /* wall time of the last line; < 0: none yet */
+  /* a ticker's thread and its stop signal */
+  GThread *thread;
+  GMutex lock;
+  GCond cond;
+  gboolean stop;
 };
 
 gboolean wh_progress_mode_parse(const char *text, WhProgressMode *out)
@@ -86,22 +91,67 @@ gboolean wh_progress_due(const WhProgress *p, double wall_s)
   return wall_s - p->last_s >= (p->tty ? TTY_EVERY_S : PLAIN_EVERY_S);
 }
 
-void wh_progress_show(WhProgress *p, const WhProgressSample *s)
+/* Writes `line`, in place on a terminal, taken `wall_s` into the work. */
+static void put_line(WhProgress *p, const char *line, double wall_s)
 {
-  g_autofree char *line = wh_progress_format(s, p->label);
   if (p->tty)
     fprintf(p->out, "\r%s\033[K", line); /* the rest of the old line is cleared */
   else
     fprintf(p->out, "%s\n", line);
   fflush(p->out);
-  p->last_s = s->wall_s;
+  p->last_s = wall_s;
   p->shown = p->tty;
+}
+
+void wh_progress_show(WhProgress *p, const WhProgressSample *s)
+{
+  g_autofree char *line = wh_progress_format(s, p->label);
+  put_line(p, line, s->wall_s);
+}
+
+/* A ticker's thread: a line per due time until told to stop. */
+static gpointer tick(gpointer data)
+{
+  WhProgress *p = data;
+  gint64 t0 = g_get_monotonic_time();
+  g_mutex_lock(&p->lock);
+  while (!p->stop) {
+    double wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
+    if (wh_progress_due(p, wall_s)) {
+      g_autofree char *line =
+          g_strdup_printf("%s: %.0fs elapsed", p->label ? p->label : "loading", wall_s);
+      put_line(p, line, wall_s);
+    }
+    g_cond_wait_until(&p->cond, &p->lock, g_get_monotonic_time() + G_TIME_SPAN_SECOND / 4);
+  }
+  g_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+WhProgress *wh_progress_new_ticker(WhProgressMode mode, FILE *out, const char *label)
+{
+  WhProgress *p = wh_progress_new(mode, out, label);
+  if (p == NULL)
+    return NULL;
+  g_mutex_init(&p->lock);
+  g_cond_init(&p->cond);
+  p->thread = g_thread_new("wh-progress", tick, p);
+  return p;
 }
 
 void wh_progress_free(WhProgress *p)
 {
   if (p == NULL)
     return;
+  if (p->thread) {
+    g_mutex_lock(&p->lock);
+    p->stop = TRUE;
+    g_cond_signal(&p->cond);
+    g_mutex_unlock(&p->lock);
+    g_thread_join(p->thread);
+    g_mutex_clear(&p->lock);
+    g_cond_clear(&p->cond);
+  }
   if (p->shown) {
     fputs("\r\033[K", p->out);
     fflush(p->out);

@@ -43,7 +43,13 @@ WhProgress *wh_progress_new(WhProgressMode mode, FILE *out, const char *label);
 /* TRUE when a sample taken now, `wall_s` into the run, would be shown. */
 gboolean wh_progress_due(const WhProgress *p, double wall_s);
 void wh_progress_show(WhProgress *p, const WhProgressSample *s);
-/* Erases the line from a terminal (nothing else is left behind) and frees. */
+/* A status line for work that has no simulator to feed it (loading and building a
+ * scenario): a thread shows "`label`: N s elapsed" as wh_progress_show would, until
+ * wh_progress_free. NULL when `mode` shows nothing on `out`. (transfer full) */
+WhProgress *wh_progress_new_ticker(WhProgressMode mode, FILE *out, const char *label);
+
+/* Stops a ticker's thread, erases the line from a terminal (nothing else is left
+ * behind) and frees. */
 void wh_progress_free(WhProgress *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhProgress, wh_progress_free)
 
