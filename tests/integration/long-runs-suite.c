@@ -168,9 +168,27 @@ static void assert_interrupted_outputs(const char *dir)
     ck_assert_msg(name[0] != '.', "left behind in the output directory: %s", name);
 }
 
-static char *long_run_out(const char *tmp)
+/* A temporary directory, the output directory `out` inside it, and the scenario. */
+typedef struct {
+  char *tmp, *out, *scenario;
+} LongRun;
+
+static LongRun long_run_new(void)
 {
-  return g_build_filename(tmp, "out", NULL);
+  LongRun r = {g_dir_make_tmp("wh-long-runs-XXXXXX", NULL), NULL,
+               wh_test_source_path("scenarios/workload-dp-pp.xml")};
+  ck_assert_ptr_nonnull(r.tmp);
+  r.out = g_build_filename(r.tmp, "out", NULL);
+  return r;
+}
+
+/* Removes the temporary directory and frees. */
+static void long_run_clear(LongRun *r)
+{
+  wh_test_remove_tree(r->tmp);
+  g_free(r->tmp);
+  g_free(r->out);
+  g_free(r->scenario);
 }
 
 /* On a terminal the status line appears and is rewritten in place; Ctrl-C stops the
@@ -178,9 +196,8 @@ static char *long_run_out(const char *tmp)
  * process ends by SIGINT. */
 START_TEST(test_pty_status_line_and_ctrl_c)
 {
-  g_autofree char *tmp = g_dir_make_tmp("wh-long-runs-XXXXXX", NULL);
-  g_autofree char *out = long_run_out(tmp);
-  g_autofree char *scenario = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  LongRun r = long_run_new();
+  const char *out = r.out, *scenario = r.scenario;
   const char *args[] = {"run", scenario, "--out", out, "--iterations", "1000", NULL};
   Pty p = pty_spawn(args);
   ck_assert_msg(pty_read_until(&p, " ops, ", 2), "no status line seen: %s", p.out->str);
@@ -197,7 +214,7 @@ START_TEST(test_pty_status_line_and_ctrl_c)
   ck_assert_ptr_nonnull(strstr(p.out->str, "interrupted; the partial outputs are in "));
   assert_interrupted_outputs(out);
   g_string_free(p.out, TRUE);
-  wh_test_remove_tree(tmp);
+  long_run_clear(&r);
 }
 END_TEST
 
@@ -206,9 +223,8 @@ END_TEST
  * stderr, the report on stdout). */
 START_TEST(test_never_and_pipes_unchanged)
 {
-  g_autofree char *tmp = g_dir_make_tmp("wh-long-runs-XXXXXX", NULL);
-  g_autofree char *out = long_run_out(tmp);
-  g_autofree char *scenario = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  LongRun r = long_run_new();
+  const char *out = r.out, *scenario = r.scenario;
   const char *never[] = {"run", scenario, "--out", out, "--progress=never", NULL};
   Pty p = pty_spawn(never);
   int status = pty_wait(&p);
@@ -223,7 +239,7 @@ START_TEST(test_never_and_pipes_unchanged)
   g_autofree char *b = report_without_wall(sout);
   ck_assert_str_eq(a, b);
   g_string_free(p.out, TRUE);
-  wh_test_remove_tree(tmp);
+  long_run_clear(&r);
 }
 END_TEST
 
@@ -285,9 +301,8 @@ static int signal_when_seen(const char *const *args, const char *want, int sig, 
  * the run as Ctrl-C does. */
 START_TEST(test_sigint_on_pipes)
 {
-  g_autofree char *tmp = g_dir_make_tmp("wh-long-runs-XXXXXX", NULL);
-  g_autofree char *out = long_run_out(tmp);
-  g_autofree char *scenario = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  LongRun r = long_run_new();
+  const char *out = r.out, *scenario = r.scenario;
   const char *args[] = {"run", scenario, "--out", out, "--iterations", "1000", "--progress=always",
                         NULL};
   g_autofree char *sout = NULL, *serr = NULL;
@@ -297,7 +312,7 @@ START_TEST(test_sigint_on_pipes)
   ck_assert_ptr_null(strchr(serr, '\r'));
   ck_assert_ptr_nonnull(strstr(sout, "stopped    interrupted after "));
   assert_interrupted_outputs(out);
-  wh_test_remove_tree(tmp);
+  long_run_clear(&r);
 }
 END_TEST
 
@@ -306,9 +321,8 @@ END_TEST
  * written all the same. */
 START_TEST(test_sigint_compare)
 {
-  g_autofree char *tmp = g_dir_make_tmp("wh-long-runs-XXXXXX", NULL);
-  g_autofree char *out = long_run_out(tmp);
-  g_autofree char *scenario = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  LongRun r = long_run_new();
+  const char *out = r.out, *scenario = r.scenario;
   const char *args[] = {"compare",           scenario, "--out", out, "--iterations", "1000",
                         "--progress=always", NULL};
   g_autofree char *sout = NULL, *serr = NULL;
@@ -323,7 +337,7 @@ START_TEST(test_sigint_compare)
   g_autofree char *cj = wh_test_read_in(out, "compare.json");
   ck_assert_ptr_nonnull(strstr(cj, "\"stopped_early\": \"interrupted\""));
   g_free(wh_test_read_in(out, "compare-flows.csv"));
-  wh_test_remove_tree(tmp);
+  long_run_clear(&r);
 }
 END_TEST
 

@@ -88,18 +88,28 @@ START_TEST(test_plot_quickstart)
 }
 END_TEST
 
+/* Runs `whsim CMD SCENARIO` (a path below the source root) into TMP/name, plots it
+ * and asserts that `files` were drawn; the run's directory. (transfer full) */
+static char *run_and_plot(const char *tmp, const char *name, const char *cmd, const char *scenario,
+                          const char *const *files)
+{
+  g_autofree char *sc = wh_test_source_path(scenario);
+  const char *args[] = {cmd, sc, NULL};
+  char *dir = run_into(tmp, name, args);
+  const char *pargs[] = {dir, NULL};
+  g_autofree char *err = NULL;
+  ck_assert_msg(plot(pargs, NULL, &err) == 0, "%s", err);
+  assert_plots(dir, files);
+  return dir;
+}
+
 /* A fat-tree permutation: FCTs and link utilization of its three tiers. */
 START_TEST(test_plot_fattree_permutation)
 {
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
-  g_autofree char *sc = wh_test_source_path("scenarios/bench-fattree-k8.xml");
-  const char *args[] = {"run", sc, NULL};
-  g_autofree char *dir = run_into(tmp, "fattree", args);
-  const char *pargs[] = {dir, NULL};
-  g_autofree char *err = NULL;
-  ck_assert_msg(plot(pargs, NULL, &err) == 0, "%s", err);
   const char *files[] = {"fct-cdf", "link-utilization", NULL};
-  assert_plots(dir, files);
+  g_autofree char *dir =
+      run_and_plot(tmp, "fattree", "run", "scenarios/bench-fattree-k8.xml", files);
   g_autofree char *svg_dir = g_build_filename(dir, "plots", NULL);
   g_autofree char *svg = wh_test_read_in(svg_dir, "link-utilization.svg");
   for (const char *tier = "edge"; tier; tier = strcmp(tier, "edge") == 0 ? "core" : NULL)
@@ -149,14 +159,8 @@ END_TEST
 START_TEST(test_plot_compare_dir)
 {
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
-  g_autofree char *sc = wh_test_source_path("tests/scenarios/fattree-k4-mixed.xml");
-  const char *args[] = {"compare", sc, NULL};
-  g_autofree char *dir = run_into(tmp, "cmp", args);
-  const char *pargs[] = {dir, NULL};
-  g_autofree char *err = NULL;
-  ck_assert_msg(plot(pargs, NULL, &err) == 0, "%s", err);
   const char *files[] = {"fct-error-cdf", "fct-cdf", "link-utilization", NULL};
-  assert_plots(dir, files);
+  g_free(run_and_plot(tmp, "cmp", "compare", "tests/scenarios/fattree-k4-mixed.xml", files));
   wh_test_remove_tree(tmp);
 }
 END_TEST

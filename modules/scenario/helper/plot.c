@@ -428,6 +428,28 @@ static double max_time(GArray *const *series, guint n)
   return m;
 }
 
+/* Draws `file`: the `series` (Point arrays) against time, values times `scale`, each
+ * titled by the string of `titles` at its index, when there is one at least. */
+static void emit_lines(Script *s, const char *file, GPtrArray *series, GPtrArray *titles,
+                       double scale, const char *title, const char *ylabel)
+{
+  if (series->len == 0)
+    return;
+  TimeUnit u = time_unit(max_time((GArray *const *)series->pdata, series->len));
+  GString *plot = g_string_new("plot ");
+  for (guint i = 0; i < series->len; i++) {
+    g_strdelimit(titles->pdata[i], "\"\\", '_');
+    add_line(s, plot, series->pdata[i], u, scale, titles->pdata[i]);
+  }
+  g_autofree char *settings =
+      g_strdup_printf("set title '%s'\nset xlabel 'time (%s)'\nset ylabel '%s'\n"
+                      "set yrange [0:*]\nset key outside right top\n",
+                      title, u.name, ylabel);
+  if (plot->len > strlen("plot "))
+    emit(s, file, settings, plot->str);
+  g_string_free(plot, TRUE);
+}
+
 /* The delivered rate over time: every run's total and, for a single run with few
  * flows, each flow's. */
 static gboolean plot_rates(Script *s, Run *runs, guint n, GError **error)
@@ -457,21 +479,8 @@ static gboolean plot_rates(Script *s, Run *runs, guint n, GError **error)
       g_ptr_array_add(titles, g_strdup_printf("flow %s", (const char *)order->pdata[f]));
     }
   }
-  if (series->len == 0)
-    return TRUE;
-  TimeUnit u = time_unit(max_time((GArray *const *)series->pdata, series->len));
-  GString *plot = g_string_new("plot ");
-  for (guint i = 0; i < series->len; i++) {
-    g_strdelimit(titles->pdata[i], "\"\\", '_');
-    add_line(s, plot, series->pdata[i], u, 1e-9, titles->pdata[i]);
-  }
-  g_autofree char *settings = g_strdup_printf(
-      "set title 'Delivered rate per sample period'\nset xlabel 'time (%s)'\n"
-      "set ylabel 'delivered rate (Gb/s)'\nset yrange [0:*]\nset key outside right top\n",
-      u.name);
-  if (plot->len > strlen("plot "))
-    emit(s, "rates", settings, plot->str);
-  g_string_free(plot, TRUE);
+  emit_lines(s, "rates", series, titles, 1e-9, "Delivered rate per sample period",
+             "delivered rate (Gb/s)");
   return TRUE;
 }
 
@@ -479,7 +488,7 @@ static gboolean plot_rates(Script *s, Run *runs, guint n, GError **error)
 static gboolean plot_queues(Script *s, Run *runs, guint n, GError **error)
 {
   g_autoptr(GPtrArray) series = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-  g_autoptr(GPtrArray) labels = g_ptr_array_new();
+  g_autoptr(GPtrArray) titles = g_ptr_array_new_with_free_func(g_free);
   for (guint r = 0; r < n; r++) {
     if (runs[r].queues == NULL)
       continue;
@@ -487,21 +496,10 @@ static gboolean plot_queues(Script *s, Run *runs, guint n, GError **error)
     if (q == NULL)
       return FALSE;
     g_ptr_array_add(series, q);
-    g_ptr_array_add(labels, runs[r].label);
+    g_ptr_array_add(titles, g_strdup(runs[r].label));
   }
-  if (series->len == 0)
-    return TRUE;
-  TimeUnit u = time_unit(max_time((GArray *const *)series->pdata, series->len));
-  GString *plot = g_string_new("plot ");
-  for (guint i = 0; i < series->len; i++)
-    add_line(s, plot, series->pdata[i], u, 1e-3, labels->pdata[i]);
-  g_autofree char *settings = g_strdup_printf(
-      "set title 'Largest queue over all ports, per sample period'\nset xlabel 'time (%s)'\n"
-      "set ylabel 'queue (KB)'\nset yrange [0:*]\n",
-      u.name);
-  if (plot->len > strlen("plot "))
-    emit(s, "queues", settings, plot->str);
-  g_string_free(plot, TRUE);
+  emit_lines(s, "queues", series, titles, 1e-3, "Largest queue over all ports, per sample period",
+             "queue (KB)");
   return TRUE;
 }
 
