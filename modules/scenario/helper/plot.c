@@ -233,33 +233,49 @@ static TimeUnit time_unit(double max_ps)
 
 /* ---- the plots ---- */
 
-static gboolean plot_fct(Script *s, Run *runs, guint n, GError **error)
+/* Draws `file` with `settings` if `plot` has a series; frees `plot`. */
+static void emit_plot(Script *s, const char *file, const char *settings, GString *plot)
+{
+  if (plot->len > strlen("plot "))
+    emit(s, file, settings, plot->str);
+  g_string_free(plot, TRUE);
+}
+
+/* A CDF per run of column `col` of the Csv at `offset` in Run (runs without it have
+ * none), times `scale` (of the absolute value with `absolute`); an empty field is
+ * `empty`, and values that are not finite or are negative are left out. */
+static gboolean plot_column_cdf(Script *s, Run *runs, guint n, size_t offset, guint col,
+                                double empty, gboolean absolute, double scale, const char *file,
+                                const char *settings, GError **error)
 {
   GString *plot = g_string_new("plot ");
   for (guint r = 0; r < n; r++) {
-    const Csv *c = runs[r].flows;
+    const Csv *c = *(Csv **)((char *)&runs[r] + offset);
     g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
     for (guint i = 0; c && i < c->rows->len; i++) {
-      double fct;
-      if (!csv_number(c, i, 6, -1, &fct, error)) {
+      double x;
+      if (!csv_number(c, i, col, empty, &x, error)) {
         g_string_free(plot, TRUE);
         return FALSE;
       }
-      if (fct >= 0) {
-        fct *= 1e-6;
-        g_array_append_val(v, fct);
-      }
+      x = (absolute ? fabs(x) : x) * scale;
+      if (isfinite(x) && x >= 0)
+        g_array_append_val(v, x);
     }
     add_cdf(s, plot, v, runs[r].label);
   }
-  if (plot->len > strlen("plot "))
-    emit(s, "fct-cdf",
-         "set title 'Flow completion times (CDF of the completed flows)'\nset logscale x\n"
-         "set xlabel 'flow completion time (us)'\nset ylabel 'fraction of flows'\n"
-         "set yrange [0:1]\n",
-         plot->str);
-  g_string_free(plot, TRUE);
+  emit_plot(s, file, settings, plot);
   return TRUE;
+}
+
+static gboolean plot_fct(Script *s, Run *runs, guint n, GError **error)
+{
+  return plot_column_cdf(
+      s, runs, n, G_STRUCT_OFFSET(Run, flows), 6, -1, FALSE, 1e-6, "fct-cdf",
+      "set title 'Flow completion times (CDF of the completed flows)'\nset logscale x\n"
+      "set xlabel 'flow completion time (us)'\nset ylabel 'fraction of flows'\n"
+      "set yrange [0:1]\n",
+      error);
 }
 
 /* Slowdown against size for the runs whose flows have more than one size: FCT over
@@ -305,13 +321,13 @@ static gboolean plot_slowdown(Script *s, Run *runs, guint n, GError **error)
                              runs[r].label);
     }
   }
-  if (ok && plot->len > strlen("plot "))
-    emit(s, "slowdown-vs-size",
-         "set title 'Slowdown: FCT over the size''s time at the sender''s link rate'\n"
-         "set logscale xy\nset xlabel 'flow size (bytes)'\n"
-         "set ylabel 'slowdown (FCT / ideal FCT)'\n",
-         plot->str);
-  g_string_free(plot, TRUE);
+  if (!ok)
+    g_string_truncate(plot, strlen("plot ")); /* nothing is drawn after an error */
+  emit_plot(s, "slowdown-vs-size",
+            "set title 'Slowdown: FCT over the size''s time at the sender''s link rate'\n"
+            "set logscale xy\nset xlabel 'flow size (bytes)'\n"
+            "set ylabel 'slowdown (FCT / ideal FCT)'\n",
+            plot);
   return ok;
 }
 
@@ -445,9 +461,7 @@ static void emit_lines(Script *s, const char *file, GPtrArray *series, GPtrArray
       g_strdup_printf("set title '%s'\nset xlabel 'time (%s)'\nset ylabel '%s'\n"
                       "set yrange [0:*]\nset key outside right top\n",
                       title, u.name, ylabel);
-  if (plot->len > strlen("plot "))
-    emit(s, file, settings, plot->str);
-  g_string_free(plot, TRUE);
+  emit_plot(s, file, settings, plot);
 }
 
 /* The delivered rate over time: every run's total and, for a single run with few
@@ -536,13 +550,11 @@ static gboolean plot_links(Script *s, Run *runs, guint n, GError **error)
       add_cdf(s, plot, v, title);
     }
   }
-  if (plot->len > strlen("plot "))
-    emit(s, "link-utilization",
-         "set title 'Link utilization per tier (CDF over the ports that carried traffic)'\n"
-         "set xlabel 'busy time (% of the simulated time)'\nset ylabel 'fraction of ports'\n"
-         "set xrange [0:100]\nset yrange [0:1]\n",
-         plot->str);
-  g_string_free(plot, TRUE);
+  emit_plot(s, "link-utilization",
+            "set title 'Link utilization per tier (CDF over the ports that carried traffic)'\n"
+            "set xlabel 'busy time (% of the simulated time)'\nset ylabel 'fraction of ports'\n"
+            "set xrange [0:100]\nset yrange [0:1]\n",
+            plot);
   return TRUE;
 }
 
@@ -550,31 +562,12 @@ static gboolean plot_links(Script *s, Run *runs, guint n, GError **error)
  * completed. */
 static gboolean plot_fct_error(Script *s, Run *runs, guint n, GError **error)
 {
-  GString *plot = g_string_new("plot ");
-  for (guint r = 0; r < n; r++) {
-    const Csv *c = runs[r].compare;
-    g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
-    for (guint i = 0; c && i < c->rows->len; i++) {
-      double e;
-      if (!csv_number(c, i, 8, INFINITY, &e, error)) {
-        g_string_free(plot, TRUE);
-        return FALSE;
-      }
-      if (isfinite(e)) {
-        e = fabs(e) * 100;
-        g_array_append_val(v, e);
-      }
-    }
-    add_cdf(s, plot, v, runs[r].label);
-  }
-  if (plot->len > strlen("plot "))
-    emit(s, "fct-error-cdf",
-         "set title 'Per-flow FCT error of Wormhole against the exact run (CDF)'\n"
-         "set xlabel '|FCT error| (% of the exact FCT)'\nset ylabel 'fraction of flows'\n"
-         "set xrange [0:*]\nset yrange [0:1]\n",
-         plot->str);
-  g_string_free(plot, TRUE);
-  return TRUE;
+  return plot_column_cdf(
+      s, runs, n, G_STRUCT_OFFSET(Run, compare), 8, INFINITY, TRUE, 100, "fct-error-cdf",
+      "set title 'Per-flow FCT error of Wormhole against the exact run (CDF)'\n"
+      "set xlabel '|FCT error| (% of the exact FCT)'\nset ylabel 'fraction of flows'\n"
+      "set xrange [0:*]\nset yrange [0:1]\n",
+      error);
 }
 
 /* ---- putting the directory in place ---- */
