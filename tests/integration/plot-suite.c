@@ -84,38 +84,37 @@ static void assert_plot_has(const char *dir, const char *file, const char *text)
   ck_assert_msg(strstr(content, text), "%s/%s: no \"%s\"", plots, file, text);
 }
 
-/* The quickstart (a workload): FCTs, the op timeline and link utilization; a second
- * plot replaces the first. */
-START_TEST(test_plot_quickstart)
-{
-  g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
-  g_autofree char *sc = wh_test_source_path("scenarios/quickstart.xml");
-  const char *args[] = {"run", sc, NULL};
-  g_autofree char *dir = run_into(tmp, "quickstart", args);
-  const char *pargs[] = {dir, NULL};
-  g_autofree char *out = NULL, *err = NULL;
-  ck_assert_msg(plot(pargs, &out, &err) == 0, "%s", err);
-  ck_assert_ptr_nonnull(strstr(out, "fct-cdf.png"));
-  const char *files[] = {"fct-cdf", "op-timeline", "link-utilization", NULL};
-  assert_plots(dir, files);
-  ck_assert_int_eq(plot(pargs, NULL, NULL), 0);
-  assert_plots(dir, files);
-  wh_test_remove_tree(tmp);
-}
-END_TEST
-
-/* Runs `whsim CMD SCENARIO` (a path below the source root) into TMP/name, plots it
- * and asserts that `files` were drawn; the run's directory. (transfer full) */
+/* Runs `whsim CMD SCENARIO [OPTION VALUE]` (SCENARIO a path below the source root;
+ * `option` nullable) into TMP/name, plots it and asserts that `files` were drawn; the
+ * run's directory. (transfer full) */
 static char *run_and_plot(const char *tmp, const char *name, const char *cmd, const char *scenario,
-                          const char *const *files)
+                          const char *option, const char *value, const char *const *files)
 {
   g_autofree char *sc = wh_test_source_path(scenario);
-  const char *args[] = {cmd, sc, NULL};
+  const char *args[] = {cmd, sc, option, value, NULL};
   char *dir = run_into(tmp, name, args);
   const char *pargs[] = {dir, NULL};
   plot_ok(pargs, dir, files);
   return dir;
 }
+
+/* The quickstart (a workload): FCTs, the op timeline and link utilization; a second
+ * plot replaces the first. */
+START_TEST(test_plot_quickstart)
+{
+  g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
+  const char *files[] = {"fct-cdf", "op-timeline", "link-utilization", NULL};
+  g_autofree char *dir =
+      run_and_plot(tmp, "quickstart", "run", "scenarios/quickstart.xml", NULL, NULL, files);
+  assert_plot_has(dir, "op-timeline.svg", "rank");
+  const char *pargs[] = {dir, NULL};
+  g_autofree char *out = NULL;
+  ck_assert_int_eq(plot(pargs, &out, NULL), 0); /* replaces the first plots/ */
+  ck_assert_ptr_nonnull(strstr(out, "fct-cdf.png"));
+  assert_plots(dir, files);
+  wh_test_remove_tree(tmp);
+}
+END_TEST
 
 /* A fat-tree permutation: FCTs and link utilization of its three tiers. */
 START_TEST(test_plot_fattree_permutation)
@@ -123,7 +122,7 @@ START_TEST(test_plot_fattree_permutation)
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
   const char *files[] = {"fct-cdf", "link-utilization", NULL};
   g_autofree char *dir =
-      run_and_plot(tmp, "fattree", "run", "scenarios/bench-fattree-k8.xml", files);
+      run_and_plot(tmp, "fattree", "run", "scenarios/bench-fattree-k8.xml", NULL, NULL, files);
   assert_plot_has(dir, "link-utilization.svg", "edge links");
   assert_plot_has(dir, "link-utilization.svg", "aggregation links");
   assert_plot_has(dir, "link-utilization.svg", "core links");
@@ -138,12 +137,9 @@ END_TEST
 START_TEST(test_plot_sampled_dumbbell_and_overlay)
 {
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
-  g_autofree char *sc = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
-  const char *args[] = {"run", sc, "--sample-period", "10us", NULL};
-  g_autofree char *dir = run_into(tmp, "dumbbell", args);
-  const char *pargs[] = {dir, NULL};
   const char *files[] = {"fct-cdf", "rates", "queues", "link-utilization", NULL};
-  plot_ok(pargs, dir, files);
+  g_autofree char *dir = run_and_plot(tmp, "dumbbell", "run", "scenarios/dumbbell-dcqcn.xml",
+                                      "--sample-period", "10us", files);
   assert_plot_has(dir, "rates.svg", "delivered rate (Gb/s)");
   assert_plot_has(dir, "rates.svg", "all flows");
   assert_plot_has(dir, "queues.svg", "queue (KB)");
@@ -166,7 +162,8 @@ START_TEST(test_plot_compare_dir)
 {
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
   const char *files[] = {"fct-error-cdf", "fct-cdf", "link-utilization", NULL};
-  g_free(run_and_plot(tmp, "cmp", "compare", "tests/scenarios/fattree-k4-mixed.xml", files));
+  g_free(run_and_plot(tmp, "cmp", "compare", "tests/scenarios/fattree-k4-mixed.xml", NULL, NULL,
+                      files));
   wh_test_remove_tree(tmp);
 }
 END_TEST
