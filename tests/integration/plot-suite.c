@@ -132,8 +132,8 @@ START_TEST(test_plot_fattree_permutation)
 }
 END_TEST
 
-/* A dumbbell sampled every 10 us: rates and queues over time; overlaid with the
- * quickstart, both runs' FCT CDFs in one picture. */
+/* A dumbbell sampled every 10 us: rates and queues over time; overlaid with a DCTCP
+ * dumbbell, both runs' series in one picture each. */
 START_TEST(test_plot_sampled_dumbbell_and_overlay)
 {
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
