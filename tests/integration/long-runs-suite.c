@@ -54,8 +54,9 @@ typedef struct {
   GString *out;
 } Pty;
 
-/* Starts whsim with `args` (NULL-terminated, without the program name) in a new
- * session whose controlling terminal is a fresh pseudo-terminal. */
+/* Starts whsim with `args` (NULL-terminated, without the program name) as the leader
+ * of a new process group (setsid) whose controlling terminal is a fresh
+ * pseudo-terminal. */
 static Pty pty_spawn(const char *const *args)
 {
   Pty p = {.out = g_string_new(NULL)};
