@@ -206,6 +206,7 @@ static void add_cdf(Script *s, GString *plot, GArray *v, const char *title)
   char name[16];
   block_begin(s, name);
   guint n = v->len, k = MIN(n, MAX_QUANTILES);
+  g_string_append_printf(s->data, "%.9g 0\n", g_array_index(v, double, 0)); /* the rise */
   for (guint j = 0; j < k; j++) {
     guint i = k == n ? j : (guint)((guint64)j * (n - 1) / (k - 1));
     g_string_append_printf(s->data, "%.9g %.6f\n", g_array_index(v, double, i),
