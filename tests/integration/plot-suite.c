@@ -157,11 +157,13 @@ START_TEST(test_plot_sampled_dumbbell_and_overlay)
 }
 END_TEST
 
-/* A `whsim compare` directory: the FCT error CDF, and its two runs overlaid. */
+/* A `whsim compare` directory: the FCT error CDF, and its two runs overlaid (with
+ * the slowdown against size: the flows have several sizes). */
 START_TEST(test_plot_compare_dir)
 {
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
-  const char *files[] = {"fct-error-cdf", "fct-cdf", "link-utilization", NULL};
+  const char *files[] = {"fct-error-cdf", "fct-cdf", "slowdown-vs-size", "link-utilization",
+                         NULL}; /* the scenario's flows have four sizes */
   g_free(run_and_plot(tmp, "cmp", "compare", "tests/scenarios/fattree-k4-mixed.xml", NULL, NULL,
                       files));
   wh_test_remove_tree(tmp);

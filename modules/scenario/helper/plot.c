@@ -280,7 +280,9 @@ static gboolean plot_fct(Script *s, Run *runs, guint n, GError **error)
 }
 
 /* Slowdown against size for the runs whose flows have more than one size: FCT over
- * the size's serialization time at the sender's link rate (links.csv, tier host). */
+ * the size's serialization time at the sender's link rate: the rate of the one port
+ * links.csv lists for node `src` (the topologies number hosts first; a sender with
+ * several ports, or none listed, is left out). */
 static gboolean plot_slowdown(Script *s, Run *runs, guint n, GError **error)
 {
   GString *plot = g_string_new("plot ");
@@ -289,14 +291,14 @@ static gboolean plot_slowdown(Script *s, Run *runs, guint n, GError **error)
     const Csv *c = runs[r].flows, *l = runs[r].links;
     if (c == NULL || l == NULL)
       continue;
+    /* node -> the rate of its port, NAN when it has several (a switch) */
     g_autoptr(GHashTable) rate = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
     for (guint i = 0; i < l->rows->len && ok; i++) {
       double *bps = g_new(double, 1);
       ok = csv_number(l, i, 4, NAN, bps, error);
-      if (ok && strcmp(csv_field(l, i, 3), "host") == 0)
-        g_hash_table_replace(rate, (gpointer)csv_field(l, i, 1), bps);
-      else
-        g_free(bps);
+      if (ok && g_hash_table_contains(rate, csv_field(l, i, 1)))
+        *bps = NAN;
+      g_hash_table_replace(rate, (gpointer)csv_field(l, i, 1), bps);
     }
     gboolean sizes_vary = FALSE;
     for (guint i = 1; c && i < c->rows->len; i++)

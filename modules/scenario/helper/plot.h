@@ -1,14 +1,14 @@
 /* `whsim plot`: pictures of one run's outputs, or of several runs overlaid, drawn by
  * gnuplot as PNG and SVG into a plots/ directory. From flows.csv the FCT CDF (and the
  * slowdown against flow size when sizes vary, the ideal time being the size at the
- * sender's link rate from links.csv); from ops.csv a timeline of the ops per rank;
- * from rates.csv and queues.csv the delivered rate and the largest queue over time;
- * from links.csv the CDF of link busy time per tier; from compare-flows.csv (a
- * `whsim compare` directory, whose runs exact/ and wormhole/ are then overlaid too)
- * the CDF of Wormhole's per-flow FCT error. A plot is drawn
- * when at least one run has its input. The directory appears complete or not at all:
- * the files are drawn into a staging directory that is renamed into place. Cost: one
- * pass over each CSV file and one gnuplot process; series of more than a few thousand
+ * sender's link rate from links.csv, for senders with one port); from ops.csv a
+ * timeline of the ops per rank; from rates.csv and queues.csv the delivered rate and
+ * the largest queue over time; from links.csv the CDF of link busy time per tier; from
+ * compare-flows.csv (a `whsim compare` directory, whose runs exact/ and wormhole/ are
+ * then overlaid too) the CDF of Wormhole's per-flow FCT error. A plot is drawn when at
+ * least one run has its input. The directory appears complete or not at all: the
+ * files are drawn into a staging directory that is renamed into place. Cost: one pass
+ * over each CSV file and one gnuplot process; series of more than a few thousand
  * points are thinned to evenly spaced quantiles or samples. */
 #ifndef WH_PLOT_H
 #define WH_PLOT_H
