@@ -98,12 +98,12 @@ static char *run_and_plot(const char *tmp, const char *name, const char *cmd, co
   return dir;
 }
 
-/* The quickstart (a workload): FCTs, the op timeline and link utilization; a second
- * plot replaces the first. */
+/* The quickstart (a workload, flows of several sizes): FCTs, slowdown, the op
+ * timeline and link utilization; a second plot replaces the first. */
 START_TEST(test_plot_quickstart)
 {
   g_autofree char *tmp = g_dir_make_tmp("wh-plot-XXXXXX", NULL);
-  const char *files[] = {"fct-cdf", "op-timeline", "link-utilization", NULL};
+  const char *files[] = {"fct-cdf", "slowdown-vs-size", "op-timeline", "link-utilization", NULL};
   g_autofree char *dir =
       run_and_plot(tmp, "quickstart", "run", "scenarios/quickstart.xml", NULL, NULL, files);
   assert_plot_has(dir, "op-timeline.svg", "rank");
