@@ -151,10 +151,10 @@ void wh_sim_run(WhSim *sim)
   WhScheduler *s = sim->sched;
   WhEvent *(*pop)(WhScheduler *) = s->klass->pop;
   double t0 = monotonic_s();
-  uint64_t ev0 = sim->events_executed;
-  sim->stopped = sim->past_horizon != 0;
+  sim->interrupted = sim->interrupt != NULL && *sim->interrupt != 0;
+  sim->stopped = sim->past_horizon != 0 || sim->interrupted;
   sim->wall_stopped = FALSE;
-  gboolean watch = sim->progress != NULL || sim->wall_limit_s > 0;
+  gboolean watch = sim->progress != NULL || sim->wall_limit_s > 0 || sim->interrupt != NULL;
   while (!sim->stopped) {
     WhEvent *ev = pop(s);
     if (ev == NULL)
@@ -180,22 +180,18 @@ void wh_sim_run(WhSim *sim)
     sim->events_executed++;
     fn(sim, ctx, arg);
     if (G_UNLIKELY(watch && (sim->events_executed & ((1u << 20) - 1)) == 0)) {
+      if (sim->interrupt != NULL && *sim->interrupt != 0) {
+        sim->interrupted = TRUE;
+        break;
+      }
       double dt = monotonic_s() - t0;
       if (sim->wall_limit_s > 0 && dt > sim->wall_limit_s) {
         sim->wall_stopped = TRUE;
         break;
       }
-      if (sim->progress == NULL)
-        continue;
-      fprintf(sim->progress, "\r  sim time %.6f s, %" G_GUINT64_FORMAT " events, %.2f M events/s ",
-              wh_time_to_s(sim->now), sim->events_executed,
-              dt > 0 ? (double)(sim->events_executed - ev0) / dt * 1e-6 : 0.0);
-      fflush(sim->progress);
+      if (sim->progress != NULL)
+        sim->progress(sim, dt, sim->progress_ctx);
     }
-  }
-  if (sim->progress && sim->events_executed - ev0 >= (1u << 20)) {
-    fputc('\n', sim->progress);
-    fflush(sim->progress);
   }
 }
 

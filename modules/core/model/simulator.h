@@ -7,13 +7,17 @@
 #define WH_SIMULATOR_H
 
 #include <glib.h>
-#include <stdio.h>
+#include <signal.h>
 #include "event.h"
 #include "scheduler.h"
 
 /* A monitor's callback: returns when it wants to be called next (> now), or
  * WH_TIME_MAX for never (until re-armed with wh_sim_monitor_arm). */
 typedef WhTime (*WhMonitorFn)(WhSim *sim, void *ctx);
+
+/* A progress callback: called on the cold path (every 2^20 events) with the wall time
+ * the current wh_sim_run has taken so far. It must not change the model. */
+typedef void (*WhSimProgressFn)(WhSim *sim, double wall_s, void *ctx);
 
 typedef struct {
   WhMonitorFn fn;
@@ -32,10 +36,16 @@ struct WhSim {
   WhTime stop_at;
   WhTime due_limit; /* MIN(stop_at, WH_TIME_HORIZON): the loop's one compare per event */
   gboolean stopped;
-  /* Optional progress report and wall-clock limit (cold: checked every 2^20 events). */
-  FILE *progress;
+  /* Optional progress callback, wall-clock limit and interrupt flag (cold: checked
+   * every 2^20 events, and the flag once more when a run starts). */
+  WhSimProgressFn progress; /* nullable */
+  void *progress_ctx;
   double wall_limit_s;   /* > 0: stop once the loop has run this long */
   gboolean wall_stopped; /* the last run stopped at the wall-clock limit */
+  /* nullable: a flag a signal handler sets (non-zero: stop); the run then stops
+   * between two events, leaving the rest queued, and sets `interrupted` */
+  const volatile sig_atomic_t *interrupt;
+  gboolean interrupted; /* the last run stopped because *interrupt was set */
   /* Monitors (a deadlock watchdog, an accelerator's sampler): each is called once the
    * next event's time reaches its own next time, before that event runs, with `now` at
    * that time, and returns its next time (WH_TIME_MAX: none). Monitors add no events, so

@@ -728,6 +728,11 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   run->stop = sc->stop;
   if (opts && opts->wall_limit_s > 0)
     run->sim->wall_limit_s = opts->wall_limit_s;
+  if (opts) {
+    run->sim->interrupt = opts->interrupt;
+    run->progress_mode = opts->progress;
+    run->progress_label = opts->progress_label;
+  }
   WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
   if (sample)
     run->sampler = wh_rate_sampler_new(run->tp, sample);
@@ -760,10 +765,46 @@ void wh_run_take_scenario(WhRun *run, WhScenario *sc)
   run->owned_sc = sc;
 }
 
+/* The simulator's progress callback: the status line (cold; O(1) per sample). */
+static void show_progress(WhSim *sim, double wall_s, void *data)
+{
+  WhRun *run = data;
+  if (!wh_progress_due(run->progress, wall_s))
+    return;
+  WhProgressSample s = {.wall_s = wall_s,
+                        .now = sim->now,
+                        .events = sim->events_executed - run->progress_events0,
+                        .fraction = -1};
+  if (run->workload) {
+    s.unit = "ops";
+    s.done = wh_workload_ops_ended(run->workload);
+    s.total = wh_workload_n_ops(run->workload);
+    s.fraction = (double)s.done / (double)MAX(s.total, 1);
+  } else {
+    const WhTransportCounters *c = &run->tp->c;
+    s.unit = "flows";
+    s.done = c->flows_finished;
+    s.total = run->tp->n_flows;
+    uint64_t moved = MIN(c->data_bytes_arrived + c->advanced_bytes, run->progress_bytes);
+    if (run->progress_bytes)
+      s.fraction = (double)moved / (double)run->progress_bytes;
+  }
+  if (run->stop) /* the run ends at the stop time if the work is not done before */
+    s.fraction = MAX(s.fraction, MIN(1.0, wh_time_to_s(sim->now) / wh_time_to_s(run->stop)));
+  wh_progress_show(run->progress, &s);
+}
+
 void wh_run_execute(WhRun *run)
 {
-  if (isatty(STDERR_FILENO))
-    run->sim->progress = stderr;
+  run->progress = wh_progress_new(run->progress_mode, stderr, run->progress_label);
+  if (run->progress) {
+    run->progress_bytes = 0;
+    for (uint32_t i = 0; i < run->tp->n_flows; i++)
+      run->progress_bytes += wh_transport_flow(run->tp, i)->size;
+    run->progress_events0 = run->sim->events_executed;
+    run->sim->progress = show_progress;
+    run->sim->progress_ctx = run;
+  }
   if (run->stop)
     wh_sim_stop_at(run->sim, run->stop);
   gint64 t0 = g_get_monotonic_time();
@@ -772,7 +813,9 @@ void wh_run_execute(WhRun *run)
   wh_net_start_watchdog(run->net);
   wh_sim_run(run->sim);
   run->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
-  if (!run->sim->wall_stopped && run->net->p.pfc)
+  run->sim->progress = NULL;
+  g_clear_pointer(&run->progress, wh_progress_free);
+  if (!run->sim->wall_stopped && !run->sim->interrupted && run->net->p.pfc)
     wh_net_check_stuck(run->net);
   if (run->sampler)
     wh_rate_sampler_close(run->sampler, run->sim->now + wh_rate_sampler_period(run->sampler));
@@ -816,8 +859,9 @@ gboolean wh_run_check(const WhRun *run, GError **error)
 
 gboolean wh_run_stopped_early(const WhRun *run)
 {
-  return run->sim->wall_stopped || run->net->deadlock.detected || run->tp->gave_up >= 0 ||
-         run->sim->past_horizon || (run->stop && wh_sim_pending(run->sim) > 0);
+  return run->sim->wall_stopped || run->sim->interrupted || run->net->deadlock.detected ||
+         run->tp->gave_up >= 0 || run->sim->past_horizon ||
+         (run->stop && wh_sim_pending(run->sim) > 0);
 }
 
 const char *wh_run_stop_reason(const WhRun *run)
@@ -828,6 +872,8 @@ const char *wh_run_stop_reason(const WhRun *run)
     return "retry limit";
   if (run->sim->past_horizon)
     return "time horizon";
+  if (run->sim->interrupted)
+    return "interrupted";
   return run->sim->wall_stopped ? "wall-clock limit" : "stop time";
 }
 

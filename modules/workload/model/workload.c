@@ -542,6 +542,11 @@ gboolean wh_workload_done(const WhWorkload *w)
   return w->ops_left == 0;
 }
 
+uint32_t wh_workload_ops_ended(const WhWorkload *w)
+{
+  return wh_workload_n_ops(w) - w->ops_left;
+}
+
 WhTime wh_workload_now(const WhWorkload *w)
 {
   return w->tp->sim->now;

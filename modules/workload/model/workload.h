@@ -90,6 +90,8 @@ uint32_t wh_workload_n_ranks(const WhWorkload *w);
 /* The bytes the ops take: their table and (once started) their run state. */
 uint64_t wh_workload_op_bytes(const WhWorkload *w);
 gboolean wh_workload_done(const WhWorkload *w);
+/* Ops ended so far (O(1)). */
+uint32_t wh_workload_ops_ended(const WhWorkload *w);
 
 typedef struct {
   uint32_t id;
