@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <malloc.h>
 #include <math.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -238,4 +239,10 @@ GPtrArray *wh_test_scenario_files(void)
   }
   g_ptr_array_sort(files, (GCompareFunc)g_strcmp0);
   return files;
+}
+
+uint64_t wh_test_heap_bytes(void)
+{
+  struct mallinfo2 m = mallinfo2();
+  return (uint64_t)m.uordblks + m.hblkhd;
 }

@@ -10,6 +10,10 @@
 /* The source root (WH_SOURCE_ROOT, else the current directory's parent). (transfer full) */
 char *wh_test_source_path(const char *relative);
 
+/* The bytes the process holds from malloc (in use plus mapped chunks), or 0 where the
+ * allocator does not tell (a sanitizer's). */
+uint64_t wh_test_heap_bytes(void);
+
 /* Runs whsim with argv (NULL-terminated, without the program name); returns the exit
  * status and stores stdout/stderr (transfer full, nullable out-params). */
 int wh_test_whsim(const char *const *args, char **out, char **err);

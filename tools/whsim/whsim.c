@@ -3,10 +3,12 @@
  * writes the outputs (see outputs.h); `whsim compare` runs a scenario on the exact
  * engine and under Wormhole and reports Wormhole's speedup and errors (compare.h);
  * `whsim list` prints every registered type and parameter; `whsim validate` only loads
- * and checks a scenario and reports its size.
+ * and checks a scenario and reports its size; `whsim plot` draws a run's outputs
+ * (plot.h).
  * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
  * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
- * written, for diagnosis), 2 bad input or usage (nothing written). */
+ * written, for diagnosis), 2 bad input or usage (nothing written). A run interrupted by
+ * SIGINT or SIGTERM writes its partial outputs, then ends by that signal (interrupt.h). */
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,8 +16,10 @@
 #include <string.h>
 
 #include "compare.h"
+#include "interrupt.h"
 #include "outputs.h"
 #include "piper.h"
+#include "plot.h"
 #include "plugin.h"
 #include "registry.h"
 #include "run.h"
@@ -32,6 +36,7 @@ static void usage(FILE *out)
                "Wormhole\n"
                "       whsim run FILE.xml [OPTION...]   (options below)\n"
                "       whsim validate FILE.xml [--plugin LIB.so]... [--data-dir DIR]\n"
+               "       whsim plot DIR [DIR...] [--out DIR]   pictures of runs' outputs\n"
                "       whsim list [--plugin LIB.so]...\n"
                "Run `whsim run --help` or `whsim compare --help` for the options.\n");
 }
@@ -189,8 +194,9 @@ static void print_report(const WhRun *run, const char *out_dir)
       printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
     printf("\n");
   } else if (wh_run_stopped_early(run)) {
-    printf("stopped    at the %s after %.1f s of wall time, %.3f ms of network time",
-           wh_run_stop_reason(run), run->wall_s, wh_time_to_s(run->sim->now) * 1e3);
+    printf("stopped    %s%s after %.1f s of wall time, %.3f ms of network time",
+           run->sim->interrupted ? "" : "at the ", wh_run_stop_reason(run), run->wall_s,
+           wh_time_to_s(run->sim->now) * 1e3);
     if (run->workload)
       printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
     printf("\n");
@@ -228,7 +234,7 @@ static void print_report(const WhRun *run, const char *out_dir)
 typedef struct {
   char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking,
       *ns3_wormhole;
-  char *iterations, *wall_limit, *data_dir, *max_memory;
+  char *iterations, *wall_limit, *data_dir, *max_memory, *progress;
   char **sets, **plugins;
   gboolean quiet;
 } RunArgs;
@@ -248,6 +254,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->wall_limit);
   g_free(a->data_dir);
   g_free(a->max_memory);
+  g_free(a->progress);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -316,6 +323,10 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "MODE"},
       {"wall-limit", 0, 0, G_OPTION_ARG_STRING, &a->wall_limit,
        "stop after SECONDS (> 0) of wall time and report how far the run got", "SECONDS"},
+      {"progress", 0, 0, G_OPTION_ARG_STRING, &a->progress,
+       "a status line on stderr during the run: auto (default: when stderr is a terminal), "
+       "always or never",
+       "WHEN"},
       {"iterations", 0, 0, G_OPTION_ARG_STRING, &a->iterations,
        "run the workload N times, 1..100000 (overrides the scenario's iterations)", "N"},
       {"sample-period", 0, 0, G_OPTION_ARG_STRING, &a->sample,
@@ -384,6 +395,10 @@ static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOp
     }
     opts->wall_limit_s = v;
   }
+  if (a->progress && !wh_progress_mode_parse(a->progress, &opts->progress)) {
+    fprintf(stderr, "whsim %s: --progress %s: expected auto, always or never\n", cmd, a->progress);
+    return FALSE;
+  }
   if (a->max_memory &&
       (!wh_units_parse_bytes(a->max_memory, &opts->max_memory, &err) || !opts->max_memory)) {
     fprintf(stderr, "whsim %s: --max-memory %s: %s\n", cmd, a->max_memory,
@@ -451,6 +466,7 @@ static int run_ns3(WhRun *run, const RunArgs *a)
 static int run_native(WhRun *run, const char *path, const RunArgs *a)
 {
   g_autoptr(GError) err = NULL;
+  run->sim->interrupt = wh_interrupt_install();
   wh_run_execute(run);
   if (!wh_run_write(run, a->out_dir, &err)) {
     fprintf(stderr, "whsim: %s\n", err->message);
@@ -483,6 +499,8 @@ static int run_native(WhRun *run, const char *path, const RunArgs *a)
   }
   if (!a->quiet)
     print_report(run, a->out_dir);
+  if (run->sim->interrupted)
+    fprintf(stderr, "whsim: %s: interrupted; the partial outputs are in %s\n", path, a->out_dir);
   return status;
 }
 
@@ -524,8 +542,11 @@ static int cmd_run(int argc, char **argv)
   if (!parse_run_args(argc, argv, "run", "", &a, &opts))
     return EXIT_BAD_INPUT;
   g_autoptr(GError) err = NULL;
+  g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
+  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
+  wh_progress_free(ticker);
   if (run == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
@@ -537,7 +558,31 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  return run_native(run, argv[1], &a);
+  int status = run_native(run, argv[1], &a);
+  wh_interrupt_reraise();
+  return status;
+}
+
+/* Executes a comparison (cmd_compare) and reports; the exit status. */
+static int compare_execute(WhCompare *c, const char *path, const char *out_dir, gboolean quiet)
+{
+  g_autoptr(GError) err = NULL;
+  if (!wh_compare_execute(c, &err)) {
+    fprintf(stderr, "whsim: %s: %s\n", path, err->message);
+    return 1;
+  }
+  if (!quiet)
+    wh_compare_print(c, stdout);
+  if (wh_interrupt_caught())
+    fprintf(stderr,
+            "whsim: %s: interrupted; outputs in %s (\"stopped_early\": \"interrupted\" marks "
+            "a run cut short)\n",
+            path, out_dir);
+  if (wh_compare_problem(c)) {
+    fprintf(stderr, "whsim: %s: %s\n", path, wh_compare_problem(c));
+    return 1;
+  }
+  return 0;
 }
 
 static int cmd_compare(int argc, char **argv)
@@ -551,24 +596,22 @@ static int cmd_compare(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   g_autoptr(GError) err = NULL;
+  g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
+  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
+  /* caught from here: the runs stop at once when a signal came while they were built */
+  opts.interrupt = wh_interrupt_install();
   g_autoptr(WhCompare) c = sc ? wh_compare_new(sc, &opts, a.out_dir, &err) : NULL;
+  wh_progress_free(ticker);
   if (c == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
+    wh_interrupt_reraise();
     return EXIT_BAD_INPUT;
   }
   print_warnings(wh_compare_exact_run(c));
-  if (!wh_compare_execute(c, &err)) {
-    fprintf(stderr, "whsim: %s: %s\n", argv[1], err->message);
-    return 1;
-  }
-  if (!a.quiet)
-    wh_compare_print(c, stdout);
-  if (wh_compare_problem(c)) {
-    fprintf(stderr, "whsim: %s: %s\n", argv[1], wh_compare_problem(c));
-    return 1;
-  }
-  return 0;
+  int status = compare_execute(c, argv[1], a.out_dir, a.quiet);
+  wh_interrupt_reraise();
+  return status;
 }
 
 static int cmp_str_ptr(const void *a, const void *b)
@@ -639,6 +682,55 @@ static int cmd_validate(int argc, char **argv)
   return 0;
 }
 
+static int cmd_plot(int argc, char **argv)
+{
+  g_autofree char *out = NULL;
+  GOptionEntry entries[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+       "an existing directory to write plots/ into (default: the first run's directory)", "DIR"},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx =
+      g_option_context_new("DIR [DIR...] - draw the outputs of runs (several: overlaid)");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx, "Draws with gnuplot, as PNG and SVG into DIR/plots/ (replacing an earlier plots/):\n"
+           "  fct-cdf            flows.csv: CDF of the flow completion times\n"
+           "  slowdown-vs-size   flows.csv and links.csv, when flow sizes vary\n"
+           "  op-timeline        ops.csv: every op at its rank over time\n"
+           "  rates, queues      rates.csv, queues.csv (runs with --sample-period)\n"
+           "  link-utilization   links.csv: CDF of the ports' busy time per tier\n"
+           "  fct-error-cdf      compare-flows.csv (a `whsim compare` directory)\n"
+           "Exit status: 0 success, 1 gnuplot failed or plots/ could not be written, 2 bad\n"
+           "input or usage, or no gnuplot on the PATH (nothing written).\n");
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim plot: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc < 2) {
+    fprintf(stderr, "whsim plot: expected one run directory or more\n");
+    usage(stderr);
+    return EXIT_BAD_INPUT;
+  }
+  if (out && !g_file_test(out, G_FILE_TEST_IS_DIR)) {
+    fprintf(stderr, "whsim plot: --out %s: not a directory\n", out);
+    return EXIT_BAD_INPUT;
+  }
+  const char *dir = out ? out : argv[1];
+  g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char **dirs = g_new0(char *, argc);
+  memcpy(dirs, argv + 1, sizeof(char *) * (size_t)(argc - 1));
+  if (!wh_plot_runs(dirs, dir, written, &err)) {
+    fprintf(stderr, "whsim plot: %s\n", err->message);
+    return err->code == WH_PLOT_ERROR_INPUT ? EXIT_BAD_INPUT : 1;
+  }
+  g_ptr_array_add(written, NULL);
+  g_autofree char *list = g_strjoinv(", ", (char **)written->pdata);
+  printf("plots      %s/plots/: %s\n", dir, list);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
@@ -654,6 +746,8 @@ int main(int argc, char **argv)
     return cmd_compare(argc - 1, argv + 1);
   if (strcmp(argv[1], "validate") == 0)
     return cmd_validate(argc - 1, argv + 1);
+  if (strcmp(argv[1], "plot") == 0)
+    return cmd_plot(argc - 1, argv + 1);
   if (strcmp(argv[1], "plan") == 0)
     return wh_piper_plan_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "list") == 0) {

@@ -20,6 +20,7 @@ WhSim *wh_sim_new_with_scheduler(WhScheduler *sched)
   sim->sched = sched;
   sim->slabs = g_ptr_array_new_with_free_func(g_free);
   sim->stop_at = WH_TIME_MAX;
+  sim->due_limit = WH_TIME_HORIZON;
   sim->monitor_next = WH_TIME_MAX;
   return sim;
 }
@@ -64,7 +65,7 @@ WhEvent *wh_sim_schedule_at_seq(WhSim *sim, WhTime at, uint64_t seq, WhEventFn f
                                 uint64_t arg, uint32_t owner)
 {
   g_return_val_if_fail(seq < sim->next_seq, NULL);
-  return wh_sim_insert_new(sim, at, seq, fn, ctx, arg, owner);
+  return wh_sim_insert_new(sim, wh_sim_checked_time(sim, at), seq, fn, ctx, arg, owner);
 }
 
 static gint event_order(gconstpointer a, gconstpointer b, gpointer unused)
@@ -150,15 +151,17 @@ void wh_sim_run(WhSim *sim)
   WhScheduler *s = sim->sched;
   WhEvent *(*pop)(WhScheduler *) = s->klass->pop;
   double t0 = monotonic_s();
-  uint64_t ev0 = sim->events_executed;
-  sim->stopped = sim->past_horizon != 0;
+  sim->interrupted = sim->interrupt != NULL && *sim->interrupt != 0;
+  sim->stopped = sim->past_horizon != 0 || sim->interrupted;
   sim->wall_stopped = FALSE;
-  gboolean watch = sim->progress != NULL || sim->wall_limit_s > 0;
+  gboolean watch = sim->progress != NULL || sim->wall_limit_s > 0 || sim->interrupt != NULL;
   while (!sim->stopped) {
     WhEvent *ev = pop(s);
     if (ev == NULL)
       break;
-    if (ev->time > sim->stop_at) {
+    if (G_UNLIKELY(ev->time > sim->due_limit)) {
+      if (ev->time > WH_TIME_HORIZON)
+        wh_sim_beyond_horizon(sim, ev->time);
       s->klass->insert(s, ev);
       break;
     }
@@ -177,22 +180,18 @@ void wh_sim_run(WhSim *sim)
     sim->events_executed++;
     fn(sim, ctx, arg);
     if (G_UNLIKELY(watch && (sim->events_executed & ((1u << 20) - 1)) == 0)) {
+      if (sim->interrupt != NULL && *sim->interrupt != 0) {
+        sim->interrupted = TRUE;
+        break;
+      }
       double dt = monotonic_s() - t0;
       if (sim->wall_limit_s > 0 && dt > sim->wall_limit_s) {
         sim->wall_stopped = TRUE;
         break;
       }
-      if (sim->progress == NULL)
-        continue;
-      fprintf(sim->progress, "\r  sim time %.6f s, %" G_GUINT64_FORMAT " events, %.2f M events/s ",
-              wh_time_to_s(sim->now), sim->events_executed,
-              dt > 0 ? (double)(sim->events_executed - ev0) / dt * 1e-6 : 0.0);
-      fflush(sim->progress);
+      if (sim->progress != NULL)
+        sim->progress(sim, dt, sim->progress_ctx);
     }
-  }
-  if (sim->progress && sim->events_executed - ev0 >= (1u << 20)) {
-    fputc('\n', sim->progress);
-    fflush(sim->progress);
   }
 }
 
@@ -207,6 +206,7 @@ WhTime wh_sim_beyond_horizon(WhSim *sim, WhTime at)
 void wh_sim_stop_at(WhSim *sim, WhTime t)
 {
   sim->stop_at = t;
+  sim->due_limit = MIN(t, WH_TIME_HORIZON);
 }
 
 void wh_sim_stop(WhSim *sim)

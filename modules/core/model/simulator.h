@@ -7,13 +7,17 @@
 #define WH_SIMULATOR_H
 
 #include <glib.h>
-#include <stdio.h>
+#include <signal.h>
 #include "event.h"
 #include "scheduler.h"
 
 /* A monitor's callback: returns when it wants to be called next (> now), or
  * WH_TIME_MAX for never (until re-armed with wh_sim_monitor_arm). */
 typedef WhTime (*WhMonitorFn)(WhSim *sim, void *ctx);
+
+/* A progress callback: called on the cold path (every 2^20 events) with the wall time
+ * the current wh_sim_run has taken so far. It must not change the model. */
+typedef void (*WhSimProgressFn)(WhSim *sim, double wall_s, void *ctx);
 
 typedef struct {
   WhMonitorFn fn;
@@ -30,11 +34,18 @@ struct WhSim {
   GPtrArray *slabs;
   uint64_t events_live; /* allocated and not yet returned to the pool */
   WhTime stop_at;
+  WhTime due_limit; /* MIN(stop_at, WH_TIME_HORIZON): the loop's one compare per event */
   gboolean stopped;
-  /* Optional progress report and wall-clock limit (cold: checked every 2^20 events). */
-  FILE *progress;
+  /* Optional progress callback, wall-clock limit and interrupt flag (cold: checked
+   * every 2^20 events, and the flag once more when a run starts). */
+  WhSimProgressFn progress; /* nullable */
+  void *progress_ctx;
   double wall_limit_s;   /* > 0: stop once the loop has run this long */
   gboolean wall_stopped; /* the last run stopped at the wall-clock limit */
+  /* nullable: a flag a signal handler sets (non-zero: stop); the run then stops
+   * between two events, leaving the rest queued, and sets `interrupted` */
+  const volatile sig_atomic_t *interrupt;
+  gboolean interrupted; /* the last run stopped because *interrupt was set */
   /* Monitors (a deadlock watchdog, an accelerator's sampler): each is called once the
    * next event's time reaches its own next time, before that event runs, with `now` at
    * that time, and returns its next time (WH_TIME_MAX: none). Monitors add no events, so
@@ -43,7 +54,7 @@ struct WhSim {
   WhMonitor *monitors;
   uint32_t n_monitors;
   WhTime monitor_next;
-  WhTime past_horizon; /* 0, or a time beyond WH_TIME_HORIZON asked of schedule: stopped */
+  WhTime past_horizon; /* 0, or a time beyond WH_TIME_HORIZON that came due: stopped */
 };
 
 /* (transfer full) */
@@ -65,21 +76,26 @@ static inline guint wh_sim_pool_slabs(const WhSim *sim)
 }
 
 WhEvent *wh_sim_event_alloc(WhSim *sim);
-/* Cold: an event asked for past WH_TIME_HORIZON (or a wrapped sum): stops the run. */
+/* Cold: an event due past WH_TIME_HORIZON, or asked for before now (a wrapped sum):
+ * stops the run. */
 WhTime wh_sim_beyond_horizon(WhSim *sim, WhTime at);
 
-/* Schedules fn(sim, ctx, arg) at absolute time `at` (>= now). Returns the event
- * handle (transfer none), valid until it runs or is cancelled. */
-/* Takes an event from the pool and inserts it at (at, seq); the body of the two
- * schedule calls below. */
+/* `at`, checked for scheduling: a time before now can only be a wrapped sum, which
+ * stops the run (the event then goes past the horizon). A time past the horizon is
+ * caught by wh_sim_run when it comes due (one compare per event there, none here). */
+static inline WhTime wh_sim_checked_time(WhSim *sim, WhTime at)
+{
+  return G_UNLIKELY(at < sim->now) ? wh_sim_beyond_horizon(sim, at) : at;
+}
+
+/* Takes an event from the pool and inserts it at (at, seq), `at` already checked; the
+ * body of the two schedule calls below. */
 static inline WhEvent *wh_sim_insert_new(WhSim *sim, WhTime at, uint64_t seq, WhEventFn fn,
                                          void *ctx, uint64_t arg, uint32_t owner)
 {
   WhEvent *ev = sim->free_list ? sim->free_list : wh_sim_event_alloc(sim);
   sim->free_list = ev->next;
   sim->events_live++;
-  if (G_UNLIKELY(at > WH_TIME_HORIZON || at < sim->now))
-    at = wh_sim_beyond_horizon(sim, at);
   ev->time = at;
   ev->seq = seq;
   ev->fn = fn;
@@ -90,9 +106,12 @@ static inline WhEvent *wh_sim_insert_new(WhSim *sim, WhTime at, uint64_t seq, Wh
   return ev;
 }
 
+/* Schedules fn(sim, ctx, arg) at absolute time `at` (>= now). Returns the event
+ * handle (transfer none), valid until it runs or is cancelled. */
 static inline WhEvent *wh_sim_schedule_at(WhSim *sim, WhTime at, WhEventFn fn, void *ctx,
                                           uint64_t arg, uint32_t owner)
 {
+  at = wh_sim_checked_time(sim, at);
   return wh_sim_insert_new(sim, at, sim->next_seq++, fn, ctx, arg, owner);
 }
 
@@ -121,7 +140,8 @@ void wh_sim_park(WhSim *sim, WhOwnerMatch match, void *data, GPtrArray *parked);
 void wh_sim_unpark(WhSim *sim, GPtrArray *parked, WhTime shift);
 
 /* Runs until no event is left, wh_sim_stop() is called, or the next event lies
- * beyond the stop time set with wh_sim_stop_at(). */
+ * beyond the stop time set with wh_sim_stop_at() or beyond WH_TIME_HORIZON (then
+ * past_horizon is set); an event that stops the run stays queued. */
 void wh_sim_run(WhSim *sim);
 void wh_sim_stop_at(WhSim *sim, WhTime t);
 void wh_sim_stop(WhSim *sim);

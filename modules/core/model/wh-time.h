@@ -25,9 +25,13 @@ static inline double wh_time_to_s(WhTime t)
   return (double)t * 1e-12;
 }
 
-/* Serialization time of `bytes` at `rate_bps`, rounded up to a whole picosecond. */
+/* Serialization time of `bytes` at `rate_bps`, rounded up to a whole picosecond. Frames
+ * (bytes < 2^21) at rates below 2^60 b/s fit the dividend in 64 bits (< 1.68e19 +
+ * 1.16e18): one 64-bit division instead of a call to the 128-bit one, same result. */
 static inline WhTime wh_time_tx(uint64_t bytes, uint64_t rate_bps)
 {
+  if (((bytes | (rate_bps >> 39)) >> 21) == 0)
+    return (bytes * 8u * WH_S + rate_bps - 1) / rate_bps;
   return (WhTime)(((unsigned __int128)bytes * 8u * WH_S + rate_bps - 1) / rate_bps);
 }
 

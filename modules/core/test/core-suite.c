@@ -64,6 +64,16 @@ START_TEST(test_tx_time)
 {
   ck_assert_uint_eq(wh_time_tx(1000, 100000000000ULL), 80000);
   ck_assert_uint_eq(wh_time_tx(1, 3), 2666666666667ULL); /* rounds up */
+  /* the 64-bit path agrees with 128-bit arithmetic at its edges and beyond them */
+  static const uint64_t bytes[] = {0, 1, 64, 1500, 9000, (1u << 21) - 1, 1u << 21, 1ULL << 40};
+  static const uint64_t rates[] = {1,          3,         7, 400000000000ULL, (1ULL << 60) - 1,
+                                   1ULL << 60, UINT64_MAX};
+  for (size_t i = 0; i < G_N_ELEMENTS(bytes); i++)
+    for (size_t j = 0; j < G_N_ELEMENTS(rates); j++) {
+      WhTime want = (WhTime)(((unsigned __int128)bytes[i] * 8u * WH_S + rates[j] - 1) / rates[j]);
+      ck_assert_msg(want == wh_time_tx(bytes[i], rates[j]),
+                    "%" G_GUINT64_FORMAT " B at %" G_GUINT64_FORMAT " b/s", bytes[i], rates[j]);
+    }
 }
 END_TEST
 
@@ -298,6 +308,48 @@ static void chain(WhSim *sim, void *ctx, uint64_t arg)
     wh_sim_schedule(sim, 1, chain, ctx, arg - 1, 0);
 }
 
+/* Schedules an event at WH_TIME_MAX - arg + 1 from now: a sum that wraps (arg > 0). */
+static void wrapper(WhSim *sim, void *ctx, uint64_t arg)
+{
+  record(sim, ctx, arg);
+  wh_sim_schedule_at(sim, sim->now + (WH_TIME_MAX - arg + 1), record, ctx, 98, 0);
+}
+
+/* The horizon guard, on every scheduler: an event past WH_TIME_HORIZON stops the run
+ * when it comes due (what lies before it has run; it stays queued, even on a second
+ * wh_sim_run), and a time before now (a wrapped sum) stops the run at once. */
+START_TEST(test_sim_horizon)
+{
+  const WhSchedulerClass *const *classes = wh_scheduler_classes();
+  for (size_t k = 0; classes[k]; k++) {
+    g_autoptr(WhSim) sim = wh_sim_new(classes[k]);
+    LoopCtx c = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), NULL};
+    wh_sim_schedule_at(sim, WH_TIME_HORIZON + 5, record, &c, 99, 0);
+    wh_sim_schedule_at(sim, WH_TIME_HORIZON, record, &c, 1, 0);
+    wh_sim_schedule_at(sim, 10, record, &c, 0, 0);
+    wh_sim_run(sim);
+    ck_assert_uint_eq(c.order->len, 2);
+    ck_assert_uint_eq(g_array_index(c.order, uint64_t, 1), 1);
+    ck_assert_uint_eq(sim->past_horizon, WH_TIME_HORIZON + 5);
+    ck_assert_uint_eq(wh_sim_now(sim), WH_TIME_HORIZON);
+    ck_assert_uint_eq(wh_sim_pending(sim), 1);
+    wh_sim_run(sim);
+    ck_assert_uint_eq(c.order->len, 2);
+
+    g_autoptr(WhSim) wrap = wh_sim_new(classes[k]);
+    g_array_set_size(c.order, 0);
+    wh_sim_schedule_at(wrap, 100, wrapper, &c, 20, 0);
+    wh_sim_schedule_at(wrap, 200, record, &c, 2, 0);
+    wh_sim_run(wrap);
+    ck_assert_uint_eq(c.order->len, 1);
+    ck_assert_uint_eq(wrap->past_horizon, WH_TIME_MAX);
+    ck_assert_uint_eq(wh_sim_now(wrap), 100);
+    ck_assert_uint_eq(wh_sim_pending(wrap), 2);
+    g_array_free(c.order, TRUE);
+  }
+}
+END_TEST
+
 START_TEST(test_sim_pool_reuse)
 {
   g_autoptr(WhSim) sim = wh_sim_new(&wh_heap_scheduler_class);
@@ -353,6 +405,7 @@ Suite *wh_core_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("simulator");
   tcase_add_test(tc, test_sim_order_cancel_stop);
+  tcase_add_test(tc, test_sim_horizon);
   tcase_add_test(tc, test_sim_pool_reuse);
   tcase_add_test(tc, test_rng_streams);
   suite_add_tcase(s, tc);

@@ -84,6 +84,9 @@ typedef struct {
   const uint32_t *(*choose)(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                             uint64_t tuple_hash, uint64_t flowlet, const uint32_t *current,
                             uint16_t *nhops);
+  /* With choose (nullable): the flow is done with `path`, the last one choose gave it
+   * (called once everything it sent is acknowledged), for a router that counts flows. */
+  void (*release)(const WhNet *net, void *data, uint32_t src, uint32_t dst, const uint32_t *path);
   WhTime flowlet_gap;
   /* The rate a flow on `route` may send at (nullable: the rate of its first link):
    * for a host behind a faster internal port, its NIC's rate. */
@@ -108,11 +111,13 @@ typedef enum {
 /* The tier's name in outputs ("link", "host", "nic", "fabric", ...). */
 const char *wh_net_tier_name(WhLinkTier tier);
 
-/* Per directed port, counted always (a few adds per frame): what crossed the link. */
+/* Per directed port, counted always (a few adds per frame): what crossed the link.
+ * frames and bytes are not adjacent: GCC would otherwise pair their two increments into
+ * vector instructions that cost more than the adds. */
 typedef struct {
   uint64_t frames;    /* data/ACK/NACK/CNP frames that arrived over the link */
-  uint64_t bytes;     /* their bytes on the wire */
   WhTime busy;        /* transmitter busy time (every frame, PFC frames included) */
+  uint64_t bytes;     /* bytes on the wire of those frames */
   WhTime paused;      /* time with some priority paused by the peer (PFC), closed */
   WhTime pause_since; /* when the current pause began (paused != 0) */
   uint64_t max_queue; /* largest egress queue, bytes */
@@ -128,6 +133,8 @@ typedef struct {
   uint64_t drop_data_payload;
 } WhNetCounters;
 
+/* One direction of a link. 512 bytes on x86-64, so that indexing net->port is a shift:
+ * keep new fields in the padding (after the uint8_t group) or mind the size. */
 typedef struct {
   uint32_t id;
   uint32_t node, peer_node;
@@ -145,8 +152,8 @@ typedef struct {
   uint8_t frozen;                   /* held still by wh_net_freeze_port: no dequeue */
   uint8_t vc_bump;                  /* WhVcBump: when data crossing this link moves to
                                        the next virtual channel (priority - 1, down to 1) */
-  uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
   uint8_t tier;                     /* WhLinkTier */
+  uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
   uint64_t tx_bytes;
   WhPortStats st;
   WhQueueDisc qd;

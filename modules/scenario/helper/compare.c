@@ -1,13 +1,11 @@
 /* The exact engine against Wormhole on one scenario; see compare.h. */
 #include "compare.h"
 
-#include <glib/gstdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "gnuplot.h"
 #include "outputs.h"
 #include "units.h"
 
@@ -167,6 +165,7 @@ static void side_options(WhCompare *c, int k, const WhRunOptions *opts)
   s->what = k == EXACT ? "exact" : "wormhole";
   if (opts)
     s->opts = *opts;
+  s->opts.progress_label = s->what;
   GPtrArray *sets = g_ptr_array_new();
   for (char **p = opts && opts->sets ? opts->sets : NULL; p && *p; p++)
     g_ptr_array_add(sets, g_strdup(*p));
@@ -221,15 +220,16 @@ const WhRun *wh_compare_exact_run(const WhCompare *c)
   return c->exact_run;
 }
 
-/* As `whsim run` judges a run: stopping at the scenario's stop time or the wall-clock
- * limit is asked for; a deadlock, the retry limit, the time horizon or an inconsistent
- * end state is a problem. */
+/* As `whsim run` judges a run: stopping at the scenario's stop time, the wall-clock
+ * limit or an interrupt is asked for; a deadlock, the retry limit, the time horizon or an
+ * inconsistent end state is a problem. */
 static char *run_problem(const WhRun *run)
 {
   const char *what = run->wormhole ? "Wormhole" : "exact";
   if (wh_run_stopped_early(run)) {
     const char *why = wh_run_stop_reason(run);
-    if (strcmp(why, "stop time") == 0 || strcmp(why, "wall-clock limit") == 0)
+    if (strcmp(why, "stop time") == 0 || strcmp(why, "wall-clock limit") == 0 ||
+        strcmp(why, "interrupted") == 0)
       return NULL;
     return g_strdup_printf("the %s run stopped early (%s)", what, why);
   }
@@ -545,23 +545,9 @@ static char *ops_csv(const WhCompare *c)
 /* Runs gnuplot on `script`; its standard output (an SVG document) or NULL. */
 static char *gnuplot_svg(const char *gnuplot, const char *script)
 {
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("whsim-plot-XXXXXX.gp", &path, NULL);
-  if (fd < 0)
-    return NULL;
-  close(fd);
   char *svg = NULL;
-  int status = 1;
-  if (g_file_set_contents(path, script, -1, NULL)) {
-    const char *argv[] = {gnuplot, path, NULL};
-    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &svg, NULL,
-                      &status, NULL) ||
-        !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !g_str_has_prefix(svg, "<?xml")) {
-      g_free(svg);
-      svg = NULL;
-    }
-  }
-  g_remove(path);
+  if (!wh_gnuplot_run(gnuplot, script, NULL, &svg) || !g_str_has_prefix(svg, "<?xml"))
+    g_clear_pointer(&svg, g_free);
   return svg;
 }
 
@@ -570,7 +556,7 @@ static char *gnuplot_svg(const char *gnuplot, const char *script)
 static gboolean add_plots(WhCompare *c, WhOutputSet *set, GError **error)
 {
   c->plots = g_ptr_array_new();
-  g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+  g_autofree char *gnuplot = wh_gnuplot_find();
   if (gnuplot == NULL) {
     c->plots_note = "gnuplot is not on the PATH: no plots";
     return TRUE;

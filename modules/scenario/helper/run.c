@@ -438,7 +438,8 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
                        .gpus = sc->simai_gpus,
                        .max_bytes = run->memory_budget > run->memory_network
                                         ? run->memory_budget - run->memory_network
-                                        : 1};
+                                        : 1,
+                       .progress = isatty(STDERR_FILENO) ? stderr : NULL};
   g_autoptr(GError) err = NULL;
   g_autofree char *sc_dir = g_path_get_dirname(sc->path);
   const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
@@ -462,15 +463,13 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   return TRUE;
 }
 
-/* A workload of `ops` ops (all iterations) must fit what the network left of the
- * memory budget. */
-static gboolean check_workload_memory(const WhRun *run, uint64_t ops, const char *what, int line,
-                                      GError **error)
+/* A workload estimated at `need` bytes (`ops` ops over all iterations) must fit what
+ * the network left of the memory budget. */
+static gboolean check_workload_memory(const WhRun *run, uint64_t ops, uint64_t need,
+                                      const char *what, int line, GError **error)
 {
-  uint64_t left = run->memory_budget > run->memory_network
-                      ? run->memory_budget - run->memory_network
-                      : 0,
-           need = ops * WH_WORKLOAD_BYTES_PER_OP;
+  uint64_t left =
+      run->memory_budget > run->memory_network ? run->memory_budget - run->memory_network : 0;
   if (need <= left)
     return TRUE;
   g_autofree char *need_s = wh_units_format_bytes(need);
@@ -498,8 +497,10 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                    "<workload model>: the parallel config needs %u GPUs but the topology has %u "
                    "hosts",
                    facts.ranks, run->net->n_hosts);
-  if (!check_workload_memory(run, (uint64_t)facts.ops * run->iterations, "<workload model>",
-                             sc->workload_line, error))
+  uint64_t preset_ops = (uint64_t)facts.ops * run->iterations;
+  if (!check_workload_memory(run, preset_ops,
+                             WH_WORKLOAD_BYTES_FIXED + preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP,
+                             "<workload model>", sc->workload_line, error))
     return FALSE;
   run->workload = wh_workload_new(run->tp, facts.ranks);
   wh_workload_set_message_alpha(run->workload,
@@ -596,19 +597,30 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
                    "<workload>: uses rank %u but the topology has %u hosts (one rank per host)",
                    ranks - 1, run->net->n_hosts);
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
-  if (!check_workload_memory(run, (uint64_t)n * run->iterations, "<workload>", sc->workload_line,
-                             error))
+  g_autofree gboolean *is_dep = g_new0(gboolean, n);
+  uint64_t edges = 0, roots = 0, leaves = n, names = 0;
+  for (guint i = 0; i < n; i++) {
+    const WhScenarioOp *o = sc->ops->pdata[i];
+    edges += o->n_deps;
+    roots += o->n_deps == 0;
+    names += strlen(o->id) + 1 + WH_OP_TABLE_BYTES_PER_ENTRY; /* and its group, if any */
+    names += o->n_ranks ? (o->n_ranks + 1) * sizeof(uint32_t) + WH_OP_TABLE_BYTES_PER_ENTRY : 0;
+    for (uint32_t d = 0; d < o->n_deps; d++) {
+      leaves -= !is_dep[o->deps[d]];
+      is_dep[o->deps[d]] = TRUE;
+    }
+  }
+  /* iterations after the first: the roots also wait for the last iteration's leaves */
+  uint64_t it = run->iterations, ops = (uint64_t)n * it;
+  edges = edges * it + roots * leaves * (it - 1);
+  uint64_t need = WH_WORKLOAD_BYTES_FIXED + ops * WH_WORKLOAD_BYTES_PER_OP +
+                  edges * WH_WORKLOAD_BYTES_PER_DEP + names;
+  if (!check_workload_memory(run, ops, need, "<workload>", sc->workload_line, error))
     return FALSE;
   run->ops_per_iteration = n;
   run->workload = wh_workload_new(run->tp, ranks);
   wh_workload_set_message_alpha(run->workload,
                                 wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
-  g_autofree gboolean *is_dep = g_new0(gboolean, n);
-  for (guint i = 0; i < n; i++) {
-    const WhScenarioOp *o = sc->ops->pdata[i];
-    for (uint32_t d = 0; d < o->n_deps; d++)
-      is_dep[o->deps[d]] = TRUE;
-  }
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;
@@ -716,6 +728,11 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   run->stop = sc->stop;
   if (opts && opts->wall_limit_s > 0)
     run->sim->wall_limit_s = opts->wall_limit_s;
+  if (opts) {
+    run->sim->interrupt = opts->interrupt;
+    run->progress_mode = opts->progress;
+    run->progress_label = opts->progress_label;
+  }
   WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
   if (sample)
     run->sampler = wh_rate_sampler_new(run->tp, sample);
@@ -748,10 +765,46 @@ void wh_run_take_scenario(WhRun *run, WhScenario *sc)
   run->owned_sc = sc;
 }
 
+/* The simulator's progress callback: the status line (cold; O(1) per sample). */
+static void show_progress(WhSim *sim, double wall_s, void *data)
+{
+  WhRun *run = data;
+  if (!wh_progress_due(run->progress, wall_s))
+    return;
+  WhProgressSample s = {.wall_s = wall_s,
+                        .now = sim->now,
+                        .events = sim->events_executed - run->progress_events0,
+                        .fraction = -1};
+  if (run->workload) {
+    s.unit = "ops";
+    s.done = wh_workload_ops_ended(run->workload);
+    s.total = wh_workload_n_ops(run->workload);
+    s.fraction = (double)s.done / (double)MAX(s.total, 1);
+  } else {
+    const WhTransportCounters *c = &run->tp->c;
+    s.unit = "flows";
+    s.done = c->flows_finished;
+    s.total = run->tp->n_flows;
+    uint64_t moved = MIN(c->data_bytes_arrived + c->advanced_bytes, run->progress_bytes);
+    if (run->progress_bytes)
+      s.fraction = (double)moved / (double)run->progress_bytes;
+  }
+  if (run->stop) /* the run ends at the stop time if the work is not done before */
+    s.fraction = MAX(s.fraction, MIN(1.0, wh_time_to_s(sim->now) / wh_time_to_s(run->stop)));
+  wh_progress_show(run->progress, &s);
+}
+
 void wh_run_execute(WhRun *run)
 {
-  if (isatty(STDERR_FILENO))
-    run->sim->progress = stderr;
+  run->progress = wh_progress_new(run->progress_mode, stderr, run->progress_label);
+  if (run->progress) {
+    run->progress_bytes = 0;
+    for (uint32_t i = 0; i < run->tp->n_flows; i++)
+      run->progress_bytes += wh_transport_flow(run->tp, i)->size;
+    run->progress_events0 = run->sim->events_executed;
+    run->sim->progress = show_progress;
+    run->sim->progress_ctx = run;
+  }
   if (run->stop)
     wh_sim_stop_at(run->sim, run->stop);
   gint64 t0 = g_get_monotonic_time();
@@ -760,7 +813,9 @@ void wh_run_execute(WhRun *run)
   wh_net_start_watchdog(run->net);
   wh_sim_run(run->sim);
   run->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
-  if (!run->sim->wall_stopped && run->net->p.pfc)
+  run->sim->progress = NULL;
+  g_clear_pointer(&run->progress, wh_progress_free);
+  if (!run->sim->wall_stopped && !run->sim->interrupted && run->net->p.pfc)
     wh_net_check_stuck(run->net);
   if (run->sampler)
     wh_rate_sampler_close(run->sampler, run->sim->now + wh_rate_sampler_period(run->sampler));
@@ -804,8 +859,9 @@ gboolean wh_run_check(const WhRun *run, GError **error)
 
 gboolean wh_run_stopped_early(const WhRun *run)
 {
-  return run->sim->wall_stopped || run->net->deadlock.detected || run->tp->gave_up >= 0 ||
-         run->sim->past_horizon || (run->stop && wh_sim_pending(run->sim) > 0);
+  return run->sim->wall_stopped || run->sim->interrupted || run->net->deadlock.detected ||
+         run->tp->gave_up >= 0 || run->sim->past_horizon ||
+         (run->stop && wh_sim_pending(run->sim) > 0);
 }
 
 const char *wh_run_stop_reason(const WhRun *run)
@@ -816,6 +872,8 @@ const char *wh_run_stop_reason(const WhRun *run)
     return "retry limit";
   if (run->sim->past_horizon)
     return "time horizon";
+  if (run->sim->interrupted)
+    return "interrupted";
   return run->sim->wall_stopped ? "wall-clock limit" : "stop time";
 }
 

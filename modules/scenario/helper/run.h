@@ -6,6 +6,8 @@
 #define WH_RUN_H
 
 #include <glib.h>
+#include <signal.h>
+#include "progress.h"
 #include "rate-sampler.h"
 #include "rdma-transport.h"
 #include "simai-import.h"
@@ -16,14 +18,17 @@
 typedef struct {
   gboolean has_seed;
   uint64_t seed;
-  const char *scheduler; /* nullable */
-  const char *cc;        /* nullable */
-  char **sets;           /* nullable, NULL-terminated "Type::Param=value" */
-  WhTime sample_period;  /* > 0: attach a rate sampler (overrides the scenario's) */
-  uint32_t iterations;   /* > 0: workload iterations (overrides the scenario's) */
-  double wall_limit_s;   /* > 0: stop the simulation after this much wall time */
-  const char *data_dir;  /* nullable: files a scenario references may also lie below it */
-  uint64_t max_memory;   /* > 0: the memory budget in bytes (else wh_run_default_memory()) */
+  const char *scheduler;      /* nullable */
+  const char *cc;             /* nullable */
+  char **sets;                /* nullable, NULL-terminated "Type::Param=value" */
+  WhTime sample_period;       /* > 0: attach a rate sampler (overrides the scenario's) */
+  uint32_t iterations;        /* > 0: workload iterations (overrides the scenario's) */
+  double wall_limit_s;        /* > 0: stop the simulation after this much wall time */
+  const char *data_dir;       /* nullable: files a scenario references may also lie below it */
+  uint64_t max_memory;        /* > 0: the memory budget in bytes (else wh_run_default_memory()) */
+  WhProgressMode progress;    /* the status line on stderr (default: when it is a terminal) */
+  const char *progress_label; /* nullable: shown before the status line */
+  const volatile sig_atomic_t *interrupt; /* nullable: stops the run when set (interrupt.h) */
 } WhRunOptions;
 
 /* The default memory budget: three quarters of the physical memory. */
@@ -57,6 +62,11 @@ typedef struct {
   WhTime stop;
   uint64_t memory_budget;  /* bytes; networks and workloads estimated larger are refused */
   uint64_t memory_network; /* the network's estimate */
+  WhProgressMode progress_mode;
+  const char *progress_label; /* nullable */
+  WhProgress *progress;       /* nullable: while the run executes */
+  uint64_t progress_bytes;    /* the flows' bytes when the run started (the estimate's base) */
+  uint64_t progress_events0;  /* events executed before the run started */
 } WhRun;
 
 /* Builds everything; errors name the scenario file and line where they apply. */
@@ -80,9 +90,11 @@ const char *wh_run_flow_label(const WhRun *run, uint32_t flow, char buf[16]);
 #define WH_RUN_KEY_LEN 32
 const char *wh_run_flow_key(const WhRun *run, uint32_t flow, char buf[WH_RUN_KEY_LEN]);
 
-/* TRUE when the run ended before its natural end (scenario stop time or wall limit). */
+/* TRUE when the run ended before its natural end (scenario stop time, wall limit,
+ * interrupt, or a failure). */
 gboolean wh_run_stopped_early(const WhRun *run);
-/* Why it stopped early: "deadlock", "wall-clock limit" or "stop time". */
+/* Why it stopped early: "deadlock", "retry limit", "time horizon", "interrupted",
+ * "wall-clock limit" or "stop time". */
 const char *wh_run_stop_reason(const WhRun *run);
 uint32_t wh_run_ops_done(const WhRun *run);
 

@@ -70,6 +70,13 @@ struct WhDragonfly {
   uint64_t ugal_bias;
   gboolean ugal_path;   /* UGAL sees the queues of the whole path, not the source group's */
   GHashTable *interned; /* set of uint32_t[1 + hops]: hops, then the ports */
+  /* adaptive: [(i G + j) L + k], flows whose path is the minimal one over group i's
+   * k-th link to group j (a move counts on the new link and leaves the old one; a
+   * finished flow leaves through df_release) */
+  uint32_t *link_flows;
+  /* adaptive: [(g a + s) a + t], flows inside a group whose path crosses the local link
+   * from switch (g, s) to (g, t), counted the same way */
+  uint32_t *local_flows;
 };
 
 /* Interned routes: [hops, port, port, ...], hashed and compared by content, so a
@@ -393,6 +400,8 @@ static void dragonfly_free(WhDragonfly *df)
   g_free(df->gcd_port);
   g_free(df->nic_up);
   g_free(df->nic_down);
+  g_free(df->link_flows);
+  g_free(df->local_flows);
   if (df->interned)
     g_hash_table_unref(df->interned);
   g_free(df);
@@ -418,6 +427,8 @@ static void dragonfly_free_data(gpointer data)
 
 static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint32_t dst,
                          uint64_t hash, uint32_t *out, uint32_t cap);
+static void df_release(const WhNet *net, void *data, uint32_t src, uint32_t dst,
+                       const uint32_t *path);
 static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                                  uint64_t hash, uint64_t flowlet, const uint32_t *current,
                                  uint16_t *nhops);
@@ -544,6 +555,10 @@ static void install_router(WhNet *net, WhDragonfly *df, const WhConfig *cfg)
     r.line_rate = df_line_rate;
   if (df->routing == WH_DRAGONFLY_ADAPTIVE) {
     r.choose = df_choose;
+    r.release = df_release;
+    df->link_flows =
+        g_new0(uint32_t, (size_t)df->shape.groups * df->shape.groups * df->shape.links_per_pair);
+    df->local_flows = g_new0(uint32_t, (size_t)df->shape.switches * df->shape.a);
     r.flowlet_gap = wh_config_time(cfg, "wh::Dragonfly", "FlowletGap");
     if (r.flowlet_gap == 0) { /* longest Valiant path minus the shortest path */
       WhTime sw = wh_config_origin(cfg, "wh::Dragonfly", "SwitchDelay")
@@ -789,12 +804,54 @@ static uint64_t ugal_cost(PathLoad l, PathLoad other)
   return l.minimal && other.minimal ? l.q : l.q * l.hops;
 }
 
+/* Which of the L links from group gs to gd (slots base .. base + L - 1 of global_port)
+ * route `r` crosses; NONE if it crosses none of them (a Valiant path). */
+static uint32_t minimal_link(const WhNet *net, const WhDragonfly *df, const uint32_t *r,
+                             size_t base)
+{
+  for (uint32_t i = 1; i <= r[0]; i++) {
+    if (net->port[r[i]].tier != WH_TIER_GLOBAL)
+      continue;
+    for (uint32_t k = 0; k < df->shape.links_per_pair; k++)
+      if (df->global_port[base + k] == r[i])
+        return k;
+    return NONE;
+  }
+  return NONE;
+}
+
+/* The most flows on a local link of route `r` (a path inside a group), then `delta`
+ * (+1, -1 or 0) added to the count of each of its local links. */
+static uint32_t local_flows(const WhNet *net, WhDragonfly *df, const uint32_t *r, int delta)
+{
+  uint32_t most = 0, a = df->shape.a;
+  for (uint32_t i = 1; i <= r[0]; i++) {
+    const WhPort *p = &net->port[r[i]];
+    if (p->tier != WH_TIER_LOCAL)
+      continue;
+    uint32_t *cnt =
+        &df->local_flows[(size_t)(p->node - df->sw0) * a + (p->peer_node - df->sw0) % a];
+    most = MAX(most, *cnt);
+    if (delta >= 0 || *cnt > 0)
+      *cnt = (uint32_t)((int64_t)*cnt + delta);
+  }
+  return most;
+}
+
 /* UGAL over every candidate of a flowlet. Between groups: each of the L minimal paths
- * (one per parallel global link; the flow's hashed one wins ties), and with 3 or more
- * groups one Valiant path through a random intermediate group, taken when the best
- * minimal path costs more than it + UgalBias. Inside a group, between two switches:
- * the direct local hop, and LOCAL_DETOURS detours through random other switches of the
- * group, the cheapest taken when the direct hop costs more than it + UgalBias. */
+ * (one per parallel global link; between equal queues, as when flows start together in
+ * an idle network, the link fewer flows take wins, then the flow's hashed one), and
+ * with 3 or more groups one Valiant path through a random intermediate group, taken
+ * when the best minimal path costs more than it + UgalBias. Inside a group, between
+ * two switches: the direct local hop, and LOCAL_DETOURS detours through random other
+ * switches of the group, the cheapest taken when the direct hop costs more than it +
+ * UgalBias; with queues that do not decide it (a flow's first choice), the detour when
+ * the direct hop's flows + 1 exceed twice the detour's flows + 1 (flows: the most on a
+ * local link of the path). A flow leaves its path only for one cheaper by UgalBias,
+ * and leaves one parallel global link for another, or one path inside a group for
+ * another, only when that evens out the flows on them (the other has at least two
+ * fewer): queues alone flap, each flow seeing the same short queue (often only a rate
+ * dip of the flows there) and moving at once. */
 #define LOCAL_DETOURS 4
 static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uint32_t dst,
                                  uint64_t hash, uint64_t flowlet, const uint32_t *current,
@@ -809,13 +866,17 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
   uint64_t r = wh_mix64(hash ^ (flowlet * 0x9e3779b97f4a7c15ULL));
   const uint32_t *alt = NULL; /* the best non-minimal candidate */
   PathLoad la = {UINT64_MAX / 64, 1, FALSE};
+  uint32_t alt_flows = 0;
+  size_t base = ((size_t)gs * G + gd) * L;
+  uint32_t link = (uint32_t)(wh_mix64(hash) % L); /* the hashed path's */
   if (gs != gd) {
     for (uint32_t k = 0; k < L && L > 1; k++) {
       const uint32_t *m = interned(net, df, src, dst, hash, (Choice){NONE, NONE, k});
       PathLoad lm = path_load(net, df, m);
-      if (lm.q < lp.q) {
+      if (lm.q < lp.q || (lm.q == lp.q && df->link_flows[base + k] < df->link_flows[base + link])) {
         pick = m;
         lp = lm;
+        link = k;
       }
     }
     if (G >= 3) {
@@ -831,25 +892,66 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
       t += t >= hi;
       const uint32_t *d = interned(net, df, src, dst, hash, (Choice){NONE, t, NONE});
       PathLoad ld = path_load(net, df, d);
-      if (alt == NULL || ld.q * ld.hops < la.q * la.hops) {
+      uint32_t fd = local_flows(net, df, d, 0);
+      if (alt == NULL || ld.q * ld.hops < la.q * la.hops ||
+          (ld.q * ld.hops == la.q * la.hops && fd < alt_flows)) {
         alt = d;
         la = ld;
+        alt_flows = fd;
       }
     }
   }
-  if (alt && ugal_cost(lp, la) > ugal_cost(la, lp) + df->ugal_bias) {
+  gboolean take = alt && ugal_cost(lp, la) > ugal_cost(la, lp) + df->ugal_bias;
+  if (alt && gs == gd && !take && current == NULL)
+    take = (uint64_t)local_flows(net, df, pick, 0) + 1 > 2 * ((uint64_t)alt_flows + 1);
+  if (take) {
     pick = alt;
     lp = la;
+    link = NONE;
   }
   /* hysteresis: leaving the current path costs a drained flight, so it is left only
    * for a path cheaper by the bias */
+  uint32_t old = gs != gd && current ? minimal_link(net, df, current - 1, base) : NONE;
   if (current && current - 1 != pick) {
     PathLoad lc = path_load(net, df, current - 1);
-    if (ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias)
+    gboolean worse = ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias;
+    if (old != NONE && link != NONE)
+      worse |= df->link_flows[base + link] + 2 > df->link_flows[base + old];
+    if (gs == gd)
+      worse |= local_flows(net, df, pick, 0) + 2 > local_flows(net, df, current - 1, 0);
+    if (worse)
       pick = current - 1;
+  }
+  if (gs == gd && (current == NULL || current - 1 != pick)) {
+    local_flows(net, df, pick, 1);
+    if (current)
+      local_flows(net, df, current - 1, -1);
+  }
+  if (gs != gd && (current == NULL || current - 1 != pick)) {
+    if (link != NONE)
+      df->link_flows[base + link]++;
+    if (old != NONE && df->link_flows[base + old] > 0)
+      df->link_flows[base + old]--;
   }
   *nhops = (uint16_t)pick[0];
   return pick + 1;
+}
+
+/* A flow is done with `path` (one df_choose returned): it leaves its links' counts. */
+static void df_release(const WhNet *net, void *data, uint32_t src, uint32_t dst,
+                       const uint32_t *path)
+{
+  WhDragonfly *df = data;
+  uint32_t n, c, a = df->shape.a, G = df->shape.groups, L = df->shape.links_per_pair;
+  uint32_t gs = host_switch(df, src, &n, &c) / a, gd = host_switch(df, dst, &n, &c) / a;
+  if (gs == gd) {
+    local_flows(net, df, path - 1, -1);
+    return;
+  }
+  size_t base = ((size_t)gs * G + gd) * L;
+  uint32_t k = minimal_link(net, df, path - 1, base);
+  if (k != NONE && df->link_flows[base + k] > 0)
+    df->link_flows[base + k]--;
 }
 
 uint32_t wh_dragonfly_route(const WhNet *net, const WhDragonfly *df, uint32_t src, uint32_t dst,
@@ -869,6 +971,14 @@ uint32_t wh_dragonfly_host_group(const WhDragonfly *df, uint32_t host)
 {
   uint32_t n, c;
   return host_switch(df, host, &n, &c) / df->shape.a;
+}
+
+uint32_t wh_dragonfly_link_flows(const WhDragonfly *df, uint32_t gs, uint32_t gd, uint32_t k)
+{
+  uint32_t G = df->shape.groups, L = df->shape.links_per_pair;
+  if (df->link_flows == NULL || gs >= G || gd >= G || k >= L)
+    return 0;
+  return df->link_flows[((size_t)gs * G + gd) * L + k];
 }
 
 uint32_t wh_dragonfly_switch_node(const WhDragonfly *df, uint32_t group, uint32_t s)

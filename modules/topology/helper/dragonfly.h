@@ -45,6 +45,9 @@ uint32_t wh_dragonfly_route(const WhNet *net, const WhDragonfly *df, uint32_t sr
                             uint64_t tuple_hash, uint32_t via_group, uint32_t *out,
                             uint32_t out_cap);
 uint32_t wh_dragonfly_host_group(const WhDragonfly *df, uint32_t host);
+/* Adaptive routing: flows whose path is now the minimal one over group gs's k-th link
+ * to group gd (0 with other routing modes or out of range). */
+uint32_t wh_dragonfly_link_flows(const WhDragonfly *df, uint32_t gs, uint32_t gd, uint32_t k);
 /* Node id of switch s of group g. */
 uint32_t wh_dragonfly_switch_node(const WhDragonfly *df, uint32_t group, uint32_t s);
 

@@ -295,6 +295,44 @@ START_TEST(test_adaptive_inside_a_group)
 }
 END_TEST
 
+START_TEST(test_adaptive_parallel_global_links)
+{
+  /* 8 GCD pairs between the two groups of a 2-group Frontier preset: the 4 parallel
+   * global links are exactly the 4 NICs' limit. The router spreads the flows 2 per
+   * link by its flow counts (hashing alone put several on one link; queues alone
+   * flapped): >= 90% of the 4 NICs' 100 GB/s, each link between 20% and 30% of the
+   * bytes, and every count back to 0 once the flows are done */
+  g_autoptr(WhRun) run = build_file("tests/scenarios/frontier-groups-pairs-adaptive.xml", NULL);
+  wh_run_execute(run);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
+  ck_assert_uint_eq(run->tp->c.out_of_order, 0);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+  double rate = (double)run->tp->c.data_bytes_arrived / wh_time_to_s(run->sim->now);
+  const WhDragonfly *df = wh_dragonfly_of(run->net);
+  uint64_t bytes[4] = {0}, total = 0;
+  for (uint32_t k = 0; k < 4; k++) {
+    uint32_t a = wh_dragonfly_switch_node(df, 0, 0), b = wh_dragonfly_switch_node(df, 1, 0);
+    for (uint32_t i = 0; i < run->net->n_ports; i++) {
+      const WhPort *p = &run->net->port[i];
+      if (p->tier == WH_TIER_GLOBAL && p->node == a + k && p->peer_node == b + k)
+        bytes[k] = p->st.bytes;
+    }
+    total += bytes[k];
+    ck_assert_uint_eq(wh_dragonfly_link_flows(df, 0, 1, k), 0);
+  }
+  fprintf(stderr,
+          "Frontier 2 groups, 8 GCD pairs between groups: %.1f GB/s, %" G_GUINT64_FORMAT
+          " path changes; global links %.1f%% %.1f%% %.1f%% %.1f%% of the bytes\n",
+          rate * 1e-9, run->tp->c.reroutes, 100.0 * bytes[0] / total, 100.0 * bytes[1] / total,
+          100.0 * bytes[2] / total, 100.0 * bytes[3] / total);
+  ck_assert_msg(rate >= 0.9 * 100e9, "%.1f GB/s", rate * 1e-9);
+  for (uint32_t k = 0; k < 4; k++)
+    ck_assert_msg(bytes[k] >= total / 5 && bytes[k] <= total * 3 / 10, "link %u: %.1f%%", k,
+                  100.0 * bytes[k] / total);
+}
+END_TEST
+
 /* A run of the Frontier preset (1 group) built from XML text with `extra` settings. */
 static WhRun *preset_run(const char *extra, const char *body)
 {
@@ -375,6 +413,33 @@ START_TEST(test_message_alpha)
 }
 END_TEST
 
+START_TEST(test_adaptive_all_to_all_two_switches)
+{
+  /* a direct all-to-all of 16 GCDs on nodes 0 and 4 (switches 0 and 1 of one group),
+   * 1 MB per pair: 64 flows each way between the switches, 4 NICs' worth, all starting
+   * at once onto one direct local link. The router's flow counts send most of them over
+   * detours from their first choice: within 10% of the NIC limit (each NIC: its 2 GCDs'
+   * 8 MB off the node at 25 GB/s x 4096/4158), with few path changes */
+  static const char wl[] =
+      "  <workload>\n"
+      "    <collective id=\"a2a\" kind=\"all-to-all\" algorithm=\"direct\" ranks=\"0-15\" "
+      "size=\"16MB\"/>\n"
+      "  </workload>\n"
+      "  <placement policy=\"nodes\" nodes=\"0 4\"/>\n";
+  g_autoptr(WhRun) run = preset_run("", wl);
+  WhOpInfo op;
+  wh_workload_op_info(run->workload, 0, &op);
+  double t = wh_time_to_s(op.end - op.start), limit = 2 * 8e6 / (25e9 * 4096 / 4158);
+  fprintf(stderr,
+          "Frontier group, direct all-to-all of 16 GCDs across two switches: %.1f us, NIC "
+          "limit %.1f us (%.3fx), %" G_GUINT64_FORMAT " path changes\n",
+          t * 1e6, limit * 1e6, t / limit, run->tp->c.reroutes);
+  ck_assert_msg(t <= 1.1 * limit, "%.1f us against a limit of %.1f us", t * 1e6, limit * 1e6);
+  ck_assert_uint_eq(run->tp->c.out_of_order, 0);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+}
+END_TEST
+
 START_TEST(test_frontier_preset)
 {
   /* <topology preset="frontier" groups="2"/>: Frontier's shape (2 x 1024 GCDs, 32
@@ -445,6 +510,8 @@ Suite *wh_dragonfly_traffic_suite(void)
       {"node", test_node_all_to_all_closed_form},
       {"preset", test_frontier_preset},
       {"group-adaptive", test_adaptive_inside_a_group},
+      {"parallel-global-links", test_adaptive_parallel_global_links},
+      {"group-all-to-all", test_adaptive_all_to_all_two_switches},
       {"endpoint-latency", test_endpoint_latency},
       {"message-alpha", test_message_alpha},
   };

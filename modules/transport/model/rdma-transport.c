@@ -376,6 +376,9 @@ static void go_back(WhTransport *tp, WhFlow *f, uint64_t seq)
 
 static void sender_done(WhTransport *tp, WhFlow *f)
 {
+  const WhNetRouter *r = &tp->net->router;
+  if (r->release && f->flowlets > 0)
+    r->release(tp->net, r->data, f->src, f->dst, f->next_path ? f->next_path : f->fwd);
   f->state = WH_FLOW_SENT;
   if (f->heap_pos != WH_NO_HEAP)
     hs_remove(&tp->hosts[f->src], f);

@@ -3,9 +3,11 @@
  * whitespace-separated tokens; the header and layers are checked field by field into
  * a Parsed record, then a Builder walks SimAI's schedule for the policy, keeping per
  * rank the op ids its next step waits for (its stream) and per layer and rank what
- * the next iteration's forward must wait for (the weight-grad comm), and appends
- * WhSimaiOps to a plan, which wh_simai_plan_apply hands to the workload builders.
- * Cost: O(ops + dependency edges); a collective's group is computed arithmetically. */
+ * the next iteration's forward must wait for (the weight-grad comm), and appends ops
+ * to the plan's op table (op-table.h), which wh_simai_plan_apply gives the workload
+ * to share. Before that, the same schedule is walked for one rank standing for all
+ * (Walk) to count the ops and bound the edges for the memory budget. Cost: O(ops +
+ * dependency edges); a collective's group is computed arithmetically. */
 #include "simai-import.h"
 
 #include <stdarg.h>
@@ -640,6 +642,8 @@ typedef struct {
   uint32_t *wg_wait; /* [layer * n + rank]: what the next forward of the layer waits for */
   uint32_t *members; /* scratch, n entries */
   GArray *deps;      /* scratch */
+  FILE *progress;    /* nullable */
+  uint64_t total, next_report; /* ops the plan will have; when to report next */
 } Builder;
 
 static const char *const phase_names[3] = {"fwd", "ig", "wg"};
@@ -650,7 +654,9 @@ static int cmp_u32(gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-static uint32_t push_op(Builder *b, WhSimaiOp *o, GArray *deps)
+/* Adds `o` with `deps` sorted and without duplicates; the plan's size was checked
+ * against the op and edge limits before it was built. */
+static uint32_t push_op(Builder *b, WhOpSpec *o, GArray *deps)
 {
   g_array_sort(deps, cmp_u32);
   guint n = 0;
@@ -659,10 +665,17 @@ static uint32_t push_op(Builder *b, WhSimaiOp *o, GArray *deps)
     if (n == 0 || g_array_index(deps, uint32_t, n - 1) != v)
       g_array_index(deps, uint32_t, n++) = v;
   }
-  o->deps = g_memdup2(deps->data, sizeof(uint32_t) * n);
+  o->deps = (const uint32_t *)deps->data;
   o->n_deps = n;
-  g_ptr_array_add(b->plan->ops, o);
-  return b->plan->ops->len - 1;
+  int64_t id = wh_op_table_add(b->plan->ops, o, NULL);
+  g_assert(id >= 0);
+  if (b->progress && (uint64_t)id + 1 >= b->next_report) {
+    fprintf(b->progress, "\r  %s: %" G_GUINT64_FORMAT "%% of %" G_GUINT64_FORMAT " ops made",
+            b->plan->name, (((uint64_t)id + 1) * 100 + b->total / 2) / b->total, b->total);
+    fflush(b->progress);
+    b->next_report = MIN(b->next_report + MAX(b->total / 10, 1), b->total);
+  }
+  return (uint32_t)id;
 }
 
 static void set_stream(Builder *b, uint32_t r, uint32_t id)
@@ -671,25 +684,21 @@ static void set_stream(Builder *b, uint32_t r, uint32_t id)
   g_array_append_val(b->stream[r], id);
 }
 
-static uint32_t add_compute(Builder *b, uint32_t layer, uint32_t r, const char *name, uint64_t ns,
+static uint32_t add_compute(Builder *b, uint32_t r, const char *name, uint64_t ns,
                             const uint32_t *dep)
 {
-  const Layer *l = &g_array_index(b->p->layers, Layer, layer);
-  WhSimaiOp *o = g_new0(WhSimaiOp, 1);
-  *o = (WhSimaiOp){.kind = WH_OP_COMPUTE,
-                   .group_kind = WH_SIMAI_GROUP_NONE,
-                   .name = g_strdup(name),
-                   .rank = r,
-                   .duration = (WhTime)ns * WH_NS,
-                   .layer = layer,
-                   .line = l->line};
+  WhOpSpec o = {.kind = WH_OP_COMPUTE,
+                .tag = WH_SIMAI_GROUP_NONE,
+                .name = name,
+                .rank = r,
+                .duration = (WhTime)ns * WH_NS};
   g_array_set_size(b->deps, 0);
   if (dep)
     g_array_append_val(b->deps, *dep);
   else
     g_array_append_vals(b->deps, b->stream[r]->data, b->stream[r]->len);
   b->plan->stats.n_compute++;
-  return push_op(b, o, b->deps);
+  return push_op(b, &o, b->deps);
 }
 
 /* The phase's compute on every rank; a time of 0 adds nothing. */
@@ -701,7 +710,7 @@ static void computes(Builder *b, uint32_t layer, int phase)
     return;
   g_autofree char *name = g_strdup_printf("L%u.%s.%s", layer, l->name, phase_names[phase]);
   for (uint32_t r = 0; r < b->shape.n; r++)
-    set_stream(b, r, add_compute(b, layer, r, name, ns, NULL));
+    set_stream(b, r, add_compute(b, r, name, ns, NULL));
 }
 
 static WhSimaiGroup group_kind(const Builder *b, int phase, Suffix sfx)
@@ -741,32 +750,29 @@ static void collectives(Builder *b, uint32_t layer, int phase, gboolean blocking
       st->dropped_tp_bytes += c->bytes;
       continue;
     }
-    WhSimaiOp *o = g_new0(WhSimaiOp, 1);
-    *o = (WhSimaiOp){.kind = WH_OP_COLLECTIVE,
-                     .coll = c->kind,
-                     .algo = c->kind == WH_COLL_ALL_TO_ALL ? WH_ALGO_PAIRWISE : WH_ALGO_RING,
-                     .group_kind = kind,
-                     .name =
-                         g_strdup_printf("L%u.%s.%s-comm.%s%u", layer, l->name, phase_names[phase],
-                                         wh_simai_group_name(kind), id_in_kind),
-                     .rank = r,
-                     .group = g_memdup2(b->members, sizeof(uint32_t) * m),
-                     .n_group = m,
-                     .group_id = id_in_kind,
-                     .bytes = c->bytes,
-                     .layer = layer,
-                     .line = l->line};
+    g_autofree char *name =
+        g_strdup_printf("L%u.%s.%s-comm.%s%u", layer, l->name, phase_names[phase],
+                        wh_simai_group_name(kind), id_in_kind);
+    WhOpSpec o = {.kind = WH_OP_COLLECTIVE,
+                  .coll = c->kind,
+                  .algo = c->kind == WH_COLL_ALL_TO_ALL ? WH_ALGO_PAIRWISE : WH_ALGO_RING,
+                  .tag = (uint8_t)kind,
+                  .name = name,
+                  .rank = r,
+                  .group = b->members,
+                  .group_n = m,
+                  .bytes = c->bytes};
     g_array_set_size(b->deps, 0);
     for (uint32_t i = 0; i < m; i++) {
-      GArray *s = b->stream[o->group[i]];
+      GArray *s = b->stream[b->members[i]];
       g_array_append_vals(b->deps, s->data, s->len);
     }
-    uint32_t id = push_op(b, o, b->deps);
+    uint32_t id = push_op(b, &o, b->deps);
     st->n_collectives++;
     for (uint32_t i = 0; i < m; i++) {
-      uint32_t mr = o->group[i], after = id;
+      uint32_t mr = b->members[i], after = id;
       if (l->update_ns > 0) {
-        after = add_compute(b, layer, mr, upd, l->update_ns, &id);
+        after = add_compute(b, mr, upd, l->update_ns, &id);
         st->n_update++;
       }
       if (blocking)
@@ -788,48 +794,77 @@ static void wait_wg(Builder *b, uint32_t layer)
   }
 }
 
-static void iteration(Builder *b)
+/* The steps of SimAI's schedule, made (Builder) or counted (Walk). */
+typedef struct {
+  void (*computes)(void *ctx, uint32_t layer, int phase);
+  void (*collectives)(void *ctx, uint32_t layer, int phase, gboolean blocking);
+  void (*wait_wg)(void *ctx, uint32_t layer);
+} Steps;
+
+/* One iteration of the policy's schedule; adds the comm fields it never issues to
+ * *ignored. */
+static void schedule(const Steps *s, void *ctx, const Parsed *p, uint32_t *ignored)
 {
-  const Parsed *p = b->p;
   uint32_t L = p->layers->len;
-  WhSimaiStats *st = &b->plan->stats;
   switch (p->policy) {
   case WH_SIMAI_POLICY_HYBRID_TRANSFORMER:
   case WH_SIMAI_POLICY_HYBRID_TRANSFORMER_FWD_IN_BCKWD:
     for (uint32_t i = 0; i < L; i++) {
-      wait_wg(b, i);
-      computes(b, i, 0);
-      collectives(b, i, 0, TRUE);
+      s->wait_wg(ctx, i);
+      s->computes(ctx, i, 0);
+      s->collectives(ctx, i, 0, TRUE);
     }
     for (uint32_t i = L; i-- > 0;) {
-      computes(b, i, 1);
-      collectives(b, i, 1, TRUE);
-      computes(b, i, 2);
-      collectives(b, i, 2, FALSE);
+      s->computes(ctx, i, 1);
+      s->collectives(ctx, i, 1, TRUE);
+      s->computes(ctx, i, 2);
+      s->collectives(ctx, i, 2, FALSE);
     }
     break;
   case WH_SIMAI_POLICY_DATA:
     for (uint32_t i = 0; i < L; i++) {
       const Layer *l = &g_array_index(p->layers, Layer, i);
-      st->ignored_comms += !l->comm[0].none + !l->comm[1].none;
-      wait_wg(b, i);
-      computes(b, i, 0);
+      *ignored += !l->comm[0].none + !l->comm[1].none;
+      s->wait_wg(ctx, i);
+      s->computes(ctx, i, 0);
     }
     for (uint32_t i = L; i-- > 0;) {
-      computes(b, i, 2);
-      collectives(b, i, 2, FALSE);
+      s->computes(ctx, i, 2);
+      s->collectives(ctx, i, 2, FALSE);
       if (i > 0)
-        computes(b, i, 1);
+        s->computes(ctx, i, 1);
     }
     break;
   case WH_SIMAI_POLICY_MICRO:
     for (uint32_t i = 0; i < L; i++) {
       const Layer *l = &g_array_index(p->layers, Layer, i);
-      st->ignored_comms += !l->comm[0].none + !l->comm[1].none + (i > 0 && !l->comm[2].none);
+      *ignored += !l->comm[0].none + !l->comm[1].none + (i > 0 && !l->comm[2].none);
     }
-    collectives(b, 0, 2, FALSE);
+    s->collectives(ctx, 0, 2, FALSE);
     break;
   }
+}
+
+static void build_computes(void *b, uint32_t layer, int phase)
+{
+  computes(b, layer, phase);
+}
+
+static void build_collectives(void *b, uint32_t layer, int phase, gboolean blocking)
+{
+  collectives(b, layer, phase, blocking);
+}
+
+static void build_wait_wg(void *b, uint32_t layer)
+{
+  wait_wg(b, layer);
+}
+
+static const Steps build_steps = {build_computes, build_collectives, build_wait_wg};
+
+static void iteration(Builder *b)
+{
+  schedule(&build_steps, b, b->p, &b->plan->stats.ignored_comms);
 }
 
 /* The header keys the plan does not simulate, with their values (pp shapes the
@@ -850,13 +885,16 @@ static void unmodelled_keys(const Parsed *p, char *out, gsize size)
   g_strlcpy(out, s->str, size);
 }
 
-static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts)
+static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts, uint64_t total)
 {
   uint32_t iterations = opts && opts->iterations > 1 ? opts->iterations : 1;
   Builder b = {.plan = plan,
                .p = p,
                .shape = {.n = p->n_gpus, .tp = p->tp, .pp = p->pp, .dp = p->dp, .ep = p->ep},
-               .keep_tp = opts ? opts->keep_tp : FALSE};
+               .keep_tp = opts ? opts->keep_tp : FALSE,
+               .progress = opts && total >= WH_SIMAI_PROGRESS_OPS ? opts->progress : NULL,
+               .total = total,
+               .next_report = MIN(MAX(total / 10, 1), total)};
   uint32_t n = p->n_gpus, L = p->layers->len;
   b.stream = g_new(GArray *, n);
   for (uint32_t r = 0; r < n; r++)
@@ -868,6 +906,8 @@ static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts
   b.deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < iterations; it++)
     iteration(&b);
+  if (b.progress)
+    fputc('\n', b.progress);
   WhSimaiStats acc = plan->stats, *st = &acc;
   plan->stats = (WhSimaiStats){.policy = p->policy,
                                .n_layers = L,
@@ -876,7 +916,7 @@ static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts
                                .dp = p->dp,
                                .ep = p->ep,
                                .pp = p->pp,
-                               .ops_per_iteration = plan->ops->len / iterations,
+                               .ops_per_iteration = wh_op_table_len(plan->ops) / iterations,
                                .n_compute = st->n_compute / iterations,
                                .n_update = st->n_update / iterations,
                                .n_collectives = st->n_collectives / iterations,
@@ -896,69 +936,162 @@ static void build(WhSimaiPlan *plan, const Parsed *p, const WhSimaiOptions *opts
 
 /* ---- public ---- */
 
-static void op_free(gpointer data)
-{
-  WhSimaiOp *o = data;
-  g_free(o->name);
-  g_free(o->group);
-  g_free(o->deps);
-  g_free(o);
-}
-
 void wh_simai_plan_free(WhSimaiPlan *plan)
 {
   if (plan == NULL)
     return;
-  g_ptr_array_unref(plan->ops);
+  wh_op_table_unref(plan->ops);
   g_free(plan->name);
   g_free(plan);
 }
 
-/* Ops of the phase's collectives (and their updates), as collectives() makes them;
- * adds the group members they list to *refs. */
-static uint64_t count_collectives(const Builder *b, const Layer *l, int phase, uint64_t *refs)
+uint32_t wh_simai_plan_n_ops(const WhSimaiPlan *plan)
 {
+  return wh_op_table_len(plan->ops);
+}
+
+void wh_simai_plan_op(const WhSimaiPlan *plan, uint32_t i, WhSimaiOp *out)
+{
+  WhOpSpec o;
+  wh_op_table_get(plan->ops, i, &o);
+  *out = (WhSimaiOp){.kind = o.kind,
+                     .coll = o.coll,
+                     .algo = o.algo,
+                     .group_kind = (WhSimaiGroup)o.tag,
+                     .name = o.name,
+                     .rank = o.rank,
+                     .group = o.group,
+                     .n_group = o.group_n,
+                     .bytes = o.kind == WH_OP_COMPUTE ? 0 : o.bytes,
+                     .duration = o.kind == WH_OP_COMPUTE ? o.duration : 0,
+                     .deps = o.deps,
+                     .n_deps = o.n_deps};
+}
+
+/* ---- size ---- */
+
+/* What a plan holds: ops, dependency edges (an upper bound: duplicates are removed
+ * when the ops are made), distinct names, and its distinct groups and their ranks. */
+typedef struct {
+  uint64_t ops, edges, names, groups, group_ranks;
+} Count;
+
+/* The schedule walked for one rank standing for all: every rank runs the same steps
+ * (groups of a kind have one size, and all or none are skipped), so one stream length
+ * stands for every rank's, and per layer one flag for whether its weight-grad comm is
+ * what the next forward waits for. O(layers) memory. */
+typedef struct {
+  const Builder *b;
+  uint64_t stream;
+  gboolean *wg;
+  Count c;
+} Walk;
+
+static void walk_computes(void *ctx, uint32_t layer, int phase)
+{
+  Walk *k = ctx;
+  const Layer *l = &g_array_index(k->b->p->layers, Layer, layer);
+  if (l->compute_ns[phase] == 0)
+    return;
+  uint64_t n = k->b->shape.n;
+  k->c.ops += n;
+  k->c.edges += n * k->stream;
+  k->c.names++;
+  k->stream = 1;
+}
+
+static void walk_collectives(void *ctx, uint32_t layer, int phase, gboolean blocking)
+{
+  Walk *k = ctx;
+  const Layer *l = &g_array_index(k->b->p->layers, Layer, layer);
   const Comm *c = &l->comm[phase];
   if (c->none || c->bytes == 0)
-    return 0;
-  const Shape *s = &b->shape;
-  WhSimaiGroup kind = group_kind(b, phase, c->suffix);
+    return;
+  const Shape *s = &k->b->shape;
+  WhSimaiGroup kind = group_kind(k->b, phase, c->suffix);
   uint64_t m = kind == WH_SIMAI_GROUP_TP      ? s->tp
                : kind == WH_SIMAI_GROUP_DP    ? s->dp
                : kind == WH_SIMAI_GROUP_EP    ? s->ep
                : kind == WH_SIMAI_GROUP_DP_EP ? s->dp / s->ep
                                               : s->n;
-  if (m < 2 || (kind == WH_SIMAI_GROUP_TP && !b->keep_tp))
-    return 0;
-  *refs += 2 * (uint64_t)s->n; /* each member in its group and in the op's deps */
-  return s->n / m + (l->update_ns > 0 ? s->n : 0);
+  if (m < 2 || (kind == WH_SIMAI_GROUP_TP && !k->b->keep_tp))
+    return;
+  uint64_t n = s->n, groups = n / m;
+  k->c.ops += groups;
+  k->c.edges += n * k->stream; /* each group: its members' streams */
+  k->c.names += groups;
+  k->c.groups += groups;
+  k->c.group_ranks += n;
+  if (l->update_ns > 0) {
+    k->c.ops += n;
+    k->c.edges += n;
+    k->c.names++;
+  }
+  if (blocking)
+    k->stream = 1;
+  else
+    k->wg[layer] = TRUE;
 }
 
-/* The bytes the plan of `p` will take, from the parsed layers alone: the op count
- * per the policy's schedule times WH_SIMAI_BYTES_PER_OP, plus group lists. */
-static uint64_t estimate_bytes(const Parsed *p, const WhSimaiOptions *opts, uint64_t *n_ops)
+static void walk_wait_wg(void *ctx, uint32_t layer)
 {
+  Walk *k = ctx;
+  k->stream += k->wg[layer];
+  k->wg[layer] = FALSE;
+}
+
+static const Steps walk_steps = {walk_computes, walk_collectives, walk_wait_wg};
+
+/* Counts the plan of `p` over its iterations. Once an iteration ends in the state it
+ * began with, every later one repeats it; a state that keeps changing grows the
+ * streams, and so the edges, until they pass the limit. Names and groups are those of the first
+ * iteration (later ones reuse them). */
+static Count count_plan(const Parsed *p, const WhSimaiOptions *opts)
+{
+  uint32_t L = p->layers->len, ignored = 0;
   Builder b = {.p = p,
                .shape = {.n = p->n_gpus, .tp = p->tp, .pp = p->pp, .dp = p->dp, .ep = p->ep},
                .keep_tp = opts ? opts->keep_tp : FALSE};
-  uint64_t n = p->n_gpus, ops = 0, refs = 0;
-  for (guint i = 0; i < p->layers->len; i++) {
-    const Layer *l = &g_array_index(p->layers, Layer, i);
-    if (p->policy == WH_SIMAI_POLICY_MICRO) {
-      if (i == 0)
-        ops += count_collectives(&b, l, 2, &refs);
+  g_autofree gboolean *wg = g_new0(gboolean, L);
+  g_autofree gboolean *wg_before = g_new0(gboolean, L);
+  Walk k = {.b = &b, .wg = wg};
+  Count total = {0};
+  uint64_t it = opts && opts->iterations > 1 ? opts->iterations : 1;
+  for (uint64_t i = 0; i < it; i++) {
+    uint64_t stream_before = k.stream;
+    memcpy(wg_before, wg, sizeof(gboolean) * L);
+    k.c = (Count){0};
+    schedule(&walk_steps, &k, p, &ignored);
+    if (i == 0) {
+      total = k.c;
       continue;
     }
-    for (int ph = 0; ph < 3; ph++) {
-      ops += l->compute_ns[ph] > 0 ? n : 0;
-      if (p->policy != WH_SIMAI_POLICY_DATA || ph == 2)
-        ops += count_collectives(&b, l, ph, &refs);
-    }
+    gboolean steady = k.stream == stream_before && memcmp(wg, wg_before, sizeof(gboolean) * L) == 0;
+    uint64_t times = steady ? it - i : 1;
+    total.ops += k.c.ops * times;
+    total.edges += k.c.edges * times;
+    if (steady || total.edges > UINT32_MAX)
+      break; /* past the edge limit: refused, whatever follows */
   }
-  uint64_t it = opts && opts->iterations > 1 ? opts->iterations : 1;
-  *n_ops = ops * it;
-  return *n_ops * WH_SIMAI_BYTES_PER_OP + refs * it * sizeof(uint32_t) +
-         (uint64_t)p->layers->len * n * sizeof(uint32_t);
+  return total;
+}
+
+/* The longest op name: "L<layer>." + a layer name (<= 64) + ".wg-comm.dpep<k>". */
+#define NAME_BYTES 112u
+
+/* The bytes the plan of `p` and the workload made of it take, from the parsed layers
+ * alone: the ops and edges at the workload's bytes per op and edge (op table and run
+ * state), the distinct names and groups, the builder's own arrays, and the run's
+ * fixed part. */
+static uint64_t estimate_bytes(const Parsed *p, const Count *c)
+{
+  uint64_t n = p->n_gpus, L = p->layers->len;
+  return WH_WORKLOAD_BYTES_FIXED + c->ops * WH_WORKLOAD_BYTES_PER_OP +
+         c->edges * WH_WORKLOAD_BYTES_PER_DEP +
+         c->names * (WH_OP_TABLE_BYTES_PER_ENTRY + NAME_BYTES) +
+         c->groups * (sizeof(uint32_t) + WH_OP_TABLE_BYTES_PER_ENTRY) +
+         c->group_ranks * sizeof(uint32_t) + L * n * sizeof(uint32_t) +
+         n * (2 * sizeof(uint32_t) + 64) + L * (sizeof(Layer) + 80);
 }
 
 WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, uint32_t max_ranks,
@@ -972,7 +1105,16 @@ WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, 
     parsed_clear(&p);
     return NULL;
   }
-  uint64_t n_ops = 0, need = estimate_bytes(&p, opts, &n_ops);
+  Count count = count_plan(&p, opts);
+  uint64_t n_ops = count.ops, need = estimate_bytes(&p, &count);
+  if (n_ops > UINT32_MAX - 1 || count.edges > UINT32_MAX) {
+    g_set_error(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_TOO_LARGE,
+                "%s: %u layers on %u GPUs make more than %u %s; a workload holds at most that",
+                name, p.layers->len, p.n_gpus, n_ops > UINT32_MAX - 1 ? UINT32_MAX - 1 : UINT32_MAX,
+                n_ops > UINT32_MAX - 1 ? "ops" : "dependency edges");
+    parsed_clear(&p);
+    return NULL;
+  }
   if (opts && opts->max_bytes && need > opts->max_bytes) {
     g_autofree char *need_s = wh_units_format_bytes(need);
     g_autofree char *budget_s = wh_units_format_bytes(opts->max_bytes);
@@ -986,8 +1128,10 @@ WhSimaiPlan *wh_simai_plan_parse(const char *data, gsize len, const char *name, 
   }
   WhSimaiPlan *plan = g_new0(WhSimaiPlan, 1);
   plan->name = g_strdup(name);
-  plan->ops = g_ptr_array_new_with_free_func(op_free);
-  build(plan, &p, opts);
+  plan->ops = wh_op_table_new();
+  wh_op_table_reserve(plan->ops, n_ops, 0);
+  build(plan, &p, opts, n_ops);
+  wh_op_table_trim(plan->ops);
   parsed_clear(&p);
   if (opts && opts->stats)
     *opts->stats = plan->stats;
@@ -1013,23 +1157,10 @@ gboolean wh_simai_plan_apply(const WhSimaiPlan *plan, WhWorkload *w, GError **er
     return fail(error, WH_SIMAI_ERROR_INVALID, plan->name, 1,
                 "%u GPUs but the workload has only %u ranks", plan->stats.n_gpus,
                 wh_workload_n_ranks(w));
-  uint32_t base = wh_workload_n_ops(w);
-  g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  for (guint i = 0; i < plan->ops->len; i++) {
-    const WhSimaiOp *o = plan->ops->pdata[i];
-    g_array_set_size(deps, o->n_deps);
-    for (uint32_t d = 0; d < o->n_deps; d++)
-      g_array_index(deps, uint32_t, d) = base + o->deps[d];
-    g_autoptr(GError) err = NULL;
-    int64_t id;
-    if (o->kind == WH_OP_COMPUTE)
-      id = wh_workload_add_compute(w, o->name, o->rank, o->duration, (const uint32_t *)deps->data,
-                                   o->n_deps, &err);
-    else
-      id = wh_workload_add_collective(w, o->name, o->coll, o->algo, o->group, o->n_group, o->bytes,
-                                      (const uint32_t *)deps->data, o->n_deps, &err);
-    if (id < 0)
-      return fail(error, WH_SIMAI_ERROR_INVALID, plan->name, o->line, "%s", err->message);
+  g_autoptr(GError) err = NULL;
+  if (!wh_workload_add_table(w, plan->ops, &err)) {
+    g_set_error(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, "%s: %s", plan->name, err->message);
+    return FALSE;
   }
   return TRUE;
 }

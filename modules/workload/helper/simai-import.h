@@ -102,6 +102,8 @@
 #define WH_SIMAI_IMPORT_H
 
 #include <glib.h>
+#include <stdio.h>
+
 #include "workload.h"
 
 #define WH_SIMAI_ERROR (wh_simai_error_quark())
@@ -154,35 +156,36 @@ typedef struct {
   WhSimaiStats *stats; /* nullable: filled on success */
   uint32_t gpus;       /* > 0: the GPU count (a file's all_gpus: must agree) */
   uint64_t max_bytes;  /* > 0: refuse (WH_SIMAI_ERROR_TOO_LARGE) a plan estimated larger */
+  FILE *progress;      /* nullable: a plan of WH_SIMAI_PROGRESS_OPS ops or more reports
+                          there each tenth of its ops made */
 } WhSimaiOptions;
 
-/* Bytes a plan op costs, with the workload op it becomes (measured; docs/workloads.md). */
-#define WH_SIMAI_BYTES_PER_OP 512u
+#define WH_SIMAI_PROGRESS_OPS 1000000u
 
-/* One op of a plan, before it is added to a workload. */
+/* One op of a plan: a view into the plan's op table (valid while the plan lives). */
 typedef struct {
   WhOpKind kind; /* WH_OP_COMPUTE or WH_OP_COLLECTIVE */
   WhCollKind coll;
   WhCollAlgo algo;
   WhSimaiGroup group_kind;
-  char *name;      /* "L<i>.<layer>.<fwd|ig|wg>[-comm.<group><k>|-update]" */
-  uint32_t rank;   /* compute: its rank; collective: the group's first */
-  uint32_t *group; /* collective: its ranks, ascending */
+  const char *name;      /* "L<i>.<layer>.<fwd|ig|wg>[-comm.<group><k>|-update]" */
+  uint32_t rank;         /* compute: its rank; collective: the group's first */
+  const uint32_t *group; /* collective: its ranks, ascending */
   uint32_t n_group;
-  uint32_t group_id; /* collective: the group's index among the groups of its kind */
   uint64_t bytes;
-  WhTime duration; /* compute, ps */
-  uint32_t *deps;  /* indices of earlier ops of the plan, ascending */
+  WhTime duration;      /* compute, ps */
+  const uint32_t *deps; /* indices of earlier ops of the plan, ascending */
   uint32_t n_deps;
-  uint32_t layer;
-  int line; /* the layer's line in the file */
 } WhSimaiOp;
 
 typedef struct {
   char *name; /* the file name used in messages */
   WhSimaiStats stats;
-  GPtrArray *ops; /* WhSimaiOp*, in order */
+  WhOpTable *ops; /* in order; the tag of an op is its WhSimaiGroup */
 } WhSimaiPlan;
+
+uint32_t wh_simai_plan_n_ops(const WhSimaiPlan *plan);
+void wh_simai_plan_op(const WhSimaiPlan *plan, uint32_t i, WhSimaiOp *out);
 
 /* Parses and schedules; `max_ranks` (0: no limit) is the number of ranks available;
  * more GPUs than that is an error. `opts` nullable: defaults. (transfer full) */
@@ -194,7 +197,8 @@ void wh_simai_plan_free(WhSimaiPlan *plan);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhSimaiPlan, wh_simai_plan_free)
 
 /* Adds the plan's ops to `w` after the ops it already has (plan dependencies are
- * shifted by that count). On failure `w` may hold part of the plan. */
+ * shifted by that count); a workload without ops shares the plan's table instead of
+ * copying it (wh_workload_add_table). On failure `w` may hold part of the plan. */
 gboolean wh_simai_plan_apply(const WhSimaiPlan *plan, WhWorkload *w, GError **error);
 
 /* Load (or parse) and apply in one step; the workload's rank count is the limit. */

@@ -9,12 +9,17 @@
  * adds flows as transfers become ready and hears of their completion through the
  * transport's flow-done callback. Cost: O(1) per transfer and dependency edge, plus
  * one event per compute operation (owned by no port or flow: WH_OWNER_NONE, so an
- * accelerator never holds it in a network partition). */
+ * accelerator never holds it in a network partition). Memory: the ops are a compact
+ * table (op-table.h), 53 bytes per op and 8 per dependency edge once started; a ring
+ * collective keeps no transfer list (each step's transfer is made when it becomes
+ * ready), an all-to-all or broadcast 32 bytes per transfer while the run lasts, and
+ * every flow of the workload 12 bytes. */
 #ifndef WH_WORKLOAD_H
 #define WH_WORKLOAD_H
 
 #include <glib.h>
 #include "rdma-transport.h"
+#include "op-table.h"
 #include "registry.h"
 
 #define WH_WORKLOAD_ERROR (wh_workload_error_quark())
@@ -24,31 +29,25 @@ typedef enum {
   WH_WORKLOAD_ERROR_INVALID,
 } WhWorkloadError;
 
-typedef enum {
-  WH_OP_COMPUTE,
-  WH_OP_SEND,
-  WH_OP_COLLECTIVE,
-} WhOpKind;
-
-typedef enum {
-  WH_COLL_ALL_REDUCE,     /* size: each rank's buffer */
-  WH_COLL_REDUCE_SCATTER, /* size: each rank's full input; it keeps size / n */
-  WH_COLL_ALL_GATHER,     /* size: the full output; each rank contributes size / n */
-  WH_COLL_ALL_TO_ALL,     /* size: each rank's send buffer, size / n per peer */
-  WH_COLL_BROADCAST,      /* size: the buffer of the root, the group's first rank */
-} WhCollKind;
-
-typedef enum {
-  WH_ALGO_RING,     /* all-reduce, reduce-scatter, all-gather; broadcast: pipelined chain */
-  WH_ALGO_PAIRWISE, /* all-to-all: n - 1 rounds, rank r sends to (r + i) mod n in round i */
-  WH_ALGO_DIRECT,   /* all-to-all: every pair at once */
-} WhCollAlgo;
-
 typedef struct WhWorkload WhWorkload;
 
-/* Bytes an op costs in a workload (the op, its name, dependencies and successor list,
- * its transfers), an estimate for the memory budget. */
-#define WH_WORKLOAD_BYTES_PER_OP 256u
+/* Bytes an op costs in a workload: its description (op-table.h) and its run state
+ * (state, start and end, pending count, where its successors begin), without its
+ * name, group and edges; an edge costs WH_WORKLOAD_BYTES_PER_DEP (the dependency and
+ * the successor entry). A name or group used by many ops is stored once
+ * (WH_OP_TABLE_BYTES_PER_ENTRY plus its text or ranks). Measured in docs/workloads.md;
+ * the workload suite checks them against the heap. */
+#define WH_WORKLOAD_RUN_BYTES_PER_OP 25u
+#define WH_WORKLOAD_BYTES_PER_OP (WH_OP_TABLE_BYTES_PER_OP + WH_WORKLOAD_RUN_BYTES_PER_OP)
+#define WH_WORKLOAD_BYTES_PER_DEP (WH_OP_TABLE_BYTES_PER_DEP + 4u)
+/* What a run with a workload holds besides its ops and the network's estimate (the
+ * simulator's event pool and scheduler, the transport's tables; measured: 0.4 MB),
+ * added to every workload estimate. */
+#define WH_WORKLOAD_BYTES_FIXED (1u << 20)
+/* An estimate for ops each with a name of its own (up to 64 bytes) and a few edges:
+ * the memory budget of `<workload>` ops and model presets. */
+#define WH_WORKLOAD_BYTES_PER_NAMED_OP                                                             \
+  (WH_WORKLOAD_BYTES_PER_OP + WH_OP_TABLE_BYTES_PER_ENTRY + 80u + 4 * WH_WORKLOAD_BYTES_PER_DEP)
 
 /* (transfer full); `tp` (transfer none) must outlive it. Ranks 0..n_ranks-1 run on
  * hosts 0..n_ranks-1 unless wh_workload_map_rank says otherwise. The workload installs
@@ -77,12 +76,22 @@ int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind k
                                    uint64_t bytes, const uint32_t *deps, uint32_t n_deps,
                                    GError **error);
 
-/* Starts every op without dependencies at the current time. */
+/* Adds every op of `t` after the ops `w` has, its dependencies shifted by their
+ * count; a workload without ops shares `t` (transfer none; it takes a reference)
+ * instead of copying it. Ops are added before wh_workload_start only. */
+gboolean wh_workload_add_table(WhWorkload *w, WhOpTable *t, GError **error);
+
+/* Starts every op without dependencies at the current time; allocates the run state
+ * and the successor lists. */
 void wh_workload_start(WhWorkload *w);
 
 uint32_t wh_workload_n_ops(const WhWorkload *w);
 uint32_t wh_workload_n_ranks(const WhWorkload *w);
+/* The bytes the ops take: their table and (once started) their run state. */
+uint64_t wh_workload_op_bytes(const WhWorkload *w);
 gboolean wh_workload_done(const WhWorkload *w);
+/* Ops ended so far (O(1)). */
+uint32_t wh_workload_ops_ended(const WhWorkload *w);
 
 typedef struct {
   uint32_t id;
@@ -93,7 +102,6 @@ typedef struct {
   gboolean started, ended;
   const uint32_t *deps;
   uint32_t n_deps;
-  uint32_t n_flows;      /* flows the op put on the network */
   uint32_t dst;          /* send: the receiving rank */
   WhCollKind coll;       /* collective: its kind */
   const uint32_t *group; /* collective: its ranks */

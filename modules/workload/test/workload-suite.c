@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "simai-import.h"
 #include "test-util.h"
 #include "workload.h"
 
@@ -242,6 +243,205 @@ START_TEST(test_p2p_and_dag_order)
 }
 END_TEST
 
+/* ---- memory ---- */
+
+/* A SimAI DATA file of `layers` layers on 8 GPUs: three computes, an all-reduce and
+ * an update per layer. (transfer full) */
+static char *data_file(uint32_t layers)
+{
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "DATA all_gpus: 8\n%u\n", layers);
+  for (uint32_t i = 0; i < layers; i++)
+    g_string_append_printf(s, "layer%u -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1048576 10\n", i);
+  return g_string_free(s, FALSE);
+}
+
+/* The heap a plan of 66,000 ops takes (its op table), what applying it to a workload
+ * adds (nothing: the workload shares the table) and what starting it adds (the run
+ * state), against the bytes per op and edge the workload declares; and the importer's
+ * estimate is at least the sum. */
+START_TEST(test_simai_bytes_per_op)
+{
+  g_autofree char *text = data_file(8000);
+  uint64_t h0 = wh_test_heap_bytes();
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(text, strlen(text), "d.txt", 8, NULL, &err);
+  ck_assert_msg(plan != NULL, "%s", err ? err->message : "");
+  uint64_t h1 = wh_test_heap_bytes();
+  uint32_t n = wh_simai_plan_n_ops(plan);
+  uint64_t edges = wh_op_table_n_deps_total(plan->ops);
+  ck_assert_uint_eq(n, 8000 * 33 - 8);
+  Job j;
+  job_open(&j, 8, NULL);
+  uint64_t h2 = wh_test_heap_bytes();
+  ck_assert(wh_simai_plan_apply(plan, j.w, &err));
+  uint64_t h3 = wh_test_heap_bytes();
+  wh_workload_start(j.w);
+  uint64_t h4 = wh_test_heap_bytes();
+  if (h1 == h0) { /* a sanitizer's allocator: nothing to measure */
+    job_close(&j);
+    return;
+  }
+  double table = (double)(h1 - h0) / n, run = (double)(h4 - h3) / n;
+  fprintf(stderr,
+          "simai plan: %u ops, %.2f edges per op: table %.1f B/op, apply %" G_GINT64_FORMAT
+          " B, run state %.1f B/op, workload_op_bytes %.1f B/op\n",
+          n, (double)edges / n, table, (gint64)(h3 - h2), run,
+          (double)wh_workload_op_bytes(j.w) / n);
+  /* the layout: 28 + 25 B per op, 4 + 4 per edge */
+  ck_assert_uint_le(WH_WORKLOAD_BYTES_PER_OP, 53);
+  ck_assert_uint_le(WH_WORKLOAD_BYTES_PER_DEP, 8);
+  /* the table: bytes per op and edge, and 5 names per layer (3 computes, the
+   * all-reduce, its update) of up to 160 B each with their hash entry */
+  ck_assert_uint_le(h1 - h0, (uint64_t)n * WH_OP_TABLE_BYTES_PER_OP +
+                                 edges * WH_OP_TABLE_BYTES_PER_DEP + 5 * 8000 * 160);
+  ck_assert_int_le((int64_t)(h3 - h2), 4096); /* shared, not copied */
+  /* the run state, plus the events of the first ops and the scheduler's pool */
+  ck_assert_uint_le(h4 - h3, (uint64_t)n * WH_WORKLOAD_RUN_BYTES_PER_OP + edges * 4 + (512 << 10));
+  /* this shape in all: about 77 B per op (it was 447 with an op struct, a name, a
+   * dependency array and a successor array each) */
+  ck_assert_uint_le(h4 - h3 + h1 - h0, (uint64_t)n * 80);
+  /* the estimate is not below what was used */
+  WhSimaiOptions tight = {.max_bytes = (h1 - h0) + (h4 - h3)};
+  g_autoptr(WhSimaiPlan) refused =
+      wh_simai_plan_parse(text, strlen(text), "d.txt", 8, &tight, &err);
+  ck_assert_ptr_null(refused);
+  ck_assert(g_error_matches(err, WH_SIMAI_ERROR, WH_SIMAI_ERROR_TOO_LARGE));
+  fprintf(stderr, "%s\n", err->message);
+  job_close(&j);
+}
+END_TEST
+
+/* A workload that shares a plan's table copies it before it takes an op of its own;
+ * the plan stays as it was. Once started, a workload takes no more ops. */
+START_TEST(test_shared_table_copied_on_write)
+{
+  g_autofree char *text = data_file(10);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(text, strlen(text), "d.txt", 8, NULL, &err);
+  ck_assert_msg(plan != NULL, "%s", err ? err->message : "");
+  uint32_t n = wh_simai_plan_n_ops(plan);
+  Job j;
+  job_open(&j, 8, NULL);
+  ck_assert(wh_simai_plan_apply(plan, j.w, &err));
+  ck_assert(wh_op_table_is_shared(plan->ops));
+  uint32_t dep = n - 1;
+  ck_assert_int_eq(wh_workload_add_compute(j.w, "extra", 3, 1000, &dep, 1, &err), n);
+  ck_assert(!wh_op_table_is_shared(plan->ops));
+  ck_assert_uint_eq(wh_simai_plan_n_ops(plan), n);
+  ck_assert_uint_eq(wh_workload_n_ops(j.w), n + 1);
+  for (uint32_t i = 0; i < n; i++) {
+    WhSimaiOp a;
+    WhOpInfo b;
+    wh_simai_plan_op(plan, i, &a);
+    wh_workload_op_info(j.w, i, &b);
+    ck_assert_str_eq(a.name, b.name);
+    ck_assert_uint_eq(a.n_deps, b.n_deps);
+    for (uint32_t d = 0; d < a.n_deps; d++)
+      ck_assert_uint_eq(a.deps[d], b.deps[d]);
+  }
+  job_run(&j);
+  ck_assert_int_lt(wh_workload_add_compute(j.w, "late", 0, 1000, NULL, 0, &err), 0);
+  ck_assert_ptr_nonnull(strstr(err->message, "the workload has started"));
+  job_close(&j);
+}
+END_TEST
+
+/* Layers with no compute: nothing resets a rank's stream, so each iteration's ops wait
+ * on more ops than the last; over 100,000 iterations the edges pass the 32-bit pool,
+ * which is refused before any op is made. */
+START_TEST(test_edge_limit_refused)
+{
+  const char *text = "DATA all_gpus: 8\n2\n"
+                     "a -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 1048576 0\n"
+                     "b -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 1048576 0\n";
+  WhSimaiOptions opts = {.iterations = 100000};
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(text, strlen(text), "g.txt", 8, &opts, &err);
+  ck_assert_ptr_null(plan);
+  ck_assert(g_error_matches(err, WH_SIMAI_ERROR, WH_SIMAI_ERROR_TOO_LARGE));
+  ck_assert_str_eq(err->message, "g.txt: 2 layers on 8 GPUs make more than 4294967295 "
+                                 "dependency edges; a workload holds at most that");
+  opts.iterations = 10; /* a few iterations load, and their edges do grow */
+  g_autoptr(WhSimaiPlan) small = wh_simai_plan_parse(text, strlen(text), "g.txt", 8, &opts, &err);
+  ck_assert_msg(small != NULL, "%s", err ? err->message : "");
+  WhSimaiOp first, last;
+  wh_simai_plan_op(small, 2, &first);
+  wh_simai_plan_op(small, wh_simai_plan_n_ops(small) - 1, &last);
+  ck_assert_uint_lt(first.n_deps, last.n_deps);
+}
+END_TEST
+
+/* A long load reports each tenth of the ops it makes, ending at 100%; a short one
+ * says nothing. */
+START_TEST(test_load_progress)
+{
+  uint32_t layers = WH_SIMAI_PROGRESS_OPS / 33 + 1, ops = layers * 33 - 8;
+  g_autofree char *big = data_file(layers), *small = data_file(10);
+  FILE *f = tmpfile();
+  ck_assert_ptr_nonnull(f);
+  WhSimaiOptions opts = {.progress = f};
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhSimaiPlan) none = wh_simai_plan_parse(small, strlen(small), "s.txt", 8, &opts, &err);
+  ck_assert_ptr_nonnull(none);
+  ck_assert_int_eq(ftell(f), 0);
+  g_autoptr(WhSimaiPlan) plan = wh_simai_plan_parse(big, strlen(big), "b.txt", 8, &opts, &err);
+  ck_assert_msg(plan != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(wh_simai_plan_n_ops(plan), ops);
+  long len = ftell(f);
+  g_autofree char *text = g_malloc0((gsize)len + 1);
+  rewind(f);
+  ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+  fclose(f);
+  g_autofree char *first = g_strdup_printf("\r  b.txt: 10%% of %u ops made", ops);
+  g_autofree char *last = g_strdup_printf("\r  b.txt: 100%% of %u ops made\n", ops);
+  ck_assert_msg(g_str_has_prefix(text, first), "%s", text);
+  ck_assert_msg(g_str_has_suffix(text, last), "%s", text);
+  unsigned reports = 0;
+  for (const char *p = text; (p = strchr(p, '\r')) != NULL; p++)
+    reports++;
+  ck_assert_uint_ge(reports, 10);
+  ck_assert_uint_le(reports, 11);
+}
+END_TEST
+
+/* For a native DAG, a model preset and a SimAI file, each over many iterations: what
+ * loading the scenario and starting its workload take from the heap is no more than
+ * the budget check estimates (the network's and the workload's): a budget of exactly
+ * that use is refused. */
+static const struct {
+  const char *file;
+  uint32_t iterations;
+} estimated[] = {
+    {"scenarios/workload-dp-pp.xml", 20000},
+    {"scenarios/presets/moe-8x7b-dcqcn.xml", 20},
+    {"scenarios/simai-gpt-tp8-dp2.xml", 2000},
+};
+
+START_TEST(test_estimates_cover_use)
+{
+  g_autofree char *path = wh_test_source_path(estimated[_i].file);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhScenario) sc = wh_scenario_load(path, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  uint64_t h0 = wh_test_heap_bytes();
+  WhRunOptions opts = {.iterations = estimated[_i].iterations};
+  WhRun *run = wh_run_new(sc, &opts, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  wh_workload_start(run->workload);
+  uint64_t used = wh_test_heap_bytes() - h0, ops = wh_workload_n_ops(run->workload);
+  wh_run_free(run);
+  if (used == 0 || h0 == 0)
+    return; /* a sanitizer's allocator: nothing to measure */
+  fprintf(stderr, "%s x %u: %" G_GUINT64_FORMAT " ops, %.1f B per op in use\n", estimated[_i].file,
+          opts.iterations, (guint64)ops, (double)used / (double)ops);
+  opts.max_memory = used;
+  ck_assert_ptr_null(wh_run_new(sc, &opts, &err));
+  ck_assert_msg(strstr(err->message, "(--max-memory)") != NULL, "%s", err->message);
+  fprintf(stderr, "  %s\n", err->message);
+}
+END_TEST
+
 Suite *wh_workload_suite(void)
 {
   Suite *s = suite_create("workload");
@@ -255,5 +455,13 @@ Suite *wh_workload_suite(void)
   tcase_add_test(tc, test_direct_all_to_all);
   tcase_add_test(tc, test_p2p_and_dag_order);
   suite_add_tcase(s, tc);
+  TCase *mem = tcase_create("memory");
+  tcase_set_timeout(mem, 60);
+  tcase_add_test(mem, test_simai_bytes_per_op);
+  tcase_add_test(mem, test_load_progress);
+  tcase_add_test(mem, test_edge_limit_refused);
+  tcase_add_test(mem, test_shared_table_copied_on_write);
+  tcase_add_loop_test(mem, test_estimates_cover_use, 0, G_N_ELEMENTS(estimated));
+  suite_add_tcase(s, mem);
   return s;
 }

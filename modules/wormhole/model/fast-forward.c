@@ -30,6 +30,9 @@
 #include "wormhole-private.h"
 
 #define NONE WH_PARTITION_NONE
+/* how closely a quiet partition's rate over its window and over the window's second
+ * half must agree */
+#define QUIET_RATE_AGREEMENT 0.01
 
 static inline WhSkip *skip_at(WhWormhole *wh, uint32_t slot)
 {
@@ -214,10 +217,26 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
       return 0;
     }
     WhTime from =
-        quiet ? MAX(MAX(p->since, p->last_signal), g->line_since) + srtt : now - rate_window;
+        quiet ? MAX(MAX(p->since, p->last_signal), g->line_since) + MAX(srtt, dp->idle_window)
+              : now - rate_window;
     from = MAX(from, g->ff->floor);
+    if (quiet && now - MIN(from, now) < wh->p.rate_window) {
+      /* a quiet partition's rate is measured over RateWindow at least */
+      *retry = from + wh->p.rate_window;
+      wh->ss.refused_unsteady++;
+      return 0;
+    }
     g->ff->est_from = from;
     double r = rate_since(g->ff, from, 4 * (uint64_t)tp->p.mtu);
+    /* the idle rule says nothing of the rate itself: a flow still settling from its
+     * start (HPCC from line rate to its target utilization) is not steady until its
+     * rate over the window and over the window's second half agree */
+    if (quiet && r > 0) {
+      double late = rate_since(g->ff, from + (g->ff->ack_t - MIN(from, g->ff->ack_t)) / 2,
+                               2 * (uint64_t)tp->p.mtu);
+      if (!(late > 0) || fabs(r - late) > QUIET_RATE_AGREEMENT * late)
+        r = 0;
+    }
     if (!(r > 0)) {
       *retry = now + MAX(srtt, dp->period);
       wh->ss.refused_unsteady++;

@@ -36,6 +36,11 @@ static const WhParamSpec wormhole_params[] = {
      "also count as steady a partition with no ECN mark, CNP, PFC frame or queue above two "
      "frames at its ports for IdleWindow, unchanged for IdleWindow, every flow at line rate",
      0, 0, 0, NULL},
+    {"LineFraction", WH_PARAM_DOUBLE, "0.999",
+     "the idle rule's line rate: a flow counts as at line rate when its rate (window CCs: "
+     "window / smoothed RTT) is at least this fraction of its NIC's rate, in (0, 1]; default "
+     "per CC (HPCC 0.9: it holds a lone flow at its target utilization)",
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1, NULL},
     {"IdleWindow", WH_PARAM_TIME, "10us",
      "how long a partition must be quiet and unchanged for the idle rule; default per CC",
      WH_CHECK_POSITIVE, 0, 0, NULL},
@@ -47,6 +52,13 @@ static const WhParamSpec wormhole_params[] = {
      "skip: a fast-forward leaves every flow at least its bytes in flight, one round trip of "
      "data and this much more sending time unsent, so its tail runs packet by packet",
      WH_CHECK_MIN, 0, 0, NULL},
+    {"RateWindow", WH_PARAM_TIME, "10us",
+     "skip: a quiet partition (the idle rule) is parked once every flow's delivery rate has "
+     "been measured over this long, from one IdleWindow (or RTT) after its last change on (a "
+     "CC may still be settling: HPCC rises by about 2% over its first 40 us); the rate "
+     "rule's partitions use their own window, l x tau; default per CC (DCQCN 10 us, others "
+     "40 us)",
+     WH_CHECK_POSITIVE, 0, 0, NULL},
     {"MinSkip", WH_PARAM_TIME, "5us",
      "skip: a steady partition is fast-forwarded only if it can skip at least this long",
      WH_CHECK_MIN, 0, 0, NULL},
@@ -72,13 +84,18 @@ typedef struct {
   uint32_t window;
   WhTime period;
   WhTime idle_window;
+  double line_fraction;
+  WhTime rate_window;
 } Recommended;
 
+/* HPCC holds a lone flow at its target utilization eta (95% by default), not at line
+ * rate: its free-running rate is 0.9 of line and above; it settles there over tens of
+ * microseconds (RateWindow 40 us), where DCQCN at line rate is flat from the start. */
 static const Recommended recommended[] = {
-    {"dcqcn", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US},
-    {"hpcc", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US},
-    {"timely", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US},
-    {"dctcp", WH_QUANTITY_CWND_RTT, 0.05, 2000, WH_US, 10 * WH_US},
+    {"dcqcn", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999, 10 * WH_US},
+    {"hpcc", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.9, 40 * WH_US},
+    {"timely", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999, 40 * WH_US},
+    {"dctcp", WH_QUANTITY_CWND_RTT, 0.05, 2000, WH_US, 10 * WH_US, 0.99, 40 * WH_US},
 };
 
 const char *wh_wormhole_mode_name(WhWormholeMode mode)
@@ -138,6 +155,8 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->det.window = (uint32_t)PICK("Window", wh_config_int, rec->window);
   p->det.period = PICK("SamplePeriod", wh_config_time, rec->period);
   p->det.idle_window = PICK("IdleWindow", wh_config_time, rec->idle_window);
+  p->line_fraction = PICK("LineFraction", wh_config_double, rec->line_fraction);
+  p->rate_window = PICK("RateWindow", wh_config_time, rec->rate_window);
 #undef PICK
   p->det.idle_rule = wh_config_bool(cfg, T, "IdleRule");
   p->det.stats_from = wh_config_time(cfg, T, "StatsFrom");
@@ -180,7 +199,8 @@ static void sample_values(WhWormhole *wh, const WhFlow *f, GlueFlow *g, double v
   double period_s = wh_time_to_s(wh->p.det.period);
   double line = (double)f->line_rate;
   double window_rate = f->cwnd && g->srtt_ps > 0 ? (double)f->cwnd * 8 / (g->srtt_ps * 1e-12) : 0;
-  *at_line = f->cwnd ? window_rate >= 0.99 * line : f->rate >= 0.999 * line;
+  double at = wh->p.line_fraction * line;
+  *at_line = f->cwnd ? window_rate >= at : f->rate >= at;
   uint64_t rcv = f->rcv_nxt;
   v[WH_QUANTITY_CC_RATE] = f->rate;
   v[WH_QUANTITY_DELIVERED] = (double)(rcv - g->last_rcv) * 8 / period_s;
@@ -457,6 +477,7 @@ char *wh_wormhole_json(const WhWormhole *wh)
     g_string_append_printf(h, "  \"avg_periods\": %u,\n", p->avg_periods);
   g_string_append_printf(h, "  \"idle_rule\": %s,\n  \"idle_window_ps\": %" G_GUINT64_FORMAT ",\n",
                          p->det.idle_rule ? "true" : "false", (guint64)p->det.idle_window);
+  g_string_append_printf(h, "  \"line_fraction\": %g,\n", p->line_fraction);
   g_string_append_printf(h, "  \"memory_bytes_est\": %" G_GUINT64_FORMAT ",\n",
                          wh_wormhole_memory(wh));
   if (p->mode == WH_WORMHOLE_SKIP) {

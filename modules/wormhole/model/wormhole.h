@@ -34,9 +34,11 @@ typedef struct {
   WhQuantity quantity;
   WhDetectorParams det;
   uint32_t avg_periods;
-  gboolean study;     /* every quantity at l = 100, 500, 2000 too */
-  WhTime tail_margin; /* skip: sending time left unsent beyond in-flight + one RTT */
-  WhTime min_skip;    /* skip: shortest fast-forward worth taking */
+  double line_fraction; /* the idle rule's line rate, as a fraction of the NIC's */
+  gboolean study;       /* every quantity at l = 100, 500, 2000 too */
+  WhTime tail_margin;   /* skip: sending time left unsent beyond in-flight + one RTT */
+  WhTime min_skip;      /* skip: shortest fast-forward worth taking */
+  WhTime rate_window;   /* skip: a quiet partition's rates are measured over this long */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;

@@ -258,9 +258,12 @@ START_TEST(test_dumbbells)
   static const char *dctcp[] = {"wh::DctcpCc::Kmin=250KB", "wh::DctcpCc::Kmax=350KB",
                                 "wh::RdmaFlow::Mtu=4096B", NULL};
   static const DumbbellCase cases[] = {
+      /* DCQCN's FCTs move by up to 2.5% between two seeds of the exact engine (random
+       * ECN marking): its 1% bound is printed, not asserted (validation/wormhole/skip.sh
+       * reports it beside that spread) */
       {"dcqcn", NULL, 300000000, TRUE, FALSE},
       {"hpcc", hpcc, 60000000, TRUE, TRUE},
-      {"dctcp", dctcp, 1500000000, FALSE, FALSE},
+      {"dctcp", dctcp, 1500000000, FALSE, TRUE},
   };
   static char *detect_dcqcn[] = {"wh::Wormhole::Mode=skip", "wh::Wormhole::Quantity=delivered-avg",
                                  "wh::Wormhole::AvgPeriods=1000", "wh::Wormhole::Window=10000",

@@ -1,0 +1,695 @@
+/* `whsim plot`: pictures of runs' outputs; see plot.h. */
+#include "plot.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gnuplot.h"
+
+G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
+
+#define MAX_QUANTILES 2000 /* points of a CDF */
+#define MAX_SCATTER 20000  /* points of a scatter plot */
+#define MAX_OPS 50000      /* ops on a timeline (the first ones) */
+#define MAX_FLOW_SERIES 8  /* flows drawn one by one in the rates plot */
+
+/* ---- reading the CSV outputs ---- */
+
+typedef struct {
+  char *path;
+  char **names;    /* the header's column names */
+  GPtrArray *rows; /* one NULL-terminated array of fields per data line (line = index + 2) */
+} Csv;
+
+static void csv_free(Csv *c)
+{
+  if (c == NULL)
+    return;
+  g_free(c->path);
+  g_strfreev(c->names);
+  g_ptr_array_unref(c->rows);
+  g_free(c);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Csv, csv_free)
+
+/* Reads dir/name, whose header must be `header` and whose every line must have as many
+ * fields. *out is NULL when the file does not exist. */
+static gboolean csv_read(const char *dir, const char *name, const char *header, Csv **out,
+                         GError **error)
+{
+  *out = NULL;
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_autofree char *text = NULL;
+  g_autoptr(GError) err = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &err)) {
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s", err->message);
+    return FALSE;
+  }
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  if (lines[0] == NULL || strcmp(lines[0], header) != 0) {
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                "%s:1: expected the header \"%s\" (a whsim output file)", path, header);
+    return FALSE;
+  }
+  g_autoptr(Csv) c = g_new0(Csv, 1);
+  c->names = g_strsplit(header, ",", -1);
+  c->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+  guint n = g_strv_length(c->names);
+  for (guint i = 1; lines[i]; i++) {
+    if (lines[i][0] == '\0' && lines[i + 1] == NULL)
+      break; /* the last line's ending */
+    char **fields = g_strsplit(lines[i], ",", -1);
+    if (g_strv_length(fields) != n) {
+      g_strfreev(fields);
+      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s:%u: expected %u fields", path,
+                  i + 1, n);
+      return FALSE;
+    }
+    g_ptr_array_add(c->rows, fields);
+  }
+  c->path = g_steal_pointer(&path);
+  *out = g_steal_pointer(&c);
+  return TRUE;
+}
+
+static const char *csv_field(const Csv *c, guint row, guint col)
+{
+  return ((char **)c->rows->pdata[row])[col];
+}
+
+/* Field `col` of data line `row` as a number; an empty field is `empty` (NAN: refused). */
+static gboolean csv_number(const Csv *c, guint row, guint col, double empty, double *out,
+                           GError **error)
+{
+  const char *s = csv_field(c, row, col);
+  char *end = NULL;
+  *out = *s ? g_ascii_strtod(s, &end) : empty;
+  if (*s ? end == s || *end != '\0' || isnan(*out) : isnan(empty)) {
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s:%u: field %s: not a number: \"%s\"",
+                c->path, row + 2, c->names[col], s);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* One run directory and the outputs it holds (each nullable). */
+typedef struct {
+  char *dir, *label;
+  Csv *flows, *links, *ops, *rates, *queues, *compare;
+} Run;
+
+static void run_clear(Run *r)
+{
+  g_free(r->dir);
+  g_free(r->label);
+  csv_free(r->flows);
+  csv_free(r->links);
+  csv_free(r->ops);
+  csv_free(r->rates);
+  csv_free(r->queues);
+  csv_free(r->compare);
+}
+
+static gboolean run_read(Run *r, const char *dir, GError **error)
+{
+  if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s: not a directory", dir);
+    return FALSE;
+  }
+  r->dir = g_strdup(dir);
+  g_autofree char *base = g_path_get_basename(dir);
+  r->label = g_strdelimit(g_strdup(base), "\"\\'`", '_'); /* safe in a gnuplot string */
+  if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", &r->flows,
+                error) ||
+      !csv_read(dir, "links.csv",
+                "port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
+                "max_queue_bytes",
+                &r->links, error) ||
+      !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", &r->ops, error) ||
+      !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", &r->rates,
+                error) ||
+      !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", &r->queues, error) ||
+      !csv_read(dir, "compare-flows.csv",
+                "key,src,dst,bytes,flow_id_exact,flow_id_wormhole,fct_exact_ps,fct_wormhole_ps,"
+                "rel_error",
+                &r->compare, error))
+    return FALSE;
+  if (!r->flows && !r->links && !r->ops && !r->rates && !r->queues && !r->compare) {
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                "%s: no whsim outputs to plot (flows.csv, links.csv, ops.csv, rates.csv, "
+                "queues.csv or compare-flows.csv)",
+                dir);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- the gnuplot script ---- */
+
+typedef struct {
+  GString *data; /* the datablocks */
+  GString *draw; /* the plots */
+  guint blocks;
+  GPtrArray *files; /* names drawn (transfer full) */
+} Script;
+
+/* Starts a datablock; its name goes to `name`. End it with block_end. */
+static void block_begin(Script *s, char name[16])
+{
+  g_snprintf(name, 16, "$d%u", s->blocks++);
+  g_string_append_printf(s->data, "%s << EOD\n", name);
+}
+
+static void block_end(Script *s)
+{
+  g_string_append(s->data, "EOD\n");
+}
+
+/* Draws `file`.png and `file`.svg with `settings` (titles, axes) and the plot command. */
+static void emit(Script *s, const char *file, const char *settings, const char *plot)
+{
+  g_string_append_printf(s->draw,
+                         "reset\nset grid\nset key top left\n%s"
+                         "set terminal pngcairo noenhanced size 900,600 font 'sans,10'\n"
+                         "set output '%s.png'\n%s\n"
+                         "set terminal svg noenhanced size 900,600 font 'sans,11'\n"
+                         "set output '%s.svg'\nreplot\nunset output\n",
+                         settings, file, plot, file);
+  g_ptr_array_add(s->files, g_strdup_printf("%s.png", file));
+  g_ptr_array_add(s->files, g_strdup_printf("%s.svg", file));
+}
+
+/* Appends ", " between the series of a plot command. */
+static void series_sep(GString *plot)
+{
+  if (plot->len > strlen("plot "))
+    g_string_append(plot, ", ");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sorts `v` and writes its CDF ("value fraction" lines, at most MAX_QUANTILES) as a
+ * datablock; adds it to `plot` as a step series titled `title`. */
+static void add_cdf(Script *s, GString *plot, GArray *v, const char *title)
+{
+  if (v->len == 0)
+    return;
+  g_array_sort(v, cmp_double);
+  char name[16];
+  block_begin(s, name);
+  guint n = v->len, k = MIN(n, MAX_QUANTILES);
+  g_string_append_printf(s->data, "%.9g 0\n", g_array_index(v, double, 0)); /* the rise */
+  for (guint j = 0; j < k; j++) {
+    guint i = k == n ? j : (guint)((guint64)j * (n - 1) / (k - 1));
+    g_string_append_printf(s->data, "%.9g %.6f\n", g_array_index(v, double, i),
+                           (double)(i + 1) / n);
+  }
+  block_end(s);
+  series_sep(plot);
+  g_string_append_printf(plot, "%s using 1:2 with steps lw 2 title \"%s\"", name, title);
+}
+
+/* A time axis: the unit that suits times up to `max_ps`. */
+typedef struct {
+  double ps;
+  const char *name;
+} TimeUnit;
+
+static TimeUnit time_unit(double max_ps)
+{
+  if (max_ps < 1e10)
+    return (TimeUnit){1e6, "us"};
+  if (max_ps < 1e13)
+    return (TimeUnit){1e9, "ms"};
+  return (TimeUnit){1e12, "s"};
+}
+
+/* ---- the plots ---- */
+
+/* Draws `file` with `settings` if `plot` has a series; frees `plot`. */
+static void emit_plot(Script *s, const char *file, const char *settings, GString *plot)
+{
+  if (plot->len > strlen("plot "))
+    emit(s, file, settings, plot->str);
+  g_string_free(plot, TRUE);
+}
+
+/* A CDF per run of column `col` of the Csv at `offset` in Run (runs without it have
+ * none), times `scale` (of the absolute value with `absolute`); an empty field is
+ * `empty`, and values that are not finite or are negative are left out. */
+static gboolean plot_column_cdf(Script *s, Run *runs, guint n, size_t offset, guint col,
+                                double empty, gboolean absolute, double scale, const char *file,
+                                const char *settings, GError **error)
+{
+  GString *plot = g_string_new("plot ");
+  for (guint r = 0; r < n; r++) {
+    const Csv *c = *(Csv **)((char *)&runs[r] + offset);
+    g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; c && i < c->rows->len; i++) {
+      double x;
+      if (!csv_number(c, i, col, empty, &x, error)) {
+        g_string_free(plot, TRUE);
+        return FALSE;
+      }
+      x = (absolute ? fabs(x) : x) * scale;
+      if (isfinite(x) && x >= 0)
+        g_array_append_val(v, x);
+    }
+    add_cdf(s, plot, v, runs[r].label);
+  }
+  emit_plot(s, file, settings, plot);
+  return TRUE;
+}
+
+static gboolean plot_fct(Script *s, Run *runs, guint n, GError **error)
+{
+  return plot_column_cdf(
+      s, runs, n, G_STRUCT_OFFSET(Run, flows), 6, -1, FALSE, 1e-6, "fct-cdf",
+      "set title 'Flow completion times (CDF of the completed flows)'\nset logscale x\n"
+      "set xlabel 'flow completion time (us)'\nset ylabel 'fraction of flows'\n"
+      "set yrange [0:1]\n",
+      error);
+}
+
+/* Slowdown against size for the runs whose flows have more than one size: FCT over
+ * the size's serialization time at the sender's link rate: the rate of the one port
+ * links.csv lists for node `src` (the topologies number hosts first; a sender with
+ * several ports, or none listed, is left out). */
+static gboolean plot_slowdown(Script *s, Run *runs, guint n, GError **error)
+{
+  GString *plot = g_string_new("plot ");
+  gboolean ok = TRUE;
+  for (guint r = 0; r < n && ok; r++) {
+    const Csv *c = runs[r].flows, *l = runs[r].links;
+    if (c == NULL || l == NULL)
+      continue;
+    /* node -> the rate of its port, NAN when it has several (a switch) */
+    g_autoptr(GHashTable) rate = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    for (guint i = 0; i < l->rows->len && ok; i++) {
+      double *bps = g_new(double, 1);
+      ok = csv_number(l, i, 4, NAN, bps, error);
+      if (ok && g_hash_table_contains(rate, csv_field(l, i, 1)))
+        *bps = NAN;
+      g_hash_table_replace(rate, (gpointer)csv_field(l, i, 1), bps);
+    }
+    gboolean sizes_vary = FALSE;
+    for (guint i = 1; c && i < c->rows->len; i++)
+      sizes_vary = sizes_vary || strcmp(csv_field(c, i, 3), csv_field(c, 0, 3)) != 0;
+    if (!ok || !sizes_vary)
+      continue;
+    char name[16];
+    block_begin(s, name);
+    guint step = c->rows->len / MAX_SCATTER + 1, points = 0;
+    for (guint i = 0; i < c->rows->len && ok; i += step) {
+      double bytes, fct;
+      const double *bps = g_hash_table_lookup(rate, csv_field(c, i, 1));
+      ok = csv_number(c, i, 3, NAN, &bytes, error) && csv_number(c, i, 6, -1, &fct, error);
+      if (ok && fct > 0 && bytes > 0 && bps && *bps > 0) {
+        g_string_append_printf(s->data, "%.0f %.6g\n", bytes, fct / (bytes * 8 / *bps * 1e12));
+        points++;
+      }
+    }
+    block_end(s);
+    if (points) {
+      series_sep(plot);
+      g_string_append_printf(plot, "%s using 1:2 with points pt 7 ps 0.6 title \"%s\"", name,
+                             runs[r].label);
+    }
+  }
+  if (!ok)
+    g_string_truncate(plot, strlen("plot ")); /* nothing is drawn after an error */
+  emit_plot(s, "slowdown-vs-size",
+            "set title 'Slowdown: FCT over the size''s time at the sender''s link rate'\n"
+            "set logscale xy\nset xlabel 'flow size (bytes)'\n"
+            "set ylabel 'slowdown (FCT / ideal FCT)'\n",
+            plot);
+  return ok;
+}
+
+/* A timeline per run with a workload: each op a segment at its rank from its start to
+ * its end, computation and communication in two colours. */
+static gboolean plot_ops(Script *s, Run *runs, guint n, GError **error)
+{
+  for (guint r = 0; r < n; r++) {
+    const Csv *c = runs[r].ops;
+    if (c == NULL)
+      continue;
+    double max_end = 0;
+    guint rows = MIN(c->rows->len, MAX_OPS);
+    g_autofree double *t = g_new0(double, 3 * (rows ? rows : 1));
+    for (guint i = 0; i < rows; i++) {
+      if (!csv_number(c, i, 1, NAN, &t[3 * i], error) ||
+          !csv_number(c, i, 4, 0, &t[3 * i + 1], error) ||
+          !csv_number(c, i, 5, 0, &t[3 * i + 2], error))
+        return FALSE;
+      max_end = MAX(max_end, t[3 * i + 2]);
+    }
+    TimeUnit u = time_unit(max_end);
+    char block[2][16];
+    for (int k = 0; k < 2; k++) {
+      block_begin(s, block[k]);
+      for (guint i = 0; i < rows; i++) {
+        gboolean compute = strcmp(csv_field(c, i, 2), "compute") == 0;
+        double start = t[3 * i + 1], end = t[3 * i + 2];
+        if (compute == (k == 0) && end > 0)
+          g_string_append_printf(s->data, "%.6f %.0f %.6f\n", start / u.ps, t[3 * i],
+                                 (end - start) / u.ps);
+      }
+      block_end(s);
+    }
+    g_autofree char *file =
+        n == 1 ? g_strdup("op-timeline") : g_strdup_printf("op-timeline-%u", r + 1);
+    g_autofree char *settings = g_strdup_printf(
+        "set title \"Ops over time: %s (%u of %u ops%s)\"\nset xlabel 'time (%s)'\n"
+        "set ylabel 'rank'\nset key outside top center horizontal\nset yrange [-1:*] reverse\n",
+        runs[r].label, rows, c->rows->len, rows < c->rows->len ? ", the first ones" : "", u.name);
+    g_autofree char *plot = g_strdup_printf(
+        "plot %s using 1:2:3:(0) with vectors nohead lw 4 lc rgb '#3b7dd8' title 'compute', "
+        "%s using 1:($2+0.25):3:(0) with vectors nohead lw 4 lc rgb '#e0702a' "
+        "title 'communication (send, collective)'",
+        block[0], block[1]);
+    emit(s, file, settings, plot);
+  }
+  return TRUE;
+}
+
+typedef struct {
+  double t, v;
+} Point;
+
+static int cmp_point(const void *a, const void *b)
+{
+  return cmp_double(&((const Point *)a)->t, &((const Point *)b)->t);
+}
+
+/* Column `value` of `c` against column `time`, summed (or, with `take_max`, the
+ * largest) per distinct time, in time order, of the rows whose column `key` is `only`
+ * (NULL: every row). (transfer full) */
+static GArray *per_time(const Csv *c, guint time, guint value, gboolean take_max, guint key,
+                        const char *only, GError **error)
+{
+  g_autoptr(GArray) pts = g_array_sized_new(FALSE, FALSE, sizeof(Point), c->rows->len);
+  for (guint i = 0; i < c->rows->len; i++) {
+    Point p;
+    if (only && strcmp(csv_field(c, i, key), only) != 0)
+      continue;
+    if (!csv_number(c, i, time, NAN, &p.t, error) || !csv_number(c, i, value, NAN, &p.v, error))
+      return NULL;
+    g_array_append_val(pts, p);
+  }
+  g_array_sort(pts, cmp_point);
+  guint m = 0;
+  for (guint i = 0; i < pts->len; i++) {
+    Point p = g_array_index(pts, Point, i);
+    Point *last = m ? &g_array_index(pts, Point, m - 1) : NULL;
+    if (last && last->t == p.t)
+      last->v = take_max ? MAX(last->v, p.v) : last->v + p.v;
+    else
+      g_array_index(pts, Point, m++) = p;
+  }
+  g_array_set_size(pts, m);
+  return g_steal_pointer(&pts);
+}
+
+/* Writes `pts` (time scaled by `u`, value by `scale`) as a datablock, thinned to at
+ * most MAX_SCATTER points, and adds it to `plot` as a line titled `title`. */
+static void add_line(Script *s, GString *plot, const GArray *pts, TimeUnit u, double scale,
+                     const char *title)
+{
+  if (pts->len == 0)
+    return;
+  char name[16];
+  block_begin(s, name);
+  guint step = pts->len / MAX_SCATTER + 1;
+  for (guint i = 0; i < pts->len; i += step) {
+    const Point *p = &g_array_index(pts, Point, i);
+    g_string_append_printf(s->data, "%.6f %.6g\n", p->t / u.ps, p->v * scale);
+  }
+  block_end(s);
+  series_sep(plot);
+  g_string_append_printf(plot, "%s using 1:2 with lines lw 2 title \"%s\"", name, title);
+}
+
+static double max_time(GArray *const *series, guint n)
+{
+  double m = 0;
+  for (guint i = 0; i < n; i++)
+    if (series[i] && series[i]->len)
+      m = MAX(m, g_array_index(series[i], Point, series[i]->len - 1).t);
+  return m;
+}
+
+/* Draws `file`: the `series` (Point arrays) against time, values times `scale`, each
+ * titled by the string of `titles` at its index, when there is one at least. */
+static void emit_lines(Script *s, const char *file, GPtrArray *series, GPtrArray *titles,
+                       double scale, const char *title, const char *ylabel)
+{
+  if (series->len == 0)
+    return;
+  TimeUnit u = time_unit(max_time((GArray *const *)series->pdata, series->len));
+  GString *plot = g_string_new("plot ");
+  for (guint i = 0; i < series->len; i++) {
+    g_strdelimit(titles->pdata[i], "\"\\", '_');
+    add_line(s, plot, series->pdata[i], u, scale, titles->pdata[i]);
+  }
+  g_autofree char *settings =
+      g_strdup_printf("set title '%s'\nset xlabel 'time (%s)'\nset ylabel '%s'\n"
+                      "set yrange [0:*]\nset key outside right top\n",
+                      title, u.name, ylabel);
+  emit_plot(s, file, settings, plot);
+}
+
+/* The delivered rate over time: every run's total and, for a single run with few
+ * flows, each flow's. */
+static gboolean plot_rates(Script *s, Run *runs, guint n, GError **error)
+{
+  g_autoptr(GPtrArray) series = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  g_autoptr(GPtrArray) titles = g_ptr_array_new_with_free_func(g_free);
+  for (guint r = 0; r < n; r++) {
+    const Csv *c = runs[r].rates;
+    if (c == NULL)
+      continue;
+    GArray *total = per_time(c, 0, 3, FALSE, 0, NULL, error);
+    if (total == NULL)
+      return FALSE;
+    g_ptr_array_add(series, total);
+    g_ptr_array_add(titles, g_strdup_printf(n == 1 ? "all flows" : "%s: all flows", runs[r].label));
+    g_autoptr(GHashTable) flows = g_hash_table_new(g_str_hash, g_str_equal);
+    g_autoptr(GPtrArray) order = g_ptr_array_new();
+    for (guint i = 0; i < c->rows->len; i++)
+      if (g_hash_table_add(flows, (gpointer)csv_field(c, i, 1)))
+        g_ptr_array_add(order, (gpointer)csv_field(c, i, 1));
+    for (guint f = 0; n == 1 && order->len > 1 && order->len <= MAX_FLOW_SERIES && f < order->len;
+         f++) {
+      GArray *one = per_time(c, 0, 3, FALSE, 1, order->pdata[f], error);
+      if (one == NULL)
+        return FALSE;
+      g_ptr_array_add(series, one);
+      g_ptr_array_add(titles, g_strdup_printf("flow %s", (const char *)order->pdata[f]));
+    }
+  }
+  emit_lines(s, "rates", series, titles, 1e-9, "Delivered rate per sample period",
+             "delivered rate (Gb/s)");
+  return TRUE;
+}
+
+/* The largest queue over every port, per sample period. */
+static gboolean plot_queues(Script *s, Run *runs, guint n, GError **error)
+{
+  g_autoptr(GPtrArray) series = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  g_autoptr(GPtrArray) titles = g_ptr_array_new_with_free_func(g_free);
+  for (guint r = 0; r < n; r++) {
+    if (runs[r].queues == NULL)
+      continue;
+    GArray *q = per_time(runs[r].queues, 0, 3, TRUE, 0, NULL, error);
+    if (q == NULL)
+      return FALSE;
+    g_ptr_array_add(series, q);
+    g_ptr_array_add(titles, g_strdup(runs[r].label));
+  }
+  emit_lines(s, "queues", series, titles, 1e-3, "Largest queue over all ports, per sample period",
+             "queue (KB)");
+  return TRUE;
+}
+
+/* Per tier, the CDF of the ports' busy time (links.csv lists the ports that carried a
+ * frame or were paused). */
+static gboolean plot_links(Script *s, Run *runs, guint n, GError **error)
+{
+  GString *plot = g_string_new("plot ");
+  for (guint r = 0; r < n; r++) {
+    const Csv *c = runs[r].links;
+    if (c == NULL)
+      continue;
+    g_autoptr(GPtrArray) tiers = g_ptr_array_new();
+    for (guint i = 0; i < c->rows->len; i++)
+      if (!g_ptr_array_find_with_equal_func(tiers, csv_field(c, i, 3), g_str_equal, NULL))
+        g_ptr_array_add(tiers, (gpointer)csv_field(c, i, 3));
+    for (guint t = 0; t < tiers->len; t++) {
+      g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
+      for (guint i = 0; i < c->rows->len; i++) {
+        double busy;
+        if (strcmp(csv_field(c, i, 3), tiers->pdata[t]) != 0)
+          continue;
+        if (!csv_number(c, i, 8, NAN, &busy, error)) {
+          g_string_free(plot, TRUE);
+          return FALSE;
+        }
+        busy *= 100;
+        g_array_append_val(v, busy);
+      }
+      g_autofree char *title =
+          n == 1 ? g_strdup_printf("%s links", (const char *)tiers->pdata[t])
+                 : g_strdup_printf("%s: %s links", runs[r].label, (const char *)tiers->pdata[t]);
+      g_strdelimit(title, "\"\\", '_');
+      add_cdf(s, plot, v, title);
+    }
+  }
+  emit_plot(s, "link-utilization",
+            "set title 'Link utilization per tier (CDF over the ports that carried traffic)'\n"
+            "set xlabel 'busy time (% of the simulated time)'\nset ylabel 'fraction of ports'\n"
+            "set xrange [0:100]\nset yrange [0:1]\n",
+            plot);
+  return TRUE;
+}
+
+/* From a `whsim compare` directory: the CDF of |FCT error| of the flows both runs
+ * completed. */
+static gboolean plot_fct_error(Script *s, Run *runs, guint n, GError **error)
+{
+  return plot_column_cdf(
+      s, runs, n, G_STRUCT_OFFSET(Run, compare), 8, INFINITY, TRUE, 100, "fct-error-cdf",
+      "set title 'Per-flow FCT error of Wormhole against the exact run (CDF)'\n"
+      "set xlabel '|FCT error| (% of the exact FCT)'\nset ylabel 'fraction of flows'\n"
+      "set xrange [0:*]\nset yrange [0:1]\n",
+      error);
+}
+
+/* ---- putting the directory in place ---- */
+
+/* Removes directory `path` and the files in it (plots/ holds no subdirectory). */
+static void remove_tree(const char *path)
+{
+  g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+  for (const char *name; d && (name = g_dir_read_name(d)) != NULL;) {
+    g_autofree char *file = g_build_filename(path, name, NULL);
+    g_remove(file);
+  }
+  g_rmdir(path);
+}
+
+/* Renames `staging` to `final`, replacing an earlier directory there (removed after). */
+static gboolean put_in_place(const char *staging, const char *final, const char *out_dir,
+                             GError **error)
+{
+  g_autofree char *old = NULL;
+  if (g_file_test(final, G_FILE_TEST_EXISTS)) {
+    if (!g_file_test(final, G_FILE_TEST_IS_DIR) || g_file_test(final, G_FILE_TEST_IS_SYMLINK)) {
+      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                  "%s exists and is not a directory: not replaced", final);
+      return FALSE;
+    }
+    g_autofree char *tmpl = g_build_filename(out_dir, ".plots-old-XXXXXX", NULL);
+    old = g_mkdtemp(g_steal_pointer(&tmpl));
+    if (old == NULL || g_rmdir(old) != 0 || g_rename(final, old) != 0) {
+      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: cannot replace: %s", final,
+                  g_strerror(errno));
+      return FALSE;
+    }
+  }
+  if (g_rename(staging, final) != 0) {
+    int e = errno;
+    if (old)
+      g_rename(old, final);
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: %s", final, g_strerror(e));
+    return FALSE;
+  }
+  if (old)
+    remove_tree(old);
+  return TRUE;
+}
+
+gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GError **error)
+{
+  g_return_val_if_fail(dirs != NULL && dirs[0] != NULL, FALSE);
+  /* a `whsim compare` directory brings its two runs, exact/ and wormhole/ */
+  g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
+  for (char **d = dirs; *d; d++) {
+    g_ptr_array_add(all, g_strdup(*d));
+    g_autofree char *compare = g_build_filename(*d, "compare-flows.csv", NULL);
+    for (int k = 0; k < 2 && g_file_test(compare, G_FILE_TEST_EXISTS); k++) {
+      char *sub = g_build_filename(*d, k == 0 ? "exact" : "wormhole", NULL);
+      if (g_file_test(sub, G_FILE_TEST_IS_DIR))
+        g_ptr_array_add(all, sub);
+      else
+        g_free(sub);
+    }
+  }
+  guint n = all->len;
+  Run *runs = g_new0(Run, n);
+  Script s = {g_string_new(NULL), g_string_new(NULL), 0, g_ptr_array_new_with_free_func(g_free)};
+  g_autofree char *gnuplot = NULL;
+  g_autofree char *staging = NULL;
+  gboolean ok = TRUE;
+  for (guint r = 0; r < n && ok; r++)
+    ok = run_read(&runs[r], all->pdata[r], error);
+  if (ok && (gnuplot = wh_gnuplot_find()) == NULL) {
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                "gnuplot is not on the PATH: install it (Debian: gnuplot-nox) to draw plots; "
+                "nothing was written");
+    ok = FALSE;
+  }
+  ok = ok && plot_fct(&s, runs, n, error) && plot_slowdown(&s, runs, n, error) &&
+       plot_ops(&s, runs, n, error) && plot_rates(&s, runs, n, error) &&
+       plot_queues(&s, runs, n, error) && plot_links(&s, runs, n, error) &&
+       plot_fct_error(&s, runs, n, error);
+  if (ok && s.files->len == 0) {
+    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                "%s: nothing to plot (no completed flow, op, sample or link)", dirs[0]);
+    ok = FALSE;
+  }
+  if (ok) {
+    g_autofree char *tmpl = g_build_filename(out_dir, ".plots-XXXXXX", NULL);
+    staging = g_mkdtemp_full(g_steal_pointer(&tmpl), 0755);
+    if (staging == NULL) {
+      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: cannot write: %s", out_dir,
+                  g_strerror(errno));
+      ok = FALSE;
+    }
+  }
+  if (ok) {
+    g_string_append(s.data, s.draw->str);
+    ok = wh_gnuplot_run(gnuplot, s.data->str, staging, NULL);
+    for (guint i = 0; ok && i < s.files->len; i++) {
+      g_autofree char *path = g_build_filename(staging, s.files->pdata[i], NULL);
+      GStatBuf st;
+      ok = g_stat(path, &st) == 0 && st.st_size > 0;
+    }
+    if (!ok)
+      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED,
+                  "gnuplot failed on the plots of %s; nothing was written", dirs[0]);
+  }
+  if (ok) {
+    g_autofree char *final = g_build_filename(out_dir, "plots", NULL);
+    ok = put_in_place(staging, final, out_dir, error);
+  }
+  if (staging && !ok)
+    remove_tree(staging);
+  for (guint i = 0; ok && written && i < s.files->len; i++)
+    g_ptr_array_add(written, g_strdup(s.files->pdata[i]));
+  for (guint r = 0; r < n; r++)
+    run_clear(&runs[r]);
+  g_free(runs);
+  g_string_free(s.data, TRUE);
+  g_string_free(s.draw, TRUE);
+  g_ptr_array_unref(s.files);
+  return ok;
+}
