@@ -143,9 +143,10 @@ dumbbell db-dctcp dctcp 1500000000 wh::DctcpCc::Kmin=250KB wh::DctcpCc::Kmax=350
   echo "Four flows, 100 us apart, sizes 1, 1.5, 2, 2.5 x the base size, on one 100 Gb/s"
   echo "bottleneck. Detection: the delivery rate averaged over 1 ms (HPCC: 0.2 ms), theta 5%,"
   echo "l 10000 (HPCC 2000) at tau 1 us, idle rule on. Per flow: FCT error against the exact"
-  echo "engine, time skipped (parked), and that error over 10% of the time skipped (the issue's"
-  echo "bound: at most 1; shown for flows parked at least 1% of their life). Last column: the exact engine against itself with seed 2, the"
-  echo "spread that any perturbation of these CCs' random marking causes."
+  echo "engine, time skipped (parked), and that error over 10% of the time skipped (bound: at"
+  echo "most 1; shown for flows parked at least 1% of their life). Last column: the exact engine"
+  echo "against itself with seed 2, the spread that any perturbation of these CCs' random"
+  echo "marking causes."
   echo
   echo "| case | flow | FCT exact | FCT error | skipped | error / 10% of skipped | exact seed 2 vs 1 |"
   echo "|---|---:|---:|---:|---:|---:|---:|"
