@@ -58,11 +58,13 @@ for entry in "${cases[@]}"; do
   mkdir -p "$out"
   echo "bench: running $c ..." >&2
   status=0
+  limit_opt=()
+  [ "$limit" != 0 ] && limit_opt=(--wall-limit "$limit") # 0: no limit (whsim refuses 0)
   if [ -n "$time_bin" ]; then
     "$time_bin" -v -o "$out/time.txt" "$whsim" run "$scen" --out "$out" --quiet \
-      --wall-limit "$limit" >"$out/whsim.log" 2>&1 || status=$?
+      "${limit_opt[@]}" >"$out/whsim.log" 2>&1 || status=$?
   else
-    "$whsim" run "$scen" --out "$out" --quiet --wall-limit "$limit" >"$out/whsim.log" 2>&1 ||
+    "$whsim" run "$scen" --out "$out" --quiet "${limit_opt[@]}" >"$out/whsim.log" 2>&1 ||
       status=$?
   fi
   if [ "$status" -ne 0 ] || [ ! -f "$out/summary.json" ]; then
