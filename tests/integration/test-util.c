@@ -246,3 +246,27 @@ uint64_t wh_test_heap_bytes(void)
   struct mallinfo2 m = mallinfo2();
   return (uint64_t)m.uordblks + m.hblkhd;
 }
+
+char *wh_test_fingerprint(const WhRun *run)
+{
+  static const char *const wormhole_keys[] = {"\"scheduler\"",          "\"wormhole",
+                                              "\"fast_forwards\"",      "\"skip_backs\"",
+                                              "\"advanced_bytes\"",     "\"time_steady_fraction\"",
+                                              "\"events_skipped_est\"", NULL};
+  g_autofree char *summary = wh_run_summary_json(run, FALSE);
+  GString *s = g_string_new(NULL);
+  g_auto(GStrv) lines = g_strsplit(summary, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    gboolean keep = TRUE;
+    for (const char *const *k = wormhole_keys; *k && keep; k++)
+      keep = strstr(*l, *k) == NULL;
+    if (keep)
+      g_string_append_printf(s, "%s\n", *l);
+  }
+  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(run->tp, i);
+    g_string_append_printf(s, "%u:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT "\n", i,
+                           (guint64)f->start, (guint64)f->finish);
+  }
+  return g_string_free(s, FALSE);
+}

@@ -52,6 +52,11 @@ GPtrArray *wh_test_scenario_files(void);
 /* Runs an in-memory scenario to completion; asserts it builds. (transfer full) */
 WhRun *wh_test_run(WhScenario *sc, const WhRunOptions *opts);
 
+/* A run's summary (without the fields that name the scheduler or report Wormhole) and
+ * every flow's start and finish, for comparing runs that must be the same simulation.
+ * (transfer full) */
+char *wh_test_fingerprint(const WhRun *run);
+
 /* Asserts the end state of a finished run is clean (wh_run_check). */
 void wh_test_assert_clean_end(const WhRun *run);
 

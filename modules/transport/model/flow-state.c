@@ -174,14 +174,21 @@ static void renumber(WhPacket *pkt, void *data)
     pkt->seq += r->bytes;
 }
 
+/* An advance may move an active flow only within the bytes it has not sent yet. */
+static gboolean may_advance(const WhFlow *f, uint64_t bytes, GError **error)
+{
+  if (f->state == WH_FLOW_ACTIVE && f->snd_max_sent + bytes <= f->size)
+    return TRUE;
+  g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+              "flow %u: cannot advance by %" G_GUINT64_FORMAT " bytes (%s)", f->id, bytes,
+              f->state != WH_FLOW_ACTIVE ? "not active" : "past the bytes not yet sent");
+  return FALSE;
+}
+
 gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error)
 {
-  if (f->state != WH_FLOW_ACTIVE || f->snd_max_sent + bytes > f->size) {
-    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
-                "flow %u: cannot advance by %" G_GUINT64_FORMAT " bytes (%s)", f->id, bytes,
-                f->state != WH_FLOW_ACTIVE ? "not active" : "past the bytes not yet sent");
+  if (!may_advance(f, bytes, error))
     return FALSE;
-  }
   if (bytes == 0)
     return TRUE;
   Renumber r = {f, bytes};
@@ -191,12 +198,8 @@ gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError
 
 gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error)
 {
-  if (f->state != WH_FLOW_ACTIVE || f->snd_max_sent + bytes > f->size) {
-    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
-                "flow %u: cannot advance by %" G_GUINT64_FORMAT " bytes (%s)", f->id, bytes,
-                f->state != WH_FLOW_ACTIVE ? "not active" : "past the bytes not yet sent");
+  if (!may_advance(f, bytes, error))
     return FALSE;
-  }
   if (bytes == 0)
     return TRUE;
   f->snd_nxt += bytes;

@@ -103,32 +103,6 @@ static WhRun *run_with(const char *file, WhScenario *sc, const char *scheduler, 
   return run;
 }
 
-/* Summary and per-flow times without the fields that name the scheduler or report
- * Wormhole. */
-static char *fingerprint(const WhRun *run)
-{
-  static const char *const skip_keys[] = {"\"scheduler\"",          "\"wormhole",
-                                          "\"fast_forwards\"",      "\"skip_backs\"",
-                                          "\"advanced_bytes\"",     "\"time_steady_fraction\"",
-                                          "\"events_skipped_est\"", NULL};
-  g_autofree char *summary = wh_run_summary_json(run, FALSE);
-  GString *s = g_string_new(NULL);
-  g_auto(GStrv) lines = g_strsplit(summary, "\n", -1);
-  for (char **l = lines; *l; l++) {
-    gboolean keep = TRUE;
-    for (const char *const *k = skip_keys; *k; k++)
-      keep = keep && strstr(*l, *k) == NULL;
-    if (keep)
-      g_string_append_printf(s, "%s\n", *l);
-  }
-  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
-    const WhFlow *f = wh_transport_flow(run->tp, i);
-    g_string_append_printf(s, "%u:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT "\n", i,
-                           (guint64)f->start, (guint64)f->finish);
-  }
-  return g_string_free(s, FALSE);
-}
-
 START_TEST(test_theta_zero_is_exact)
 {
   static const char *const files[] = {"scenarios/dumbbell-dcqcn.xml", "scenarios/quickstart.xml",
@@ -143,8 +117,8 @@ START_TEST(test_theta_zero_is_exact)
     WhWormholeSkipSummary sk;
     wh_wormhole_skip_summary(skip->wormhole, &sk);
     ck_assert_uint_eq(sk.fast_forwards, 0);
-    g_autofree char *fe = fingerprint(exact);
-    g_autofree char *fs = fingerprint(skip);
+    g_autofree char *fe = wh_test_fingerprint(exact);
+    g_autofree char *fs = wh_test_fingerprint(skip);
     ck_assert_msg(strcmp(fe, fs) == 0, "%s: skip with Theta 0 differs:\n%s\n--\n%s", *file, fe, fs);
     ck_assert_uint_eq(skip->sim->events_executed, exact->sim->events_executed);
   }

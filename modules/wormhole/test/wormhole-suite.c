@@ -270,24 +270,6 @@ static WhRun *observe_run(const char *file, const char *scheduler, char **extra)
   return run;
 }
 
-/* Summary and flows.csv-like fingerprint without the fields that name the scheduler or
- * report Wormhole. */
-static char *fingerprint(const WhRun *run)
-{
-  g_autofree char *summary = wh_run_summary_json(run, FALSE);
-  GString *s = g_string_new(NULL);
-  g_auto(GStrv) lines = g_strsplit(summary, "\n", -1);
-  for (char **l = lines; *l; l++)
-    if (!strstr(*l, "\"scheduler\"") && !strstr(*l, "\"wormhole"))
-      g_string_append_printf(s, "%s\n", *l);
-  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
-    const WhFlow *f = wh_transport_flow(run->tp, i);
-    g_string_append_printf(s, "%u:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT "\n", i,
-                           (guint64)f->start, (guint64)f->finish);
-  }
-  return g_string_free(s, FALSE);
-}
-
 START_TEST(test_observe_changes_nothing)
 {
   g_autoptr(GPtrArray) files = wh_test_scenario_files();
@@ -297,11 +279,11 @@ START_TEST(test_observe_changes_nothing)
     if (strstr(file, "bench-fattree-k16")) /* 1024 hosts: validation/wormhole covers it */
       continue;
     g_autoptr(WhRun) exact = wh_test_run_file(file, NULL);
-    g_autofree char *fe = fingerprint(exact);
+    g_autofree char *fe = wh_test_fingerprint(exact);
     const char *inner[] = {"heap", "calendar"};
     for (int k = 0; k < 2; k++) {
       g_autoptr(WhRun) obs = observe_run(file, inner[k], NULL);
-      g_autofree char *fo = fingerprint(obs);
+      g_autofree char *fo = wh_test_fingerprint(obs);
       ck_assert_msg(strcmp(fe, fo) == 0, "%s: observe (%s) differs:\n%s\n--\n%s", file, inner[k],
                     fe, fo);
       ck_assert_uint_eq(obs->sim->events_executed, exact->sim->events_executed);
