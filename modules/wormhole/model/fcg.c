@@ -52,19 +52,23 @@ static inline uint64_t fold(uint64_t h, uint64_t x)
 
 #define CMP(x, y) (((x) > (y)) - ((x) < (y)))
 
+/* qsort, which may not be given a NULL base even for no elements */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+  if (n > 1)
+    qsort(base, n, size, cmp);
+}
+
 static int cmp_u64(const void *pa, const void *pb)
 {
   return CMP(*(const uint64_t *)pa, *(const uint64_t *)pb);
 }
 
+/* By (a, b): equal pairs are merged, their order does not matter. */
 static int cmp_edge(const void *pa, const void *pb)
 {
   const Edge *x = pa, *y = pb;
-  if (x->a != y->a)
-    return CMP(x->a, y->a);
-  if (x->b != y->b)
-    return CMP(x->b, y->b);
-  return CMP(x->w, y->w);
+  return CMP((uint64_t)x->a << 32 | x->b, (uint64_t)y->a << 32 | y->b);
 }
 
 static int cmp_colour_edge(const void *pa, const void *pb)
@@ -135,7 +139,7 @@ static void build(WhFcg *g)
     return;
   Edge *e = (Edge *)(void *)g->edges->data;
   guint len = g->edges->len, m = 0;
-  qsort(e, len, sizeof(Edge), cmp_edge);
+  sort(e, len, sizeof(Edge), cmp_edge);
   for (guint i = 0; i < len; i++) {
     if (m > 0 && e[m - 1].a == e[i].a && e[m - 1].b == e[i].b)
       e[m - 1].w = e[i].w > UINT32_MAX - e[m - 1].w ? UINT32_MAX : e[m - 1].w + e[i].w;
@@ -168,7 +172,7 @@ WhFcg *wh_fcg_from_paths(uint32_t n, const uint32_t *const *ports, const uint32_
 {
   g_return_val_if_fail(n == 0 || (ports != NULL && n_ports != NULL), NULL);
   WhFcg *g = wh_fcg_new(n);
-  if (labels != NULL)
+  if (labels != NULL && n > 0)
     memcpy(g->label, labels, sizeof(uint64_t) * n);
   /* dense port indices, in order of first use */
   g_autoptr(GHashTable) dense = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -320,7 +324,7 @@ static void refine_round(const WhFcg *g, const uint64_t *col, uint64_t *out)
 static uint32_t sort_count(Refiner *r, int i, const uint64_t *col)
 {
   memcpy(r->sorted[i], col, sizeof(uint64_t) * r->n);
-  qsort(r->sorted[i], r->n, sizeof(uint64_t), cmp_u64);
+  sort(r->sorted[i], r->n, sizeof(uint64_t), cmp_u64);
   uint32_t cells = 0;
   for (uint32_t v = 0; v < r->n; v++)
     cells += v == 0 || r->sorted[i][v] != r->sorted[i][v - 1];
@@ -344,6 +348,9 @@ static gboolean sort_compare(Refiner *r, int k, uint64_t *const col[], uint32_t 
  * of colour classes at the end. */
 static gboolean refine(Refiner *r, WhFcg *const g[], uint64_t *const col[], int k, uint32_t *cells)
 {
+  *cells = 0;
+  if (r->n == 0)
+    return TRUE;
   if (!sort_compare(r, k, col, cells))
     return FALSE;
   for (uint32_t round = 0; round < r->n && *cells < r->n; round++) {
@@ -381,7 +388,7 @@ uint64_t wh_fcg_hash(WhFcg *g, uint64_t ns)
     uint64_t ca = col[e[i].a], cb = col[e[i].b];
     ce[i] = (ColourEdge){MIN(ca, cb), MAX(ca, cb), e[i].w};
   }
-  qsort(ce, m, sizeof(ColourEdge), cmp_colour_edge);
+  sort(ce, m, sizeof(ColourEdge), cmp_colour_edge);
   for (uint32_t i = 0; i < m; i++)
     h = fold(fold(fold(h, ce[i].lo), ce[i].hi), ce[i].w);
   refiner_clear(&r);
@@ -421,7 +428,7 @@ static void sort_cells(Search *s, int i, const uint64_t *col)
 {
   for (uint32_t v = 0; v < s->n; v++)
     s->cells[i][v] = (Cell){col[v], v};
-  qsort(s->cells[i], s->n, sizeof(Cell), cmp_cell);
+  sort(s->cells[i], s->n, sizeof(Cell), cmp_cell);
 }
 
 /* Whether map (a -> b, a bijection) keeps every label, edge and weight. */
@@ -513,7 +520,7 @@ WhFcgIso wh_fcg_isomorphic_bounded(WhFcg *a, WhFcg *b, uint32_t *map_out, uint32
   initial_colours(a, level_colours(&s, 0, 0));
   initial_colours(b, level_colours(&s, 0, 1));
   gboolean found = search(&s, 0);
-  if (found && map_out != NULL)
+  if (found && map_out != NULL && n > 0)
     memcpy(map_out, s.map, sizeof(uint32_t) * n);
   refiner_clear(&s.r);
   g_free(s.stack);

@@ -26,8 +26,8 @@
 
 /* The exact check's default vertex limit. Its search keeps one colouring per level
  * (16 B per vertex per level, at most n levels: 1 MB at 256 vertices) and pays a
- * refinement per node; a partition of more flows than this rarely recurs exactly, so a
- * caller treats WH_FCG_ISO_TOO_LARGE as a miss. */
+ * refinement per node; the limit bounds that memory and a lookup's time. A caller
+ * treats WH_FCG_ISO_TOO_LARGE as a miss. */
 #define WH_FCG_ISO_MAX_VERTICES 256u
 /* The exact check's default budget of search nodes (refinements) before it gives up. */
 #define WH_FCG_ISO_MAX_NODES 4096u

@@ -333,6 +333,25 @@ START_TEST(test_label_weight_namespace)
 }
 END_TEST
 
+START_TEST(test_weights_refine)
+{
+  /* two 6-cycles with three edges of weight 1 and three of weight 2: alternating, and
+   * in runs. Same labels and weight multiset; only refinement that reads weights sees
+   * that every vertex of the first has one edge of each weight. */
+  static TGraph x, y;
+  const uint32_t wx[] = {1, 2, 1, 2, 1, 2}, wy[] = {1, 1, 2, 2, 1, 2};
+  x.n = y.n = 6;
+  for (uint32_t i = 0; i < 6; i++) {
+    tg_edge(&x, i, (i + 1) % 6, wx[i]);
+    tg_edge(&y, i, (i + 1) % 6, wy[i]);
+  }
+  g_autoptr(WhFcg) a = tg_build(&x);
+  g_autoptr(WhFcg) b = tg_build(&y);
+  ck_assert_uint_ne(wh_fcg_hash(a, 7), wh_fcg_hash(b, 7));
+  ck_assert_int_eq(wh_fcg_isomorphic(a, b, NULL, WH_FCG_ISO_MAX_VERTICES), WH_FCG_ISO_NO);
+}
+END_TEST
+
 /* ---- from paths ---- */
 
 START_TEST(test_from_paths_dumbbell)
@@ -472,6 +491,7 @@ Suite *wh_fcg_suite(void)
   tcase_add_test(tc, test_rook_vs_shrikhande);
   tcase_add_test(tc, test_random_regular_pairs);
   tcase_add_test(tc, test_label_weight_namespace);
+  tcase_add_test(tc, test_weights_refine);
   suite_add_tcase(s, tc);
   tc = tcase_create("paths");
   tcase_add_test(tc, test_from_paths_dumbbell);
