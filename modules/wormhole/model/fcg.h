@@ -13,11 +13,11 @@
  * indices, port ids and labels in; hashes and maps out. Deterministic across runs and
  * platforms (fixed mixing, no pointer values, no hash-table iteration order).
  *
- * Costs: a graph holds 8 B per vertex and 12 B per edge, plus a 4 B offset per vertex
- * and 8 B per edge of adjacency once queried. The hash costs O(r (m + n log n)) for n
- * vertices, m edges and r refinement rounds (r <= n, a few in practice). The exact
- * check costs that per search node; it is exponential in the worst case, so it is
- * bounded by a vertex count and a node budget. */
+ * Costs: a graph holds 8 B per vertex and 12 B per edge, plus, once queried, an
+ * adjacency of 4 B per vertex and 16 B per edge. The hash costs O(r (m + n log n) +
+ * m log m) for n vertices, m edges and r refinement rounds (r <= n, a few in practice).
+ * The exact check costs a refinement of both graphs per search node; it is exponential
+ * in the worst case, so it is bounded by a vertex count and a node budget. */
 #ifndef WH_FCG_H
 #define WH_FCG_H
 
