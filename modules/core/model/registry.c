@@ -332,3 +332,51 @@ const char *wh_config_choice(const WhConfig *cfg, const char *type, const char *
   g_return_val_if_fail(spec != NULL && spec->kind == WH_PARAM_CHOICE, NULL);
   return spec->choices[get(cfg, type, param, WH_PARAM_CHOICE).choice];
 }
+
+static uint64_t digest_mix(uint64_t h, const void *p, gsize n)
+{
+  const uint8_t *b = p;
+  for (gsize i = 0; i < n; i++)
+    h = (h ^ b[i]) * 0x100000001b3ULL; /* FNV-1a */
+  return h;
+}
+
+uint64_t wh_config_digest(const WhConfig *cfg, const char *const *kinds)
+{
+  uint64_t h = 0xcbf29ce484222325ULL;
+  g_autoptr(GPtrArray) types = wh_registry_types();
+  for (guint i = 0; i < types->len; i++) {
+    const WhTypeInfo *t = types->pdata[i];
+    if (!g_strv_contains((const char *const *)kinds, t->kind))
+      continue;
+    h = digest_mix(h, t->name, strlen(t->name) + 1);
+    for (const WhParamSpec *s = t->params; s && s->name; s++) {
+      h = digest_mix(h, s->name, strlen(s->name) + 1);
+      WhParamValue v = get(cfg, t->name, s->name, s->kind);
+      uint64_t bits = 0;
+      switch (s->kind) {
+      case WH_PARAM_INT:
+        bits = (uint64_t)v.i;
+        break;
+      case WH_PARAM_DOUBLE:
+        memcpy(&bits, &v.d, sizeof bits);
+        break;
+      case WH_PARAM_BOOL:
+        bits = v.b != 0;
+        break;
+      case WH_PARAM_RATE:
+      case WH_PARAM_BYTES:
+        bits = v.u;
+        break;
+      case WH_PARAM_TIME:
+        bits = (uint64_t)v.t;
+        break;
+      case WH_PARAM_CHOICE:
+        h = digest_mix(h, s->choices[v.choice], strlen(s->choices[v.choice]) + 1);
+        break;
+      }
+      h = digest_mix(h, &bits, sizeof bits);
+    }
+  }
+  return h;
+}

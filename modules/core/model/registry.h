@@ -121,4 +121,10 @@ WhTime wh_config_time(const WhConfig *cfg, const char *type, const char *param);
 /* The chosen string of a WH_PARAM_CHOICE parameter (transfer none). */
 const char *wh_config_choice(const WhConfig *cfg, const char *type, const char *param);
 
+/* A 64-bit digest of the values in force (set or default) of every parameter of every
+ * registered type whose kind is in `kinds` (NULL-terminated: "network", "transport",
+ * ...): type and parameter names with their parsed values, in name order, so it does
+ * not depend on how or in which order values were set. */
+uint64_t wh_config_digest(const WhConfig *cfg, const char *const *kinds);
+
 #endif

@@ -1,0 +1,289 @@
+/* The memo database: content independent of insertion order, a file round trip that
+ * is byte for byte stable, every kind of bad file refused with its reason and the
+ * database left as it was, atomic saves, and the configuration digest that namespaces
+ * a file. */
+#include <check.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "memo-db.h"
+#include "registry.h"
+
+typedef struct {
+  uint64_t sig;
+  WhMemoKind kind;
+  const char *key, *value;
+} Item;
+
+/* signatures 7 and 9 collide on purpose (two keys each); key "a" of 7 twice */
+static const Item items[] = {
+    {7, WH_MEMO_CONVERGED, "a", "value-1"},       {9, WH_MEMO_COMPLETED, "x", "v"},
+    {7, WH_MEMO_CONVERGED, "b", "value-2"},       {3, WH_MEMO_CONVERGED, "k", ""},
+    {7, WH_MEMO_CONVERGED, "a", "value-0"},       {9, WH_MEMO_CONVERGED, "yy", "w"},
+    {1ull << 63, WH_MEMO_COMPLETED, "z", "tail"},
+};
+
+static WhMemoDb *fill(const guint *order, guint n)
+{
+  WhMemoDb *db = wh_memo_db_new(0x1234);
+  for (guint i = 0; i < n; i++) {
+    const Item *it = &items[order[i]];
+    wh_memo_db_insert(db, it->sig, it->kind, it->key, (uint32_t)strlen(it->key), it->value,
+                      (uint32_t)strlen(it->value));
+  }
+  return db;
+}
+
+static char *tmp_dir(void)
+{
+  char *dir = g_dir_make_tmp("memo-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(dir);
+  return dir;
+}
+
+static GBytes *file_bytes(const char *path)
+{
+  char *text = NULL;
+  gsize len = 0;
+  ck_assert(g_file_get_contents(path, &text, &len, NULL));
+  return g_bytes_new_take(text, len);
+}
+
+static void remove_dir(const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name(d)) != NULL) {
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    g_unlink(p);
+  }
+  g_rmdir(dir);
+}
+
+START_TEST(test_order_independent)
+{
+  guint n = G_N_ELEMENTS(items);
+  guint fwd[G_N_ELEMENTS(items)], rev[G_N_ELEMENTS(items)];
+  for (guint i = 0; i < n; i++) {
+    fwd[i] = i;
+    rev[i] = n - 1 - i;
+  }
+  g_autoptr(WhMemoDb) a = fill(fwd, n);
+  g_autoptr(WhMemoDb) b = fill(rev, n);
+  /* 7 entries less the duplicate key */
+  ck_assert_uint_eq(wh_memo_db_len(a), n - 1);
+  ck_assert_uint_eq(wh_memo_db_len(b), n - 1);
+  ck_assert_uint_eq(wh_memo_db_bytes(a), wh_memo_db_bytes(b));
+  uint32_t k = 0;
+  const WhMemoEntry *e = wh_memo_db_candidates(a, 7, &k);
+  ck_assert_uint_eq(k, 2);
+  /* the duplicate keeps the value that sorts first, whatever came first */
+  ck_assert_uint_eq(e[0].key_len, 1);
+  ck_assert_int_eq(e[0].key[0], 'a');
+  ck_assert(e[0].value_len == 7 && memcmp(e[0].value, "value-0", 7) == 0);
+  ck_assert(!e[0].from_file);
+  ck_assert_int_eq(e[1].key[0], 'b');
+  ck_assert_ptr_null(wh_memo_db_candidates(a, 8, &k));
+  ck_assert_uint_eq(k, 0);
+  /* a worse value for a stored key changes nothing */
+  ck_assert(!wh_memo_db_insert(a, 7, WH_MEMO_CONVERGED, "a", 1, "value-9", 7));
+  ck_assert(wh_memo_db_insert(a, 7, WH_MEMO_CONVERGED, "a", 1, "v", 1));
+  ck_assert(wh_memo_db_insert(b, 7, WH_MEMO_CONVERGED, "a", 1, "v", 1));
+
+  g_autofree char *dir = tmp_dir();
+  g_autofree char *pa = g_build_filename(dir, "a.memo", NULL);
+  g_autofree char *pb = g_build_filename(dir, "b.memo", NULL);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_memo_db_save(a, pa, &err), "%s", err ? err->message : "");
+  ck_assert(wh_memo_db_save(b, pb, NULL));
+  g_autoptr(GBytes) ba = file_bytes(pa);
+  g_autoptr(GBytes) bb = file_bytes(pb);
+  ck_assert(g_bytes_equal(ba, bb));
+  remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_round_trip)
+{
+  guint order[] = {0, 1, 2, 3, 4, 5, 6};
+  g_autoptr(WhMemoDb) a = fill(order, G_N_ELEMENTS(order));
+  g_autofree char *dir = tmp_dir();
+  g_autofree char *p1 = g_build_filename(dir, "one.memo", NULL);
+  g_autofree char *p2 = g_build_filename(dir, "two.memo", NULL);
+  ck_assert(wh_memo_db_save(a, p1, NULL));
+  g_autoptr(WhMemoDb) b = wh_memo_db_new(0x1234);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_memo_db_load(b, p1, &err), "%s", err ? err->message : "");
+  ck_assert_uint_eq(wh_memo_db_len(b), wh_memo_db_len(a));
+  ck_assert_uint_eq(wh_memo_db_bytes(b), wh_memo_db_bytes(a));
+  for (guint i = 0; i < G_N_ELEMENTS(items); i++) {
+    uint32_t na = 0, nb = 0;
+    const WhMemoEntry *ea = wh_memo_db_candidates(a, items[i].sig, &na);
+    const WhMemoEntry *eb = wh_memo_db_candidates(b, items[i].sig, &nb);
+    ck_assert_uint_eq(na, nb);
+    for (uint32_t j = 0; j < na; j++) {
+      ck_assert_uint_eq(ea[j].kind, eb[j].kind);
+      ck_assert(ea[j].key_len == eb[j].key_len && !memcmp(ea[j].key, eb[j].key, ea[j].key_len));
+      ck_assert(ea[j].value_len == eb[j].value_len &&
+                (ea[j].value_len == 0 || !memcmp(ea[j].value, eb[j].value, ea[j].value_len)));
+      ck_assert(eb[j].from_file);
+    }
+  }
+  /* saved again: the same bytes */
+  ck_assert(wh_memo_db_save(b, p2, NULL));
+  g_autoptr(GBytes) b1 = file_bytes(p1);
+  g_autoptr(GBytes) b2 = file_bytes(p2);
+  ck_assert(g_bytes_equal(b1, b2));
+  /* a second load of the same file adds nothing */
+  ck_assert(wh_memo_db_load(b, p1, NULL));
+  ck_assert_uint_eq(wh_memo_db_len(b), wh_memo_db_len(a));
+  remove_dir(dir);
+}
+END_TEST
+
+/* Writes `bytes` (len) to path. */
+static void write_bytes(const char *path, const void *bytes, gsize len)
+{
+  ck_assert(g_file_set_contents(path, bytes, (gssize)len, NULL));
+}
+
+START_TEST(test_bad_files)
+{
+  guint order[] = {0, 1, 2, 3, 4, 5, 6};
+  g_autoptr(WhMemoDb) a = fill(order, G_N_ELEMENTS(order));
+  g_autofree char *dir = tmp_dir();
+  g_autofree char *good = g_build_filename(dir, "good.memo", NULL);
+  g_autofree char *bad = g_build_filename(dir, "bad.memo", NULL);
+  ck_assert(wh_memo_db_save(a, good, NULL));
+  g_autoptr(GBytes) gb = file_bytes(good);
+  gsize len = 0;
+  const uint8_t *orig = g_bytes_get_data(gb, &len);
+  g_autofree uint8_t *buf = g_malloc(len);
+  struct {
+    const char *what;
+    gsize offset; /* byte to change (G_MAXSIZE: none) */
+    uint8_t xor ;
+    gsize keep; /* bytes kept (truncation) */
+    WhMemoError code;
+    const char *says;
+  } cases[] = {
+      {"wrong magic", 0, 0x20, len, WH_MEMO_ERROR_MAGIC, "not a Wormhole memo file"},
+      {"wrong version", 8, 0x01, len, WH_MEMO_ERROR_VERSION, "format version"},
+      {"other build", 16, 0x01, len, WH_MEMO_ERROR_BUILD, "written by"},
+      {"payload damaged", len - 12, 0x40, len, WH_MEMO_ERROR_CORRUPT, "checksum"},
+      {"checksum damaged", len - 1, 0x01, len, WH_MEMO_ERROR_CORRUPT, "checksum"},
+      {"truncated in an entry", G_MAXSIZE, 0, len - 20, WH_MEMO_ERROR_CORRUPT, "checksum"},
+      {"truncated in the header", G_MAXSIZE, 0, 30, WH_MEMO_ERROR_CORRUPT, "truncated"},
+      {"empty", G_MAXSIZE, 0, 0, WH_MEMO_ERROR_MAGIC, "not a Wormhole memo file"},
+  };
+  for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+    memcpy(buf, orig, len);
+    if (cases[c].offset != G_MAXSIZE)
+      buf[cases[c].offset] ^= cases[c].xor ;
+    write_bytes(bad, buf, cases[c].keep);
+    g_autoptr(WhMemoDb) b = wh_memo_db_new(0x1234);
+    wh_memo_db_insert(b, 5, WH_MEMO_CONVERGED, "q", 1, "r", 1);
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(!wh_memo_db_load(b, bad, &err), "%s: loaded", cases[c].what);
+    ck_assert_msg(g_error_matches(err, WH_MEMO_ERROR, (gint)cases[c].code), "%s: %s", cases[c].what,
+                  err->message);
+    ck_assert_msg(strstr(err->message, cases[c].says) && strstr(err->message, bad), "%s: %s",
+                  cases[c].what, err->message);
+    /* left as it was */
+    ck_assert_uint_eq(wh_memo_db_len(b), 1);
+  }
+  /* the other byte order: the mark swapped */
+  memcpy(buf, orig, len);
+  uint32_t bom;
+  memcpy(&bom, buf + 12, 4);
+  bom = GUINT32_SWAP_LE_BE(bom);
+  memcpy(buf + 12, &bom, 4);
+  write_bytes(bad, buf, len);
+  g_autoptr(WhMemoDb) c = wh_memo_db_new(0x1234);
+  g_autoptr(GError) err = NULL;
+  ck_assert(!wh_memo_db_load(c, bad, &err));
+  ck_assert(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_BYTE_ORDER));
+  ck_assert_ptr_nonnull(strstr(err->message, "other byte order"));
+  /* another configuration */
+  g_autoptr(WhMemoDb) d = wh_memo_db_new(0x1235);
+  g_clear_error(&err);
+  ck_assert(!wh_memo_db_load(d, good, &err));
+  ck_assert(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_CONFIG));
+  ck_assert_uint_eq(wh_memo_db_len(d), 0);
+  /* not there; a directory */
+  g_autofree char *none = g_build_filename(dir, "none.memo", NULL);
+  g_clear_error(&err);
+  ck_assert(!wh_memo_db_load(d, none, &err));
+  ck_assert(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_IO));
+  g_clear_error(&err);
+  ck_assert(!wh_memo_db_load(d, dir, &err));
+  ck_assert(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_IO));
+  g_unlink(bad);
+  remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_atomic_save)
+{
+  guint order[] = {0, 1, 2};
+  g_autoptr(WhMemoDb) a = fill(order, G_N_ELEMENTS(order));
+  g_autofree char *dir = tmp_dir();
+  g_autofree char *path = g_build_filename(dir, "db.memo", NULL);
+  ck_assert(wh_memo_db_save(a, path, NULL));
+  g_autoptr(GBytes) before = file_bytes(path);
+  /* a save that cannot happen leaves the old file whole and no temporary behind */
+  g_autoptr(GError) err = NULL;
+  ck_assert(!wh_memo_db_save(a, dir, &err));
+  ck_assert(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_IO));
+  ck_assert_ptr_nonnull(strstr(err->message, "directory"));
+  g_autofree char *nowhere = g_build_filename(dir, "no-such-dir", "db.memo", NULL);
+  g_clear_error(&err);
+  ck_assert(!wh_memo_db_save(a, nowhere, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, nowhere));
+  g_autoptr(GBytes) after = file_bytes(path);
+  ck_assert(g_bytes_equal(before, after));
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  guint files = 0;
+  while (g_dir_read_name(d))
+    files++;
+  ck_assert_uint_eq(files, 1);
+  remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_config_digest)
+{
+  static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
+                                      "topology", NULL};
+  g_autoptr(WhConfig) a = wh_config_new();
+  g_autoptr(WhConfig) b = wh_config_new();
+  uint64_t plain = wh_config_digest(a, kinds);
+  ck_assert_uint_eq(plain, wh_config_digest(b, kinds));
+  /* the same values set in another order, or a default set explicitly: the same */
+  ck_assert(wh_config_set(a, "wh::Link::Rate", "400Gbps", NULL, NULL));
+  ck_assert(wh_config_set(a, "wh::DcqcnCc::Kmin", "400KB", NULL, NULL));
+  ck_assert(wh_config_set(b, "wh::DcqcnCc::Kmin", "400000B", NULL, NULL));
+  ck_assert(wh_config_set(b, "wh::Link::Rate", "400000000000bps", NULL, NULL));
+  ck_assert_uint_eq(wh_config_digest(a, kinds), wh_config_digest(b, kinds));
+  ck_assert_uint_ne(wh_config_digest(a, kinds), plain);
+  /* a parameter of a kind left out does not count; one of a kind in does */
+  uint64_t before = wh_config_digest(a, kinds);
+  ck_assert(wh_config_set(a, "wh::Wormhole::Theta", "0.07", NULL, NULL));
+  ck_assert_uint_eq(wh_config_digest(a, kinds), before);
+  ck_assert(wh_config_set(a, "wh::RdmaFlow::Mtu", "4096B", NULL, NULL));
+  ck_assert_uint_ne(wh_config_digest(a, kinds), before);
+}
+END_TEST
+
+Suite *wh_memo_db_suite(void)
+{
+  Suite *s = suite_create("memo-db");
+  TCase *tc = tcase_create("memo-db");
+  tcase_add_test(tc, test_order_independent);
+  tcase_add_test(tc, test_round_trip);
+  tcase_add_test(tc, test_bad_files);
+  tcase_add_test(tc, test_atomic_save);
+  tcase_add_test(tc, test_config_digest);
+  suite_add_tcase(s, tc);
+  return s;
+}
