@@ -261,6 +261,44 @@ uint32_t wh_fcg_n_edges(WhFcg *g)
   return g->edges->len;
 }
 
+void wh_fcg_serialize(WhFcg *g, GByteArray *out)
+{
+  g_return_if_fail(g != NULL && out != NULL);
+  build(g);
+  uint32_t head[2] = {g->n, g->edges->len};
+  g_byte_array_append(out, (const guint8 *)head, sizeof head);
+  if (g->n)
+    g_byte_array_append(out, (const guint8 *)g->label, g->n * (guint)sizeof(uint64_t));
+  if (g->edges->len)
+    g_byte_array_append(out, (const guint8 *)g->edges->data, g->edges->len * (guint)sizeof(Edge));
+}
+
+WhFcg *wh_fcg_deserialize(const uint8_t *bytes, size_t len)
+{
+  uint32_t head[2];
+  if (bytes == NULL || len < sizeof head)
+    return NULL;
+  memcpy(head, bytes, sizeof head);
+  uint64_t need =
+      sizeof head + (uint64_t)head[0] * sizeof(uint64_t) + (uint64_t)head[1] * sizeof(Edge);
+  if (need != len)
+    return NULL;
+  WhFcg *g = wh_fcg_new(head[0]);
+  if (head[0])
+    memcpy(g->label, bytes + sizeof head, head[0] * sizeof(uint64_t));
+  const uint8_t *e = bytes + sizeof head + head[0] * sizeof(uint64_t);
+  for (uint32_t i = 0; i < head[1]; i++) {
+    Edge x;
+    memcpy(&x, e + i * sizeof(Edge), sizeof x);
+    if (x.a >= x.b || x.b >= head[0] || x.w == 0) {
+      wh_fcg_free(g);
+      return NULL;
+    }
+    wh_fcg_add_edge(g, x.a, x.b, x.w);
+  }
+  return g;
+}
+
 uint32_t wh_fcg_edge_weight(WhFcg *g, uint32_t a, uint32_t b)
 {
   g_return_val_if_fail(g != NULL && a < g->n && b < g->n, 0);

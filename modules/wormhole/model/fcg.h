@@ -63,6 +63,12 @@ uint64_t wh_fcg_label(const WhFcg *g, uint32_t v);
 /* The query functions below take a non-const graph: the first builds its adjacency
  * (merging repeated pairs), which later calls reuse until an edge is added. */
 uint32_t wh_fcg_n_edges(WhFcg *g);
+/* Appends the graph as bytes (vertex and edge counts, labels, edges sorted by their
+ * ends): equal graphs give equal bytes. Host byte order, for a memo database. */
+void wh_fcg_serialize(WhFcg *g, GByteArray *out);
+/* (transfer full) (nullable) The graph of wh_fcg_serialize's bytes; NULL if they are
+ * not such bytes (bad lengths, an edge out of range or of weight 0). */
+WhFcg *wh_fcg_deserialize(const uint8_t *bytes, size_t len);
 /* The weight of edge a-b, 0 when there is none. O(log degree). */
 uint32_t wh_fcg_edge_weight(WhFcg *g, uint32_t a, uint32_t b);
 

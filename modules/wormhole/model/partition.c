@@ -136,6 +136,7 @@ static uint32_t part_new(WhPartitions *pm, WhPartitionCause cause, const uint32_
   p->root = NONE;
   p->head = NONE;
   p->since = now;
+  p->pattern_seen = 0;
   p->kind_since = now;
   p->live_slot = pm->live->len;
   g_array_append_val(pm->live, slot);
@@ -327,6 +328,7 @@ void wh_partitions_add_flow(WhPartitions *pm, uint32_t flow, const uint32_t *por
   pm->root_slot[root] = slot;
   member_add(pm, slot, flow);
   p->since = now;
+  p->pattern_seen = 0;
 }
 
 /* Rebuilds the union-find of partition `slot` from its members, splitting it if they
@@ -420,6 +422,7 @@ void wh_partitions_remove_flow(WhPartitions *pm, uint32_t flow, WhTime now)
     pm->refc[x->ports[i]]--;
   g_array_append_vals(p->departed, x->ports, x->n_ports);
   p->since = now;
+  p->pattern_seen = 0;
   if (p->n_flows == 0) {
     for (guint i = 0; i < p->departed->len; i++) {
       uint32_t q = g_array_index(p->departed, uint32_t, i);

@@ -51,7 +51,8 @@ typedef struct {
   uint8_t kind;
   WhTime kind_since;
   uint64_t mark_events, mark_bytes;
-  WhTime skip_retry; /* skip mode: not worth trying again before this */
+  WhTime skip_retry;    /* skip mode: not worth trying again before this */
+  uint8_t pattern_seen; /* patterns: this membership's pattern was counted */
 } WhPartition;
 
 /* The history of one partition id. */

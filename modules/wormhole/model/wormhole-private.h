@@ -60,6 +60,16 @@ typedef struct {
   uint64_t tries, refused_short, refused_unsteady, refused_recovery;
 } WhSkipStats;
 
+typedef struct {
+  uint64_t phases;     /* phases whose pattern was looked up */
+  uint64_t repeated;   /* ... and found among the patterns seen before */
+  uint64_t distinct;   /* patterns stored (new ones) */
+  uint64_t collisions; /* a stored pattern with the same hash, not isomorphic */
+  uint64_t too_large;  /* the exact check gave up (counted as new) */
+  uint64_t flows_max;  /* the largest phase, in flows */
+  uint64_t flows_sum;  /* flows over all phases */
+} WhPatternStats;
+
 struct WhWormhole {
   WhSim *sim;
   WhNet *net;
@@ -81,9 +91,20 @@ struct WhWormhole {
   uint32_t *stamp; /* per port, to visit each once */
   uint32_t stamp_gen;
   WhSkipStats ss;
+  /* contention patterns (patterns.c) */
+  struct WhMemoDb *memo; /* nullable: Patterns off */
+  WhPatternStats ps;
 };
 
 GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
+
+/* Contention patterns (patterns.c): at the first tick after a partition's membership
+ * changed, its flow conflict graph is built, hashed and looked up among the patterns
+ * seen so far (confirmed by the exact isomorphism check); a new one is stored. */
+void wh_patterns_init(WhWormhole *wh);
+void wh_patterns_free(WhWormhole *wh);
+void wh_patterns_after_tick(WhWormhole *wh, WhTime t);
+void wh_patterns_json(const WhWormhole *wh, GString *out);
 /* Makes sure the sampling ticks run (after flows were released or started). */
 void wh_wormhole_arm_ticks(WhWormhole *wh);
 

@@ -62,6 +62,16 @@ static const WhParamSpec wormhole_params[] = {
     {"MinSkip", WH_PARAM_TIME, "5us",
      "skip: a steady partition is fast-forwarded only if it can skip at least this long",
      WH_CHECK_MIN, 0, 0, NULL},
+    {"Patterns", WH_PARAM_BOOL, "false",
+     "observe, skip: at the start of every contention phase (a partition's membership "
+     "changed), build its flow conflict graph and count it as a new or a repeated pattern "
+     "(\"patterns\" in wormhole.json): the redundancy memoization would exploit",
+     0, 0, 0, NULL},
+    {"RateTolerance", WH_PARAM_DOUBLE, "0.05",
+     "patterns: sending rates in a flow conflict graph's labels are quantized on a "
+     "logarithmic scale of ratio 1 + this (rates in one bucket differ by less than that "
+     "factor); above 0",
+     WH_CHECK_POSITIVE, 0, 0, NULL},
     {"StatsFrom", WH_PARAM_TIME, "0us",
      "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
      "out a warm-up); detection itself is unaffected",
@@ -168,6 +178,13 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
           ? (WhQuantity)choice_index(quantity_choices, wh_config_choice(cfg, T, "Quantity"))
           : rec->quantity;
   p->avg_periods = (uint32_t)wh_config_int(cfg, T, "AvgPeriods");
+  p->patterns = wh_config_bool(cfg, T, "Patterns");
+  p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
+  if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
+    return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
+  static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
+                                      "topology", NULL};
+  p->config_hash = wh_config_digest(cfg, kinds) ^ g_str_hash(cc) * 0x9e3779b97f4a7c15ULL;
   if (!(p->det.theta >= 0 && p->det.theta < 1))
     return bad(error, cfg, "Theta", "%g: must be at least 0 and below 1 (0: never steady)",
                p->det.theta);
@@ -255,6 +272,8 @@ static WhTime tick(WhSim *sim, void *ctx)
         wh_ff_sample(wh, g);
     }
     wh_detector_tick(wh->det, wh->next_tick);
+    if (wh->memo)
+      wh_patterns_after_tick(wh, wh->next_tick);
     if (wh->p.mode == WH_WORMHOLE_SKIP)
       wh_ff_after_tick(wh, wh->next_tick);
     wh->next_tick += wh->p.det.period;
@@ -412,6 +431,8 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
     wh_net_add_hooks(net, &signal_hooks, wh);
   if (p->mode == WH_WORMHOLE_SKIP)
     wh_ff_init(wh);
+  if (p->patterns)
+    wh_patterns_init(wh);
   return wh;
 }
 
@@ -423,6 +444,7 @@ void wh_wormhole_free(WhWormhole *wh)
   if (wh->p.det.idle_rule)
     wh_net_remove_hooks(wh->net, &signal_hooks, wh);
   wh_ff_free(wh);
+  wh_patterns_free(wh);
   for (guint i = 0; i < wh->flows->len; i++) {
     g_free(g_array_index(wh->flows, GlueFlow, i).ring);
     g_free(g_array_index(wh->flows, GlueFlow, i).study);
@@ -514,6 +536,8 @@ char *wh_wormhole_json(const WhWormhole *wh)
     }
     g_string_append(h, "]},\n");
   }
+  if (wh->memo)
+    wh_patterns_json(wh, h);
   if (wh->study) {
     g_string_append(h, "  \"study\": {\n");
     for (uint32_t k = 0; k < 4 * WH_STUDY_WINDOWS; k++) {

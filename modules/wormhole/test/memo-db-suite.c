@@ -8,6 +8,8 @@
 
 #include "memo-db.h"
 #include "registry.h"
+#include "test-util.h"
+#include "wormhole-private.h"
 
 typedef struct {
   uint64_t sig;
@@ -275,6 +277,91 @@ START_TEST(test_config_digest)
 }
 END_TEST
 
+/* ---- contention patterns counted in a run ---- */
+
+/* Rounds 5 ms apart on a 3-pair dumbbell, each of 2 flows (0->3, 1->4) of 2 MB; the
+ * round numbered `wide` (none: 99) has a third flow, 2->5. */
+static WhScenario *rounds(unsigned n, unsigned wide)
+{
+  WhScenario *sc = wh_scenario_new("rounds", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "3");
+  for (unsigned r = 0; r < n; r++) {
+    for (unsigned i = 0; i < (r == wide ? 3u : 2u); i++)
+      wh_scenario_add_flow(sc, i, 3 + i, 2000000, r * 5 * WH_MS);
+  }
+  return sc;
+}
+
+static WhPatternStats count_patterns(WhScenario *sc, WhRun **out)
+{
+  char *sets[] = {"wh::Wormhole::Mode=observe", "wh::Wormhole::Patterns=true", NULL};
+  WhRunOptions opts = {.cc = "hpcc", .sets = sets};
+  WhRun *run = wh_test_run(sc, &opts);
+  wh_test_assert_clean_end(run);
+  ck_assert_ptr_nonnull(run->wormhole);
+  WhPatternStats ps = run->wormhole->ps;
+  fprintf(stderr,
+          "patterns: %" G_GUINT64_FORMAT " phases, %" G_GUINT64_FORMAT
+          " repeated, %" G_GUINT64_FORMAT " distinct, %" G_GUINT64_FORMAT
+          " collisions, largest %" G_GUINT64_FORMAT " flows\n",
+          ps.phases, ps.repeated, ps.distinct, ps.collisions, ps.flows_max);
+  ck_assert_uint_eq(ps.phases, ps.repeated + ps.distinct);
+  *out = run;
+  return ps;
+}
+
+START_TEST(test_patterns_repeat)
+{
+  /* HPCC draws no random number: three equal rounds are the same simulation shifted by
+   * 5 ms, so the second and third repeat every phase of the first */
+  g_autoptr(WhScenario) a = rounds(3, 99);
+  WhRun *ra = NULL;
+  WhPatternStats pa = count_patterns(a, &ra);
+  ck_assert_uint_gt(pa.phases, 0);
+  ck_assert_uint_eq(pa.phases % 3, 0);
+  ck_assert_uint_eq(pa.distinct, pa.phases / 3);
+  ck_assert_uint_eq(pa.repeated, 2 * pa.phases / 3);
+  ck_assert_uint_eq(pa.flows_max, 2);
+  /* a wider middle round: its phases are new, the third round still repeats the first */
+  g_autoptr(WhScenario) b = rounds(3, 1);
+  WhRun *rb = NULL;
+  WhPatternStats pb = count_patterns(b, &rb);
+  ck_assert_uint_eq(pb.flows_max, 3);
+  ck_assert_uint_ge(pb.repeated, pa.phases / 3);
+  ck_assert_uint_lt(pb.repeated, pa.repeated);
+  ck_assert_uint_gt(pb.distinct, pa.distinct);
+  /* counting changes nothing in the simulation */
+  WhRunOptions eo = {.cc = "hpcc"};
+  g_autoptr(WhRun) exact = wh_test_run(a, &eo);
+  g_autofree char *fe = wh_test_fingerprint(exact);
+  g_autofree char *fa = wh_test_fingerprint(ra);
+  ck_assert_str_eq(fe, fa);
+  /* and is deterministic */
+  WhRun *ra2 = NULL;
+  WhPatternStats pa2 = count_patterns(a, &ra2);
+  ck_assert(memcmp(&pa, &pa2, sizeof pa) == 0);
+  wh_run_free(ra);
+  wh_run_free(ra2);
+  wh_run_free(rb);
+}
+END_TEST
+
+START_TEST(test_rate_tolerance_refused)
+{
+  static const char *const bad[] = {"0", "-0.1", "nan"};
+  g_autofree char *file = wh_test_source_path("scenarios/quickstart.xml");
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autofree char *set = g_strdup_printf("wh::Wormhole::RateTolerance=%s", bad[i]);
+    g_autofree char *out = NULL, *err = NULL;
+    int status = wh_test_whsim((const char *[]){"run", file, "--scheduler", "wormhole", "--set",
+                                                set, "--out", "/nonexistent/never", NULL},
+                               &out, &err);
+    ck_assert_int_eq(status, 2);
+    ck_assert_msg(strstr(err, "RateTolerance") != NULL, "%s", err);
+  }
+}
+END_TEST
+
 Suite *wh_memo_db_suite(void)
 {
   Suite *s = suite_create("memo-db");
@@ -285,5 +372,10 @@ Suite *wh_memo_db_suite(void)
   tcase_add_test(tc, test_atomic_save);
   tcase_add_test(tc, test_config_digest);
   suite_add_tcase(s, tc);
+  TCase *tp = tcase_create("patterns");
+  tcase_set_timeout(tp, 120);
+  tcase_add_test(tp, test_patterns_repeat);
+  tcase_add_test(tp, test_rate_tolerance_refused);
+  suite_add_tcase(s, tp);
   return s;
 }
