@@ -183,6 +183,30 @@ static gint cmp_u64(gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+/* The signatures held, ascending. (transfer full) */
+static GArray *sorted_signatures(const WhMemoDb *db)
+{
+  GArray *sigs = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), g_hash_table_size(db->buckets));
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init(&it, db->buckets);
+  while (g_hash_table_iter_next(&it, &k, NULL))
+    g_array_append_val(sigs, *(uint64_t *)k);
+  g_array_sort(sigs, cmp_u64);
+  return sigs;
+}
+
+void wh_memo_db_foreach(const WhMemoDb *db, void (*fn)(const WhMemoEntry *e, void *data),
+                        void *data)
+{
+  g_autoptr(GArray) sigs = sorted_signatures(db);
+  for (guint i = 0; i < sigs->len; i++) {
+    const Bucket *b = g_hash_table_lookup(db->buckets, &g_array_index(sigs, uint64_t, i));
+    for (guint j = 0; j < b->entries->len; j++)
+      fn(&g_array_index(b->entries, WhMemoEntry, j), data);
+  }
+}
+
 gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
 {
   g_autoptr(GByteArray) out = g_byte_array_new();
@@ -196,13 +220,7 @@ gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
   put(out, build, BUILD_ID_BYTES);
   put(out, &db->config_hash, 8);
   put(out, &n, 8);
-  g_autoptr(GArray) sigs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init(&it, db->buckets);
-  while (g_hash_table_iter_next(&it, &k, NULL))
-    g_array_append_val(sigs, *(uint64_t *)k);
-  g_array_sort(sigs, cmp_u64);
+  g_autoptr(GArray) sigs = sorted_signatures(db);
   for (guint i = 0; i < sigs->len; i++) {
     const Bucket *b = g_hash_table_lookup(db->buckets, &g_array_index(sigs, uint64_t, i));
     for (guint j = 0; j < b->entries->len; j++) {

@@ -6,8 +6,9 @@
  *
  * In memory: a hash table from signature to the entries that carry it (a collision
  * keeps several). Two entries with the same signature and the same key bytes are one:
- * the database keeps the value that sorts first (shorter, then bytewise smaller), so
- * the content never depends on the order of insertion.
+ * the database keeps the value that sorts first (by kind, so an outcome replaces a mere
+ * sighting; then shorter, then bytewise smaller), so the content never depends on the
+ * order of insertion.
  *
  * On disk (`--memo FILE`): a header (magic, format version, byte-order mark, build id,
  * configuration hash, entry count), the entries sorted by (signature, key, value) and
@@ -46,6 +47,7 @@ typedef enum {
 typedef enum {
   WH_MEMO_CONVERGED = 0, /* the phase reached steady rates */
   WH_MEMO_COMPLETED = 1, /* the phase ended in completions */
+  WH_MEMO_SEEN = 2,      /* the pattern was seen, its outcome not (yet) known */
   WH_MEMO_N_KINDS
 } WhMemoKind;
 
@@ -75,6 +77,10 @@ gboolean wh_memo_db_insert(WhMemoDb *db, uint64_t signature, WhMemoKind kind, co
 /* The entries stored under `signature`, in (key, value) order: *n of them, valid until
  * the next insert or load (transfer none; NULL when there are none). */
 const WhMemoEntry *wh_memo_db_candidates(const WhMemoDb *db, uint64_t signature, uint32_t *n);
+
+/* Calls fn on every entry, in (signature, key, value) order. */
+void wh_memo_db_foreach(const WhMemoDb *db, void (*fn)(const WhMemoEntry *e, void *data),
+                        void *data);
 
 /* Entries, and the bytes they hold (keys, values and their bookkeeping). */
 uint32_t wh_memo_db_len(const WhMemoDb *db);

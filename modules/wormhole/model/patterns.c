@@ -11,17 +11,140 @@
 #include <string.h>
 
 #include "fcg.h"
+#include "flow-state.h"
 #include "memo-db.h"
 #include "wormhole-private.h"
 
 void wh_patterns_init(WhWormhole *wh)
 {
   wh->memo = wh_memo_db_new(wh->p.config_hash);
+  wh->phases = g_ptr_array_new();
+}
+
+static void phase_free(WhPhase *ph)
+{
+  g_byte_array_unref(ph->key);
+  g_array_unref(ph->flows);
+  g_array_unref(ph->rcv0);
+  g_free(ph);
 }
 
 void wh_patterns_free(WhWormhole *wh)
 {
   g_clear_pointer(&wh->memo, wh_memo_db_free);
+  if (wh->phases) {
+    for (guint i = 0; i < wh->phases->len; i++)
+      phase_free(wh->phases->pdata[i]);
+    g_clear_pointer(&wh->phases, g_ptr_array_unref);
+  }
+}
+
+/* ---- outcomes ---- */
+
+/* The phase's partition if it is still the one whose pattern was taken (live, its
+ * membership unchanged since), else NULL. */
+static WhPartition *phase_partition(WhWormhole *wh, const WhPhase *ph)
+{
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  if (ph->flows->len == 0)
+    return NULL;
+  /* one member tells: a change of membership moves `since` */
+  WhPartition *p = wh_partitions_of_flow(pm, g_array_index(ph->flows, uint32_t, 0));
+  return p && p->id == ph->part_id && p->since == ph->since ? p : NULL;
+}
+
+static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t ended)
+{
+  WhTime now = wh->sim->now;
+  WhOutcomeHead head = {.duration = (uint64_t)(now - ph->t0), .n = ph->flows->len, .ended = ended};
+  g_autoptr(GByteArray) v =
+      g_byte_array_sized_new((guint)(sizeof head + ph->flows->len * sizeof(WhOutcomeFlow)));
+  g_byte_array_append(v, (const guint8 *)&head, sizeof head);
+  for (guint i = 0; i < ph->flows->len; i++) {
+    WhFlow *f = wh_transport_flow(wh->tp, g_array_index(ph->flows, uint32_t, i));
+    WhOutcomeFlow o;
+    memset(&o, 0, sizeof o);
+    o.bytes = f->rcv_nxt - g_array_index(ph->rcv0, uint64_t, i);
+    o.rate = f->rate;
+    WhCcSnapshot snap;
+    wh_flow_cc_snapshot(f, &snap);
+    wh_cc_snapshot_serialize(&snap, o.snap);
+    g_byte_array_append(v, (const guint8 *)&o, sizeof o);
+  }
+  wh_memo_db_insert(wh->memo, ph->sig, kind, ph->key->data, ph->key->len, v->data, v->len);
+  if (kind == WH_MEMO_CONVERGED)
+    wh->ps.converged++;
+  else
+    wh->ps.completed++;
+}
+
+static void drop_phase(WhWormhole *wh, guint i)
+{
+  phase_free(g_ptr_array_steal_index_fast(wh->phases, i));
+}
+
+void wh_patterns_on_leave(WhWormhole *wh, WhFlow *f)
+{
+  for (guint i = 0; i < wh->phases->len; i++) {
+    WhPhase *ph = wh->phases->pdata[i];
+    for (guint k = 0; k < ph->flows->len; k++) {
+      if (g_array_index(ph->flows, uint32_t, k) != f->id)
+        continue;
+      if (phase_partition(wh, ph))
+        record(wh, ph, WH_MEMO_COMPLETED, k);
+      else
+        wh->ps.abandoned++;
+      drop_phase(wh, i);
+      return;
+    }
+  }
+}
+
+/* At a tick: phases whose partition changed are abandoned, those that became steady
+ * are recorded. */
+static void sweep_phases(WhWormhole *wh)
+{
+  for (guint i = wh->phases->len; i-- > 0;) {
+    WhPhase *ph = wh->phases->pdata[i];
+    WhPartition *p = phase_partition(wh, ph);
+    if (p == NULL) {
+      wh->ps.abandoned++;
+      drop_phase(wh, i);
+    } else if (p->kind != WH_STEADY_NONE) {
+      record(wh, ph, WH_MEMO_CONVERGED, UINT32_MAX);
+      drop_phase(wh, i);
+    }
+  }
+}
+
+static gboolean phase_open(WhWormhole *wh, const WhPartition *p)
+{
+  for (guint i = 0; i < wh->phases->len; i++) {
+    const WhPhase *ph = wh->phases->pdata[i];
+    if (ph->part_id == p->id && ph->since == p->since)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static void open_phase(WhWormhole *wh, const WhPartition *p, uint64_t sig, const GByteArray *key,
+                       const GArray *ids)
+{
+  WhPhase *ph = g_new0(WhPhase, 1);
+  ph->part_id = p->id;
+  ph->since = p->since;
+  ph->t0 = wh->sim->now;
+  ph->sig = sig;
+  ph->key = g_byte_array_sized_new(key->len);
+  g_byte_array_append(ph->key, key->data, key->len);
+  ph->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
+  g_array_append_vals(ph->flows, ids->data, ids->len);
+  ph->rcv0 = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), ids->len);
+  for (guint i = 0; i < ids->len; i++) {
+    uint64_t r = wh_transport_flow(wh->tp, g_array_index(ids, uint32_t, i))->rcv_nxt;
+    g_array_append_val(ph->rcv0, r);
+  }
+  g_ptr_array_add(wh->phases, ph);
 }
 
 /* A flow's sending rate for its label: the CC's rate, or window / smoothed RTT for a
@@ -35,7 +158,7 @@ static double flow_rate(WhWormhole *wh, const WhFlow *f)
 }
 
 static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrArray *paths,
-                        GArray *lens, GArray *labels, GByteArray *key)
+                        GArray *lens, GArray *labels, GByteArray *key, GArray *map)
 {
   WhPatternStats *ps = &wh->ps;
   const WhPartitions *pm = wh_detector_partitions(wh->det);
@@ -71,9 +194,22 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     g_autoptr(WhFcg) stored = wh_fcg_deserialize(cand[i].key, cand[i].key_len);
     if (stored == NULL)
       continue;
-    WhFcgIso iso = wh_fcg_isomorphic(g, stored, NULL, WH_FCG_ISO_MAX_VERTICES);
+    g_array_set_size(map, ids->len);
+    WhFcgIso iso = wh_fcg_isomorphic(g, stored, (uint32_t *)map->data, WH_FCG_ISO_MAX_VERTICES);
     if (iso == WH_FCG_ISO_YES) {
       ps->repeated++;
+      /* seen, but its outcome is not known yet: follow this phase for it, its flows in
+       * the stored graph's order */
+      if (cand[i].kind == WH_MEMO_SEEN && !phase_open(wh, p)) {
+        g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
+        g_array_set_size(ordered, ids->len);
+        for (guint v = 0; v < ids->len; v++)
+          g_array_index(ordered, uint32_t, g_array_index(map, uint32_t, v)) =
+              g_array_index(ids, uint32_t, v);
+        g_byte_array_set_size(key, 0);
+        g_byte_array_append(key, cand[i].key, cand[i].key_len);
+        open_phase(wh, p, sig, key, ordered);
+      }
       return;
     }
     if (iso == WH_FCG_ISO_TOO_LARGE)
@@ -81,22 +217,24 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     else
       ps->collisions++;
   }
-  /* new (or not confirmed): stored under its hash with its graph as the key */
+  /* new (or not confirmed): counted, and its phase followed until its outcome, which
+   * is stored with its graph as the key */
   ps->too_large += gave_up;
+  ps->distinct++;
   g_byte_array_set_size(key, 0);
   wh_fcg_serialize(g, key);
-  if (wh_memo_db_insert(wh->memo, sig, WH_MEMO_CONVERGED, key->data, key->len, NULL, 0))
-    ps->distinct++;
-  else
-    ps->repeated++; /* the very same graph, which the check gave up on */
+  wh_memo_db_insert(wh->memo, sig, WH_MEMO_SEEN, key->data, key->len, NULL, 0);
+  open_phase(wh, p, sig, key, ids);
 }
 
 void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
 {
+  sweep_phases(wh);
   const WhPartitions *pm = wh_detector_partitions(wh->det);
   GArray *ids = NULL, *lens = NULL, *labels = NULL;
   GPtrArray *paths = NULL;
   GByteArray *key = NULL;
+  GArray *map = NULL;
   for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
     WhPartition *p = wh_partitions_live(pm, i);
     if (p->pattern_seen || p->n_flows == 0 || t <= p->since)
@@ -108,8 +246,9 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
       labels = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       paths = g_ptr_array_new();
       key = g_byte_array_new();
+      map = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     }
-    count_phase(wh, p, ids, paths, lens, labels, key);
+    count_phase(wh, p, ids, paths, lens, labels, key, map);
   }
   if (ids) {
     g_array_unref(ids);
@@ -117,6 +256,7 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
     g_array_unref(labels);
     g_ptr_array_unref(paths);
     g_byte_array_unref(key);
+    g_array_unref(map);
   }
 }
 
@@ -128,9 +268,11 @@ void wh_patterns_json(const WhWormhole *wh, GString *out)
       "  \"patterns\": {\"rate_tolerance\": %g, \"phases\": %" G_GUINT64_FORMAT
       ", \"repeated\": %" G_GUINT64_FORMAT ", \"distinct\": %" G_GUINT64_FORMAT
       ", \"hash_collisions\": %" G_GUINT64_FORMAT ", \"too_large\": %" G_GUINT64_FORMAT
-      ", \"flows_max\": %" G_GUINT64_FORMAT ", \"flows_mean\": %.3f, \"db_entries\": %u"
-      ", \"db_bytes\": %" G_GUINT64_FORMAT "},\n",
+      ", \"flows_max\": %" G_GUINT64_FORMAT
+      ", \"flows_mean\": %.3f, \"outcomes\": {\"converged\": %" G_GUINT64_FORMAT
+      ", \"completed\": %" G_GUINT64_FORMAT ", \"abandoned\": %" G_GUINT64_FORMAT
+      "}, \"db_entries\": %u, \"db_bytes\": %" G_GUINT64_FORMAT "},\n",
       wh->p.rate_tolerance, ps->phases, ps->repeated, ps->distinct, ps->collisions, ps->too_large,
-      ps->flows_max, ps->phases ? (double)ps->flows_sum / ps->phases : 0.0,
-      wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
+      ps->flows_max, ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, ps->converged,
+      ps->completed, ps->abandoned, wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
 }

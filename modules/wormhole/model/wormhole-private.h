@@ -2,6 +2,7 @@
 #ifndef WH_WORMHOLE_PRIVATE_H
 #define WH_WORMHOLE_PRIVATE_H
 
+#include "flow-state.h"
 #include "steady-detector.h"
 #include "steady-window.h"
 #include "wormhole.h"
@@ -68,7 +69,38 @@ typedef struct {
   uint64_t too_large;  /* the exact check gave up (counted as new) */
   uint64_t flows_max;  /* the largest phase, in flows */
   uint64_t flows_sum;  /* flows over all phases */
+  /* outcomes of new patterns' phases, recorded with them */
+  uint64_t converged; /* the partition became steady */
+  uint64_t completed; /* a member left (its last byte acknowledged) */
+  uint64_t abandoned; /* the membership changed otherwise first (a flow joined, ...) */
 } WhPatternStats;
+
+/* The stored value of a phase's outcome: a head, then per vertex (graph order) the
+ * payload bytes it received during the phase, its sending rate at the end and its CC
+ * snapshot at the end (wh_cc_snapshot_serialize). Host byte order. */
+typedef struct {
+  uint64_t duration; /* ps from the tick the pattern was taken to the outcome */
+  uint32_t n;        /* vertices */
+  uint32_t ended;    /* completed: the vertex that left; converged: UINT32_MAX */
+} WhOutcomeHead;
+
+typedef struct {
+  uint64_t bytes;
+  double rate;
+  uint8_t snap[WH_CC_SNAPSHOT_BYTES];
+} WhOutcomeFlow;
+
+/* A phase whose pattern was new, open until it converges or a member leaves (its
+ * outcome is then stored with the pattern) or its membership changes otherwise. */
+typedef struct {
+  uint32_t part_id; /* its partition, and that partition's last change then */
+  WhTime since;
+  WhTime t0; /* the tick its pattern was taken at */
+  uint64_t sig;
+  GByteArray *key; /* the serialized graph */
+  GArray *flows;   /* uint32 flow ids, in vertex order */
+  GArray *rcv0;    /* uint64 rcv_nxt of each at t0 */
+} WhPhase;
 
 struct WhWormhole {
   WhSim *sim;
@@ -94,6 +126,7 @@ struct WhWormhole {
   /* contention patterns (patterns.c) */
   struct WhMemoDb *memo; /* nullable: Patterns off */
   WhPatternStats ps;
+  GPtrArray *phases; /* open WhPhase */
 };
 
 GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
@@ -104,6 +137,8 @@ GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
 void wh_patterns_init(WhWormhole *wh);
 void wh_patterns_free(WhWormhole *wh);
 void wh_patterns_after_tick(WhWormhole *wh, WhTime t);
+/* A flow is about to leave its partition (its last byte acknowledged). */
+void wh_patterns_on_leave(WhWormhole *wh, WhFlow *f);
 void wh_patterns_json(const WhWormhole *wh, GString *out);
 /* Makes sure the sampling ticks run (after flows were released or started). */
 void wh_wormhole_arm_ticks(WhWormhole *wh);

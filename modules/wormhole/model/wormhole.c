@@ -324,6 +324,8 @@ static void on_activate(void *data, WhFlow *f)
 static void on_acked(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
+  if (wh->memo)
+    wh_patterns_on_leave(wh, f);
   wh_detector_flow_end(wh->det, f->id, wh->sim->now);
   GlueFlow *g = wh_wormhole_glue(wh, f->id);
   if (g->ff)

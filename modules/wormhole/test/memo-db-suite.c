@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "fcg.h"
 #include "memo-db.h"
 #include "registry.h"
 #include "test-util.h"
@@ -292,6 +293,43 @@ static WhScenario *rounds(unsigned n, unsigned wide)
   return sc;
 }
 
+typedef struct {
+  uint32_t outcomes, seen;
+  uint64_t max_bytes;
+} OutcomeCheck;
+
+/* Every stored outcome decodes: its graph's vertex count, a positive duration, bytes a
+ * flow could have received, a completed phase's vertex in range. */
+static void check_outcome(const WhMemoEntry *e, void *data)
+{
+  OutcomeCheck *c = data;
+  if (e->kind == WH_MEMO_SEEN) {
+    c->seen++;
+    return;
+  }
+  c->outcomes++;
+  g_autoptr(WhFcg) g = wh_fcg_deserialize(e->key, e->key_len);
+  ck_assert_ptr_nonnull(g);
+  WhOutcomeHead head;
+  ck_assert_uint_ge(e->value_len, sizeof head);
+  memcpy(&head, e->value, sizeof head);
+  ck_assert_uint_eq(head.n, wh_fcg_n_vertices(g));
+  ck_assert_uint_eq(e->value_len, sizeof head + head.n * sizeof(WhOutcomeFlow));
+  ck_assert_uint_gt(head.duration, 0);
+  if (e->kind == WH_MEMO_COMPLETED)
+    ck_assert_uint_lt(head.ended, head.n);
+  else
+    ck_assert_uint_eq(head.ended, UINT32_MAX);
+  for (uint32_t v = 0; v < head.n; v++) {
+    WhOutcomeFlow o;
+    memcpy(&o, e->value + sizeof head + v * sizeof o, sizeof o);
+    ck_assert_uint_le(o.bytes, c->max_bytes);
+    WhCcSnapshot snap;
+    ck_assert(wh_cc_snapshot_deserialize(o.snap, sizeof o.snap, &snap, NULL));
+    ck_assert_str_eq(snap.cc, "hpcc");
+  }
+}
+
 static WhPatternStats count_patterns(WhScenario *sc, WhRun **out)
 {
   char *sets[] = {"wh::Wormhole::Mode=observe", "wh::Wormhole::Patterns=true", NULL};
@@ -306,6 +344,13 @@ static WhPatternStats count_patterns(WhScenario *sc, WhRun **out)
           " collisions, largest %" G_GUINT64_FORMAT " flows\n",
           ps.phases, ps.repeated, ps.distinct, ps.collisions, ps.flows_max);
   ck_assert_uint_eq(ps.phases, ps.repeated + ps.distinct);
+  /* every pattern's outcome was seen and stored (each phase ends, by convergence or by a
+   * flow leaving, before the run does) */
+  OutcomeCheck c = {.max_bytes = 2000000};
+  wh_memo_db_foreach(run->wormhole->memo, check_outcome, &c);
+  ck_assert_uint_eq(c.outcomes, ps.distinct);
+  ck_assert_uint_eq(c.seen, 0);
+  ck_assert_uint_ge(ps.converged + ps.completed, ps.distinct);
   *out = run;
   return ps;
 }
