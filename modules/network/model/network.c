@@ -754,3 +754,59 @@ void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), vo
   for (uint32_t i = 0; i < net->n_ports; i++)
     wh_net_foreach_packet_at(net, i, fn, data);
 }
+
+static int of_flow(const WhPacket *pkt, const void *flow)
+{
+  return pkt->flow == flow;
+}
+
+static void reclaim(WhNet *net, WhPacket *pkt)
+{
+  net->c.reclaimed++;
+  if (pkt->type == WH_PKT_DATA)
+    net->c.reclaimed_data_payload += pkt->payload;
+  wh_net_packet_free(net, pkt);
+}
+
+uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *flow)
+{
+  g_return_val_if_fail(flow != NULL && port < net->n_ports, 0);
+  WhPort *p = &net->port[port];
+  WhNode *node = &net->node[p->node];
+  uint32_t n = 0;
+  WhPacket *pkt = wh_queue_disc_remove_if(&p->qd, of_flow, flow);
+  while (pkt) {
+    WhPacket *next = pkt->next;
+    if (node->is_switch)
+      switch_release(net, node, pkt);
+    reclaim(net, pkt);
+    n++;
+    pkt = next;
+  }
+  WhPacket *head = p->fly_head, *prev = NULL;
+  for (pkt = p->fly_head; pkt;) {
+    WhPacket *next = pkt->next;
+    if (pkt->flow != flow) {
+      prev = pkt;
+      pkt = next;
+      continue;
+    }
+    if (prev)
+      prev->next = next;
+    else
+      p->fly_head = next;
+    if (p->fly_tail == pkt)
+      p->fly_tail = prev;
+    reclaim(net, pkt);
+    n++;
+    pkt = next;
+  }
+  if (p->fly_head != head && p->fly_event) {
+    wh_sim_cancel(net->sim, p->fly_event);
+    p->fly_event = NULL;
+    if (p->fly_head)
+      p->fly_event =
+          wh_sim_schedule_at(net->sim, p->fly_head->arrive, port_fly_event, net, p->id, p->id);
+  }
+  return n;
+}

@@ -74,6 +74,40 @@ void wh_queue_disc_clear(WhQueueDisc *qd)
   qd->hook_data = NULL;
 }
 
+WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd, int (*match)(const WhPacket *pkt, const void *data),
+                                  const void *data)
+{
+  WhPacket *out = NULL, **out_tail = &out;
+  for (unsigned p = 0; p < WH_NPRIO; p++) {
+    WhPacket *prev = NULL, *pkt = qd->head[p];
+    while (pkt) {
+      WhPacket *next = pkt->next;
+      if (!match(pkt, data)) {
+        prev = pkt;
+        pkt = next;
+        continue;
+      }
+      if (prev)
+        prev->next = next;
+      else
+        qd->head[p] = next;
+      if (qd->tail[p] == pkt)
+        qd->tail[p] = prev;
+      qd->bytes[p] -= pkt->size;
+      qd->total_bytes -= pkt->size;
+      qd->packets--;
+      if (qd->head[p] == NULL)
+        qd->nonempty &= (uint8_t) ~(1u << p);
+      pkt->next = NULL;
+      *out_tail = pkt;
+      out_tail = &pkt->next;
+      wh_queue_disc_report_drop(qd, pkt);
+      pkt = next;
+    }
+  }
+  return out;
+}
+
 void wh_queue_disc_set_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data)
 {
   wh_queue_disc_clear(qd);

@@ -112,6 +112,13 @@ static inline void wh_queue_disc_report_passthrough(WhQueueDisc *qd, const WhPac
   }
 }
 
+/* Takes out of the queue every packet for which match(pkt, data) is true, wherever it
+ * stands, keeping the byte counts and the order of the rest, and reports each one to
+ * on_drop (with the counts already without it). Returns them chained by `next`, in
+ * queue order (transfer full: the caller frees them). Cold path: O(packets queued). */
+WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd, int (*match)(const WhPacket *pkt, const void *data),
+                                  const void *data);
+
 /* Dequeues the head of the highest non-empty priority not in `blocked`. */
 static inline WhPacket *wh_queue_disc_dequeue(WhQueueDisc *qd, uint8_t blocked)
 {
