@@ -774,32 +774,18 @@ uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *
   WhPort *p = &net->port[port];
   WhNode *node = &net->node[p->node];
   uint32_t n = 0;
-  WhPacket *pkt = wh_queue_disc_remove_if(&p->qd, of_flow, flow);
-  while (pkt) {
-    WhPacket *next = pkt->next;
+  WhPacket *next;
+  for (WhPacket *pkt = wh_queue_disc_remove_if(&p->qd, of_flow, flow); pkt; pkt = next, n++) {
+    next = pkt->next;
     if (node->is_switch)
       switch_release(net, node, pkt);
     reclaim(net, pkt);
-    n++;
-    pkt = next;
   }
-  WhPacket *head = p->fly_head, *prev = NULL;
-  for (pkt = p->fly_head; pkt;) {
-    WhPacket *next = pkt->next;
-    if (pkt->flow != flow) {
-      prev = pkt;
-      pkt = next;
-      continue;
-    }
-    if (prev)
-      prev->next = next;
-    else
-      p->fly_head = next;
-    if (p->fly_tail == pkt)
-      p->fly_tail = prev;
+  const WhPacket *head = p->fly_head;
+  for (WhPacket *pkt = wh_packet_list_take_if(&p->fly_head, &p->fly_tail, of_flow, flow); pkt;
+       pkt = next, n++) {
+    next = pkt->next;
     reclaim(net, pkt);
-    n++;
-    pkt = next;
   }
   if (p->fly_head != head && p->fly_event) {
     wh_sim_cancel(net->sim, p->fly_event);

@@ -333,7 +333,9 @@ void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pk
  * the link's FIFO, including one still being serialized: the transmitter stays busy
  * until its last bit would have left (the wire time was spent), and the link's arrival
  * event is moved to the next packet left on it, or cancelled. Returns the packets
- * taken. Cost: O(packets queued at the port and on its link). */
+ * taken. It may cancel and schedule events of this port and of the ingress ports of
+ * the packets it takes: none of them may be parked. Cost: O(packets queued at the
+ * port and on its link). */
 uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *flow);
 
 #endif

@@ -74,37 +74,48 @@ void wh_queue_disc_clear(WhQueueDisc *qd)
   qd->hook_data = NULL;
 }
 
-WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd, int (*match)(const WhPacket *pkt, const void *data),
+WhPacket *wh_packet_list_take_if(WhPacket **head, WhPacket **tail,
+                                 int (*match)(const WhPacket *pkt, const void *data),
+                                 const void *data)
+{
+  WhPacket *out = NULL, **out_tail = &out, *prev = NULL, *next;
+  for (WhPacket *pkt = *head; pkt; pkt = next) {
+    next = pkt->next;
+    if (!match(pkt, data)) {
+      prev = pkt;
+      continue;
+    }
+    if (prev)
+      prev->next = next;
+    else
+      *head = next;
+    if (*tail == pkt)
+      *tail = prev;
+    pkt->next = NULL;
+    *out_tail = pkt;
+    out_tail = &pkt->next;
+  }
+  return out;
+}
+
+WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd,
+                                  int (*match)(const WhPacket *pkt, const void *data),
                                   const void *data)
 {
   WhPacket *out = NULL, **out_tail = &out;
   for (unsigned p = 0; p < WH_NPRIO; p++) {
-    WhPacket *prev = NULL, *pkt = qd->head[p];
-    while (pkt) {
-      WhPacket *next = pkt->next;
-      if (!match(pkt, data)) {
-        prev = pkt;
-        pkt = next;
-        continue;
-      }
-      if (prev)
-        prev->next = next;
-      else
-        qd->head[p] = next;
-      if (qd->tail[p] == pkt)
-        qd->tail[p] = prev;
-      qd->bytes[p] -= pkt->size;
-      qd->total_bytes -= pkt->size;
+    WhPacket *taken = wh_packet_list_take_if(&qd->head[p], &qd->tail[p], match, data);
+    if (qd->head[p] == NULL)
+      qd->nonempty &= (uint8_t) ~(1u << p);
+    *out_tail = taken;
+    for (; *out_tail; out_tail = &(*out_tail)->next) {
+      qd->bytes[p] -= (*out_tail)->size;
+      qd->total_bytes -= (*out_tail)->size;
       qd->packets--;
-      if (qd->head[p] == NULL)
-        qd->nonempty &= (uint8_t) ~(1u << p);
-      pkt->next = NULL;
-      *out_tail = pkt;
-      out_tail = &pkt->next;
-      wh_queue_disc_report_drop(qd, pkt);
-      pkt = next;
     }
   }
+  for (const WhPacket *pkt = out; pkt; pkt = pkt->next)
+    wh_queue_disc_report_drop(qd, pkt);
   return out;
 }
 

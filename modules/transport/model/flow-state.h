@@ -3,7 +3,8 @@
  * pending CC timers) and put it back, on the same or an isomorphic flow, at the same
  * or a later time; serialize that value to bytes; move a flow's time-stamped state
  * later by a shift; advance a flow by a number of bytes at both ends at once; and
- * complete a flow at once, taking its packets out of the network. All of these are cold operations (per fast-forward or memo hit, not per packet). */
+ * complete a flow at once, taking its packets out of the network. All of these are cold operations
+ * (per fast-forward or memo hit, not per packet). */
 #ifndef WH_FLOW_STATE_H
 #define WH_FLOW_STATE_H
 
@@ -72,8 +73,9 @@ gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, G
  * routing a retransmitted duplicate can still be on a path the flow left; it then
  * arrives as any duplicate after a completion does: the receiver acknowledges it and
  * the sender ignores the acknowledgement. Fails, changing nothing, unless the flow is
- * active (started and not yet acknowledged in full). Cost: O(hops of the two paths +
- * packets queued or in flight there). */
+ * active (started and not yet acknowledged in full). It cancels and schedules events
+ * of the flow and of the ports on its paths: call it while none of them is parked.
+ * Cost: O(hops of the two paths + packets queued or in flight there). */
 gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error);
 
 #endif

@@ -464,8 +464,8 @@ static void assert_net_consistent(const WhNet *net)
       ck_assert_uint_eq(p->ingress_bytes[q], ingress[(gsize)i * WH_NPRIO + q]);
       if ((p->pfc_state >> q) & 1u)
         ck_assert_msg(p->ingress_bytes[q] > net->p.pfc_xon,
-                      "port %u priority %u: paused at %" G_GUINT64_FORMAT " B, at or below XON",
-                      i, q, p->ingress_bytes[q]);
+                      "port %u priority %u: paused at %" G_GUINT64_FORMAT " B, at or below XON", i,
+                      q, p->ingress_bytes[q]);
     }
   }
 }
@@ -530,6 +530,21 @@ START_TEST(test_complete_lone_flow)
   run_to_end(run);
   ck_assert_uint_eq(f->finish, now);
   ck_assert_uint_le(run->sim->now, ref->sim->now);
+  /* at the instant the last byte arrives, its ACK still on the way: the receiver's
+   * finish stands, the sender completes now and the ACK is taken out */
+  g_autoptr(WhRun) late = start(sc, NULL, fr->finish);
+  WhFlow *fl = wh_transport_flow(late->tp, 0);
+  ck_assert_uint_eq(fl->finish, fr->finish);
+  ck_assert_uint_eq(fl->state, WH_FLOW_ACTIVE);
+  ck_assert_uint_gt(packets_of(late, fl), 0);
+  ck_assert(wh_transport_complete(late->tp, fl, NULL));
+  ck_assert_uint_eq(fl->finish, fr->finish);
+  ck_assert_uint_eq(fl->state, WH_FLOW_SENT);
+  ck_assert_uint_eq(late->tp->c.flows_finished, 1);
+  ck_assert_uint_eq(late->tp->c.flows_acked, 1);
+  ck_assert_uint_eq(late->tp->c.advanced_bytes, 0);
+  ck_assert_uint_eq(packets_of(late, fl), 0);
+  run_to_end(late);
 }
 END_TEST
 
