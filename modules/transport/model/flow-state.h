@@ -3,8 +3,8 @@
  * pending CC timers) and put it back, on the same or an isomorphic flow, at the same
  * or a later time; serialize that value to bytes; move a flow's time-stamped state
  * later by a shift; advance a flow by a number of bytes at both ends at once; and
- * complete a flow at once, taking its packets out of the network. All of these are cold operations
- * (per fast-forward or memo hit, not per packet). */
+ * complete a flow at once, taking its packets out of the network. All of these are
+ * cold operations (per fast-forward or memo hit, not per packet). */
 #ifndef WH_FLOW_STATE_H
 #define WH_FLOW_STATE_H
 
