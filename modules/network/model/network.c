@@ -754,3 +754,45 @@ void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), vo
   for (uint32_t i = 0; i < net->n_ports; i++)
     wh_net_foreach_packet_at(net, i, fn, data);
 }
+
+static int of_flow(const WhPacket *pkt, const void *flow)
+{
+  return pkt->flow == flow;
+}
+
+static void reclaim(WhNet *net, WhPacket *pkt)
+{
+  net->c.reclaimed++;
+  if (pkt->type == WH_PKT_DATA)
+    net->c.reclaimed_data_payload += pkt->payload;
+  wh_net_packet_free(net, pkt);
+}
+
+uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *flow)
+{
+  g_return_val_if_fail(flow != NULL && port < net->n_ports, 0);
+  WhPort *p = &net->port[port];
+  WhNode *node = &net->node[p->node];
+  uint32_t n = 0;
+  WhPacket *next;
+  for (WhPacket *pkt = wh_queue_disc_remove_if(&p->qd, of_flow, flow); pkt; pkt = next, n++) {
+    next = pkt->next;
+    if (node->is_switch)
+      switch_release(net, node, pkt);
+    reclaim(net, pkt);
+  }
+  const WhPacket *head = p->fly_head;
+  for (WhPacket *pkt = wh_packet_list_take_if(&p->fly_head, &p->fly_tail, of_flow, flow); pkt;
+       pkt = next, n++) {
+    next = pkt->next;
+    reclaim(net, pkt);
+  }
+  if (p->fly_head != head && p->fly_event) {
+    wh_sim_cancel(net->sim, p->fly_event);
+    p->fly_event = NULL;
+    if (p->fly_head)
+      p->fly_event =
+          wh_sim_schedule_at(net->sim, p->fly_head->arrive, port_fly_event, net, p->id, p->id);
+  }
+  return n;
+}

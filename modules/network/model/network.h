@@ -131,6 +131,8 @@ typedef struct {
   uint64_t drops;
   uint64_t drop_bytes;
   uint64_t drop_data_payload;
+  uint64_t reclaimed;              /* packets taken out by wh_net_reclaim_flow_at */
+  uint64_t reclaimed_data_payload; /* data bytes they carried */
 } WhNetCounters;
 
 /* One direction of a link. 512 bytes on x86-64, so that indexing net->port is a shift:
@@ -320,5 +322,20 @@ void wh_net_foreach_packet(WhNet *net, void (*fn)(WhPacket *pkt, void *data), vo
 /* The same for the packets queued at one port or in flight on its link. */
 void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pkt, void *data),
                               void *data);
+
+/* Takes every packet of `flow` (data, ACK, NACK, CNP) out of the network at `port`:
+ * out of its egress queue and off its link, back to the packet pool, counted in
+ * c.reclaimed (and their payload in c.reclaimed_data_payload), never delivered.
+ * Queued packets leave as at a dequeue: the queue disc's byte counts, the switch's
+ * shared-buffer occupancy and the ingress port's PFC count drop by their size, and
+ * an ingress count that falls to XON sends the resume frame as a dequeue would; the
+ * queue disc's observers hear each one as a drop. A packet on the link is removed from
+ * the link's FIFO, including one still being serialized: the transmitter stays busy
+ * until its last bit would have left (the wire time was spent), and the link's arrival
+ * event is moved to the next packet left on it, or cancelled. Returns the packets
+ * taken. It may cancel and schedule events of this port and of the ingress ports of
+ * the packets it takes: none of them may be parked. Cost: O(packets queued at the
+ * port and on its link). */
+uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *flow);
 
 #endif

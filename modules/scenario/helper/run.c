@@ -833,11 +833,13 @@ gboolean wh_run_check(const WhRun *run, GError **error)
                 run->tp->n_flows);
     return FALSE;
   }
-  if (c->data_bytes_sent != c->data_bytes_arrived + nc->drop_data_payload) {
+  if (c->data_bytes_sent !=
+      c->data_bytes_arrived + nc->drop_data_payload + nc->reclaimed_data_payload) {
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
                 "conservation: %" G_GUINT64_FORMAT " bytes sent != %" G_GUINT64_FORMAT
-                " delivered + %" G_GUINT64_FORMAT " dropped",
-                c->data_bytes_sent, c->data_bytes_arrived, nc->drop_data_payload);
+                " delivered + %" G_GUINT64_FORMAT " dropped + %" G_GUINT64_FORMAT " reclaimed",
+                c->data_bytes_sent, c->data_bytes_arrived, nc->drop_data_payload,
+                nc->reclaimed_data_payload);
     return FALSE;
   }
   if (run->workload && !wh_workload_done(run->workload)) {

@@ -74,6 +74,51 @@ void wh_queue_disc_clear(WhQueueDisc *qd)
   qd->hook_data = NULL;
 }
 
+WhPacket *wh_packet_list_take_if(WhPacket **head, WhPacket **tail,
+                                 int (*match)(const WhPacket *pkt, const void *data),
+                                 const void *data)
+{
+  WhPacket *out = NULL, **out_tail = &out, *prev = NULL, *next;
+  for (WhPacket *pkt = *head; pkt; pkt = next) {
+    next = pkt->next;
+    if (!match(pkt, data)) {
+      prev = pkt;
+      continue;
+    }
+    if (prev)
+      prev->next = next;
+    else
+      *head = next;
+    if (*tail == pkt)
+      *tail = prev;
+    pkt->next = NULL;
+    *out_tail = pkt;
+    out_tail = &pkt->next;
+  }
+  return out;
+}
+
+WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd,
+                                  int (*match)(const WhPacket *pkt, const void *data),
+                                  const void *data)
+{
+  WhPacket *out = NULL, **out_tail = &out;
+  for (unsigned p = 0; p < WH_NPRIO; p++) {
+    WhPacket *taken = wh_packet_list_take_if(&qd->head[p], &qd->tail[p], match, data);
+    if (qd->head[p] == NULL)
+      qd->nonempty &= (uint8_t) ~(1u << p);
+    *out_tail = taken;
+    for (; *out_tail; out_tail = &(*out_tail)->next) {
+      qd->bytes[p] -= (*out_tail)->size;
+      qd->total_bytes -= (*out_tail)->size;
+      qd->packets--;
+    }
+  }
+  for (const WhPacket *pkt = out; pkt; pkt = pkt->next)
+    wh_queue_disc_report_drop(qd, pkt);
+  return out;
+}
+
 void wh_queue_disc_set_hooks(WhQueueDisc *qd, const WhQueueHooks *hooks, void *data)
 {
   wh_queue_disc_clear(qd);

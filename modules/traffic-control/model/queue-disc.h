@@ -112,6 +112,21 @@ static inline void wh_queue_disc_report_passthrough(WhQueueDisc *qd, const WhPac
   }
 }
 
+/* Takes out of the list from *head to *tail (linked by `next`) every packet for which
+ * match(pkt, data) is true, keeping the order of the rest; returns them chained by
+ * `next`, in list order. O(packets in the list). */
+WhPacket *wh_packet_list_take_if(WhPacket **head, WhPacket **tail,
+                                 int (*match)(const WhPacket *pkt, const void *data),
+                                 const void *data);
+
+/* Takes out of the queue every packet for which match(pkt, data) is true, wherever it
+ * stands, keeping the byte counts and the order of the rest, then reports each one to
+ * on_drop (the counts already without them all). Returns them chained by `next`
+ * (transfer full: the caller frees them). Cold path: O(packets queued). */
+WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd,
+                                  int (*match)(const WhPacket *pkt, const void *data),
+                                  const void *data);
+
 /* Dequeues the head of the highest non-empty priority not in `blocked`. */
 static inline WhPacket *wh_queue_disc_dequeue(WhQueueDisc *qd, uint8_t blocked)
 {

@@ -70,6 +70,7 @@ static void on_drop(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
   WhRateSampler *s = data;
   (void)pkt;
   track_port(s, qd->port, s->tp->sim->now);
+  s->ports[qd->port].q = (uint32_t)qd->total_bytes; /* less, if the packet was taken out */
 }
 
 static const WhQueueHooks sampler_hooks = {

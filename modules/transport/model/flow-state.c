@@ -1,4 +1,4 @@
-/* Snapshot, restore, shift and advance of flows; see flow-state.h. */
+/* Snapshot, restore, shift, advance and completion of flows; see flow-state.h. */
 #include "flow-state.h"
 #include "rdma-transport-private.h"
 
@@ -210,6 +210,27 @@ gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, G
     f->nack_for += bytes;
   move_seq_fields(f, bytes);
   tp->c.advanced_bytes += bytes;
+  wh_transport_flow_progressed(tp, f);
+  return TRUE;
+}
+
+gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error)
+{
+  if (f->state != WH_FLOW_ACTIVE) {
+    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
+                "flow %u: cannot complete a flow that %s", f->id,
+                f->state == WH_FLOW_PENDING ? "has not started" : "is already complete");
+    return FALSE;
+  }
+  for (uint16_t h = 0; h < f->fwd_hops; h++)
+    wh_net_reclaim_flow_at(tp->net, f->fwd[h], f);
+  for (uint16_t h = 0; h < f->rev_hops; h++)
+    wh_net_reclaim_flow_at(tp->net, f->rev[h], f);
+  tp->c.advanced_bytes += f->size - f->rcv_nxt;
+  f->rcv_nxt = f->size;
+  f->snd_una = f->snd_nxt = f->snd_max_sent = f->size;
+  f->ack_pending = 0;
+  f->ece_pending = 0;
   wh_transport_flow_progressed(tp, f);
   return TRUE;
 }

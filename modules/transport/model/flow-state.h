@@ -2,8 +2,9 @@
  * congestion-control state as a plain value (with its times relative to now and its
  * pending CC timers) and put it back, on the same or an isomorphic flow, at the same
  * or a later time; serialize that value to bytes; move a flow's time-stamped state
- * later by a shift; and advance a flow by a number of bytes at both ends at once.
- * All of these are cold operations (per fast-forward or memo hit, not per packet). */
+ * later by a shift; advance a flow by a number of bytes at both ends at once; and
+ * complete a flow at once, taking its packets out of the network. All of these are
+ * cold operations (per fast-forward or memo hit, not per packet). */
 #ifndef WH_FLOW_STATE_H
 #define WH_FLOW_STATE_H
 
@@ -56,5 +57,25 @@ gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError
 /* The same without renumbering the flow's packets: the caller renumbers them (e.g. by
  * scanning only the ports the flow uses, for many flows at once). */
 gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error);
+
+/* Completes active flow `f` now, at both ends, as if its every remaining byte and
+ * acknowledgement had arrived at this instant: the receiver has every byte (rcv_nxt =
+ * size; finish = now, flows_finished and on_done, unless the last byte had already
+ * arrived), and the sender has every byte acknowledged (snd_una = snd_nxt = highest
+ * sent = size; the flow leaves its host's send heap, its RTO, CC and delayed-ACK timers
+ * are cancelled, flows_acked and on_acked, the adaptive router's release), exactly what
+ * a completion by packets does, so a workload waiting on it sees it end now. The bytes
+ * the receiver had not yet received are counted in advanced_bytes, neither sent nor
+ * delivered. Every packet of the flow (data, ACK, NACK, CNP) queued at a port of its
+ * data or ACK path or in flight on one of their links is taken out of the network by
+ * wh_net_reclaim_flow_at (queue, buffer and PFC counts fixed, resume frames sent where
+ * a count falls to XON), counted in the network's reclaimed counters. Under adaptive
+ * routing a retransmitted duplicate can still be on a path the flow left; it then
+ * arrives as any duplicate after a completion does: the receiver acknowledges it and
+ * the sender ignores the acknowledgement. Fails, changing nothing, unless the flow is
+ * active (started and not yet acknowledged in full). It cancels and schedules events
+ * of the flow and of the ports on its paths: call it while none of them is parked.
+ * Cost: O(hops of the two paths + packets queued or in flight there). */
+gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error);
 
 #endif

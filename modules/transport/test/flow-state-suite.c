@@ -6,7 +6,11 @@
  * each FCT within max(one RTT, a quarter of the skip) of the run that simulated the
  * skipped interval packet by packet (DCQCN, HPCC, DCTCP), while the same skip with
  * nothing advanced misses that bound; the rate sampler observes without changing the
- * run and counts every delivered byte exactly once. */
+ * run and counts every delivered byte exactly once; completing a flow mid-flight ends
+ * it at that instant at both ends, leaves none of its packets in the network and every
+ * queue, buffer and PFC count in agreement with the packets left (the other flows then
+ * get the link sooner), ends a workload op at that instant, and is refused for a flow
+ * that is not active. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -14,6 +18,7 @@
 #include "flow-state.h"
 #include "rate-sampler.h"
 #include "test-util.h"
+#include "workload.h"
 
 /* Four flows on a 100 Gb/s dumbbell, started 100 us apart; flow i carries
  * size x (1 + i x spread). */
@@ -386,6 +391,286 @@ START_TEST(test_sampler_values)
 }
 END_TEST
 
+/* ---- completing a flow ---- */
+
+typedef struct {
+  const WhFlow *flow;
+  uint32_t n;
+} FlowPackets;
+
+static void count_flow_packet(WhPacket *pkt, void *data)
+{
+  FlowPackets *c = data;
+  c->n += pkt->flow == c->flow;
+}
+
+static uint32_t packets_of(WhRun *run, const WhFlow *f)
+{
+  FlowPackets c = {f, 0};
+  wh_net_foreach_packet(run->net, count_flow_packet, &c);
+  return c.n;
+}
+
+/* The network's counts agree with the packets it holds: each queue's byte and packet
+ * counts, each switch's shared-buffer occupancy, each ingress port's PFC counts (and a
+ * pause asked for only while its count is above XON, else it would never be lifted),
+ * and each link's arrival event set for the first packet on it, none without one. */
+static void assert_net_consistent(const WhNet *net)
+{
+  g_autofree uint64_t *buffer = g_new0(uint64_t, net->n_nodes);
+  g_autofree uint64_t *ingress = g_new0(uint64_t, (gsize)net->n_ports * WH_NPRIO);
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    uint64_t total = 0;
+    uint32_t packets = 0;
+    for (unsigned q = 0; q < WH_NPRIO; q++) {
+      uint64_t bytes = 0;
+      const WhPacket *last = NULL;
+      for (const WhPacket *pkt = p->qd.head[q]; pkt; last = pkt, pkt = pkt->next) {
+        bytes += pkt->size;
+        packets++;
+        if (!net->node[p->node].is_switch)
+          continue;
+        buffer[p->node] += pkt->size;
+        if (pkt->in_port != WH_NO_PORT &&
+            (net->port[pkt->in_port].pfc_data_mask & (1u << pkt->in_prio)))
+          ingress[(gsize)pkt->in_port * WH_NPRIO + pkt->in_prio] += pkt->size;
+      }
+      ck_assert_ptr_eq(p->qd.tail[q], last);
+      ck_assert_uint_eq(p->qd.bytes[q], bytes);
+      ck_assert_uint_eq((p->qd.nonempty >> q) & 1u, bytes > 0);
+      total += bytes;
+    }
+    ck_assert_uint_eq(p->qd.total_bytes, total);
+    ck_assert_uint_eq(p->qd.packets, packets);
+    const WhPacket *last = NULL;
+    for (const WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
+      last = pkt;
+    ck_assert_ptr_eq(p->fly_tail, last);
+    if (p->fly_head)
+      ck_assert_msg(p->fly_event && p->fly_event->time <= p->fly_head->arrive,
+                    "port %u: no arrival event for the first packet on its link", i);
+    else
+      ck_assert_msg(p->fly_event == NULL, "port %u: an arrival event with no packet", i);
+  }
+  for (uint32_t n = 0; n < net->n_nodes; n++)
+    if (net->node[n].is_switch)
+      ck_assert_uint_eq(net->node[n].buffer_used, buffer[n]);
+  for (uint32_t i = 0; i < net->n_ports; i++) {
+    const WhPort *p = &net->port[i];
+    for (unsigned q = 0; q < WH_NPRIO; q++) {
+      if (!(p->pfc_data_mask & (1u << q)))
+        continue;
+      ck_assert_uint_eq(p->ingress_bytes[q], ingress[(gsize)i * WH_NPRIO + q]);
+      if ((p->pfc_state >> q) & 1u)
+        ck_assert_msg(p->ingress_bytes[q] > net->p.pfc_xon,
+                      "port %u priority %u: paused at %" G_GUINT64_FORMAT " B, at or below XON", i,
+                      q, p->ingress_bytes[q]);
+    }
+  }
+}
+
+/* Completes flow `id` of `run` now and checks the flow at both ends and the network. */
+static void complete_now(WhRun *run, uint32_t id)
+{
+  WhFlow *f = wh_transport_flow(run->tp, id);
+  ck_assert_uint_eq(f->state, WH_FLOW_ACTIVE);
+  ck_assert_uint_gt(packets_of(run, f), 0);
+  uint64_t delivered = f->rcv_nxt, advanced = run->tp->c.advanced_bytes;
+  uint64_t sent = run->tp->c.data_bytes_sent, arrived = run->tp->c.data_bytes_arrived;
+  uint32_t finished = run->tp->c.flows_finished;
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_transport_complete(run->tp, f, &err), "%s", err ? err->message : "");
+  WhTime now = run->sim->now;
+  ck_assert_uint_eq(f->finish, now);
+  ck_assert_uint_eq(f->state, WH_FLOW_SENT);
+  ck_assert_uint_eq(f->rcv_nxt, f->size);
+  ck_assert_uint_eq(f->snd_una, f->size);
+  ck_assert_uint_eq(f->snd_max_sent, f->size);
+  ck_assert_uint_eq(run->tp->c.advanced_bytes - advanced, f->size - delivered);
+  ck_assert_uint_eq(run->tp->c.data_bytes_sent, sent);
+  ck_assert_uint_eq(run->tp->c.data_bytes_arrived, arrived);
+  ck_assert_uint_eq(run->tp->c.flows_finished, finished + 1);
+  ck_assert_uint_eq(packets_of(run, f), 0);
+  for (unsigned k = 0; k < WH_FLOW_TIMERS; k++)
+    ck_assert_ptr_null(f->timers[k]);
+  ck_assert_uint_eq(f->heap_pos, WH_NO_HEAP);
+  assert_net_consistent(run->net);
+}
+
+/* Runs `sc` to the end; the end state is clean and the network empty. */
+static void run_to_end(WhRun *run)
+{
+  wh_sim_stop_at(run->sim, WH_TIME_MAX);
+  wh_sim_run(run->sim);
+  wh_test_assert_clean_end(run);
+  assert_net_consistent(run->net);
+  for (uint32_t i = 0; i < run->net->n_ports; i++) {
+    const WhPort *p = &run->net->port[i];
+    ck_assert_uint_eq(p->pfc_state | p->paused | p->pfc_pending, 0);
+  }
+}
+
+START_TEST(test_complete_lone_flow)
+{
+  g_autoptr(WhScenario) sc = wh_scenario_new("lone", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "1");
+  wh_scenario_add_flow(sc, 0, 1, 1000000, 10 * WH_US);
+  g_autoptr(WhRun) ref = start(sc, NULL, WH_TIME_MAX);
+  run_to_end(ref);
+  const WhFlow *fr = wh_transport_flow(ref->tp, 0);
+  WhTime mid = fr->start + (fr->finish - fr->start) / 2;
+  g_autoptr(WhRun) run = start(sc, NULL, mid);
+  const WhFlow *f = wh_transport_flow(run->tp, 0);
+  ck_assert_uint_gt(f->rcv_nxt, 0);
+  ck_assert_uint_lt(f->rcv_nxt, f->size);
+  WhTime now = run->sim->now;
+  complete_now(run, 0);
+  ck_assert_uint_gt(run->net->c.reclaimed, 0);
+  run_to_end(run);
+  ck_assert_uint_eq(f->finish, now);
+  ck_assert_uint_le(run->sim->now, ref->sim->now);
+  /* at the instant the last byte arrives, its ACK still on the way: the receiver's
+   * finish stands, the sender completes now and the ACK is taken out */
+  g_autoptr(WhRun) late = start(sc, NULL, fr->finish);
+  WhFlow *fl = wh_transport_flow(late->tp, 0);
+  ck_assert_uint_eq(fl->finish, fr->finish);
+  ck_assert_uint_eq(fl->state, WH_FLOW_ACTIVE);
+  ck_assert_uint_gt(packets_of(late, fl), 0);
+  ck_assert(wh_transport_complete(late->tp, fl, NULL));
+  ck_assert_uint_eq(fl->finish, fr->finish);
+  ck_assert_uint_eq(fl->state, WH_FLOW_SENT);
+  ck_assert_uint_eq(late->tp->c.flows_finished, 1);
+  ck_assert_uint_eq(late->tp->c.flows_acked, 1);
+  ck_assert_uint_eq(late->tp->c.advanced_bytes, 0);
+  ck_assert_uint_eq(packets_of(late, fl), 0);
+  run_to_end(late);
+}
+END_TEST
+
+/* Two 2 MB flows into one bottleneck, with XOFF low enough that the left switch pauses
+ * both senders; flow 0 is completed once a quarter of the reference run has passed,
+ * with queues and pauses in place. */
+static WhScenario *two_flows_pfc(void)
+{
+  WhScenario *sc = wh_scenario_new("two", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "2");
+  wh_scenario_add_set(sc, "wh::Switch::PfcXoff", "40KB");
+  wh_scenario_add_set(sc, "wh::Switch::PfcXon", "20KB");
+  wh_scenario_add_flow(sc, 0, 2, 2000000, 0);
+  wh_scenario_add_flow(sc, 1, 3, 2000000, 0);
+  return sc;
+}
+
+START_TEST(test_complete_shared_bottleneck)
+{
+  g_autoptr(WhScenario) sc = two_flows_pfc();
+  g_autoptr(WhRun) ref = start(sc, NULL, WH_TIME_MAX);
+  run_to_end(ref);
+  const WhFlow *r1 = wh_transport_flow(ref->tp, 1);
+  WhTime at = MAX(wh_transport_flow(ref->tp, 0)->finish, r1->finish) / 4;
+  g_autoptr(WhRun) run = start(sc, NULL, at);
+  uint64_t buffered = 0;
+  for (uint32_t n = 0; n < run->net->n_nodes; n++)
+    buffered += run->net->node[n].buffer_used;
+  ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
+  ck_assert_uint_gt(buffered, 0);
+  /* the left switch has paused flow 0's sender; taking flow 0's packets out of its
+   * buffer brings that ingress count to zero, so the resume frame is on its way */
+  const WhFlow *f0 = wh_transport_flow(run->tp, 0);
+  const WhPort *in0 = &run->net->port[run->net->port[f0->fwd[0]].peer];
+  const uint8_t bit = (uint8_t)(1u << f0->prio);
+  ck_assert_uint_eq(in0->pfc_state & bit, bit);
+  ck_assert_uint_gt(in0->ingress_bytes[f0->prio], run->net->p.pfc_xon);
+  complete_now(run, 0);
+  ck_assert_uint_eq(in0->ingress_bytes[f0->prio], 0);
+  ck_assert_uint_eq(in0->pfc_state & bit, 0);
+  ck_assert_uint_eq(in0->pfc_pending & bit, bit);
+  run_to_end(run);
+  const WhFlow *f1 = wh_transport_flow(run->tp, 1);
+  ck_assert_uint_eq(f1->rcv_nxt, f1->size);
+  ck_assert_uint_eq(run->net->c.drops, 0);
+  ck_assert_uint_eq(f1->bytes_sent - f1->retx_bytes, f1->size);
+  ck_assert_uint_eq(run->net->c.pfc_resumes, run->net->c.pfc_pauses);
+  ck_assert_msg(f1->finish < r1->finish,
+                "the survivor ends at %" G_GUINT64_FORMAT " ps, not before %" G_GUINT64_FORMAT,
+                (guint64)f1->finish, (guint64)r1->finish);
+  fprintf(stderr, "complete: survivor FCT %.1f us, %.1f us with both flows to the end\n",
+          (double)(f1->finish - f1->start) * 1e-6, (double)(r1->finish - r1->start) * 1e-6);
+}
+END_TEST
+
+START_TEST(test_complete_workload_op)
+{
+  /* send 0 -> 1 (4 MB), then a compute on rank 1 that depends on it */
+  g_autoptr(WhScenario) sc = wh_scenario_new("op", "wh::Star");
+  wh_scenario_add_set(sc, "wh::Star::Hosts", "4");
+  g_autoptr(WhRun) run = build_run(sc, NULL);
+  WhWorkload *w = wh_workload_new(run->tp, 4);
+  g_autoptr(GError) err = NULL;
+  ck_assert_int_eq(wh_workload_add_send(w, "act", 0, 1, 4000000, NULL, 0, &err), 0);
+  uint32_t dep[] = {0};
+  ck_assert_int_eq(wh_workload_add_compute(w, "fwd", 1, 30 * WH_US, dep, 1, &err), 1);
+  wh_workload_start(w);
+  wh_sim_stop_at(run->sim, 100 * WH_US);
+  wh_sim_run(run->sim);
+  WhOpInfo send, next;
+  wh_workload_op_info(w, 0, &send);
+  ck_assert(send.started && !send.ended);
+  ck_assert_uint_eq(run->tp->n_flows, 1);
+  uint32_t op = 99, index = 99;
+  ck_assert(wh_workload_flow_origin(w, 0, &op, &index));
+  ck_assert_uint_eq(op, 0);
+  complete_now(run, 0);
+  WhTime now = run->sim->now;
+  wh_workload_op_info(w, 0, &send);
+  wh_workload_op_info(w, 1, &next);
+  ck_assert(send.ended);
+  ck_assert_uint_eq(send.end, now);
+  ck_assert(next.started);
+  ck_assert_uint_eq(next.start, now);
+  run_to_end(run);
+  ck_assert(wh_workload_done(w));
+  wh_workload_op_info(w, 1, &next);
+  ck_assert_uint_eq(next.end, now + 30 * WH_US);
+  wh_workload_free(w);
+}
+END_TEST
+
+/* A refused completion leaves the flow and the transport's counters as they were. */
+static void assert_refused(WhRun *run, uint32_t id, const char *why)
+{
+  WhFlow *f = wh_transport_flow(run->tp, id);
+  WhFlow before = *f;
+  WhTransportCounters c = run->tp->c;
+  WhNetCounters nc = run->net->c;
+  uint64_t events = wh_sim_pending(run->sim);
+  g_autoptr(GError) err = NULL;
+  ck_assert(!wh_transport_complete(run->tp, f, &err));
+  ck_assert_ptr_nonnull(err);
+  ck_assert_msg(strstr(err->message, why) != NULL, "%s", err->message);
+  ck_assert_int_eq(memcmp(&before, f, sizeof before), 0);
+  ck_assert_int_eq(memcmp(&c, &run->tp->c, sizeof c), 0);
+  ck_assert_int_eq(memcmp(&nc, &run->net->c, sizeof nc), 0);
+  ck_assert_uint_eq(wh_sim_pending(run->sim), events);
+}
+
+START_TEST(test_complete_refused)
+{
+  g_autoptr(WhScenario) sc = wh_scenario_new("refused", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "2");
+  wh_scenario_add_flow(sc, 0, 2, 100000, 0);
+  wh_scenario_add_flow(sc, 1, 3, 100000, 50 * WH_US);
+  g_autoptr(WhRun) run = start(sc, NULL, 40 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 0)->state, WH_FLOW_SENT);
+  assert_refused(run, 0, "already complete");
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 1)->state, WH_FLOW_PENDING);
+  assert_refused(run, 1, "has not started");
+  run_to_end(run);
+  ck_assert_uint_eq(run->tp->c.advanced_bytes, 0);
+}
+END_TEST
+
 Suite *wh_flow_state_suite(void)
 {
   Suite *s = suite_create("flow-state");
@@ -401,6 +686,13 @@ Suite *wh_flow_state_suite(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_sampler_changes_nothing);
   tcase_add_test(tc, test_sampler_values);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("complete");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_complete_lone_flow);
+  tcase_add_test(tc, test_complete_shared_bottleneck);
+  tcase_add_test(tc, test_complete_workload_op);
+  tcase_add_test(tc, test_complete_refused);
   suite_add_tcase(s, tc);
   return s;
 }
