@@ -54,14 +54,14 @@ static const BadInput bad_inputs[] = {
     /* <scenario> attributes. */
     {"scenario-unknown-cc.xml", {"\"cc\"", "swift"}, 2},
     {"scenario-unknown-scheduler.xml", {"\"scheduler\"", "splay"}, 2},
-    /* wh::Wormhole: bounds, choices, modes not built yet. */
+    /* wh::Wormhole: bounds and choices. */
     {"wormhole-theta-one.xml", {"wh::Wormhole::Theta", "below 1"}, 3},
     {"wormhole-theta-negative.xml", {"wh::Wormhole::Theta", "-0.1", "at least 0"}, 3},
     {"wormhole-window-one.xml", {"wh::Wormhole::Window", "at least 2"}, 3},
     {"wormhole-sample-period-zero.xml", {"wh::Wormhole::SamplePeriod", "greater than zero"}, 3},
     {"wormhole-quantity-unknown.xml", {"wh::Wormhole::Quantity", "queue-length"}, 3},
     {"wormhole-mode-unknown.xml", {"wh::Wormhole::Mode", "turbo"}, 4},
-    {"wormhole-mode-memo.xml", {"wh::Wormhole::Mode", "memo", "not built yet"}, 4},
+    {"wormhole-rate-tolerance-zero.xml", {"wh::Wormhole::RateTolerance", "0"}, 4},
     {"wormhole-tail-margin-negative.xml", {"wh::Wormhole::TailMargin", "-5us"}, 4},
     /* Topologies. */
     {"topology-unknown-type.xml", {"\"type\"", "wh::Torus"}, 3},

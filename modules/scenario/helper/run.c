@@ -846,7 +846,7 @@ gboolean wh_run_check(const WhRun *run, GError **error)
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "the workload did not finish");
     return FALSE;
   }
-  if (run->wormhole && wh_wormhole_params(run->wormhole)->mode == WH_WORMHOLE_SKIP &&
+  if (run->wormhole && wh_wormhole_mode_skips(wh_wormhole_params(run->wormhole)->mode) &&
       !wh_wormhole_check_bytes(run->wormhole, error))
     return FALSE;
   if (run->net->pkt_live != 0 || run->sim->events_live != 0) {
@@ -977,7 +977,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
         "  \"wormhole_events_skippable_est\": %" G_GUINT64_FORMAT ",\n",
         run->sched->name, wh_wormhole_mode_name(wp->mode),
         wh_partitions_n_records(wh_detector_partitions(wh_wormhole_detector(run->wormhole))), skip);
-    if (wp->mode == WH_WORMHOLE_SKIP) {
+    if (wh_wormhole_mode_skips(wp->mode)) {
       WhWormholeSkipSummary sk;
       wh_wormhole_skip_summary(run->wormhole, &sk);
       g_string_append_printf(

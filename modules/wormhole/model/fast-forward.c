@@ -185,6 +185,35 @@ static void collect(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray 
   }
 }
 
+/* Whether a flow waits at one of the partition's NICs to send its first packet: it is
+ * not in the partition yet, and parking the NIC would hold it back. */
+static gboolean foreign_waiter(WhWormhole *wh, const WhPartition *p, const GArray *ports)
+{
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  for (guint i = 0; i < ports->len; i++) {
+    const WhPort *port = &wh->net->port[g_array_index(ports, uint32_t, i)];
+    const WhNode *node = &wh->net->node[port->node];
+    if (node->is_switch)
+      continue;
+    const WhHostSched *h = &wh->tp->hosts[node->index];
+    for (uint32_t k = 0; k < h->n; k++)
+      if (wh_partitions_of_flow(pm, h->heap[k]->id) != p)
+        return TRUE;
+  }
+  return FALSE;
+}
+
+/* Whether flow f may be parked: sending new data (no go-back-N recovery), no NACK
+ * outstanding, no path change waiting, not parked already. */
+static gboolean parkable(WhWormhole *wh, const WhFlow *f, const GlueFlow *g)
+{
+  WhTime srtt = (WhTime)g->srtt_ps, now = wh->sim->now;
+  return f->state == WH_FLOW_ACTIVE && g->ff != NULL && f->snd_nxt >= f->snd_max_sent &&
+         f->next_path == NULL &&
+         !(f->nack_sent && now - f->nack_time < 4 * srtt + wh->tp->p.nack_interval) &&
+         flow_slot(wh, f->id) == NONE;
+}
+
 /* How long partition `p` may be skipped from now (0: not now; *retry: when to try
  * again); fills each flow's rate estimate. */
 static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports,
@@ -209,9 +238,7 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     WhFlow *f = wh_transport_flow(tp, g_array_index(flows, uint32_t, i));
     GlueFlow *g = wh_wormhole_glue(wh, f->id);
     WhTime srtt = (WhTime)g->srtt_ps;
-    if (f->state != WH_FLOW_ACTIVE || g->ff == NULL || srtt == 0 || f->snd_nxt < f->snd_max_sent ||
-        f->next_path != NULL ||
-        (f->nack_sent && now - f->nack_time < 4 * srtt + tp->p.nack_interval)) {
+    if (srtt == 0 || !parkable(wh, f, g)) {
       *retry = now + 4 * MAX(srtt, dp->period);
       wh->ss.refused_recovery++;
       return 0;
@@ -253,22 +280,10 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     }
     len = MIN(len, lf);
   }
-  /* a flow waiting at one of the partition's NICs to send its first packet is not in
-   * it yet: parking the NIC would hold it back */
-  const WhPartitions *pm = wh_detector_partitions(wh->det);
-  for (guint i = 0; i < ports->len; i++) {
-    const WhPort *port = &wh->net->port[g_array_index(ports, uint32_t, i)];
-    const WhNode *node = &wh->net->node[port->node];
-    if (node->is_switch)
-      continue;
-    const WhHostSched *h = &tp->hosts[node->index];
-    for (uint32_t k = 0; k < h->n; k++) {
-      if (wh_partitions_of_flow(pm, h->heap[k]->id) != p) {
-        *retry = now + dp->period;
-        wh->ss.refused_recovery++;
-        return 0;
-      }
-    }
+  if (foreign_waiter(wh, p, ports)) {
+    *retry = now + dp->period;
+    wh->ss.refused_recovery++;
+    return 0;
   }
   if (len < MAX(wh->p.min_skip, 1)) {
     *retry = now + MAX(wh->p.min_skip, dp->period);
@@ -284,7 +299,7 @@ static void park_event(WhWormhole *wh, WhEvent *ev, uint32_t slot)
     wh_wormhole_park_event(wh->sim->sched, ev, slot);
 }
 
-static void park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
+static uint32_t park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
 {
   WhScheduler *sched = wh->sim->sched;
   WhTime now = wh->sim->now;
@@ -319,8 +334,10 @@ static void park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
       park_event(wh, f->timers[k], slot);
     wh_detector_flow_hold(wh->det, id, TRUE);
   }
+  sk->memo = FALSE;
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   wh->ss.fast_forwards++;
+  return slot;
 }
 
 static void renumber(WhPacket *pkt, void *data)
@@ -329,6 +346,39 @@ static void renumber(WhPacket *pkt, void *data)
   if (pkt->type == WH_PKT_PFC || pkt->flow == NULL)
     return;
   pkt->seq += wh_wormhole_glue(wh, pkt->flow->id)->adv_now;
+}
+
+/* After a replay's flows were advanced and its ports thawed: a whole replay puts each
+ * survivor's stored CC state in place and completes the flow that ended the phase. */
+static void replay_end(WhWormhole *wh, WhSkip *sk, gboolean whole)
+{
+  wh->ss.replays_whole += whole;
+  wh->ss.replays_cut += !whole;
+  for (guint i = 0; i < sk->flows->len; i++) {
+    uint32_t id = g_array_index(sk->flows, uint32_t, i);
+    WhFlow *f = wh_transport_flow(wh->tp, id);
+    GlueFlow *g = wh_wormhole_glue(wh, id);
+    if (whole && g->memo_snap) {
+      WhCcSnapshot snap;
+      if (wh_cc_snapshot_deserialize(g->memo_snap, WH_CC_SNAPSHOT_BYTES, &snap, NULL))
+        wh_flow_cc_restore(f, &snap, NULL); /* same CC class: the namespace holds it */
+    }
+    g_clear_pointer(&g->memo_snap, g_free);
+    g->memo_bytes = 0;
+  }
+  if (whole && sk->memo_done != NONE) {
+    WhFlow *f = wh_transport_flow(wh->tp, sk->memo_done);
+    /* delivered without packets: what the receiver lacked (in flight ones included,
+     * which are reclaimed); never sent at all: what the sender had not sent */
+    uint64_t left = f->size - f->rcv_nxt, unsent = f->size - f->snd_max_sent;
+    g_autoptr(GError) err = NULL;
+    if (wh_transport_complete(wh->tp, f, &err)) {
+      wh_wormhole_glue(wh, f->id)->advanced += unsent;
+      wh->ss.advanced_bytes += left;
+      wh->ss.replay_completions++;
+    }
+  }
+  sk->memo = FALSE;
 }
 
 static void resume(WhWormhole *wh, uint32_t slot)
@@ -344,6 +394,11 @@ static void resume(WhWormhole *wh, uint32_t slot)
     WhFlow *f = wh_transport_flow(tp, id);
     GlueFlow *g = wh_wormhole_glue(wh, id);
     uint64_t b = (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
+    if (sk->memo) /* a replay: its stored bytes, the elapsed fraction if it was cut */
+      b = id == sk->memo_done && dt >= sk->memo_dur
+              ? 0 /* completed below */
+              : (uint64_t)((double)g->memo_bytes * MIN(1.0, (double)dt / (double)sk->memo_dur)) /
+                    mtu * mtu;
     uint64_t inflight = f->snd_max_sent - f->snd_una;
     uint64_t room = f->size - f->snd_max_sent;
     room = room > inflight + mtu ? (room - inflight - mtu) / mtu * mtu : 0;
@@ -395,6 +450,8 @@ static void resume(WhWormhole *wh, uint32_t slot)
   }
   for (guint i = 0; i < sk->ports->len; i++)
     wh_net_freeze_port(wh->net, g_array_index(sk->ports, uint32_t, i), FALSE);
+  if (sk->memo)
+    replay_end(wh, sk, dt >= sk->memo_dur);
   wh->ss.skip_backs += now < sk->target;
   wh->ss.skipped_time += dt;
   wh->ss.skipped_flow_time += dt * sk->flows->len;
@@ -402,6 +459,55 @@ static void resume(WhWormhole *wh, uint32_t slot)
   sk->used = FALSE;
   sk->wake = NULL;
   wh_wormhole_arm_ticks(wh);
+}
+
+gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
+                      const uint64_t *bytes, const uint8_t *snaps, uint32_t n, uint32_t done,
+                      WhTime dur)
+{
+  WhTransport *tp = wh->tp;
+  uint64_t mtu = tp->p.mtu;
+  g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  collect(wh, p, pf, ports);
+  gboolean ok = pf->len == n && dur > 0 && !foreign_waiter(wh, p, ports);
+  for (uint32_t i = 0; ok && i < n; i++) {
+    WhFlow *f = wh_transport_flow(tp, flows[i]);
+    const GlueFlow *g = wh_wormhole_glue(wh, flows[i]);
+    ok = parkable(wh, f, g);
+    if (!ok)
+      break;
+    if (i == done) {
+      /* the flow that completes must have about the bytes left it had */
+      uint64_t left = f->size - f->rcv_nxt;
+      uint64_t slack = MAX((uint64_t)(wh->p.rate_tolerance * (double)bytes[i]), 4 * mtu);
+      ok = left + slack >= bytes[i] && left <= bytes[i] + slack;
+    } else {
+      /* a survivor must not reach its tail within the replay */
+      uint64_t inflight = f->snd_max_sent - f->snd_una;
+      ok = bytes[i] + inflight + mtu <= f->size - f->snd_max_sent;
+    }
+  }
+  if (!ok) {
+    wh->ss.replays_refused++;
+    return FALSE;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    GlueFlow *g = wh_wormhole_glue(wh, flows[i]);
+    g->memo_bytes = bytes[i];
+    g_free(g->memo_snap);
+    g->memo_snap = i == done
+                       ? NULL
+                       : g_memdup2(snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES, WH_CC_SNAPSHOT_BYTES);
+  }
+  uint32_t slot = park(wh, pf, ports, dur);
+  WhSkip *sk = skip_at(wh, slot);
+  sk->memo = TRUE;
+  sk->memo_dur = dur;
+  sk->memo_done = done < n ? flows[done] : NONE;
+  wh->ss.fast_forwards--; /* a replay, not a skip */
+  wh->ss.replays++;
+  return TRUE;
 }
 
 static void wake(WhSim *sim, void *ctx, uint64_t slot)

@@ -15,10 +15,13 @@
 #include "memo-db.h"
 #include "wormhole-private.h"
 
+static void replay_free(gpointer p);
+
 void wh_patterns_init(WhWormhole *wh)
 {
   wh->memo = wh_memo_db_new(wh->p.config_hash);
   wh->phases = g_ptr_array_new();
+  wh->replays = g_ptr_array_new_with_free_func(replay_free);
 }
 
 static void phase_free(WhPhase *ph)
@@ -37,6 +40,11 @@ void wh_patterns_free(WhWormhole *wh)
       phase_free(wh->phases->pdata[i]);
     g_clear_pointer(&wh->phases, g_ptr_array_unref);
   }
+  if (wh->replay_event) {
+    wh_sim_cancel(wh->sim, wh->replay_event);
+    wh->replay_event = NULL;
+  }
+  g_clear_pointer(&wh->replays, g_ptr_array_unref);
 }
 
 /* ---- outcomes ---- */
@@ -157,6 +165,79 @@ static double flow_rate(WhWormhole *wh, const WhFlow *f)
   return srtt > 0 ? (double)f->cwnd * 8 / (srtt * 1e-12) : (double)f->line_rate;
 }
 
+/* ---- replays (memo mode) ---- */
+
+typedef struct {
+  uint32_t part_id;
+  WhTime since;
+  GArray *flows;   /* current flow ids, in the stored graph's vertex order */
+  GBytes *outcome; /* the stored value */
+} Replay;
+
+static void replay_free(gpointer p)
+{
+  Replay *r = p;
+  g_array_unref(r->flows);
+  g_bytes_unref(r->outcome);
+  g_free(r);
+}
+
+/* An event at the tick's time: the replays found at the tick are started (parking is
+ * done from an event, as for skips). */
+static void start_replays(WhSim *sim, void *ctx, uint64_t arg)
+{
+  (void)sim;
+  (void)arg;
+  WhWormhole *wh = ctx;
+  wh->replay_event = NULL;
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  g_autoptr(GByteArray) snaps = g_byte_array_new();
+  for (guint k = 0; k < wh->replays->len; k++) {
+    Replay *r = wh->replays->pdata[k];
+    const WhPartition *p = wh_partitions_of_flow(pm, g_array_index(r->flows, uint32_t, 0));
+    if (p == NULL || p->id != r->part_id || p->since != r->since)
+      continue; /* changed since the tick */
+    gsize len = 0;
+    const uint8_t *v = g_bytes_get_data(r->outcome, &len);
+    WhOutcomeHead head;
+    memcpy(&head, v, sizeof head);
+    g_array_set_size(bytes, head.n);
+    g_byte_array_set_size(snaps, head.n * WH_CC_SNAPSHOT_BYTES);
+    for (uint32_t i = 0; i < head.n; i++) {
+      WhOutcomeFlow o;
+      memcpy(&o, v + sizeof head + i * sizeof o, sizeof o);
+      g_array_index(bytes, uint64_t, i) = o.bytes;
+      memcpy(snaps->data + (size_t)i * WH_CC_SNAPSHOT_BYTES, o.snap, WH_CC_SNAPSHOT_BYTES);
+    }
+    wh_ff_replay(wh, p, (const uint32_t *)r->flows->data, (const uint64_t *)bytes->data,
+                 snaps->data, head.n, head.ended == UINT32_MAX ? head.n : head.ended,
+                 (WhTime)head.duration);
+  }
+  g_ptr_array_set_size(wh->replays, 0);
+}
+
+static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ordered,
+                         const WhMemoEntry *e)
+{
+  WhOutcomeHead head;
+  if (e->value_len < sizeof head)
+    return;
+  memcpy(&head, e->value, sizeof head);
+  if (head.n != ordered->len || e->value_len != sizeof head + head.n * sizeof(WhOutcomeFlow))
+    return;
+  Replay *r = g_new0(Replay, 1);
+  r->part_id = p->id;
+  r->since = p->since;
+  r->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ordered->len);
+  g_array_append_vals(r->flows, ordered->data, ordered->len);
+  r->outcome = g_bytes_new(e->value, e->value_len);
+  g_ptr_array_add(wh->replays, r);
+  if (wh->replay_event == NULL)
+    wh->replay_event =
+        wh_sim_schedule_at(wh->sim, wh->sim->now, start_replays, wh, 0, WH_OWNER_NONE);
+}
+
 static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrArray *paths,
                         GArray *lens, GArray *labels, GByteArray *key, GArray *map)
 {
@@ -198,14 +279,19 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     WhFcgIso iso = wh_fcg_isomorphic(g, stored, (uint32_t *)map->data, WH_FCG_ISO_MAX_VERTICES);
     if (iso == WH_FCG_ISO_YES) {
       ps->repeated++;
-      /* seen, but its outcome is not known yet: follow this phase for it, its flows in
-       * the stored graph's order */
+      /* the current flows in the stored graph's vertex order */
+      g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
+      g_array_set_size(ordered, ids->len);
+      for (guint v = 0; v < ids->len; v++)
+        g_array_index(ordered, uint32_t, g_array_index(map, uint32_t, v)) =
+            g_array_index(ids, uint32_t, v);
+      /* memo mode: an outcome is known, replay it */
+      if (wh->p.mode == WH_WORMHOLE_MEMO && cand[i].kind != WH_MEMO_SEEN) {
+        queue_replay(wh, p, ordered, &cand[i]);
+        return;
+      }
+      /* seen, but its outcome is not known yet: follow this phase for it */
       if (cand[i].kind == WH_MEMO_SEEN && !phase_open(wh, p)) {
-        g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
-        g_array_set_size(ordered, ids->len);
-        for (guint v = 0; v < ids->len; v++)
-          g_array_index(ordered, uint32_t, g_array_index(map, uint32_t, v)) =
-              g_array_index(ids, uint32_t, v);
         g_byte_array_set_size(key, 0);
         g_byte_array_append(key, cand[i].key, cand[i].key_len);
         open_phase(wh, p, sig, key, ordered);

@@ -42,6 +42,9 @@ typedef struct {
   uint64_t adv_now;  /* bytes being advanced by the current resume */
   uint64_t advanced; /* bytes advanced in total */
   WhTime skipped;    /* time spent parked */
+  /* memo mode: what the replay it is parked in gives it */
+  uint64_t memo_bytes; /* payload bytes at the replay's end */
+  uint8_t *memo_snap;  /* its CC snapshot at the end (nullable) */
 } GlueFlow;
 
 /* A fast-forwarded partition, by park slot. */
@@ -50,6 +53,10 @@ typedef struct {
   WhTime t0, target;
   WhEvent *wake;
   GArray *ports, *flows; /* uint32 ids */
+  /* memo mode: a replay of a stored phase outcome instead of a skip */
+  gboolean memo;
+  WhTime memo_dur;    /* the stored phase's duration (target - t0) */
+  uint32_t memo_done; /* the flow that completes at its end (NONE: it converged) */
 } WhSkip;
 
 typedef struct {
@@ -59,6 +66,8 @@ typedef struct {
   WhTime skipped_time;      /* sum over skips of length */
   uint64_t events_skipped_est;
   uint64_t tries, refused_short, refused_unsteady, refused_recovery;
+  /* memo mode */
+  uint64_t replays, replays_whole, replays_cut, replays_refused, replay_completions;
 } WhSkipStats;
 
 typedef struct {
@@ -126,7 +135,9 @@ struct WhWormhole {
   /* contention patterns (patterns.c) */
   struct WhMemoDb *memo; /* nullable: Patterns off */
   WhPatternStats ps;
-  GPtrArray *phases; /* open WhPhase */
+  GPtrArray *phases;     /* open WhPhase */
+  GPtrArray *replays;    /* memo mode: replays found at the last tick */
+  WhEvent *replay_event; /* pending: start them */
 };
 
 GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
@@ -155,6 +166,14 @@ void wh_ff_sample(WhWormhole *wh, GlueFlow *g);
 void wh_ff_after_tick(WhWormhole *wh, WhTime t);
 /* Resumes every parked partition now (end of run). */
 void wh_ff_finish(WhWormhole *wh);
+/* Memo mode: parks partition `p` for `dur` to replay a stored outcome. flows[i] (all of
+ * p's flows) receives bytes[i] payload bytes by the end and takes the CC snapshot
+ * snaps + i x WH_CC_SNAPSHOT_BYTES then; flows[done] (done < n) completes then. An
+ * interrupt cuts the replay: each flow gets the elapsed fraction of its bytes, no
+ * snapshot and no completion. FALSE (nothing done) if a flow is not eligible. */
+gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
+                      const uint64_t *bytes, const uint8_t *snaps, uint32_t n, uint32_t done,
+                      WhTime dur);
 
 /* The scheduler's event counters, sized for `n_ports` ports and at least `flows`
  * flows (grown as needed; the struct stays where it is). (transfer none) */

@@ -14,7 +14,8 @@ static const WhParamSpec wormhole_params[] = {
     {"Mode", WH_PARAM_CHOICE, "off",
      "off: the exact engine alone; observe: partitions and steady-state detection, reported "
      "in wormhole.json, nothing skipped (outputs unchanged); skip: steady partitions are "
-     "fast-forwarded (the default of --scheduler wormhole); memo: memoization (not built yet)",
+     "fast-forwarded (the default of --scheduler wormhole); memo: skip, and phases whose "
+     "contention pattern was seen before are replayed from its stored outcome",
      0, 0, 0, mode_choices},
     {"Theta", WH_PARAM_DOUBLE, "0.05",
      "steady when (max - min) / mean of a flow's last Window samples is below this, in [0, 1) "
@@ -155,10 +156,6 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
     p->mode = WH_WORMHOLE_SKIP;
   if (scheduler_wormhole && p->mode == WH_WORMHOLE_OFF)
     return bad(error, cfg, "Mode", "off contradicts --scheduler wormhole");
-  if (p->mode == WH_WORMHOLE_MEMO)
-    return bad(error, cfg, "Mode",
-               "memo is not built yet: this version has off, observe (detects steady "
-               "partitions and reports what could be skipped) and skip (fast-forwards them)");
 #define PICK(param, getter, fallback)                                                              \
   (wh_config_origin(cfg, T, param) ? getter(cfg, T, param) : (fallback))
   p->det.theta = PICK("Theta", wh_config_double, rec->theta);
@@ -178,7 +175,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
           ? (WhQuantity)choice_index(quantity_choices, wh_config_choice(cfg, T, "Quantity"))
           : rec->quantity;
   p->avg_periods = (uint32_t)wh_config_int(cfg, T, "AvgPeriods");
-  p->patterns = wh_config_bool(cfg, T, "Patterns");
+  p->patterns = wh_config_bool(cfg, T, "Patterns") || p->mode == WH_WORMHOLE_MEMO;
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
     return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
@@ -274,7 +271,7 @@ static WhTime tick(WhSim *sim, void *ctx)
     wh_detector_tick(wh->det, wh->next_tick);
     if (wh->memo)
       wh_patterns_after_tick(wh, wh->next_tick);
-    if (wh->p.mode == WH_WORMHOLE_SKIP)
+    if (wh_wormhole_mode_skips(wh->p.mode))
       wh_ff_after_tick(wh, wh->next_tick);
     wh->next_tick += wh->p.det.period;
   }
@@ -308,7 +305,7 @@ static void on_start(void *data, WhFlow *f)
   }
   uint32_t ports[2 * 256];
   uint32_t n = flow_ports(f, ports);
-  if (wh->p.mode == WH_WORMHOLE_SKIP)
+  if (wh_wormhole_mode_skips(wh->p.mode))
     wh_ff_on_start(wh, f);
   wh_detector_flow_start(wh->det, f->id, ports, n, now);
   wh_wormhole_arm_ticks(wh);
@@ -317,7 +314,7 @@ static void on_start(void *data, WhFlow *f)
 static void on_activate(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
-  if (wh->p.mode == WH_WORMHOLE_SKIP)
+  if (wh_wormhole_mode_skips(wh->p.mode))
     wh_ff_on_activate(wh, f);
 }
 
@@ -431,7 +428,7 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh_transport_add_observer(tp, &observer, wh);
   if (p->det.idle_rule)
     wh_net_add_hooks(net, &signal_hooks, wh);
-  if (p->mode == WH_WORMHOLE_SKIP)
+  if (wh_wormhole_mode_skips(p->mode))
     wh_ff_init(wh);
   if (p->patterns)
     wh_patterns_init(wh);
@@ -460,7 +457,7 @@ void wh_wormhole_free(WhWormhole *wh)
 
 void wh_wormhole_finish(WhWormhole *wh)
 {
-  if (wh->p.mode == WH_WORMHOLE_SKIP)
+  if (wh_wormhole_mode_skips(wh->p.mode))
     wh_ff_finish(wh);
   wh_detector_finish(wh->det, wh->sim->now);
 }
@@ -504,7 +501,7 @@ char *wh_wormhole_json(const WhWormhole *wh)
   g_string_append_printf(h, "  \"line_fraction\": %g,\n", p->line_fraction);
   g_string_append_printf(h, "  \"memory_bytes_est\": %" G_GUINT64_FORMAT ",\n",
                          wh_wormhole_memory(wh));
-  if (p->mode == WH_WORMHOLE_SKIP) {
+  if (wh_wormhole_mode_skips(p->mode)) {
     WhWormholeSkipSummary sk;
     wh_wormhole_skip_summary(wh, &sk);
     const WhSkipStats *ss = &wh->ss;
@@ -517,11 +514,15 @@ char *wh_wormhole_json(const WhWormhole *wh)
         ", \"time_steady_fraction\": %.6f"
         ", \"events_skipped_est\": %" G_GUINT64_FORMAT ", \"tries\": %" G_GUINT64_FORMAT
         ", \"refused\": {\"too_short\": %" G_GUINT64_FORMAT ", \"unsettled\": %" G_GUINT64_FORMAT
-        ", \"recovery_or_waiting\": %" G_GUINT64_FORMAT "}},\n",
+        ", \"recovery_or_waiting\": %" G_GUINT64_FORMAT
+        "}, \"replays\": {\"started\": %" G_GUINT64_FORMAT ", \"whole\": %" G_GUINT64_FORMAT
+        ", \"cut\": %" G_GUINT64_FORMAT ", \"refused\": %" G_GUINT64_FORMAT
+        ", \"completions\": %" G_GUINT64_FORMAT "}},\n",
         (guint64)p->tail_margin, (guint64)p->min_skip, sk.fast_forwards, sk.skip_backs,
         ss->interrupts, sk.advanced_bytes, (guint64)sk.skipped_time, sk.time_steady_fraction,
         sk.events_skipped_est, ss->tries, ss->refused_short, ss->refused_unsteady,
-        ss->refused_recovery);
+        ss->refused_recovery, ss->replays, ss->replays_whole, ss->replays_cut, ss->replays_refused,
+        ss->replay_completions);
     /* per flow that was parked: its label, time parked, bytes advanced */
     g_string_append(h, "  \"skipped_flows\": {\"columns\": [\"flow\", \"skipped_ps\", "
                        "\"advanced_bytes\"], \"rows\": [");

@@ -48,6 +48,11 @@ extern const WhTypeInfo wh_wormhole_type;
 extern const WhSchedulerClass wh_wormhole_scheduler_class;
 
 const char *wh_wormhole_mode_name(WhWormholeMode mode);
+/* Whether a mode fast-forwards steady partitions (skip, and memo on top of it). */
+static inline gboolean wh_wormhole_mode_skips(WhWormholeMode mode)
+{
+  return mode == WH_WORMHOLE_SKIP || mode == WH_WORMHOLE_MEMO;
+}
 const char *wh_quantity_name(WhQuantity q);
 
 /* Reads wh::Wormhole; parameters left at their defaults take the recommended value
