@@ -401,7 +401,8 @@ static void resume(WhWormhole *wh, uint32_t slot)
                     mtu * mtu;
     uint64_t inflight = f->snd_max_sent - f->snd_una;
     uint64_t room = f->size - f->snd_max_sent;
-    room = room > inflight + mtu ? (room - inflight - mtu) / mtu * mtu : 0;
+    uint64_t keep = sk->memo ? mtu : inflight + mtu; /* a replay checked its room */
+    room = room > keep ? (room - keep) / mtu * mtu : 0;
     g->adv_now = MIN(b, room);
     wh_wormhole_park_owner(sched, id | WH_OWNER_FLOW, NONE);
   }
@@ -470,10 +471,12 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
   g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   collect(wh, p, pf, ports);
+  uint64_t *why = &wh->ss.replays_refused_busy;
   gboolean ok = pf->len == n && dur > 0 && !foreign_waiter(wh, p, ports);
   for (uint32_t i = 0; ok && i < n; i++) {
     WhFlow *f = wh_transport_flow(tp, flows[i]);
     const GlueFlow *g = wh_wormhole_glue(wh, flows[i]);
+    why = &wh->ss.replays_refused_busy;
     ok = parkable(wh, f, g);
     if (!ok)
       break;
@@ -482,14 +485,16 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
       uint64_t left = f->size - f->rcv_nxt;
       uint64_t slack = MAX((uint64_t)(wh->p.rate_tolerance * (double)bytes[i]), 4 * mtu);
       ok = left + slack >= bytes[i] && left <= bytes[i] + slack;
-    } else {
-      /* a survivor must not reach its tail within the replay */
-      uint64_t inflight = f->snd_max_sent - f->snd_una;
-      ok = bytes[i] + inflight + mtu <= f->size - f->snd_max_sent;
+      why = &wh->ss.replays_refused_left;
+    } else if (bytes[i] + mtu > f->size - f->snd_max_sent) {
+      /* a survivor would reach its tail: it is advanced to its last MTU (the resume's
+       * bound), which it then sends packet by packet */
+      wh->ss.replays_clipped++;
     }
   }
   if (!ok) {
     wh->ss.replays_refused++;
+    (*why)++;
     return FALSE;
   }
   for (uint32_t i = 0; i < n; i++) {

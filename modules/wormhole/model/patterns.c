@@ -2,11 +2,12 @@
  * repeated (see wormhole-private.h). A phase starts when a partition's membership
  * changes; its graph is built at the first sampling tick after the change, so flows
  * that start at one instant (one collective) are in one phase. Vertex labels: the
- * flow's line rate, its hop count and its sending rate at that tick, quantized with
- * RateTolerance; edge weights: ports shared (data and ACK paths). The pattern's key is
- * the graph's hash in the run's configuration namespace, confirmed by the exact
- * isomorphism check against every stored graph with that hash. Cold path: once per
- * phase, O(flows x path length) to build plus the hash and the checks. */
+ * flow's line rate, its hop count, its sending rate and the bytes it has left at that
+ * tick, the last two quantized with RateTolerance; edge weights: ports shared (data
+ * and ACK paths). The pattern's key is the graph's hash in the run's configuration
+ * namespace, confirmed by the exact isomorphism check against every stored graph with
+ * that hash. Cold path: once per phase, O(flows x path length) to build plus the hash
+ * and the checks. */
 #include <math.h>
 #include <string.h>
 

@@ -68,6 +68,9 @@ typedef struct {
   uint64_t tries, refused_short, refused_unsteady, refused_recovery;
   /* memo mode */
   uint64_t replays, replays_whole, replays_cut, replays_refused, replay_completions;
+  uint64_t replays_refused_busy; /* a flow in recovery, parked, not sending yet, ... */
+  uint64_t replays_refused_left; /* the flow that ends it has other bytes left */
+  uint64_t replays_clipped;      /* a survivor would have reached its tail */
 } WhSkipStats;
 
 typedef struct {
