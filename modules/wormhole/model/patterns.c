@@ -29,7 +29,7 @@ static void phase_free(WhPhase *ph)
 {
   g_byte_array_unref(ph->key);
   g_array_unref(ph->flows);
-  g_array_unref(ph->rcv0);
+  g_array_unref(ph->snd0);
   g_free(ph);
 }
 
@@ -73,7 +73,7 @@ static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t 
     WhFlow *f = wh_transport_flow(wh->tp, g_array_index(ph->flows, uint32_t, i));
     WhOutcomeFlow o;
     memset(&o, 0, sizeof o);
-    o.bytes = f->rcv_nxt - g_array_index(ph->rcv0, uint64_t, i);
+    o.bytes = f->snd_max_sent - g_array_index(ph->snd0, uint64_t, i);
     o.rate = f->rate;
     WhCcSnapshot snap;
     wh_flow_cc_snapshot(f, &snap);
@@ -90,6 +90,27 @@ static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t 
 static void drop_phase(WhWormhole *wh, guint i)
 {
   phase_free(g_ptr_array_steal_index_fast(wh->phases, i));
+}
+
+/* A member's phase ends when its last byte arrives (its FCT; it leaves the partition
+ * when that byte's ACK is back, half a round trip later): the outcome is recorded then,
+ * or, for a flow whose last byte had arrived before the phase's pattern was taken, when
+ * it leaves. */
+void wh_patterns_on_done(WhWormhole *wh, WhFlow *f)
+{
+  for (guint i = 0; i < wh->phases->len; i++) {
+    WhPhase *ph = wh->phases->pdata[i];
+    for (guint k = 0; k < ph->flows->len; k++) {
+      if (g_array_index(ph->flows, uint32_t, k) != f->id)
+        continue;
+      if (phase_partition(wh, ph))
+        record(wh, ph, WH_MEMO_COMPLETED, k);
+      else
+        wh->ps.abandoned++;
+      drop_phase(wh, i);
+      return;
+    }
+  }
 }
 
 void wh_patterns_on_leave(WhWormhole *wh, WhFlow *f)
@@ -148,10 +169,10 @@ static void open_phase(WhWormhole *wh, const WhPartition *p, uint64_t sig, const
   g_byte_array_append(ph->key, key->data, key->len);
   ph->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
   g_array_append_vals(ph->flows, ids->data, ids->len);
-  ph->rcv0 = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), ids->len);
+  ph->snd0 = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), ids->len);
   for (guint i = 0; i < ids->len; i++) {
-    uint64_t r = wh_transport_flow(wh->tp, g_array_index(ids, uint32_t, i))->rcv_nxt;
-    g_array_append_val(ph->rcv0, r);
+    uint64_t r = wh_transport_flow(wh->tp, g_array_index(ids, uint32_t, i))->snd_max_sent;
+    g_array_append_val(ph->snd0, r);
   }
   g_ptr_array_add(wh->phases, ph);
 }

@@ -88,10 +88,12 @@ typedef struct {
 } WhPatternStats;
 
 /* The stored value of a phase's outcome: a head, then per vertex (graph order) the
- * payload bytes it received during the phase, its sending rate at the end and its CC
+ * payload bytes it sent for the first time during the phase, its sending rate at the end and its CC
  * snapshot at the end (wh_cc_snapshot_serialize). Host byte order. */
 typedef struct {
-  uint64_t duration; /* ps from the tick the pattern was taken to the outcome */
+  uint64_t duration; /* ps from the tick the pattern was taken to the outcome (completed:
+                        the leaving flow's last byte arrived, or its ACK if the byte had
+                        arrived before that tick) */
   uint32_t n;        /* vertices */
   uint32_t ended;    /* completed: the vertex that left; converged: UINT32_MAX */
 } WhOutcomeHead;
@@ -111,7 +113,7 @@ typedef struct {
   uint64_t sig;
   GByteArray *key; /* the serialized graph */
   GArray *flows;   /* uint32 flow ids, in vertex order */
-  GArray *rcv0;    /* uint64 rcv_nxt of each at t0 */
+  GArray *snd0;    /* uint64 highest byte sent of each at t0 */
 } WhPhase;
 
 struct WhWormhole {
@@ -151,7 +153,9 @@ GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
 void wh_patterns_init(WhWormhole *wh);
 void wh_patterns_free(WhWormhole *wh);
 void wh_patterns_after_tick(WhWormhole *wh, WhTime t);
-/* A flow is about to leave its partition (its last byte acknowledged). */
+/* A flow's last byte arrived; a flow is about to leave its partition (its last byte
+ * acknowledged). */
+void wh_patterns_on_done(WhWormhole *wh, WhFlow *f);
 void wh_patterns_on_leave(WhWormhole *wh, WhFlow *f);
 void wh_patterns_json(const WhWormhole *wh, GString *out);
 /* Makes sure the sampling ticks run (after flows were released or started). */

@@ -333,6 +333,13 @@ static void on_acked(void *data, WhFlow *f)
   g->study = NULL;
 }
 
+static void on_done(void *data, WhFlow *f)
+{
+  WhWormhole *wh = data;
+  if (wh->memo)
+    wh_patterns_on_done(wh, f);
+}
+
 static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
 {
   WhWormhole *wh = data;
@@ -359,6 +366,7 @@ static const WhTransportObserver observer = {
     .on_activate = on_activate,
     .on_start = on_start,
     .on_ack = on_ack,
+    .on_done = on_done,
     .on_acked = on_acked,
     .on_reroute = on_reroute,
 };
