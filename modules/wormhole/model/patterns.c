@@ -307,8 +307,12 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
       for (guint v = 0; v < ids->len; v++)
         g_array_index(ordered, uint32_t, g_array_index(map, uint32_t, v)) =
             g_array_index(ids, uint32_t, v);
-      /* memo mode: an outcome is known, replay it */
-      if (wh->p.mode == WH_WORMHOLE_MEMO && cand[i].kind != WH_MEMO_SEEN) {
+      /* memo mode: a phase that ended in a completion is replayed; one that converged
+       * only with ReplayConverged, else it is left to the fast-forward, which parks it
+       * once it is steady (docs/wormhole.md: what each costs) */
+      if (wh->p.mode == WH_WORMHOLE_MEMO &&
+          (cand[i].kind == WH_MEMO_COMPLETED ||
+           (cand[i].kind == WH_MEMO_CONVERGED && wh->p.replay_converged))) {
         queue_replay(wh, p, ordered, &cand[i]);
         return;
       }

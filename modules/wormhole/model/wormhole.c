@@ -73,6 +73,11 @@ static const WhParamSpec wormhole_params[] = {
      "logarithmic scale of ratio 1 + this (rates in one bucket differ by less than that "
      "factor); above 0",
      WH_CHECK_POSITIVE, 0, 0, NULL},
+    {"ReplayConverged", WH_PARAM_BOOL, "false",
+     "memo: also replay a recurring phase whose stored outcome is a convergence (by default "
+     "only phases that end in a completion are replayed; converged ones are left to the "
+     "fast-forward)",
+     0, 0, 0, NULL},
     {"StatsFrom", WH_PARAM_TIME, "0us",
      "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
      "out a warm-up); detection itself is unaffected",
@@ -177,6 +182,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->avg_periods = (uint32_t)wh_config_int(cfg, T, "AvgPeriods");
   p->patterns = wh_config_bool(cfg, T, "Patterns") || p->mode == WH_WORMHOLE_MEMO;
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
+  p->replay_converged = wh_config_bool(cfg, T, "ReplayConverged");
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
     return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
   static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
