@@ -156,8 +156,10 @@ START_TEST(test_second_run_replays_from_file)
    * the first run, where it was simulated packet by packet, and fewer events run */
   uint64_t ev1 = summary_u64("first", "events_executed");
   uint64_t ev2 = summary_u64("second", "events_executed");
-  fprintf(stderr, "memo-file: events %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
-          ", %" G_GUINT64_FORMAT " hits from the file\n", ev1, ev2, from_file);
+  fprintf(stderr,
+          "memo-file: events %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+          " hits from the file\n",
+          ev1, ev2, from_file);
   ck_assert_uint_lt(ev2, ev1);
   g_autofree char *second = flows_of("second");
   g_auto(GStrv) l1 = g_strsplit(first, "\n", -1);
@@ -173,8 +175,9 @@ START_TEST(test_compare_memo)
   /* compare: the file is the Wormhole run's; the exact run stays exact */
   g_autofree char *path = in_tmp("c.db");
   g_autofree char *out = in_tmp("cmp");
-  const char *args[] = {"compare", xml,     "--quiet", "--out", out, "--set",
-                        "wh::Wormhole::Mode=memo", "--memo", path, NULL};
+  const char *args[] = {
+      "compare", xml,  "--quiet", "--out", out, "--set", "wh::Wormhole::Mode=memo",
+      "--memo",  path, NULL};
   g_autofree char *err1 = NULL, *err2 = NULL;
   ck_assert_int_eq(wh_test_whsim(args, NULL, &err1), 0);
   ck_assert(g_file_test(path, G_FILE_TEST_IS_REGULAR));
@@ -266,8 +269,9 @@ START_TEST(test_other_configuration_ignored)
   g_autofree char *cc = in_tmp("cc.db");
   g_autofree char *out = in_tmp("dctcp");
   g_autofree char *err = NULL;
-  const char *args[] = {"run",    xml, "--quiet", "--out", out, "--cc", "dctcp",
-                        "--set", "wh::Wormhole::Mode=memo", "--memo", cc, NULL};
+  const char *args[] = {
+      "run",    xml, "--quiet", "--out", out, "--cc", "dctcp", "--set", "wh::Wormhole::Mode=memo",
+      "--memo", cc,  NULL};
   ck_assert_int_eq(wh_test_whsim(args, NULL, &err), 0);
   check_ignored(cc, "another configuration", "other-cc");
 }
