@@ -34,6 +34,7 @@ Suite *wh_wormhole_suite(void);
 Suite *wh_skip_suite(void);
 Suite *wh_fcg_suite(void);
 Suite *wh_memo_db_suite(void);
+Suite *wh_memo_file_suite(void);
 Suite *wh_piper_suite(void);
 #ifdef WH_HAVE_NS3
 Suite *wh_ns3_suite(void);
@@ -88,6 +89,7 @@ int main(void)
   srunner_add_suite(sr, wh_skip_suite());
   srunner_add_suite(sr, wh_fcg_suite());
   srunner_add_suite(sr, wh_memo_db_suite());
+  srunner_add_suite(sr, wh_memo_file_suite());
   srunner_add_suite(sr, wh_piper_suite());
 #ifdef WH_HAVE_NS3
   srunner_add_suite(sr, wh_ns3_suite());

@@ -249,10 +249,15 @@ uint64_t wh_test_heap_bytes(void)
 
 char *wh_test_fingerprint(const WhRun *run)
 {
-  static const char *const wormhole_keys[] = {"\"scheduler\"",          "\"wormhole",
-                                              "\"fast_forwards\"",      "\"skip_backs\"",
-                                              "\"advanced_bytes\"",     "\"time_steady_fraction\"",
-                                              "\"events_skipped_est\"", NULL};
+  static const char *const wormhole_keys[] = {"\"scheduler\"",
+                                              "\"wormhole",
+                                              "\"fast_forwards\"",
+                                              "\"skip_backs\"",
+                                              "\"advanced_bytes\"",
+                                              "\"time_steady_fraction\"",
+                                              "\"events_skipped_est\"",
+                                              "\"memo_",
+                                              NULL};
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
   GString *s = g_string_new(NULL);
   g_auto(GStrv) lines = g_strsplit(summary, "\n", -1);

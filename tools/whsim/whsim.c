@@ -230,11 +230,18 @@ static void print_report(const WhRun *run, const char *out_dir)
   g_free(fct);
 }
 
+/* A memo file that could not be loaded (nullable: none): the run goes on without it. */
+static void print_memo_warning(const char *warning)
+{
+  if (warning)
+    fprintf(stderr, "whsim: warning: %s\n", warning);
+}
+
 /* The options of `whsim run`, as given. */
 typedef struct {
   char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking,
       *ns3_wormhole;
-  char *iterations, *wall_limit, *data_dir, *max_memory, *progress;
+  char *iterations, *wall_limit, *data_dir, *max_memory, *progress, *memo;
   char **sets, **plugins;
   gboolean quiet;
 } RunArgs;
@@ -255,6 +262,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->data_dir);
   g_free(a->max_memory);
   g_free(a->progress);
+  g_free(a->memo);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -341,6 +349,11 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "memory budget: refuse networks and workloads estimated larger than SIZE (default: 3/4 "
        "of the physical memory)",
        "SIZE"},
+      {"memo", 0, 0, G_OPTION_ARG_FILENAME, &a->memo,
+       "keep Wormhole's memo database in FILE: loaded at the start when it exists (a bad "
+       "file is ignored with a warning), written at the end of a run that did not fail; "
+       "needs wh::Wormhole::Mode=memo, or Patterns=true with observe or skip",
+       "FILE"},
       {NULL},
   };
   if (compare) {
@@ -348,6 +361,8 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
                              "out/<file name without .xml>-compare)";
     entries[2].description = "the exact run's scheduler: heap (default), calendar or a "
                              "plugin's; the Wormhole run always uses wormhole";
+    entries[G_N_ELEMENTS(entries) - 2].description =
+        "keep the Wormhole run's memo database in FILE (see whsim run --help)";
     for (GOptionEntry *e = entries; e->long_name; e++)
       if (g_str_has_prefix(e->long_name, "engine") || g_str_has_prefix(e->long_name, "ns3-"))
         e->flags |= G_OPTION_FLAG_HIDDEN;
@@ -374,8 +389,11 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
 static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOptions *opts)
 {
   g_autoptr(GError) err = NULL;
-  *opts = (WhRunOptions){
-      .scheduler = a->scheduler, .cc = a->cc, .sets = a->sets, .data_dir = a->data_dir};
+  *opts = (WhRunOptions){.scheduler = a->scheduler,
+                         .cc = a->cc,
+                         .sets = a->sets,
+                         .data_dir = a->data_dir,
+                         .memo_file = a->memo};
   if (a->iterations) {
     int64_t v;
     if (!wh_units_parse_int(a->iterations, &v, NULL) || v < 1 || v > 100000) {
@@ -423,6 +441,10 @@ static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOp
   gboolean ns3 = g_strcmp0(a->engine, "ns3") == 0;
   if (a->engine && !ns3 && strcmp(a->engine, "native") != 0) {
     fprintf(stderr, "whsim %s: --engine %s: expected native or ns3\n", cmd, a->engine);
+    return FALSE;
+  }
+  if (ns3 && a->memo) {
+    fprintf(stderr, "whsim %s: --memo applies to the native engine only\n", cmd);
     return FALSE;
   }
   if (!ns3 && (a->ns3_scheduler || a->ns3_marking || a->ns3_wormhole)) {
@@ -496,6 +518,9 @@ static int run_native(WhRun *run, const char *path, const RunArgs *a)
   } else if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
     fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", path, err->message);
     status = 1;
+  } else if (!wh_run_memo_save(run, &err)) {
+    fprintf(stderr, "whsim: --memo %s\n", err->message);
+    status = 1;
   }
   if (!a->quiet)
     print_report(run, a->out_dir);
@@ -552,6 +577,7 @@ static int cmd_run(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   print_warnings(run);
+  print_memo_warning(run->memo_warning);
   if (g_strcmp0(a.engine, "ns3") == 0)
     return run_ns3(run, &a);
   if (!wh_output_dir_prepare(a.out_dir, &err)) {
@@ -609,6 +635,7 @@ static int cmd_compare(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   print_warnings(wh_compare_exact_run(c));
+  print_memo_warning(wh_compare_memo_warning(c));
   int status = compare_execute(c, argv[1], a.out_dir, a.quiet);
   wh_interrupt_reraise();
   return status;

@@ -50,7 +50,8 @@ struct WhCompare {
   double *flow_error;
   uint32_t ops_compared;
   double op_error_mean, op_error_max;
-  GPtrArray *plots; /* file names */
+  char *memo_warning; /* nullable: the memo file was ignored: why */
+  GPtrArray *plots;   /* file names */
   const char *plots_note;
   char *problem;
 };
@@ -153,6 +154,7 @@ void wh_compare_free(WhCompare *c)
   if (c->plots)
     g_ptr_array_unref(c->plots);
   g_free(c->problem);
+  g_free(c->memo_warning);
   g_free(c->dir);
   g_free(c);
 }
@@ -170,6 +172,7 @@ static void side_options(WhCompare *c, int k, const WhRunOptions *opts)
   for (char **p = opts && opts->sets ? opts->sets : NULL; p && *p; p++)
     g_ptr_array_add(sets, g_strdup(*p));
   if (k == EXACT) {
+    s->opts.memo_file = NULL; /* the memo database is the Wormhole run's */
     g_ptr_array_add(sets, g_strdup("wh::Wormhole::Mode=off"));
     const char *user = opts ? opts->scheduler : NULL;
     if (g_strcmp0(user, "wormhole") == 0 ||
@@ -203,6 +206,7 @@ WhCompare *wh_compare_new(WhScenario *sc, const WhRunOptions *opts, const char *
   g_autoptr(WhRun) check = wh_run_new(sc, &c->side[WORMHOLE].opts, error);
   if (check == NULL)
     return NULL;
+  c->memo_warning = g_strdup(check->memo_warning);
   c->workload = c->exact_run->workload != NULL;
   c->dir = g_strdup(out_dir);
   if (!wh_output_dir_prepare(out_dir, error))
@@ -218,6 +222,11 @@ WhCompare *wh_compare_new(WhScenario *sc, const WhRunOptions *opts, const char *
 const WhRun *wh_compare_exact_run(const WhCompare *c)
 {
   return c->exact_run;
+}
+
+const char *wh_compare_memo_warning(const WhCompare *c)
+{
+  return c->memo_warning;
 }
 
 /* As `whsim run` judges a run: stopping at the scenario's stop time, the wall-clock
@@ -288,12 +297,12 @@ static void side_collect(Side *s, const WhRun *run)
 }
 
 /* Executes `run`, writes its own outputs into the side's directory and keeps its
- * numbers; frees the run. */
+ * numbers, then its memo database when it ended without a problem; frees the run. */
 static gboolean side_execute(Side *s, WhRun *run, GError **error)
 {
   wh_run_execute(run);
   side_collect(s, run);
-  gboolean ok = wh_run_write(run, s->dir, error);
+  gboolean ok = wh_run_write(run, s->dir, error) && (s->problem || wh_run_memo_save(run, error));
   wh_run_free(run);
   return ok;
 }
@@ -348,7 +357,7 @@ static gboolean keep_wormhole_field(const char *key, size_t len)
 {
   static const char *const fields[] = {"fast_forwards", "skip_backs", "advanced_bytes",
                                        "time_steady_fraction", "events_skipped_est"};
-  if (len >= 8 && strncmp(key, "wormhole", 8) == 0)
+  if ((len >= 8 && strncmp(key, "wormhole", 8) == 0) || (len >= 5 && strncmp(key, "memo_", 5) == 0))
     return TRUE;
   for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
     if (strlen(fields[i]) == len && strncmp(key, fields[i], len) == 0)

@@ -55,6 +55,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhCompare, wh_compare_free)
 /* The exact run, built and not yet executed (for warnings about the scenario).
  * (transfer none) */
 const WhRun *wh_compare_exact_run(const WhCompare *c);
+/* Nullable: the Wormhole run's memo file (options' memo_file) could not be loaded and
+ * is ignored: "FILE: why: ignored" (WhRun's memo_warning) (transfer none). */
+const char *wh_compare_memo_warning(const WhCompare *c);
 
 /* Executes both runs and writes every output. FALSE when an output could not be
  * written; a run that ended early or inconsistent is reported by wh_compare_problem. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "file-read.h"
+#include "memo-db.h"
 #include "units.h"
 #include "outputs.h"
 #include "presets.h"
@@ -694,6 +695,71 @@ static const char *wormhole_label(void *ctx, uint32_t flow, char buf[24])
   return wh_run_flow_label(ctx, flow, buf);
 }
 
+/* --memo FILE, before anything is built: FILE may be missing (a new database) but not a
+ * directory or another non-regular file, and its directory must exist and be writable
+ * (the database is saved there through a temporary file). */
+static gboolean check_memo_path(const char *path, GError **error)
+{
+  const char *why = NULL;
+  g_autofree char *dir = g_path_get_dirname(path);
+  GStatBuf st;
+  if (path[0] == '\0')
+    why = "an empty path";
+  else if (g_file_test(path, G_FILE_TEST_IS_DIR))
+    why = "is a directory";
+  else if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    why = "not a regular file";
+  else if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+    why = "its directory does not exist";
+  else if (access(dir, W_OK | X_OK) != 0)
+    why = "its directory is not writable";
+  if (why == NULL)
+    return TRUE;
+  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "--memo %s: %s", path, why);
+  return FALSE;
+}
+
+/* --memo FILE, once Wormhole is attached: the run must look patterns up; an existing
+ * file is loaded, one that cannot be is ignored (the run goes on with an empty
+ * database) and, when it is not a memo file at all, kept from being overwritten. */
+static gboolean open_memo(WhRun *run, const char *path, GError **error)
+{
+  if (run->wormhole == NULL || !run->wormhole_params.patterns) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "--memo %s: the memo database holds contention patterns, which this run does "
+                "not look up (wh::Wormhole::Mode=%s, Patterns=false): use Mode=memo, or "
+                "Patterns=true with Mode=observe or skip",
+                path, wh_wormhole_mode_name(run->wormhole_params.mode));
+    return FALSE;
+  }
+  run->memo_file = g_strdup(path);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    run->memo_status = g_strdup("new");
+    return TRUE;
+  }
+  g_autoptr(GError) err = NULL;
+  if (wh_wormhole_memo_load(run->wormhole, path, &err)) {
+    run->memo_status = g_strdup("loaded");
+    return TRUE;
+  }
+  /* the message is "FILE: reason" */
+  const char *reason = err->message;
+  if (g_str_has_prefix(reason, path) && g_str_has_prefix(reason + strlen(path), ": "))
+    reason += strlen(path) + 2;
+  run->memo_keep_file = err->code == WH_MEMO_ERROR_MAGIC || err->code == WH_MEMO_ERROR_IO;
+  run->memo_status = g_strdup_printf("ignored: %s", reason);
+  run->memo_warning = g_strdup_printf("%s: ignored%s", err->message,
+                                      run->memo_keep_file ? ", and left as it is" : "");
+  return TRUE;
+}
+
+gboolean wh_run_memo_save(const WhRun *run, GError **error)
+{
+  if (run->memo_file == NULL || run->memo_keep_file)
+    return TRUE;
+  return wh_wormhole_memo_save(run->wormhole, run->memo_file, error);
+}
+
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
 {
   g_autoptr(WhRun) run = g_new0(WhRun, 1);
@@ -701,6 +767,8 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   run->sc = sc;
   run->cfg = wh_config_new();
   run->memory_budget = opts && opts->max_memory ? opts->max_memory : wh_run_default_memory();
+  if (opts && opts->memo_file && !check_memo_path(opts->memo_file, error))
+    return NULL;
   if (!apply_settings(run, opts, error))
     return NULL;
   g_autoptr(GError) err = NULL;
@@ -739,6 +807,8 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
   if (run->wormhole_params.mode != WH_WORMHOLE_OFF)
     run->wormhole =
         wh_wormhole_new(run->sim, run->net, run->tp, &run->wormhole_params, wormhole_label, run);
+  if (opts && opts->memo_file && !open_memo(run, opts->memo_file, error))
+    return NULL;
   return g_steal_pointer(&run);
 }
 
@@ -756,6 +826,9 @@ void wh_run_free(WhRun *run)
   wh_config_free(run->cfg);
   g_strfreev(run->flow_ids);
   wh_scenario_free(run->owned_sc);
+  g_free(run->memo_file);
+  g_free(run->memo_status);
+  g_free(run->memo_warning);
   g_free(run);
 }
 
@@ -957,6 +1030,28 @@ static void append_link_tiers(GString *j, const WhRun *run)
   g_string_append(j, "\n  },\n");
 }
 
+/* The memo fields of the summary (contention patterns on). */
+static void memo_json(const WhRun *run, GString *j)
+{
+  WhWormholeMemoSummary m;
+  wh_wormhole_memo_summary(run->wormhole, &m);
+  g_string_append_printf(j,
+                         "  \"memo_lookups\": %" G_GUINT64_FORMAT
+                         ",\n  \"memo_hits\": %" G_GUINT64_FORMAT
+                         ",\n  \"memo_hits_from_file\": %" G_GUINT64_FORMAT
+                         ",\n  \"memo_distinct\": %" G_GUINT64_FORMAT
+                         ",\n  \"memo_db_bytes\": %" G_GUINT64_FORMAT ",\n",
+                         m.lookups, m.hits, m.hits_from_file, m.distinct, m.db_bytes);
+  if (run->memo_file == NULL) {
+    g_string_append(j, "  \"memo_file\": null,\n  \"memo_file_status\": null,\n");
+    return;
+  }
+  g_autofree char *file = g_strescape(run->memo_file, NULL);
+  g_autofree char *status = g_strescape(run->memo_status, NULL);
+  g_string_append_printf(j, "  \"memo_file\": \"%s\",\n  \"memo_file_status\": \"%s\",\n", file,
+                         status);
+}
+
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   const WhTransportCounters *c = &run->tp->c;
@@ -988,6 +1083,8 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
           sk.fast_forwards, sk.skip_backs, sk.advanced_bytes, sk.time_steady_fraction,
           sk.events_skipped_est);
     }
+    if (wp->patterns)
+      memo_json(run, j);
   } else {
     g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
   }

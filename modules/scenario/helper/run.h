@@ -29,6 +29,7 @@ typedef struct {
   WhProgressMode progress;    /* the status line on stderr (default: when it is a terminal) */
   const char *progress_label; /* nullable: shown before the status line */
   const volatile sig_atomic_t *interrupt; /* nullable: stops the run when set (interrupt.h) */
+  const char *memo_file; /* nullable: Wormhole's memo database persists in this file */
 } WhRunOptions;
 
 /* The default memory budget: three quarters of the physical memory. */
@@ -67,9 +68,17 @@ typedef struct {
   WhProgress *progress;       /* nullable: while the run executes */
   uint64_t progress_bytes;    /* the flows' bytes when the run started (the estimate's base) */
   uint64_t progress_events0;  /* events executed before the run started */
+  char *memo_file;            /* nullable: the memo database's file (options' memo_file) */
+  char *memo_status;          /* with memo_file: "loaded", "new" or "ignored: <reason>" */
+  char *memo_warning;         /* nullable: the file was ignored: "FILE: why: ignored" */
+  gboolean memo_keep_file;    /* the file is not a memo file: never overwritten */
 } WhRun;
 
-/* Builds everything; errors name the scenario file and line where they apply. */
+/* Builds everything; errors name the scenario file and line where they apply. With a
+ * memo file (options' memo_file) the run needs contention patterns (Mode=memo, or
+ * Patterns=true with observe or skip) and a path whose directory exists and is
+ * writable, else it is refused; an existing file is loaded into Wormhole's memo
+ * database, and one that cannot be loaded is ignored (memo_status, memo_warning). */
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error);
 void wh_run_free(WhRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
@@ -78,6 +87,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
 void wh_run_take_scenario(WhRun *run, WhScenario *sc);
 
 void wh_run_execute(WhRun *run);
+
+/* Writes Wormhole's memo database to the run's memo file (atomically), unless the
+ * file was ignored as not being a memo file at all (it is left as it is); TRUE with
+ * no memo file. */
+gboolean wh_run_memo_save(const WhRun *run, GError **error);
 
 /* A flow's name in outputs: its scenario id, else its index (written to `buf`).
  * (transfer none) */

@@ -301,6 +301,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     WhFcgIso iso = wh_fcg_isomorphic(g, stored, (uint32_t *)map->data, WH_FCG_ISO_MAX_VERTICES);
     if (iso == WH_FCG_ISO_YES) {
       ps->repeated++;
+      ps->repeated_from_file += cand[i].from_file;
       /* the current flows in the stored graph's vertex order */
       g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
       g_array_set_size(ordered, ids->len);
@@ -378,13 +379,39 @@ void wh_patterns_json(const WhWormhole *wh, GString *out)
   g_string_append_printf(
       out,
       "  \"patterns\": {\"rate_tolerance\": %g, \"phases\": %" G_GUINT64_FORMAT
-      ", \"repeated\": %" G_GUINT64_FORMAT ", \"distinct\": %" G_GUINT64_FORMAT
-      ", \"hash_collisions\": %" G_GUINT64_FORMAT ", \"too_large\": %" G_GUINT64_FORMAT
-      ", \"flows_max\": %" G_GUINT64_FORMAT
+      ", \"repeated\": %" G_GUINT64_FORMAT ", \"repeated_from_file\": %" G_GUINT64_FORMAT
+      ", \"distinct\": %" G_GUINT64_FORMAT ", \"hash_collisions\": %" G_GUINT64_FORMAT
+      ", \"too_large\": %" G_GUINT64_FORMAT ", \"flows_max\": %" G_GUINT64_FORMAT
       ", \"flows_mean\": %.3f, \"outcomes\": {\"converged\": %" G_GUINT64_FORMAT
       ", \"completed\": %" G_GUINT64_FORMAT ", \"abandoned\": %" G_GUINT64_FORMAT
       "}, \"db_entries\": %u, \"db_bytes\": %" G_GUINT64_FORMAT "},\n",
-      wh->p.rate_tolerance, ps->phases, ps->repeated, ps->distinct, ps->collisions, ps->too_large,
-      ps->flows_max, ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, ps->converged,
-      ps->completed, ps->abandoned, wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
+      wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file, ps->distinct,
+      ps->collisions, ps->too_large, ps->flows_max,
+      ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, ps->converged, ps->completed,
+      ps->abandoned, wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
+}
+
+void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out)
+{
+  *out = (WhWormholeMemoSummary){0};
+  if (wh->memo == NULL)
+    return;
+  out->lookups = wh->ps.phases;
+  out->hits = wh->ps.repeated;
+  out->hits_from_file = wh->ps.repeated_from_file;
+  out->distinct = wh->ps.distinct;
+  out->db_entries = wh_memo_db_len(wh->memo);
+  out->db_bytes = wh_memo_db_bytes(wh->memo);
+}
+
+gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, GError **error)
+{
+  g_return_val_if_fail(wh->memo != NULL, FALSE);
+  return wh_memo_db_load(wh->memo, path, error);
+}
+
+gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, GError **error)
+{
+  g_return_val_if_fail(wh->memo != NULL, FALSE);
+  return wh_memo_db_save(wh->memo, path, error);
 }

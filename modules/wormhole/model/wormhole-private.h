@@ -74,13 +74,14 @@ typedef struct {
 } WhSkipStats;
 
 typedef struct {
-  uint64_t phases;     /* phases whose pattern was looked up */
-  uint64_t repeated;   /* ... and found among the patterns seen before */
-  uint64_t distinct;   /* patterns stored (new ones) */
-  uint64_t collisions; /* a stored pattern with the same hash, not isomorphic */
-  uint64_t too_large;  /* the exact check gave up (counted as new) */
-  uint64_t flows_max;  /* the largest phase, in flows */
-  uint64_t flows_sum;  /* flows over all phases */
+  uint64_t phases;             /* phases whose pattern was looked up */
+  uint64_t repeated;           /* ... and found among the patterns seen before */
+  uint64_t repeated_from_file; /* ... as a pattern loaded from a memo file */
+  uint64_t distinct;           /* patterns stored (new ones) */
+  uint64_t collisions;         /* a stored pattern with the same hash, not isomorphic */
+  uint64_t too_large;          /* the exact check gave up (counted as new) */
+  uint64_t flows_max;          /* the largest phase, in flows */
+  uint64_t flows_sum;          /* flows over all phases */
   /* outcomes of new patterns' phases, recorded with them */
   uint64_t converged; /* the partition became steady */
   uint64_t completed; /* a member left (its last byte acknowledged) */

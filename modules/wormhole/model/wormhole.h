@@ -105,6 +105,21 @@ gboolean wh_wormhole_check_bytes(const WhWormhole *wh, GError **error);
  * ports and flows (for tests: O(parked ports and flows + parked events)). */
 gboolean wh_wormhole_check_parking(const WhWormhole *wh, GError **error);
 
+/* Contention patterns (Patterns on, else all zero): phases looked up, repeats found
+ * (and how many of them matched a pattern loaded from a memo file), patterns stored
+ * new, and the memo database's size. */
+typedef struct {
+  uint64_t lookups, hits, hits_from_file, distinct;
+  uint32_t db_entries;
+  uint64_t db_bytes;
+} WhWormholeMemoSummary;
+void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out);
+/* Patterns on: adds a memo file's entries to the database, before the run; on error
+ * (WH_MEMO_ERROR, see memo-db.h) the database is left as it was. */
+gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, GError **error);
+/* Patterns on: writes the database to `path` atomically. */
+gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, GError **error);
+
 /* Bytes held by the observer and detector now (an estimate). */
 uint64_t wh_wormhole_memory(const WhWormhole *wh);
 
