@@ -429,6 +429,11 @@ START_TEST(test_memo_replays)
   ck_assert_uint_ge(ss->replay_completions, 1);
   ck_assert_uint_lt(memo->sim->events_executed, exact->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(memo->wormhole, NULL));
+  /* deterministic: a second memo run is the same simulation */
+  g_autoptr(WhRun) again = wh_test_run(sc, &mo);
+  g_autofree char *f1 = wh_test_fingerprint(memo);
+  g_autofree char *f2 = wh_test_fingerprint(again);
+  ck_assert_str_eq(f1, f2);
   /* the first round is simulated packet by packet: identical */
   for (uint32_t i = 0; i < memo->tp->n_flows; i++) {
     const WhFlow *e = wh_transport_flow(exact->tp, i), *m = wh_transport_flow(memo->tp, i);
