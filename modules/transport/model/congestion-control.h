@@ -50,6 +50,11 @@ typedef struct {
   void (*on_timer)(WhFlow *flow, unsigned timer, const void *params);
   /* nullable: a loss was detected (before the transport goes back N) */
   void (*on_loss)(WhFlow *flow, WhLossKind kind, const void *params);
+  /* nullable: the part of the state bound to the flow's path and its ports' counters
+   * (HPCC's per-hop INT records) no longer holds: the state was restored from another
+   * flow or another timeline. The class drops that part and rebuilds it from the next
+   * feedback. */
+  void (*forget_path)(WhFlow *flow);
 } WhCcClass;
 
 extern const WhCcClass wh_dcqcn_cc_class;

@@ -255,6 +255,16 @@ static void hpcc_on_ack(WhFlow *f, const WhPacket *ack, uint64_t acked, const vo
   s->upd_gap = gap < UINT32_MAX ? (uint32_t)gap : UINT32_MAX;
 }
 
+/* The INT records belong to the ports of the path (and to their counters' timeline) the
+ * state came from: dropped; the next ACK stores fresh ones. */
+static void hpcc_forget_path(WhFlow *f)
+{
+  HpccState *s = state(f);
+  s->n_hops = 0;
+  for (unsigned i = 0; i < WH_MAX_INT_HOPS; i++)
+    s->hop[i].age = AGE_NONE;
+}
+
 static void hpcc_on_cnp(WhFlow *f, const void *params)
 {
   (void)f;
@@ -285,4 +295,5 @@ const WhCcClass wh_hpcc_cc_class = {
     .on_ack = hpcc_on_ack,
     .on_cnp = hpcc_on_cnp,
     .on_timer = hpcc_on_timer,
+    .forget_path = hpcc_forget_path,
 };

@@ -361,7 +361,8 @@ static void replay_end(WhWormhole *wh, WhSkip *sk, gboolean whole)
     if (whole && g->memo_snap) {
       WhCcSnapshot snap;
       if (wh_cc_snapshot_deserialize(g->memo_snap, WH_CC_SNAPSHOT_BYTES, &snap, NULL))
-        wh_flow_cc_restore(f, &snap, NULL); /* same CC class: the namespace holds it */
+        if (wh_flow_cc_restore(f, &snap, NULL) && wh->tp->cc->forget_path)
+          wh->tp->cc->forget_path(f); /* the snapshot's path records are another flow's */
     }
     g_clear_pointer(&g->memo_snap, g_free);
     g->memo_bytes = 0;
