@@ -334,6 +334,10 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
    * is stored with its graph as the key */
   ps->too_large += gave_up;
   ps->distinct++;
+  if (wh_memo_db_bytes(wh->memo) >= wh->p.memo_max_bytes) {
+    ps->not_stored++;
+    return;
+  }
   g_byte_array_set_size(key, 0);
   wh_fcg_serialize(g, key);
   wh_memo_db_insert(wh->memo, sig, WH_MEMO_SEEN, key->data, key->len, NULL, 0);
@@ -381,12 +385,13 @@ void wh_patterns_json(const WhWormhole *wh, GString *out)
       "  \"patterns\": {\"rate_tolerance\": %g, \"phases\": %" G_GUINT64_FORMAT
       ", \"repeated\": %" G_GUINT64_FORMAT ", \"repeated_from_file\": %" G_GUINT64_FORMAT
       ", \"distinct\": %" G_GUINT64_FORMAT ", \"hash_collisions\": %" G_GUINT64_FORMAT
-      ", \"too_large\": %" G_GUINT64_FORMAT ", \"flows_max\": %" G_GUINT64_FORMAT
+      ", \"too_large\": %" G_GUINT64_FORMAT ", \"not_stored\": %" G_GUINT64_FORMAT
+      ", \"flows_max\": %" G_GUINT64_FORMAT
       ", \"flows_mean\": %.3f, \"outcomes\": {\"converged\": %" G_GUINT64_FORMAT
       ", \"completed\": %" G_GUINT64_FORMAT ", \"abandoned\": %" G_GUINT64_FORMAT
       "}, \"db_entries\": %u, \"db_bytes\": %" G_GUINT64_FORMAT "},\n",
       wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file, ps->distinct,
-      ps->collisions, ps->too_large, ps->flows_max,
+      ps->collisions, ps->too_large, ps->not_stored, ps->flows_max,
       ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, ps->converged, ps->completed,
       ps->abandoned, wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
 }

@@ -73,6 +73,10 @@ static const WhParamSpec wormhole_params[] = {
      "logarithmic scale of ratio 1 + this (rates in one bucket differ by less than that "
      "factor); above 0",
      WH_CHECK_POSITIVE, 0, 0, NULL},
+    {"MemoMaxBytes", WH_PARAM_BYTES, "64MB",
+     "patterns: the pattern store's size at which new patterns are no longer stored (they "
+     "are still counted, as not_stored in wormhole.json)",
+     WH_CHECK_POSITIVE, 0, 0, NULL},
     {"ReplayConverged", WH_PARAM_BOOL, "false",
      "memo: also replay a recurring phase whose stored outcome is a convergence (by default "
      "only phases that end in a completion are replayed; converged ones are left to the "
@@ -183,6 +187,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->patterns = wh_config_bool(cfg, T, "Patterns") || p->mode == WH_WORMHOLE_MEMO;
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
   p->replay_converged = wh_config_bool(cfg, T, "ReplayConverged");
+  p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
     return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
   static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",

@@ -447,6 +447,21 @@ START_TEST(test_memo_replays)
 }
 END_TEST
 
+START_TEST(test_memo_max_bytes)
+{
+  /* a full store keeps counting patterns but stores no new one */
+  g_autoptr(WhScenario) sc = rounds(3, 1);
+  char *sets[] = {"wh::Wormhole::Mode=observe", "wh::Wormhole::Patterns=true",
+                  "wh::Wormhole::MemoMaxBytes=1B", NULL};
+  WhRunOptions opts = {.cc = "hpcc", .sets = sets};
+  g_autoptr(WhRun) run = wh_test_run(sc, &opts);
+  const WhPatternStats *ps = &run->wormhole->ps;
+  ck_assert_uint_gt(ps->distinct, 1);
+  ck_assert_uint_eq(wh_memo_db_len(run->wormhole->memo), 1);
+  ck_assert_uint_eq(ps->not_stored, ps->distinct - 1);
+}
+END_TEST
+
 Suite *wh_memo_db_suite(void)
 {
   Suite *s = suite_create("memo-db");
@@ -462,6 +477,7 @@ Suite *wh_memo_db_suite(void)
   tcase_add_test(tp, test_patterns_repeat);
   tcase_add_test(tp, test_rate_tolerance_refused);
   tcase_add_test(tp, test_memo_replays);
+  tcase_add_test(tp, test_memo_max_bytes);
   suite_add_tcase(s, tp);
   return s;
 }
