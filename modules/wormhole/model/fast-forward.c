@@ -473,6 +473,7 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
   g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   collect(wh, p, pf, ports);
   uint64_t *why = &wh->ss.replays_refused_busy;
+  double frac = 1;
   gboolean ok = pf->len == n && dur > 0 && !foreign_waiter(wh, p, ports);
   for (uint32_t i = 0; ok && i < n; i++) {
     WhFlow *f = wh_transport_flow(tp, flows[i]);
@@ -488,10 +489,20 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
       ok = left + slack >= bytes[i] && left <= bytes[i] + slack;
       why = &wh->ss.replays_refused_left;
     } else if (bytes[i] + mtu > f->size - f->snd_max_sent) {
-      /* a survivor would reach its tail: it is advanced to its last MTU (the resume's
-       * bound), which it then sends packet by packet */
-      wh->ss.replays_clipped++;
+      /* a survivor would reach its tail before the stored phase's end: it has less left
+       * than its counterpart had, and would have finished first. The replay stops
+       * where the first such survivor reaches its last MTU (a cut replay: each flow the
+       * fraction of its bytes, no snapshot, no completion), and the phase runs on
+       * packet by packet from there. */
+      uint64_t room = f->size - f->snd_max_sent;
+      double fr = room > mtu && bytes[i] > 0 ? (double)(room - mtu) / (double)bytes[i] : 0;
+      frac = MIN(frac, fr);
     }
+  }
+  WhTime len = (WhTime)((double)dur * frac);
+  if (ok && frac < 1 && len < MAX(wh->p.min_skip, 1)) {
+    ok = FALSE;
+    why = &wh->ss.replays_refused_tail;
   }
   if (!ok) {
     wh->ss.replays_refused++;
@@ -506,7 +517,8 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
                        ? NULL
                        : g_memdup2(snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES, WH_CC_SNAPSHOT_BYTES);
   }
-  uint32_t slot = park(wh, pf, ports, dur);
+  uint32_t slot = park(wh, pf, ports, frac < 1 ? len : dur);
+  wh->ss.replays_clipped += frac < 1;
   WhSkip *sk = skip_at(wh, slot);
   sk->memo = TRUE;
   sk->memo_dur = dur;

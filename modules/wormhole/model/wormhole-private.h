@@ -70,7 +70,8 @@ typedef struct {
   uint64_t replays, replays_whole, replays_cut, replays_refused, replay_completions;
   uint64_t replays_refused_busy; /* a flow in recovery, parked, not sending yet, ... */
   uint64_t replays_refused_left; /* the flow that ends it has other bytes left */
-  uint64_t replays_clipped;      /* a survivor would have reached its tail */
+  uint64_t replays_clipped;      /* shortened: a survivor would have reached its tail */
+  uint64_t replays_refused_tail; /* ... so soon that the rest was not worth parking */
 } WhSkipStats;
 
 typedef struct {
