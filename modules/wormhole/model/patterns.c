@@ -95,25 +95,9 @@ static void drop_phase(WhWormhole *wh, guint i)
 /* A member's phase ends when its last byte arrives (its FCT; it leaves the partition
  * when that byte's ACK is back, half a round trip later): the outcome is recorded then,
  * or, for a flow whose last byte had arrived before the phase's pattern was taken, when
- * it leaves. */
-void wh_patterns_on_done(WhWormhole *wh, WhFlow *f)
-{
-  for (guint i = 0; i < wh->phases->len; i++) {
-    WhPhase *ph = wh->phases->pdata[i];
-    for (guint k = 0; k < ph->flows->len; k++) {
-      if (g_array_index(ph->flows, uint32_t, k) != f->id)
-        continue;
-      if (phase_partition(wh, ph))
-        record(wh, ph, WH_MEMO_COMPLETED, k);
-      else
-        wh->ps.abandoned++;
-      drop_phase(wh, i);
-      return;
-    }
-  }
-}
-
-void wh_patterns_on_leave(WhWormhole *wh, WhFlow *f)
+ * it leaves (the caller calls this at both: the first records, the second finds no
+ * phase). */
+void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f)
 {
   for (guint i = 0; i < wh->phases->len; i++) {
     WhPhase *ph = wh->phases->pdata[i];

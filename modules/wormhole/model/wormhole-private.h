@@ -156,10 +156,9 @@ GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
 void wh_patterns_init(WhWormhole *wh);
 void wh_patterns_free(WhWormhole *wh);
 void wh_patterns_after_tick(WhWormhole *wh, WhTime t);
-/* A flow's last byte arrived; a flow is about to leave its partition (its last byte
- * acknowledged). */
-void wh_patterns_on_done(WhWormhole *wh, WhFlow *f);
-void wh_patterns_on_leave(WhWormhole *wh, WhFlow *f);
+/* A flow's last byte arrived, and again when it is about to leave its partition (its
+ * last byte acknowledged): the phase it belongs to ends. */
+void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f);
 void wh_patterns_json(const WhWormhole *wh, GString *out);
 /* Makes sure the sampling ticks run (after flows were released or started). */
 void wh_wormhole_arm_ticks(WhWormhole *wh);

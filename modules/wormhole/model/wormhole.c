@@ -333,7 +333,7 @@ static void on_acked(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
   if (wh->memo)
-    wh_patterns_on_leave(wh, f);
+    wh_patterns_flow_ends(wh, f);
   wh_detector_flow_end(wh->det, f->id, wh->sim->now);
   GlueFlow *g = wh_wormhole_glue(wh, f->id);
   if (g->ff)
@@ -348,7 +348,7 @@ static void on_done(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
   if (wh->memo)
-    wh_patterns_on_done(wh, f);
+    wh_patterns_flow_ends(wh, f);
 }
 
 static void on_ack(void *data, WhFlow *f, const WhPacket *ack)

@@ -52,17 +52,6 @@ static GBytes *file_bytes(const char *path)
   return g_bytes_new_take(text, len);
 }
 
-static void remove_dir(const char *dir)
-{
-  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name(d)) != NULL) {
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    g_unlink(p);
-  }
-  g_rmdir(dir);
-}
-
 START_TEST(test_order_independent)
 {
   guint n = G_N_ELEMENTS(items);
@@ -102,7 +91,7 @@ START_TEST(test_order_independent)
   g_autoptr(GBytes) ba = file_bytes(pa);
   g_autoptr(GBytes) bb = file_bytes(pb);
   ck_assert(g_bytes_equal(ba, bb));
-  remove_dir(dir);
+  wh_test_remove_tree(dir);
 }
 END_TEST
 
@@ -140,7 +129,7 @@ START_TEST(test_round_trip)
   /* a second load of the same file adds nothing */
   ck_assert(wh_memo_db_load(b, p1, NULL));
   ck_assert_uint_eq(wh_memo_db_len(b), wh_memo_db_len(a));
-  remove_dir(dir);
+  wh_test_remove_tree(dir);
 }
 END_TEST
 
@@ -222,7 +211,7 @@ START_TEST(test_bad_files)
   ck_assert(!wh_memo_db_load(d, dir, &err));
   ck_assert(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_IO));
   g_unlink(bad);
-  remove_dir(dir);
+  wh_test_remove_tree(dir);
 }
 END_TEST
 
@@ -250,7 +239,7 @@ START_TEST(test_atomic_save)
   while (g_dir_read_name(d))
     files++;
   ck_assert_uint_eq(files, 1);
-  remove_dir(dir);
+  wh_test_remove_tree(dir);
 }
 END_TEST
 
