@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "piper.h"
+#include "scenario.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -229,6 +230,12 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
       "  <set param=\"wh::ModelPreset::ExpertTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
       "  <set param=\"wh::ModelPreset::HeadTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n",
       o->recompute ? "true" : "false", t.attn, t.expert, t.head);
+  for (const char *const *a = o->machine_sets; a && *a; a++) {
+    const char *eq = strchr(*a, '=');
+    g_autofree char *key = g_markup_escape_text(*a, eq - *a);
+    g_autofree char *value = g_markup_escape_text(eq + 1, -1);
+    g_string_append_printf(x, "  <set param=\"%s\" value=\"%s\"/>\n", key, value);
+  }
   g_string_append_printf(x,
                          "  <topology preset=\"frontier\" groups=\"%u\"/>\n"
                          "  <workload model=\"moe-8x7b\"/>\n</scenario>\n",
@@ -360,8 +367,10 @@ int wh_piper_plan_main(int argc, char **argv)
       {"flash", 0, 0, G_OPTION_ARG_NONE, &flash, "FlashAttention (no s^2 activations)", NULL},
       {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
-       "a wh::Piper parameter, e.g. wh::Piper::UsableFraction=0.9 (repeatable; whsim list)",
-       "wh::Piper::Param=VALUE"},
+       "a wh::Piper parameter (e.g. wh::Piper::UsableFraction=0.9), or a machine parameter "
+       "of the Frontier preset: wh::Dragonfly::* or wh::Workload::MessageAlpha (repeatable; "
+       "whsim list)",
+       "Type::Param=VALUE"},
       {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
        "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
       {"mesh", 0, 0, G_OPTION_ARG_STRING, &mesh, "the candidate to emit", "PPxEP"},
@@ -395,16 +404,30 @@ int wh_piper_plan_main(int argc, char **argv)
   WhPiperNet net;
   wh_piper_net_default(&net);
   g_autoptr(WhConfig) cfg = wh_config_new();
+  if (!wh_scenario_preset_apply(cfg, "frontier", &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return 1;
+  }
+  g_autoptr(GPtrArray) machine = g_ptr_array_new();
   for (char **a = sets; a && *a; a++) {
-    if (!g_str_has_prefix(*a, "wh::Piper::")) {
-      fprintf(stderr, "whsim plan: --set %s: only wh::Piper::* parameters apply here\n", *a);
+    gboolean piper = g_str_has_prefix(*a, "wh::Piper::");
+    if (!piper && !g_str_has_prefix(*a, "wh::Dragonfly::") &&
+        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=")) {
+      fprintf(stderr,
+              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::* and "
+              "wh::Workload::MessageAlpha apply here\n",
+              *a);
       return EXIT_BAD_INPUT;
     }
     if (!wh_config_set_assignment(cfg, *a, "command line", &err)) {
       fprintf(stderr, "whsim plan: --set %s: %s\n", *a, err->message);
       return EXIT_BAD_INPUT;
     }
+    if (!piper)
+      g_ptr_array_add(machine, *a);
   }
+  g_ptr_array_add(machine, NULL);
+  o.machine_sets = (const char *const *)machine->pdata;
   wh_piper_settings(cfg, &o, &net);
   if (!parse_count("--gcds", gcds, UINT32_MAX, &o.gcds))
     return EXIT_BAD_INPUT;

@@ -103,12 +103,16 @@ const WhPiperCompute *wh_piper_compute_default(void);
 typedef struct {
   double nic; /* bytes/s per NIC: 25e9 */
   double nics_per_node, gcds_per_node;
-  double fabric;        /* bytes/s of one xGMI link: 50e9 */
-  double latency;       /* s per message: NIC + switch */
+  double fabric;        /* bytes/s of one xGMI link as delivered: 50e9 x FabricEfficiency */
+  double latency;       /* s per message: wh::Workload::MessageAlpha */
   uint32_t switch_gcds; /* GCDs on one Rosetta switch: 32 */
 } WhPiperNet;
 
+/* The Frontier preset's machine (wh_scenario_preset_apply). */
 void wh_piper_net_default(WhPiperNet *n);
+/* The rates and message cost from `cfg` (wh::Dragonfly::EndpointRate, FabricLinkRate x
+ * FabricEfficiency, wh::Workload::MessageAlpha); the counts are left as they are. */
+void wh_piper_net_from_config(const WhConfig *cfg, WhPiperNet *n);
 /* One all-to-all of 2 T k d bytes per GCD over EP consecutive GCDs, seconds. */
 double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double tokens, uint32_t ep);
 /* One stage-boundary send of 2 T d bytes, seconds (a NIC share: stages are on
@@ -127,6 +131,10 @@ typedef struct {
   gboolean flash, recompute;
   double hbm;    /* bytes: 64 GiB */
   double usable; /* fraction of hbm usable: 1.0 */
+  /* machine settings ("Type::Param=VALUE": wh::Dragonfly::*, wh::Workload::MessageAlpha)
+   * that an emitted scenario repeats as <set>, so it simulates the planned machine;
+   * NULL-terminated, nullable */
+  const char *const *machine_sets;
 } WhPiperPlanOpts;
 
 typedef struct {
@@ -176,9 +184,11 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const char *path, WhPiperOpTimes *times, GError **error);
 
 /* The registered parameters (type "wh::Piper", kind "planner"): HbmCapacity,
- * UsableFraction, NicRate, NicsPerNode, FabricLinkRate, Latency, EpLimit. */
+ * UsableFraction, NicsPerNode, EpLimit. The machine's rates and message cost are the
+ * Frontier preset's (wh_piper_net_from_config). */
 extern const WhTypeInfo wh_piper_type;
-/* Reads them from `cfg` into the plan options (hbm, usable) and `n` (the rest). */
+/* Reads them from `cfg` into the plan options (hbm, usable) and `n` (the rest, and the
+ * rates through wh_piper_net_from_config: apply the preset to `cfg` first). */
 void wh_piper_settings(const WhConfig *cfg, WhPiperPlanOpts *o, WhPiperNet *n);
 
 /* `whsim plan ...`: argv[0] is "plan". Returns the exit status (2: bad input). */

@@ -133,13 +133,8 @@ static const WhParamSpec piper_params[] = {
     {"UsableFraction", WH_PARAM_DOUBLE, "1.0",
      "fraction of HbmCapacity a plan may fill (the rest: runtime reserve)",
      WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
-    {"NicRate", WH_PARAM_RATE, "200Gbps", "per NIC (the Frontier preset's EndpointRate)",
-     WH_CHECK_POSITIVE},
     {"NicsPerNode", WH_PARAM_INT, "4", "NICs per node of 8 GCDs", WH_CHECK_MIN | WH_CHECK_MAX, 1,
      8},
-    {"FabricLinkRate", WH_PARAM_RATE, "400Gbps",
-     "one xGMI link per direction (the Frontier preset's FabricLinkRate)", WH_CHECK_POSITIVE},
-    {"Latency", WH_PARAM_TIME, "5us", "software latency of a collective or a send"},
     {"EpLimit", WH_PARAM_INT, "32", "largest EP group: the GCDs on one Rosetta switch",
      WH_CHECK_MIN | WH_CHECK_MAX, 1, 1 << 20},
     {NULL},
@@ -157,9 +152,7 @@ void wh_piper_settings(const WhConfig *cfg, WhPiperPlanOpts *o, WhPiperNet *n)
   const char *t = wh_piper_type.name;
   o->hbm = (double)wh_config_bytes(cfg, t, "HbmCapacity");
   o->usable = wh_config_double(cfg, t, "UsableFraction");
-  n->nic = wh_config_rate(cfg, t, "NicRate") / 8.0;
   n->nics_per_node = (double)wh_config_int(cfg, t, "NicsPerNode");
-  n->fabric = wh_config_rate(cfg, t, "FabricLinkRate") / 8.0;
-  n->latency = wh_time_to_s(wh_config_time(cfg, t, "Latency"));
   n->switch_gcds = (uint32_t)wh_config_int(cfg, t, "EpLimit");
+  wh_piper_net_from_config(cfg, n);
 }

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "piper.h"
+#include "scenario.h"
 
 /* ---- memory ---- */
 
@@ -163,16 +164,26 @@ const WhPiperCompute *wh_piper_compute_default(void)
 
 /* ---- communication ---- */
 
+void wh_piper_net_from_config(const WhConfig *cfg, WhPiperNet *n)
+{
+  /* the machine of the Frontier preset, as the scenarios simulate it: a NIC at the
+   * preset's EndpointRate, an xGMI link at FabricLinkRate x FabricEfficiency, and
+   * wh::Workload::MessageAlpha as the software cost of every message */
+  n->nic = (double)wh_config_rate(cfg, "wh::Dragonfly", "EndpointRate") / 8.0;
+  n->fabric = (double)wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate") / 8.0 *
+              wh_config_double(cfg, "wh::Dragonfly", "FabricEfficiency");
+  n->latency = wh_time_to_s(wh_config_time(cfg, "wh::Workload", "MessageAlpha"));
+}
+
 void wh_piper_net_default(WhPiperNet *n)
 {
-  /* the Frontier preset: 200 Gb/s NICs, 4 per node of 8 GCDs, 50 GB/s xGMI links,
-   * 32 GCDs per Rosetta switch */
-  *n = (WhPiperNet){.nic = 25e9,
-                    .nics_per_node = 4,
-                    .gcds_per_node = 8,
-                    .fabric = 50e9,
-                    .latency = 5e-6,
-                    .switch_gcds = 32};
+  /* 4 NICs per node of 8 GCDs, 32 GCDs per Rosetta switch; rates and the message
+   * cost from the Frontier preset */
+  *n = (WhPiperNet){.nics_per_node = 4, .gcds_per_node = 8, .switch_gcds = 32};
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  gboolean ok = wh_scenario_preset_apply(cfg, "frontier", NULL);
+  g_assert(ok);
+  wh_piper_net_from_config(cfg, n);
 }
 
 /* Per-GCD share of the node's NICs when `senders` GCDs of a node send at once. */

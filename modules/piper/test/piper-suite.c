@@ -250,8 +250,12 @@ START_TEST(test_cli_bad_inputs)
           (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--tokens", "0", NULL});
   refused("UsableFraction", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
                                              "--set", "wh::Piper::UsableFraction=0", NULL});
-  refused("only wh::Piper", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
-                                             "--set", "wh::Link::Rate=1Gbps", NULL});
+  refused("only wh::Piper::*, wh::Dragonfly::* and wh::Workload::MessageAlpha",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--set",
+                           "wh::Link::Rate=1Gbps", NULL});
+  refused("FabricEfficiency",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--set",
+                           "wh::Dragonfly::FabricEfficiency=1.5", NULL});
   /* a runtime reserve: 1.7T on 1024 GCDs with FlashAttention no longer fits at 85% */
   {
     g_autofree char *o85 = NULL, *e85 = NULL;
@@ -289,6 +293,54 @@ START_TEST(test_cli_bad_inputs)
     refused("tiny.ini", (const char *[]){"plan", "--model", file, "--gcds", "16", NULL});
   }
   g_unlink(file);
+  g_rmdir(dir);
+}
+END_TEST
+
+/* The planner's machine is the Frontier preset's (rates, FabricEfficiency and the
+ * message cost); the same machine parameters given to `whsim plan --set` change the
+ * plan and are written into an emitted scenario, which then simulates that machine. */
+START_TEST(test_machine_from_preset)
+{
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_scenario_preset_apply(cfg, "frontier", &err));
+  ck_assert_double_eq(net.nic, wh_config_rate(cfg, "wh::Dragonfly", "EndpointRate") / 8.0);
+  ck_assert_double_eq_tol(net.fabric, 50e9 * 0.76, 1);
+  ck_assert_double_eq_tol(net.latency,
+                          wh_time_to_s(wh_config_time(cfg, "wh::Workload", "MessageAlpha")), 1e-15);
+  ck_assert(!wh_scenario_preset_apply(cfg, "summit", &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "unknown preset"));
+  /* an RCCL-like message cost makes every plan slower, and the emitted scenario says so */
+  g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
+  g_autofree char *xml = g_build_filename(dir, "m.xml", NULL);
+  g_autofree char *o1 = NULL, *e1 = NULL, *o2 = NULL, *e2 = NULL;
+  ck_assert_int_eq(wh_test_whsim((const char *[]){"plan", "--model", "mixtral-8x7b", "--gcds", "64",
+                                                  "--flash", NULL},
+                                 &o1, &e1),
+                   0);
+  ck_assert_int_eq(
+      wh_test_whsim((const char *[]){"plan", "--model", "mixtral-8x7b", "--gcds", "64", "--flash",
+                                     "--set", "wh::Workload::MessageAlpha=26us", "--set",
+                                     "wh::Dragonfly::FabricEfficiency=0.5", "--emit-scenario", xml,
+                                     NULL},
+                    &o2, &e2),
+      0);
+  ck_assert_str_ne(o1, o2);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(xml, &text, NULL, NULL));
+  ck_assert_ptr_nonnull(strstr(text, "<set param=\"wh::Workload::MessageAlpha\" value=\"26us\"/>"));
+  ck_assert_ptr_nonnull(
+      strstr(text, "<set param=\"wh::Dragonfly::FabricEfficiency\" value=\"0.5\"/>"));
+  g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  g_autoptr(WhRun) run = wh_run_new(sc, NULL, &err);
+  ck_assert_msg(run != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"), 26 * WH_US);
+  ck_assert_double_eq(wh_config_double(run->cfg, "wh::Dragonfly", "FabricEfficiency"), 0.5);
+  g_unlink(xml);
   g_rmdir(dir);
 }
 END_TEST
@@ -342,13 +394,12 @@ START_TEST(test_emit_scenario)
                   (uint64_t)(info.end - info.start), want);
     computes++;
   }
-  /* the planner's step time against the engine's iteration, without the planner's
-   * software latency (the engine has none) */
+  /* the planner's step time against the engine's iteration (both pay the preset's
+   * MessageAlpha per message) */
   WhIterationStats st;
   wh_run_iteration_stats(run, 0, &st);
   double sim = wh_time_to_s(st.time);
   WhPiperPlan p0;
-  net.latency = 0;
   ck_assert(wh_piper_plan(&cat->models[0], &o, c, &net, &p0, &err));
   double step = find(&p0, 8, 8)->step;
   fprintf(stderr, "emitted PP8 x EP8: engine %.3f ms, planner %.3f ms (%+.1f%%)\n", sim * 1e3,
@@ -385,13 +436,12 @@ END_TEST
 /* The all-to-all model against the packet-level engine on the Frontier preset: one
  * direct all-to-all of 2 T k d bytes per GCD (T = 256, k = 2, d = 5120) over EP
  * consecutive GCDs, for EP 2 .. 32. The model leaves out packet headers and ACKs
- * (about 3%) and the path latency; its software latency is set to 0 here. */
+ * (about 3%) and the path latency; both pay the preset's MessageAlpha once. */
 START_TEST(test_a2a_vs_engine)
 {
   const WhPiperModel *m = model("piper-110b");
   WhPiperNet net;
   wh_piper_net_default(&net);
-  net.latency = 0;
   g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
   g_autofree char *xml = g_build_filename(dir, "a2a.xml", NULL);
   uint32_t eps[] = {2, 4, 8, 16, 32};
@@ -432,6 +482,7 @@ Suite *wh_piper_suite(void)
   tcase_add_test(tc, test_plan_64);
   tcase_add_test(tc, test_calibration);
   tcase_add_test(tc, test_cli_bad_inputs);
+  tcase_add_test(tc, test_machine_from_preset);
   tcase_add_test(tc, test_emit_scenario);
   tcase_add_test(tc, test_a2a_vs_engine);
   suite_add_tcase(s, tc);

@@ -405,11 +405,33 @@ static const char *const frontier_preset[][2] = {
     {"wh::Dragonfly::LocalDelay", "10ns"},
     {"wh::Dragonfly::GlobalDelay", "100ns"},
     {"wh::Dragonfly::UgalBias", "32KB"},
+    /* calibrated on published MI250X / Slingshot-11 measurements (docs/topology.md):
+     * per-pair Infinity Fabric bandwidth, and one-way small-message latency inside a
+     * node (0.50 us) and between two nodes on one switch (2.50 us) */
+    {"wh::Dragonfly::FabricEfficiency", "0.76"},
+    {"wh::Dragonfly::NicDelay", "860ns"},
+    {"wh::Dragonfly::HostDelay", "0ns"},
+    {"wh::Workload::MessageAlpha", "200ns"},
     {"wh::Switch::BufferSize", "32MB"},
     {"wh::Switch::PfcXoff", "320KB"},
     {"wh::Switch::PfcXon", "288KB"},
     {"wh::RdmaFlow::Mtu", "4096B"},
 };
+
+gboolean wh_scenario_preset_apply(WhConfig *cfg, const char *preset, GError **error)
+{
+  if (g_strcmp0(preset, "frontier") != 0) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "unknown preset \"%s\" (known: frontier)", preset ? preset : "");
+    return FALSE;
+  }
+  g_autofree char *origin = g_strdup_printf("preset %s", preset);
+  for (size_t i = 0; i < G_N_ELEMENTS(frontier_preset); i++) {
+    if (!wh_config_set(cfg, frontier_preset[i][0], frontier_preset[i][1], origin, error))
+      return FALSE;
+  }
+  return TRUE;
+}
 
 static gboolean load_preset(Loader *ld, const xmlNode *t, const char *preset)
 {

@@ -29,6 +29,7 @@
  * when the next link is local too), so it waits only on the endpoint link. */
 #include "dragonfly.h"
 
+#include <math.h>
 #include <string.h>
 
 #define GCDS 8
@@ -175,12 +176,13 @@ static const WhParamSpec dragonfly_params[] = {
     {"FabricDelay", WH_PARAM_TIME, "100ns",
      "frontier: delay of an Infinity Fabric hop (fabric switches add no forwarding delay)", 0},
     {"FabricEfficiency", WH_PARAM_DOUBLE, "1",
-     "frontier: the fraction of FabricLinkRate a fabric link delivers (measured xGMI copies "
-     "reach about 0.81 of nominal), in (0, 1]",
+     "frontier: the fraction of FabricLinkRate a fabric link delivers, in (0, 1] (the "
+     "Frontier preset sets 0.76, fitted on measured per-pair xGMI bandwidth)",
      WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
     {"NicDelay", WH_PARAM_TIME, "0ns",
      "frontier: latency of a NIC, per packet, each way (added to both directions of the "
-     "NIC's link: a packet between nodes pays it twice, at the sending and the receiving NIC)",
+     "NIC's link: a packet between nodes pays it twice, at the sending and the receiving "
+     "NIC; the Frontier preset sets 860ns)",
      0},
     {"HostDelay", WH_PARAM_TIME, "0ns",
      "frontier: latency of a GCD's host interface, per packet, each way (added to both "
@@ -441,7 +443,8 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
   const WhDragonflyShape *sh = &df->shape;
   uint32_t nodes = sh->switches * sh->nodes_per_switch;
   double eff = wh_config_double(cfg, "wh::Dragonfly", "FabricEfficiency");
-  uint64_t fab = (uint64_t)((double)wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate") * eff);
+  uint64_t fab =
+      (uint64_t)llround((double)wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate") * eff);
   WhTime fab_delay = wh_config_time(cfg, "wh::Dragonfly", "FabricDelay");
   WhTime nic_delay = wh_config_time(cfg, "wh::Dragonfly", "NicDelay");
   WhTime host_delay = wh_config_time(cfg, "wh::Dragonfly", "HostDelay");
