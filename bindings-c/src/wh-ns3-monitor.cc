@@ -5,6 +5,7 @@
  * serialized bytes (PPP, IPv4, TCP or UDP) copied to the stack, so nothing is
  * allocated per packet once a flow is known. */
 #include "wh-ns3-monitor.h"
+#include "wh-ns3-private.h"
 #include "wh-ns3-wormhole.h"
 
 #include <ns3/core-module.h>
@@ -525,7 +526,7 @@ extern "C" int wh_ns3_wormhole_observe(const WhNs3WormholeParams *p)
       (p->cwnd_rtt != 0 && p->cwnd_rtt != 1))
     return WH_NS3_EINVAL;
   int phase = wh_ns3_sim_phase();
-  if (phase == WH_NS3_PHASE_FREED)
+  if (phase != WH_NS3_PHASE_BUILT && phase != WH_NS3_PHASE_RAN && wh_ns3_prior_use(true, nullptr))
     return WH_NS3_EUNUSED;
   if (phase != WH_NS3_PHASE_BUILT || Simulator::GetEventCount() != 0)
     return WH_NS3_ESTATE;
