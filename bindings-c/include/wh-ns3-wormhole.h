@@ -27,8 +27,8 @@ typedef struct {
 
 /* Runs the simulation's event list on ns3::WhCScheduler with Class=wormhole and these
  * parameters. After wh_ns3_sim_new, before wh_ns3_run and before any other scheduler
- * choice: WH_NS3_ESTATE otherwise; WH_NS3_EUNUSED when ns-3 was already used and torn
- * down in this process; WH_NS3_EINVAL for bad parameters. */
+ * choice: WH_NS3_ESTATE otherwise; WH_NS3_EUNUSED when ns-3 was already used in this
+ * process (as wh_ns3_sim_new tells); WH_NS3_EINVAL for bad parameters. */
 int wh_ns3_wormhole_observe(const WhNs3WormholeParams *p);
 
 /* After wh_ns3_run, before wh_ns3_sim_free: closes the monitor's open intervals and

@@ -6,7 +6,8 @@
  * it reports per-flow completion times, ns-3's event count and link traversals.
  * ns-3's simulator is a process-wide singleton: at most one WhNs3Sim exists at a time,
  * and after it is freed ns-3 cannot be set up again in the same process (its global
- * state, e.g. the time resolution, persists): run one simulation per process. Time is
+ * state, e.g. the time resolution, persists), nor after a C++ caller ran ns-3 itself:
+ * run one simulation per process. Time is
  * in picoseconds, as in the native engine (ns-3 is switched to ps resolution).
  * Errors are negative ints; wh_ns3_strerror names them. */
 #ifndef WH_NS3_H
@@ -23,7 +24,7 @@ enum {
   WH_NS3_EINVAL = -1,   /* bad argument */
   WH_NS3_ESTATE = -2,   /* wrong order (e.g. a link after the run) */
   WH_NS3_EBUSY = -3,    /* a simulation already exists in this process */
-  WH_NS3_EUNUSED = -4,  /* ns-3 was already used and torn down in this process */
+  WH_NS3_EUNUSED = -4,  /* ns-3 was already used in this process */
   WH_NS3_ENOTDONE = -5, /* the flow did not complete */
 };
 
@@ -110,7 +111,10 @@ enum {
 };
 int wh_ns3_sim_phase(void);
 
-/* Creates the (only) simulation; `tcp` nullable: ns-3 defaults. */
+/* Creates the (only) simulation; `tcp` nullable: ns-3 defaults. WH_NS3_EUNUSED, with
+ * nothing of ns-3 changed, when this process already used ns-3: a simulation of this
+ * API was freed, a packet was created, or Simulator::Run or Time::SetResolution was
+ * called. */
 int wh_ns3_sim_new(const WhNs3TcpConfig *tcp, WhNs3Sim **out);
 void wh_ns3_sim_free(WhNs3Sim *sim);
 

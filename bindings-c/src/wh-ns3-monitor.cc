@@ -5,6 +5,7 @@
  * serialized bytes (PPP, IPv4, TCP or UDP) copied to the stack, so nothing is
  * allocated per packet once a flow is known. */
 #include "wh-ns3-monitor.h"
+#include "wh-ns3-private.h"
 #include "wh-ns3-wormhole.h"
 
 #include <ns3/core-module.h>
@@ -465,7 +466,8 @@ static char *report_json(WhNs3Monitor *m)
   GString *h = g_string_new(NULL);
   g_string_append_printf(
       h,
-      "  \"engine\": \"ns-3 3.37\",\n  \"mode\": \"observe\",\n  \"quantity\": \"%s\",\n"
+      "  \"engine\": \"ns-3 3.37\",\n  \"mode\": \"observe\",\n  \"status\": \"ok\",\n"
+      "  \"quantity\": \"%s\",\n"
       "  \"theta\": %.6g,\n  \"window\": %u,\n  \"sample_period_ps\": %" G_GUINT64_FORMAT
       ",\n  \"idle_window_ps\": %" G_GUINT64_FORMAT ",\n  \"ports\": %zu,\n  \"nodes\": %zu,\n"
       "  \"events_observed\": %" G_GUINT64_FORMAT ",\n  \"events_estimated_from\": \"events per "
@@ -499,6 +501,31 @@ WhNs3Monitor *wh_ns3_monitor_new(const WhNs3MonitorParams *p, const std::string 
   return m;
 }
 
+static void write_report(const std::string &path, const char *json)
+{
+  GError *err = nullptr;
+  if (!g_file_set_contents(path.c_str(), json, -1, &err)) {
+    std::fprintf(stderr, "ns3::WhCScheduler: %s\n", err->message);
+    g_error_free(err);
+  }
+}
+
+void wh_ns3_monitor_refused(const std::string &report, const std::string &why)
+{
+  std::fprintf(stderr,
+               "ns3::WhCScheduler: ns-3 was already used in this process (WH_NS3_EUNUSED): %s; "
+               "Class=wormhole runs this simulation without the monitor\n",
+               why.c_str());
+  if (report.empty())
+    return;
+  char *json = g_strdup_printf("{\n  \"engine\": \"ns-3 3.37\",\n  \"mode\": \"observe\",\n"
+                               "  \"status\": \"WH_NS3_EUNUSED\",\n  \"error\": \"ns-3 was "
+                               "already used in this process: %s\"\n}\n",
+                               why.c_str());
+  write_report(report, json);
+  g_free(json);
+}
+
 void wh_ns3_monitor_free(WhNs3Monitor *m)
 {
   if (g_current == m)
@@ -506,11 +533,7 @@ void wh_ns3_monitor_free(WhNs3Monitor *m)
   finish(m);
   if (m->attached && !m->taken && !m->report.empty()) {
     char *json = report_json(m);
-    GError *err = nullptr;
-    if (!g_file_set_contents(m->report.c_str(), json, -1, &err)) {
-      std::fprintf(stderr, "ns3::WhCScheduler: %s\n", err->message);
-      g_error_free(err);
-    }
+    write_report(m->report, json);
     g_free(json);
   }
   wh_detector_free(m->det);
@@ -525,7 +548,7 @@ extern "C" int wh_ns3_wormhole_observe(const WhNs3WormholeParams *p)
       (p->cwnd_rtt != 0 && p->cwnd_rtt != 1))
     return WH_NS3_EINVAL;
   int phase = wh_ns3_sim_phase();
-  if (phase == WH_NS3_PHASE_FREED)
+  if (phase != WH_NS3_PHASE_BUILT && phase != WH_NS3_PHASE_RAN && wh_ns3_prior_use(true, nullptr))
     return WH_NS3_EUNUSED;
   if (phase != WH_NS3_PHASE_BUILT || Simulator::GetEventCount() != 0)
     return WH_NS3_ESTATE;

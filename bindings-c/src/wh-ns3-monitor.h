@@ -42,6 +42,10 @@ struct WhNs3Monitor;
 
 /* (transfer full) `report`: where wh_ns3_monitor_free writes the JSON ("" none). */
 WhNs3Monitor *wh_ns3_monitor_new(const WhNs3MonitorParams *p, const std::string &report);
+/* For a simulation the monitor may not watch (ns-3 was already used in this process,
+ * `why`): says so on stderr and writes, to `report` ("" none), a report with that
+ * status and no numbers. */
+void wh_ns3_monitor_refused(const std::string &report, const std::string &why);
 /* Writes the report (if it has a path and was not taken) and frees. */
 void wh_ns3_monitor_free(WhNs3Monitor *m);
 /* Before the scheduler pops `next` (nullable): attaches on the first call, counts

@@ -8,10 +8,13 @@
  * plus an O(1) probe; memory is 72 bytes per pooled WhEvent and 16 bytes per table
  * slot. The class is chosen per process through a static (the last
  * wh_ns3_use_c_scheduler), the counts live in statics so they outlive ns-3's
- * teardown, and the shim references no particular scheduler class. The conformance
- * check at the end drives a WhCScheduler and a MapScheduler side by side. */
+ * teardown, and the shim references no particular scheduler class. With Class=wormhole
+ * in a process that already ran ns-3 (wh-ns3-private.h), the monitor is not attached:
+ * the simulation runs as stock, with a line on stderr and a report that says why. The
+ * conformance check at the end drives a WhCScheduler and a MapScheduler side by side. */
 #include "wh-ns3-scheduler.h"
 #include "wh-ns3-monitor.h"
+#include "wh-ns3-private.h"
 
 #include <ns3/core-module.h>
 
@@ -30,6 +33,7 @@ const WhSchedulerClass *g_klass;
 WhNs3SchedulerCounts g_counts;
 bool g_selected;
 const void *g_active; /* the WhCScheduler being counted, or null once destroyed */
+bool g_checking;      /* a conformance check builds the WhCScheduler */
 
 /* uid -> WhEvent*, open addressing; a null event marks an empty slot. */
 class UidTable
@@ -351,7 +355,15 @@ void WhCScheduler::NotifyConstructionCompleted()
   if (m_sched)
     return;
   const WhNs3ClassName *c = m_class.empty() ? nullptr : LookupClass(m_class);
-  if (c && c->monitor) {
+  /* outside this API's simulations (it checks its own in wh_ns3_sim_new), ns-3 builds
+   * the scheduler when it creates the simulator, which every Packet constructor does
+   * before it takes a uid: packets now are an earlier simulation's */
+  int phase = wh_ns3_sim_phase();
+  std::string why;
+  if (c && c->monitor && !g_checking && phase != WH_NS3_PHASE_BUILT && phase != WH_NS3_PHASE_RAN &&
+      wh_ns3_prior_use(false, &why)) {
+    wh_ns3_monitor_refused(m_report, why);
+  } else if (c && c->monitor) {
     WhNs3MonitorParams p = {m_theta, m_window, m_period, m_idleWindow, m_quantity == "cwnd-rtt"};
     m_monitor = wh_ns3_monitor_new(&p, m_report);
   }
@@ -614,7 +626,9 @@ extern "C" int wh_ns3_c_scheduler_check_class(const char *name, uint32_t ops, ui
   f.SetTypeId(WhCScheduler::GetTypeId());
   f.Set("Class", StringValue(name));
   f.Set("Report", StringValue(""));
+  g_checking = true;
   Ptr<WhCScheduler> c = f.Create<WhCScheduler>();
+  g_checking = false;
   g_counts = counts;
   g_active = active;
   g_selected = selected;

@@ -3,9 +3,11 @@
  * FqCoDel) and its point-to-point devices keep a 1-packet device queue, so queueing
  * happens in the queue disc as in the native engine. Flows use one PacketSink per
  * flow on its own port (10000 + flow id: at most 39152 flows, below ns-3's ephemeral
- * ports); a flow ends when its sink has received every byte. */
+ * ports); a flow ends when its sink has received every byte. A process that already
+ * ran ns-3 (wh-ns3-private.h) gets WH_NS3_EUNUSED before anything is changed. */
 #include "wh-ns3.h"
 #include "wh-ns3-ecmp.h"
+#include "wh-ns3-private.h"
 
 #include <ns3/applications-module.h>
 #include <ns3/core-module.h>
@@ -14,6 +16,7 @@
 #include <ns3/point-to-point-module.h>
 #include <ns3/traffic-control-module.h>
 
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -237,6 +240,44 @@ NS_OBJECT_ENSURE_REGISTERED(WhHookQueueDisc);
 static WhNs3Sim *the_sim;
 static bool ns3_used;
 
+/* The addresses of two private statics of ns-3 that Simulator::Destroy does not reset:
+ * Packet::m_globalUid (exported by libns3-network) and Time::g_markingTimes (by
+ * libns3-core). An explicit instantiation may name private members ([temp.spec]), and
+ * the friend function it defines hands the address out. */
+template <typename Tag, typename Tag::type member> struct WhPrivateStatic {
+  friend typename Tag::type wh_private_static(Tag)
+  {
+    return member;
+  }
+};
+struct WhPacketUid {
+  using type = uint32_t *;
+  friend type wh_private_static(WhPacketUid);
+};
+struct WhMarkedTimes {
+  using type = std::set<Time *> **;
+  friend type wh_private_static(WhMarkedTimes);
+};
+template struct WhPrivateStatic<WhPacketUid, &Packet::m_globalUid>;
+template struct WhPrivateStatic<WhMarkedTimes, &Time::g_markingTimes>;
+
+bool wh_ns3_prior_use(bool resolution, std::string *why)
+{
+  std::string text;
+  uint32_t packets = *wh_private_static(WhPacketUid());
+  if (ns3_used && the_sim == nullptr)
+    text = "an earlier simulation of this process was freed";
+  else if (packets != 0)
+    text = std::to_string(packets) + " packets were created before this simulation (ns3::Packet's "
+                                     "uid counter, which Simulator::Destroy does not reset)";
+  else if (resolution && *wh_private_static(WhMarkedTimes()) == nullptr)
+    text = "Simulator::Run or Time::SetResolution was already called, so the time resolution "
+           "can no longer be switched to picoseconds";
+  if (why)
+    *why = text;
+  return !text.empty();
+}
+
 extern "C" const char *wh_ns3_strerror(int code)
 {
   switch (code) {
@@ -262,7 +303,7 @@ extern "C" int wh_ns3_sim_new(const WhNs3TcpConfig *tcp, WhNs3Sim **out)
     return WH_NS3_EINVAL;
   if (the_sim)
     return WH_NS3_EBUSY;
-  if (ns3_used)
+  if (wh_ns3_prior_use(true, nullptr))
     return WH_NS3_EUNUSED;
   ns3_used = true;
   Time::SetResolution(Time::PS);

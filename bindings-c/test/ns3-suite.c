@@ -1,13 +1,16 @@
 /* Tests of the C API over ns-3 (one ns-3 simulation per process: Check forks every
  * test): a UDP stream and a one-segment TCP flow against their closed-form
  * completion times, a long DCTCP flow at close to line rate through a RED/ECN queue,
- * and the API's argument and order checks. */
+ * the API's argument and order checks, and a process whose ns-3 a C++ caller already
+ * used directly. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ns3-direct.h"
 #include "test-util.h"
+#include "wh-ns3-wormhole.h"
 #include "wh-ns3.h"
 
 #define RATE 10000000000ULL
@@ -133,6 +136,40 @@ START_TEST(test_api_checks)
                    "an ns-3 simulation already exists in this process");
   wh_ns3_sim_free(sim);
   ck_assert_int_eq(wh_ns3_sim_new(NULL, &other), WH_NS3_EUNUSED);
+}
+END_TEST
+
+/* ns-3 used directly (C++) in this process before the C API, in each way of
+ * ns3-direct.h: wh_ns3_sim_new and wh_ns3_wormhole_observe refuse with
+ * WH_NS3_EUNUSED (ns-3 cannot be switched to picoseconds any more) instead of
+ * crashing or simulating on a wrong time base; ns-3 untouched, the API works. */
+START_TEST(test_direct_use_refused)
+{
+  WhNs3Direct use = (WhNs3Direct)_i;
+  uint64_t events = wh_ns3_direct_use(use);
+  if (use == WH_NS3_DIRECT_DESTROYED || use == WH_NS3_DIRECT_KEPT)
+    ck_assert_uint_ge(events, 2); /* the send and the frame's arrival */
+  WhNs3WormholeParams p = {.theta = 0.05, .window = 100, .period_ps = 1000000};
+  WhNs3Sim *sim = NULL;
+  if (use != WH_NS3_DIRECT_NONE) {
+    ck_assert_int_eq(wh_ns3_wormhole_observe(&p), WH_NS3_EUNUSED);
+    ck_assert_int_eq(wh_ns3_sim_new(NULL, &sim), WH_NS3_EUNUSED);
+    ck_assert_ptr_null(sim);
+    ck_assert_int_eq(wh_ns3_sim_new(NULL, &sim), WH_NS3_EUNUSED);
+    ck_assert_int_eq(wh_ns3_sim_phase(), WH_NS3_PHASE_NONE);
+    return;
+  }
+  ck_assert_int_eq(wh_ns3_wormhole_observe(&p), WH_NS3_ESTATE); /* no simulation yet */
+  sim = two_nodes(NULL, WH_NS3_QUEUE_FIFO);
+  ck_assert_int_eq(wh_ns3_wormhole_observe(&p), WH_NS3_OK);
+  uint32_t flow;
+  ck_assert_int_eq(wh_ns3_add_udp_flow(sim, 0, 1, 10000, 0, RATE / 2, 1000, &flow), WH_NS3_OK);
+  ck_assert_int_eq(wh_ns3_run(sim, 0), WH_NS3_OK);
+  uint64_t finish = 0;
+  ck_assert_int_eq(wh_ns3_flow_times(sim, flow, NULL, &finish), WH_NS3_OK);
+  ck_assert_uint_gt(finish, DELAY_PS);
+  ck_assert_uint_eq(wh_ns3_wormhole_n_flows(), 1);
+  wh_ns3_sim_free(sim);
 }
 END_TEST
 
@@ -399,6 +436,8 @@ Suite *wh_ns3_suite(void)
   tcase_add_test(tc, test_tcp_one_segment);
   tcase_add_test(tc, test_dctcp_long_flow);
   tcase_add_test(tc, test_api_checks);
+  tcase_add_loop_test(tc, test_direct_use_refused, WH_NS3_DIRECT_NONE,
+                      WH_NS3_DIRECT_RESOLUTION + 1);
   tcase_add_test(tc, test_whsim_engine_ns3);
   tcase_add_loop_test(tc, test_c_heap_scheduler_on_validation_scenarios, 0, 2);
   suite_add_tcase(s, tc);

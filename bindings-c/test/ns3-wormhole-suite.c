@@ -7,7 +7,9 @@
  * every payload byte of every flow exactly; an unchanged ns-3 program
  * (validation/ns3/plain) prints the same results stock, on Class=heap and on
  * Class=wormhole with libwh-ns3-wormhole.so preloaded, and gets wormhole-ns3.json from
- * the library; whsim's --ns3-wormhole observe leaves flows.csv and summary.json as
+ * the library; the same program, loading the library only after a first simulation,
+ * runs its second one on Class=wormhole as stock, told that ns-3 was already used
+ * (no monitor, no numbers); whsim's --ns3-wormhole observe leaves flows.csv and summary.json as
  * they are (dequeue marking: the hook queue disc); and bad inputs. About 15 s. */
 #include <check.h>
 #include <stdio.h>
@@ -211,10 +213,39 @@ START_TEST(test_unchanged_program_three_ways)
   ck_assert_uint_eq(count_of(json, "\"tcp\", 2000000, 6, true]"), 2);
   ck_assert_ptr_nonnull(strstr(json, "\"estimated_speedup\": "));
   ck_assert_ptr_nonnull(strstr(json, "\"window\": 100,"));
+  ck_assert_ptr_nonnull(strstr(json, "\"status\": \"ok\","));
   /* without the library, ns-3 does not know the scheduler */
   g_autofree char *err = NULL;
   ck_assert_int_ne(run_plain(dir, FALSE, heap, NULL, NULL, &err), 0);
   ck_assert_ptr_nonnull(strstr(err, "Invalid command-line argument: --SchedulerType"));
+  wh_test_remove_tree(dir);
+}
+END_TEST
+
+/* An unchanged program that ran and destroyed a simulation, then loads the library
+ * (dlopen) and runs again with Class=wormhole: the library sees the earlier use, says
+ * so once on stderr, attaches no monitor and leaves the simulation as stock. */
+START_TEST(test_unchanged_program_loads_library_after_a_run)
+{
+  g_autofree char *dir = g_dir_make_tmp("wh-ns3-plain-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(dir);
+  static const char *const twice[] = {"--runs=2", NULL};
+  static const char *const twice_plugin[] = {"--runs=2", "--plugin=" WH_NS3_WORMHOLE_LIB, NULL};
+  static const char *const wormhole_env[] = {
+      "NS_GLOBAL_VALUE=SchedulerType=ns3::WhCScheduler",
+      "NS_ATTRIBUTE_DEFAULT=ns3::WhCScheduler::Class=wormhole;ns3::WhCScheduler::Window=100", NULL};
+  g_autofree char *out_stock = NULL, *out_wh = NULL, *err_wh = NULL;
+  ck_assert_int_eq(run_plain(dir, FALSE, twice, NULL, &out_stock, NULL), 0);
+  ck_assert_msg(strstr(out_stock, "run 2\nflow 0 fct_ns "), "%s", out_stock);
+  ck_assert_int_eq(run_plain(dir, FALSE, twice_plugin, wormhole_env, &out_wh, &err_wh), 0);
+  ck_assert_str_eq(out_wh, out_stock);
+  static const char *const line = "ns3::WhCScheduler: ns-3 was already used in this process "
+                                  "(WH_NS3_EUNUSED): ";
+  ck_assert_msg(count_of(err_wh, line) == 1, "%s", err_wh);
+  g_autofree char *json = wh_test_read_in(dir, "wormhole-ns3.json");
+  ck_assert_msg(strstr(json, "\"status\": \"WH_NS3_EUNUSED\""), "%s", json);
+  ck_assert_msg(!strstr(json, "\"estimated_speedup\"") && !strstr(json, "\"ns3_flows\""), "%s",
+                json);
   wh_test_remove_tree(dir);
 }
 END_TEST
@@ -312,6 +343,7 @@ Suite *wh_ns3_wormhole_suite(void)
   tcase_add_test(tc, test_every_class_conforms);
   tcase_add_test(tc, test_monitor_changes_nothing_and_counts_every_byte);
   tcase_add_test(tc, test_unchanged_program_three_ways);
+  tcase_add_test(tc, test_unchanged_program_loads_library_after_a_run);
   tcase_add_test(tc, test_unknown_class_names_the_valid_ones);
   tcase_add_test(tc, test_whsim_observe_changes_no_output);
   tcase_add_test(tc, test_bad_inputs);

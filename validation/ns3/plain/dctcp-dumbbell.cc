@@ -4,13 +4,17 @@
  * flow's completion time and ns-3's event count. Its event list is whatever ns-3's
  * SchedulerType global value names (--SchedulerType=... on the command line), so with
  * the project's libwh-ns3-wormhole.so preloaded it runs on ns3::WhCScheduler unchanged.
- * About 0.5 s. */
+ * --runs=N runs the dumbbell N times in the process, destroying the simulator after
+ * each; --plugin=LIB loads LIB (dlopen) before the last run, as a program that loads a
+ * plug-in part-way through. About 0.5 s a run. */
 #include <ns3/applications-module.h>
 #include <ns3/core-module.h>
 #include <ns3/internet-module.h>
 #include <ns3/network-module.h>
 #include <ns3/point-to-point-module.h>
 #include <ns3/traffic-control-module.h>
+
+#include <dlfcn.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -30,17 +34,11 @@ static void Received(uint32_t flow, Ptr<const Packet> p, const Address &)
     Simulator::Stop();
 }
 
-int main(int argc, char **argv)
+/* One simulation of the dumbbell, printed and destroyed. */
+static void RunDumbbell()
 {
-  CommandLine cmd(__FILE__);
-  cmd.Parse(argc, argv);
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 20));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 20));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
-
+  g_finish[0] = g_finish[1] = Time(0);
+  g_received[0] = g_received[1] = 0;
   /* senders 0, 1 - left router 2 - right router 3 - receivers 4, 5 */
   NodeContainer nodes;
   nodes.Create(6);
@@ -84,5 +82,31 @@ int main(int argc, char **argv)
                 (g_finish[f] - MicroSeconds(20 * f)).GetNanoSeconds());
   std::printf("events %" PRIu64 "\n", Simulator::GetEventCount());
   Simulator::Destroy();
+}
+
+int main(int argc, char **argv)
+{
+  uint32_t runs = 1;
+  std::string plugin;
+  CommandLine cmd(__FILE__);
+  cmd.AddValue("runs", "simulations to run one after the other", runs);
+  cmd.AddValue("plugin", "a library to load (dlopen) before the last run", plugin);
+  cmd.Parse(argc, argv);
+  Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 20));
+  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 20));
+  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(1)));
+
+  for (uint32_t r = 1; r <= runs; r++) {
+    if (r == runs && !plugin.empty() && dlopen(plugin.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      std::fprintf(stderr, "%s\n", dlerror());
+      return 1;
+    }
+    if (runs > 1)
+      std::printf("run %u\n", r);
+    RunDumbbell();
+  }
   return 0;
 }
