@@ -300,21 +300,29 @@ static void check_outcome(const WhMemoEntry *e, void *data)
   g_autoptr(WhFcg) g = wh_fcg_deserialize(e->key, e->key_len);
   ck_assert_ptr_nonnull(g);
   WhOutcomeHead head;
-  ck_assert_uint_ge(e->value_len, sizeof head);
-  memcpy(&head, e->value, sizeof head);
-  ck_assert_uint_eq(head.n, wh_fcg_n_vertices(g));
-  ck_assert_uint_eq(e->value_len, sizeof head + head.n * sizeof(WhOutcomeFlow));
+  g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  g_autoptr(GByteArray) snaps = g_byte_array_new();
+  uint32_t n = wh_fcg_n_vertices(g);
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps));
+  ck_assert_uint_eq(head.n, n);
+  /* another vertex count, or a byte less, is refused */
+  ck_assert(!wh_outcome_decode(e->value, e->value_len, n + 1, &head, NULL, NULL));
+  ck_assert(!wh_outcome_decode(e->value, e->value_len - 1, n, &head, NULL, NULL));
+  /* compact: the same again from its decoded form, in far less than a snapshot each */
+  g_autoptr(GByteArray) again = g_byte_array_new();
+  wh_outcome_encode(&head, (const uint64_t *)bytes->data, snaps->data, again);
+  ck_assert(again->len == e->value_len && memcmp(again->data, e->value, again->len) == 0);
+  ck_assert_uint_lt(e->value_len, (uint64_t)n * WH_CC_SNAPSHOT_BYTES / 2);
   ck_assert_uint_gt(head.duration, 0);
   if (e->kind == WH_MEMO_COMPLETED)
     ck_assert_uint_lt(head.ended, head.n);
   else
     ck_assert_uint_eq(head.ended, UINT32_MAX);
   for (uint32_t v = 0; v < head.n; v++) {
-    WhOutcomeFlow o;
-    memcpy(&o, e->value + sizeof head + v * sizeof o, sizeof o);
-    ck_assert_uint_le(o.bytes, c->max_bytes);
+    ck_assert_uint_le(g_array_index(bytes, uint64_t, v), c->max_bytes);
     WhCcSnapshot snap;
-    ck_assert(wh_cc_snapshot_deserialize(o.snap, sizeof o.snap, &snap, NULL));
+    ck_assert(wh_cc_snapshot_deserialize(snaps->data + (gsize)v * WH_CC_SNAPSHOT_BYTES,
+                                         WH_CC_SNAPSHOT_BYTES, &snap, NULL));
     ck_assert_str_eq(snap.cc, "hpcc");
   }
 }
