@@ -308,6 +308,14 @@ static void check_outcome(const WhMemoEntry *e, void *data)
   /* another vertex count, or a byte less, is refused */
   ck_assert(!wh_outcome_decode(e->value, e->value_len, n + 1, &head, NULL, NULL));
   ck_assert(!wh_outcome_decode(e->value, e->value_len - 1, n, &head, NULL, NULL));
+  /* a damaged value: refused or decoded, never read past its end */
+  g_autofree uint8_t *bad = g_memdup2(e->value, e->value_len);
+  for (uint32_t i = 0; i < e->value_len; i++) {
+    bad[i] ^= 0x81;
+    wh_outcome_decode(bad, e->value_len, n, &head, bytes, snaps);
+    bad[i] ^= 0x81;
+  }
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps));
   /* compact: the same again from its decoded form, in far less than a snapshot each */
   g_autoptr(GByteArray) again = g_byte_array_new();
   wh_outcome_encode(&head, (const uint64_t *)bytes->data, snaps->data, again);
@@ -388,6 +396,38 @@ START_TEST(test_patterns_repeat)
 }
 END_TEST
 
+START_TEST(test_hits_by_kind)
+{
+  /* two rounds, 5 ms apart, of two flows that share no link (0->1 and 2->3 on one side
+   * of a 4-pair dumbbell): two partitions of one pattern at once, so in the first round
+   * the second finds the first's entry while it is only seen; in the second round both
+   * find its outcome */
+  g_autoptr(WhScenario) sc = wh_scenario_new("twins", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "4");
+  for (unsigned r = 0; r < 2; r++) {
+    wh_scenario_add_flow(sc, 0, 1, 2000000, r * 5 * WH_MS);
+    wh_scenario_add_flow(sc, 2, 3, 2000000, r * 5 * WH_MS);
+  }
+  WhRun *run = NULL;
+  WhPatternStats ps = count_patterns(sc, &run);
+  ck_assert_uint_eq(ps.hits[WH_MEMO_SEEN] + ps.hits[WH_MEMO_CONVERGED] + ps.hits[WH_MEMO_COMPLETED],
+                    ps.repeated);
+  ck_assert_uint_ge(ps.hits[WH_MEMO_SEEN], 1);
+  ck_assert_uint_ge(ps.hits[WH_MEMO_CONVERGED] + ps.hits[WH_MEMO_COMPLETED], 2);
+  /* observe mode replays nothing */
+  for (unsigned k = 0; k < WH_MEMO_N_KINDS; k++)
+    ck_assert_uint_eq(ps.replays[k], 0);
+  /* the summary says the same */
+  WhWormholeMemoSummary m;
+  wh_wormhole_memo_summary(run->wormhole, &m);
+  ck_assert_uint_eq(m.hits_seen, ps.hits[WH_MEMO_SEEN]);
+  ck_assert_uint_eq(m.hits_converged, ps.hits[WH_MEMO_CONVERGED]);
+  ck_assert_uint_eq(m.hits_completed, ps.hits[WH_MEMO_COMPLETED]);
+  ck_assert_uint_eq(m.hits_seen + m.hits_converged + m.hits_completed, m.hits);
+  wh_run_free(run);
+}
+END_TEST
+
 START_TEST(test_rate_tolerance_refused)
 {
   static const char *const bad[] = {"0", "-0.1", "nan"};
@@ -424,6 +464,15 @@ START_TEST(test_memo_replays)
           ss->replay_completions, exact->sim->events_executed, memo->sim->events_executed);
   ck_assert_uint_ge(ss->replays_whole, 2);
   ck_assert_uint_ge(ss->replay_completions, 1);
+  /* hits by the kind of the entry found add up; the replays are of completed phases */
+  const WhPatternStats *ps = &memo->wormhole->ps;
+  ck_assert_uint_eq(ps->hits[WH_MEMO_SEEN] + ps->hits[WH_MEMO_CONVERGED] +
+                        ps->hits[WH_MEMO_COMPLETED],
+                    ps->repeated);
+  ck_assert_uint_gt(ps->hits[WH_MEMO_COMPLETED], 0);
+  ck_assert_uint_eq(ps->replays[WH_MEMO_COMPLETED] + ps->replays[WH_MEMO_CONVERGED], ss->replays);
+  ck_assert_uint_eq(ps->replays[WH_MEMO_SEEN], 0);
+  ck_assert_uint_le(ps->replays[WH_MEMO_COMPLETED], ps->hits[WH_MEMO_COMPLETED]);
   ck_assert_uint_lt(memo->sim->events_executed, exact->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(memo->wormhole, NULL));
   /* deterministic: a second memo run is the same simulation */
@@ -472,6 +521,7 @@ Suite *wh_memo_db_suite(void)
   TCase *tp = tcase_create("patterns");
   tcase_set_timeout(tp, 120);
   tcase_add_test(tp, test_patterns_repeat);
+  tcase_add_test(tp, test_hits_by_kind);
   tcase_add_test(tp, test_rate_tolerance_refused);
   tcase_add_test(tp, test_memo_replays);
   tcase_add_test(tp, test_memo_max_bytes);
