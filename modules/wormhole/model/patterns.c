@@ -255,13 +255,20 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   }
   if (ids->len == 0)
     return;
+  ps->phases++;
+  ps->flows_sum += ids->len;
+  ps->flows_max = MAX(ps->flows_max, ids->len);
+  /* more flows than the exact check takes: no repeat could ever be confirmed, so the
+   * phase is new, and neither its graph nor its outcome is kept */
+  if (ids->len > WH_FCG_ISO_MAX_VERTICES) {
+    ps->too_large++;
+    ps->distinct++;
+    return;
+  }
   g_autoptr(WhFcg) g =
       wh_fcg_from_paths(ids->len, (const uint32_t *const *)paths->pdata,
                         (const uint32_t *)lens->data, (const uint64_t *)labels->data);
   uint64_t sig = wh_fcg_hash(g, wh->p.config_hash);
-  ps->phases++;
-  ps->flows_sum += ids->len;
-  ps->flows_max = MAX(ps->flows_max, ids->len);
   uint32_t nc = 0;
   const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
   gboolean gave_up = FALSE;
