@@ -1035,13 +1035,19 @@ static void memo_json(const WhRun *run, GString *j)
 {
   WhWormholeMemoSummary m;
   wh_wormhole_memo_summary(run->wormhole, &m);
-  g_string_append_printf(j,
-                         "  \"memo_lookups\": %" G_GUINT64_FORMAT
-                         ",\n  \"memo_hits\": %" G_GUINT64_FORMAT
-                         ",\n  \"memo_hits_from_file\": %" G_GUINT64_FORMAT
-                         ",\n  \"memo_distinct\": %" G_GUINT64_FORMAT
-                         ",\n  \"memo_db_bytes\": %" G_GUINT64_FORMAT ",\n",
-                         m.lookups, m.hits, m.hits_from_file, m.distinct, m.db_bytes);
+  g_string_append_printf(
+      j,
+      "  \"memo_lookups\": %" G_GUINT64_FORMAT ",\n  \"memo_hits\": %" G_GUINT64_FORMAT
+      ",\n  \"memo_hits_from_file\": %" G_GUINT64_FORMAT
+      ",\n  \"memo_hits_seen\": %" G_GUINT64_FORMAT
+      ",\n  \"memo_hits_converged\": %" G_GUINT64_FORMAT
+      ",\n  \"memo_hits_completed\": %" G_GUINT64_FORMAT
+      ",\n  \"memo_replays_converged\": %" G_GUINT64_FORMAT
+      ",\n  \"memo_replays_completed\": %" G_GUINT64_FORMAT
+      ",\n  \"memo_distinct\": %" G_GUINT64_FORMAT ",\n  \"memo_db_bytes\": %" G_GUINT64_FORMAT
+      ",\n",
+      m.lookups, m.hits, m.hits_from_file, m.hits_seen, m.hits_converged, m.hits_completed,
+      m.replays_converged, m.replays_completed, m.distinct, m.db_bytes);
   if (run->memo_file == NULL) {
     g_string_append(j, "  \"memo_file\": null,\n  \"memo_file_status\": null,\n");
     return;

@@ -5,6 +5,7 @@
  * because it verifies every map it returns, and complete because an isomorphism
  * preserves every colour it computes. */
 #include "fcg.h"
+#include "varint.h"
 
 #include <math.h>
 #include <string.h>
@@ -261,42 +262,97 @@ uint32_t wh_fcg_n_edges(WhFcg *g)
   return g->edges->len;
 }
 
+/* Weights above this take a second varint after the edge's. */
+#define SMALL_WEIGHTS 3u
+
 void wh_fcg_serialize(WhFcg *g, GByteArray *out)
 {
   g_return_if_fail(g != NULL && out != NULL);
   build(g);
-  uint32_t head[2] = {g->n, g->edges->len};
-  g_byte_array_append(out, (const guint8 *)head, sizeof head);
-  if (g->n)
-    g_byte_array_append(out, (const guint8 *)g->label, g->n * (guint)sizeof(uint64_t));
-  if (g->edges->len)
-    g_byte_array_append(out, (const guint8 *)g->edges->data, g->edges->len * (guint)sizeof(Edge));
+  /* the distinct labels, in the order of their first vertex */
+  g_autoptr(GHashTable) index = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autofree uint32_t *of = g_new(uint32_t, MAX(g->n, 1u));
+  g_autoptr(GArray) distinct = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  for (uint32_t v = 0; v < g->n; v++) {
+    gpointer at;
+    if (!g_hash_table_lookup_extended(index, &g->label[v], NULL, &at)) {
+      at = GUINT_TO_POINTER(distinct->len);
+      g_hash_table_insert(index, &g->label[v], at);
+      g_array_append_val(distinct, g->label[v]);
+    }
+    of[v] = GPOINTER_TO_UINT(at);
+  }
+  wh_varint_put(out, g->n);
+  wh_varint_put(out, g->edges->len);
+  wh_varint_put(out, distinct->len);
+  if (distinct->len)
+    g_byte_array_append(out, (const guint8 *)distinct->data,
+                        distinct->len * (guint)sizeof(uint64_t));
+  for (uint32_t v = 0; v < g->n; v++)
+    wh_varint_put(out, of[v]);
+  /* per vertex, the edges to higher vertices: their count, then each as the gap to the
+   * previous upper end with the weight in the low bits */
+  const Edge *e = (const Edge *)(const void *)g->edges->data;
+  guint i = 0;
+  for (uint32_t a = 0; a < g->n; a++) {
+    guint j = i;
+    while (j < g->edges->len && e[j].a == a)
+      j++;
+    wh_varint_put(out, j - i);
+    for (uint32_t prev = a; i < j; prev = e[i++].b) {
+      uint32_t w = MIN(e[i].w - 1, SMALL_WEIGHTS);
+      wh_varint_put(out, (uint64_t)(e[i].b - prev - 1) << 2 | w);
+      if (w == SMALL_WEIGHTS)
+        wh_varint_put(out, e[i].w - 1 - SMALL_WEIGHTS);
+    }
+  }
 }
 
 WhFcg *wh_fcg_deserialize(const uint8_t *bytes, size_t len)
 {
-  uint32_t head[2];
-  if (bytes == NULL || len < sizeof head)
+  gsize at = 0;
+  uint32_t n, m, k;
+  if (bytes == NULL || !wh_varint_get32(bytes, len, &at, &n) ||
+      !wh_varint_get32(bytes, len, &at, &m) || !wh_varint_get32(bytes, len, &at, &k))
     return NULL;
-  memcpy(head, bytes, sizeof head);
-  uint64_t need =
-      sizeof head + (uint64_t)head[0] * sizeof(uint64_t) + (uint64_t)head[1] * sizeof(Edge);
-  if (need != len)
+  /* every vertex takes a byte at least, every edge one, every label 8 */
+  if (k > n || (k == 0) != (n == 0) || n > len - at || m > len - at ||
+      (uint64_t)k * sizeof(uint64_t) > len - at)
     return NULL;
-  WhFcg *g = wh_fcg_new(head[0]);
-  if (head[0])
-    memcpy(g->label, bytes + sizeof head, head[0] * sizeof(uint64_t));
-  const uint8_t *e = bytes + sizeof head + head[0] * sizeof(uint64_t);
-  for (uint32_t i = 0; i < head[1]; i++) {
-    Edge x;
-    memcpy(&x, e + i * sizeof(Edge), sizeof x);
-    if (x.a >= x.b || x.b >= head[0] || x.w == 0) {
-      wh_fcg_free(g);
+  const uint8_t *labels = bytes + at;
+  at += (gsize)k * sizeof(uint64_t);
+  g_autoptr(WhFcg) g = wh_fcg_new(n);
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t x;
+    if (!wh_varint_get32(bytes, len, &at, &x) || x >= k)
       return NULL;
-    }
-    wh_fcg_add_edge(g, x.a, x.b, x.w);
+    memcpy(&g->label[v], labels + (gsize)x * sizeof(uint64_t), sizeof(uint64_t));
   }
-  return g;
+  uint64_t edges = 0;
+  for (uint32_t a = 0; a < n; a++) {
+    uint32_t deg;
+    if (!wh_varint_get32(bytes, len, &at, &deg) || deg > m - edges)
+      return NULL;
+    edges += deg;
+    uint64_t b = a;
+    for (uint32_t i = 0; i < deg; i++) {
+      uint64_t x, more = 0;
+      if (!wh_varint_get(bytes, len, &at, &x))
+        return NULL;
+      b += (x >> 2) + 1;
+      uint64_t w = (x & 3) + 1;
+      if ((x & 3) == SMALL_WEIGHTS &&
+          (!wh_varint_get(bytes, len, &at, &more) || more > UINT32_MAX - w))
+        return NULL;
+      w += more;
+      if (b >= n)
+        return NULL;
+      wh_fcg_add_edge(g, a, (uint32_t)b, (uint32_t)w);
+    }
+  }
+  if (edges != m || at != len)
+    return NULL;
+  return g_steal_pointer(&g);
 }
 
 uint32_t wh_fcg_edge_weight(WhFcg *g, uint32_t a, uint32_t b)

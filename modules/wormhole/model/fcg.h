@@ -13,9 +13,9 @@
  * indices, port ids and labels in; hashes and maps out. Deterministic across runs and
  * platforms (fixed mixing, no pointer values, no hash-table iteration order).
  *
- * Costs: a graph holds 8 B per vertex and 12 B per edge, plus, once queried, an
- * adjacency of 4 B per vertex and 16 B per edge. The hash costs O(r (m + n log n) +
- * m log m) for n vertices, m edges and r refinement rounds (r <= n, a few in practice).
+ * Costs: a graph holds 8 B per vertex and 12 B per edge (serialized: about 1 B each),
+ * plus, once queried, an adjacency of 4 B per vertex and 16 B per edge. The hash costs O(r (m + n
+ * log n) + m log m) for n vertices, m edges and r refinement rounds (r <= n, a few in practice).
  * The exact check costs a refinement of both graphs per search node; it is exponential
  * in the worst case, so it is bounded by a vertex count and a node budget. */
 #ifndef WH_FCG_H
@@ -63,8 +63,12 @@ uint64_t wh_fcg_label(const WhFcg *g, uint32_t v);
 /* The query functions below take a non-const graph: the first builds its adjacency
  * (merging repeated pairs), which later calls reuse until an edge is added. */
 uint32_t wh_fcg_n_edges(WhFcg *g);
-/* Appends the graph as bytes (vertex and edge counts, labels, edges sorted by their
- * ends): equal graphs give equal bytes. Host byte order, for a memo database. */
+/* Appends the graph as bytes: vertex, edge and distinct-label counts (varint.h), the
+ * distinct labels (8 B each, in the order of their first vertex), each vertex's label
+ * as an index into them, then per vertex its edges to higher vertices (their count,
+ * then each as one varint of the gap to the previous upper end and the weight, a
+ * second for weights above 4). About 1 B per vertex and per edge plus 8 B per distinct
+ * label. Equal graphs give equal bytes. Host byte order, for a memo database. */
 void wh_fcg_serialize(WhFcg *g, GByteArray *out);
 /* (transfer full) (nullable) The graph of wh_fcg_serialize's bytes; NULL if they are
  * not such bytes (bad lengths, an edge out of range or of weight 0). */

@@ -1,5 +1,6 @@
 /* The memo database: see memo-db.h. */
 #include "memo-db.h"
+#include "varint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +18,8 @@ G_DEFINE_QUARK(wh - memo - error - quark, wh_memo_error)
 #define BOM 0x01020304u
 #define BUILD_ID_BYTES 32
 #define HEADER_BYTES (8 + 4 + 4 + BUILD_ID_BYTES + 8 + 8)
-#define ENTRY_HEAD_BYTES 24
+/* An entry's head: its signature, kind and two lengths, 11 B at least. */
+#define ENTRY_HEAD_MIN_BYTES 11
 
 typedef struct {
   uint64_t signature; /* the table's key points here */
@@ -170,13 +172,6 @@ static void put(GByteArray *out, const void *p, gsize n)
   g_byte_array_append(out, p, (guint)n);
 }
 
-static void pad8(GByteArray *out)
-{
-  static const uint8_t zero[8] = {0};
-  if (out->len % 8)
-    put(out, zero, 8 - out->len % 8);
-}
-
 static gint cmp_u64(gconstpointer a, gconstpointer b)
 {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -225,15 +220,13 @@ gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
     const Bucket *b = g_hash_table_lookup(db->buckets, &g_array_index(sigs, uint64_t, i));
     for (guint j = 0; j < b->entries->len; j++) {
       const WhMemoEntry *e = &g_array_index(b->entries, WhMemoEntry, j);
-      uint32_t kind = e->kind, zero = 0;
+      uint8_t kind = (uint8_t)e->kind;
       put(out, &e->signature, 8);
-      put(out, &kind, 4);
-      put(out, &e->key_len, 4);
-      put(out, &e->value_len, 4);
-      put(out, &zero, 4);
+      put(out, &kind, 1);
+      wh_varint_put(out, e->key_len);
+      wh_varint_put(out, e->value_len);
       put(out, e->key, e->key_len);
       put(out, e->value, e->value_len);
-      pad8(out);
     }
   }
   uint64_t sum = checksum(out->data, out->len);
@@ -344,32 +337,25 @@ gboolean wh_memo_db_load(WhMemoDb *db, const char *path, GError **error)
                   "x, this run's %016" G_GINT64_MODIFIER "x)",
                   cfg, db->config_hash);
   gsize at = HEADER_BYTES, end = len - 8;
-  if (n > (end - at) / ENTRY_HEAD_BYTES)
+  if (n > (end - at) / ENTRY_HEAD_MIN_BYTES)
     return refuse(error, WH_MEMO_ERROR_CORRUPT, path, "%" G_GUINT64_FORMAT " entries cannot fit",
                   n);
   g_autoptr(GArray) parsed = g_array_sized_new(FALSE, FALSE, sizeof(Parsed), (guint)n);
   for (uint64_t i = 0; i < n; i++) {
     Parsed e;
-    uint32_t zero;
-    if (end - at < ENTRY_HEAD_BYTES)
+    if (end - at < ENTRY_HEAD_MIN_BYTES)
       return refuse(error, WH_MEMO_ERROR_CORRUPT, path, "entry %" G_GUINT64_FORMAT " truncated", i);
     memcpy(&e.signature, p + at, 8);
-    memcpy(&e.kind, p + at + 8, 4);
-    memcpy(&e.key_len, p + at + 12, 4);
-    memcpy(&e.value_len, p + at + 16, 4);
-    memcpy(&zero, p + at + 20, 4);
-    at += ENTRY_HEAD_BYTES;
-    gsize need = (gsize)e.key_len + e.value_len;
-    if (e.kind >= WH_MEMO_N_KINDS || zero != 0 || e.key_len > WH_MEMO_MAX_BLOB_BYTES ||
-        e.value_len > WH_MEMO_MAX_BLOB_BYTES || need > end - at)
+    e.kind = p[at + 8];
+    at += 9;
+    if (!wh_varint_get32(p, end, &at, &e.key_len) || !wh_varint_get32(p, end, &at, &e.value_len) ||
+        e.kind >= WH_MEMO_N_KINDS || e.key_len > WH_MEMO_MAX_BLOB_BYTES ||
+        e.value_len > WH_MEMO_MAX_BLOB_BYTES || (gsize)e.key_len + e.value_len > end - at)
       return refuse(error, WH_MEMO_ERROR_CORRUPT, path,
                     "entry %" G_GUINT64_FORMAT " has bad lengths or kind", i);
     e.key = p + at;
     e.value = p + at + e.key_len;
-    at += need;
-    at += (8 - at % 8) % 8;
-    if (at > end)
-      return refuse(error, WH_MEMO_ERROR_CORRUPT, path, "entry %" G_GUINT64_FORMAT " truncated", i);
+    at += (gsize)e.key_len + e.value_len;
     g_array_append_val(parsed, e);
   }
   if (at != end)

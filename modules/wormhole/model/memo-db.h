@@ -11,8 +11,9 @@
  * order of insertion.
  *
  * On disk (`--memo FILE`): a header (magic, format version, byte-order mark, build id,
- * configuration hash, entry count), the entries sorted by (signature, key, value) and
- * a 64-bit checksum of everything before it. Written atomically: to a temporary file
+ * configuration hash, entry count), the entries sorted by (signature, key, value), each
+ * as its signature (8 B), kind (1 B), key and value lengths (varints, varint.h), key and
+ * value, and a 64-bit checksum of everything before it. Written atomically: to a temporary file
  * in the same directory, flushed, then renamed over FILE, so a reader sees the old file
  * or the new one, never a part. A file that is truncated, not a memo file, of another
  * format version, byte order, build or configuration is refused with a message naming
@@ -24,8 +25,8 @@
 #include <glib.h>
 #include <stdint.h>
 
-#define WH_MEMO_FORMAT_VERSION 1u
-/* Largest file read (a database of 1024 GPUs is well below 1 MB). */
+#define WH_MEMO_FORMAT_VERSION 2u
+/* Largest file read (one iteration of MoE-32x22B at 1024 GPUs stores about 6 MB). */
 #define WH_MEMO_MAX_FILE_BYTES (256u << 20)
 /* Largest key or value of one entry. */
 #define WH_MEMO_MAX_BLOB_BYTES (16u << 20)

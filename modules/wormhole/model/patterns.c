@@ -66,20 +66,17 @@ static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t 
 {
   WhTime now = wh->sim->now;
   WhOutcomeHead head = {.duration = (uint64_t)(now - ph->t0), .n = ph->flows->len, .ended = ended};
-  g_autoptr(GByteArray) v =
-      g_byte_array_sized_new((guint)(sizeof head + ph->flows->len * sizeof(WhOutcomeFlow)));
-  g_byte_array_append(v, (const guint8 *)&head, sizeof head);
-  for (guint i = 0; i < ph->flows->len; i++) {
+  g_autofree uint64_t *bytes = g_new(uint64_t, MAX(head.n, 1u));
+  g_autofree uint8_t *snaps = g_malloc((gsize)MAX(head.n, 1u) * WH_CC_SNAPSHOT_BYTES);
+  for (guint i = 0; i < head.n; i++) {
     WhFlow *f = wh_transport_flow(wh->tp, g_array_index(ph->flows, uint32_t, i));
-    WhOutcomeFlow o;
-    memset(&o, 0, sizeof o);
-    o.bytes = f->snd_max_sent - g_array_index(ph->snd0, uint64_t, i);
-    o.rate = f->rate;
+    bytes[i] = f->snd_max_sent - g_array_index(ph->snd0, uint64_t, i);
     WhCcSnapshot snap;
     wh_flow_cc_snapshot(f, &snap);
-    wh_cc_snapshot_serialize(&snap, o.snap);
-    g_byte_array_append(v, (const guint8 *)&o, sizeof o);
+    wh_cc_snapshot_serialize(&snap, snaps + (gsize)i * WH_CC_SNAPSHOT_BYTES);
   }
+  g_autoptr(GByteArray) v = g_byte_array_new();
+  wh_outcome_encode(&head, bytes, snaps, v);
   wh_memo_db_insert(wh->memo, ph->sig, kind, ph->key->data, ph->key->len, v->data, v->len);
   if (kind == WH_MEMO_CONVERGED)
     wh->ps.converged++;
@@ -176,15 +173,19 @@ static double flow_rate(WhWormhole *wh, const WhFlow *f)
 typedef struct {
   uint32_t part_id;
   WhTime since;
-  GArray *flows;   /* current flow ids, in the stored graph's vertex order */
-  GBytes *outcome; /* the stored value */
+  WhMemoKind kind;    /* of the stored entry */
+  GArray *flows;      /* current flow ids, in the stored graph's vertex order */
+  WhOutcomeHead head; /* the stored outcome, decoded */
+  GArray *bytes;      /* uint64 per vertex */
+  GByteArray *snaps;  /* WH_CC_SNAPSHOT_BYTES per vertex */
 } Replay;
 
 static void replay_free(gpointer p)
 {
   Replay *r = p;
   g_array_unref(r->flows);
-  g_bytes_unref(r->outcome);
+  g_array_unref(r->bytes);
+  g_byte_array_unref(r->snaps);
   g_free(r);
 }
 
@@ -197,28 +198,15 @@ static void start_replays(WhSim *sim, void *ctx, uint64_t arg)
   WhWormhole *wh = ctx;
   wh->replay_event = NULL;
   const WhPartitions *pm = wh_detector_partitions(wh->det);
-  g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  g_autoptr(GByteArray) snaps = g_byte_array_new();
   for (guint k = 0; k < wh->replays->len; k++) {
     Replay *r = wh->replays->pdata[k];
     const WhPartition *p = wh_partitions_of_flow(pm, g_array_index(r->flows, uint32_t, 0));
     if (p == NULL || p->id != r->part_id || p->since != r->since)
       continue; /* changed since the tick */
-    gsize len = 0;
-    const uint8_t *v = g_bytes_get_data(r->outcome, &len);
-    WhOutcomeHead head;
-    memcpy(&head, v, sizeof head);
-    g_array_set_size(bytes, head.n);
-    g_byte_array_set_size(snaps, head.n * WH_CC_SNAPSHOT_BYTES);
-    for (uint32_t i = 0; i < head.n; i++) {
-      WhOutcomeFlow o;
-      memcpy(&o, v + sizeof head + i * sizeof o, sizeof o);
-      g_array_index(bytes, uint64_t, i) = o.bytes;
-      memcpy(snaps->data + (size_t)i * WH_CC_SNAPSHOT_BYTES, o.snap, WH_CC_SNAPSHOT_BYTES);
-    }
-    wh_ff_replay(wh, p, (const uint32_t *)r->flows->data, (const uint64_t *)bytes->data,
-                 snaps->data, head.n, head.ended == UINT32_MAX ? head.n : head.ended,
-                 (WhTime)head.duration);
+    const WhOutcomeHead *h = &r->head;
+    wh->ps.replays[r->kind] += wh_ff_replay(
+        wh, p, (const uint32_t *)r->flows->data, (const uint64_t *)r->bytes->data, r->snaps->data,
+        h->n, h->ended == UINT32_MAX ? h->n : h->ended, (WhTime)h->duration);
   }
   g_ptr_array_set_size(wh->replays, 0);
 }
@@ -226,18 +214,18 @@ static void start_replays(WhSim *sim, void *ctx, uint64_t arg)
 static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ordered,
                          const WhMemoEntry *e)
 {
-  WhOutcomeHead head;
-  if (e->value_len < sizeof head)
-    return;
-  memcpy(&head, e->value, sizeof head);
-  if (head.n != ordered->len || e->value_len != sizeof head + head.n * sizeof(WhOutcomeFlow))
-    return;
   Replay *r = g_new0(Replay, 1);
+  r->bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  r->snaps = g_byte_array_new();
+  r->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ordered->len);
+  if (!wh_outcome_decode(e->value, e->value_len, ordered->len, &r->head, r->bytes, r->snaps)) {
+    replay_free(r);
+    return;
+  }
   r->part_id = p->id;
   r->since = p->since;
-  r->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ordered->len);
+  r->kind = e->kind;
   g_array_append_vals(r->flows, ordered->data, ordered->len);
-  r->outcome = g_bytes_new(e->value, e->value_len);
   g_ptr_array_add(wh->replays, r);
   if (wh->replay_event == NULL)
     wh->replay_event =
@@ -267,13 +255,20 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   }
   if (ids->len == 0)
     return;
+  ps->phases++;
+  ps->flows_sum += ids->len;
+  ps->flows_max = MAX(ps->flows_max, ids->len);
+  /* more flows than the exact check takes: no repeat could ever be confirmed, so the
+   * phase is new, and neither its graph nor its outcome is kept */
+  if (ids->len > WH_FCG_ISO_MAX_VERTICES) {
+    ps->too_large++;
+    ps->distinct++;
+    return;
+  }
   g_autoptr(WhFcg) g =
       wh_fcg_from_paths(ids->len, (const uint32_t *const *)paths->pdata,
                         (const uint32_t *)lens->data, (const uint64_t *)labels->data);
   uint64_t sig = wh_fcg_hash(g, wh->p.config_hash);
-  ps->phases++;
-  ps->flows_sum += ids->len;
-  ps->flows_max = MAX(ps->flows_max, ids->len);
   uint32_t nc = 0;
   const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
   gboolean gave_up = FALSE;
@@ -286,6 +281,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     if (iso == WH_FCG_ISO_YES) {
       ps->repeated++;
       ps->repeated_from_file += cand[i].from_file;
+      ps->hits[cand[i].kind]++;
       /* the current flows in the stored graph's vertex order */
       g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
       g_array_set_size(ordered, ids->len);
@@ -368,14 +364,19 @@ void wh_patterns_json(const WhWormhole *wh, GString *out)
       out,
       "  \"patterns\": {\"rate_tolerance\": %g, \"phases\": %" G_GUINT64_FORMAT
       ", \"repeated\": %" G_GUINT64_FORMAT ", \"repeated_from_file\": %" G_GUINT64_FORMAT
+      ", \"hits\": {\"seen\": %" G_GUINT64_FORMAT ", \"converged\": %" G_GUINT64_FORMAT
+      ", \"completed\": %" G_GUINT64_FORMAT "}, \"replays\": {\"converged\": %" G_GUINT64_FORMAT
+      ", \"completed\": %" G_GUINT64_FORMAT "}"
       ", \"distinct\": %" G_GUINT64_FORMAT ", \"hash_collisions\": %" G_GUINT64_FORMAT
       ", \"too_large\": %" G_GUINT64_FORMAT ", \"not_stored\": %" G_GUINT64_FORMAT
       ", \"flows_max\": %" G_GUINT64_FORMAT
       ", \"flows_mean\": %.3f, \"outcomes\": {\"converged\": %" G_GUINT64_FORMAT
       ", \"completed\": %" G_GUINT64_FORMAT ", \"abandoned\": %" G_GUINT64_FORMAT
       "}, \"db_entries\": %u, \"db_bytes\": %" G_GUINT64_FORMAT "},\n",
-      wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file, ps->distinct,
-      ps->collisions, ps->too_large, ps->not_stored, ps->flows_max,
+      wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file,
+      ps->hits[WH_MEMO_SEEN], ps->hits[WH_MEMO_CONVERGED], ps->hits[WH_MEMO_COMPLETED],
+      ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED], ps->distinct, ps->collisions,
+      ps->too_large, ps->not_stored, ps->flows_max,
       ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, ps->converged, ps->completed,
       ps->abandoned, wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
 }
@@ -388,6 +389,11 @@ void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out)
   out->lookups = wh->ps.phases;
   out->hits = wh->ps.repeated;
   out->hits_from_file = wh->ps.repeated_from_file;
+  out->hits_seen = wh->ps.hits[WH_MEMO_SEEN];
+  out->hits_converged = wh->ps.hits[WH_MEMO_CONVERGED];
+  out->hits_completed = wh->ps.hits[WH_MEMO_COMPLETED];
+  out->replays_converged = wh->ps.replays[WH_MEMO_CONVERGED];
+  out->replays_completed = wh->ps.replays[WH_MEMO_COMPLETED];
   out->distinct = wh->ps.distinct;
   out->db_entries = wh_memo_db_len(wh->memo);
   out->db_bytes = wh_memo_db_bytes(wh->memo);

@@ -3,6 +3,8 @@
 #define WH_WORMHOLE_PRIVATE_H
 
 #include "flow-state.h"
+#include "memo-db.h"
+#include "outcome.h"
 #include "steady-detector.h"
 #include "steady-window.h"
 #include "wormhole.h"
@@ -75,37 +77,23 @@ typedef struct {
 } WhSkipStats;
 
 typedef struct {
-  uint64_t phases;             /* phases whose pattern was looked up */
-  uint64_t repeated;           /* ... and found among the patterns seen before */
-  uint64_t repeated_from_file; /* ... as a pattern loaded from a memo file */
-  uint64_t distinct;           /* patterns stored (new ones) */
-  uint64_t collisions;         /* a stored pattern with the same hash, not isomorphic */
-  uint64_t too_large;          /* the exact check gave up (counted as new) */
-  uint64_t not_stored;         /* new patterns left out: the store had reached MemoMaxBytes */
-  uint64_t flows_max;          /* the largest phase, in flows */
-  uint64_t flows_sum;          /* flows over all phases */
+  uint64_t phases;                   /* phases whose pattern was looked up */
+  uint64_t repeated;                 /* ... and found among the patterns seen before */
+  uint64_t repeated_from_file;       /* ... as a pattern loaded from a memo file */
+  uint64_t hits[WH_MEMO_N_KINDS];    /* repeated, by the kind of the stored entry found */
+  uint64_t replays[WH_MEMO_N_KINDS]; /* memo mode: replays started, by that kind */
+  uint64_t distinct;                 /* patterns stored (new ones) */
+  uint64_t collisions;               /* a stored pattern with the same hash, not isomorphic */
+  uint64_t too_large;                /* the exact check gave up, or the phase has more flows than it
+                                        takes (not stored): counted as new */
+  uint64_t not_stored;               /* new patterns left out: the store had reached MemoMaxBytes */
+  uint64_t flows_max;                /* the largest phase, in flows */
+  uint64_t flows_sum;                /* flows over all phases */
   /* outcomes of new patterns' phases, recorded with them */
   uint64_t converged; /* the partition became steady */
   uint64_t completed; /* a member left (its last byte acknowledged) */
   uint64_t abandoned; /* the membership changed otherwise first (a flow joined, ...) */
 } WhPatternStats;
-
-/* The stored value of a phase's outcome: a head, then per vertex (graph order) the
- * payload bytes it sent for the first time during the phase, its sending rate at the end and its CC
- * snapshot at the end (wh_cc_snapshot_serialize). Host byte order. */
-typedef struct {
-  uint64_t duration; /* ps from the tick the pattern was taken to the outcome (completed:
-                        the leaving flow's last byte arrived, or its ACK if the byte had
-                        arrived before that tick) */
-  uint32_t n;        /* vertices */
-  uint32_t ended;    /* completed: the vertex that left; converged: UINT32_MAX */
-} WhOutcomeHead;
-
-typedef struct {
-  uint64_t bytes;
-  double rate;
-  uint8_t snap[WH_CC_SNAPSHOT_BYTES];
-} WhOutcomeFlow;
 
 /* A phase whose pattern was new, open until it converges or a member leaves (its
  * outcome is then stored with the pattern) or its membership changes otherwise. */

@@ -4,7 +4,8 @@
  * the 4x4 rook's graph and the Shrikhande graph, random 3-regular graphs proven
  * non-isomorphic by an independent invariant) collide and the exact check says no; a
  * label, a weight or the namespace changes the hash; shared ports counted from paths;
- * the vertex limit and node budget; the rate quantizer's buckets. All seeded. */
+ * the vertex limit and node budget; the byte form; the rate quantizer's buckets. All
+ * seeded. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -448,6 +449,73 @@ END_TEST
 
 /* ---- rate quantization ---- */
 
+/* The byte form: a graph comes back with its labels and weights (large ones included),
+ * the bytes of a relabelled copy built in another edge order equal the original's only
+ * if the graph is the same, every truncation and every byte left over is refused, and
+ * the bytes are about one per vertex and edge. */
+START_TEST(test_serialize)
+{
+  g_autoptr(GRand) rng = g_rand_new_with_seed(500);
+  static TGraph t, r;
+  tg_random(rng, &t, 60, 0.3, 5, 9);
+  tg_edge(&t, 0, 59, UINT32_MAX - 7);
+  g_autoptr(WhFcg) a = tg_build(&t);
+  g_autoptr(GByteArray) bytes = g_byte_array_new();
+  wh_fcg_serialize(a, bytes);
+  ck_assert_uint_lt(bytes->len, 5 * 8 + 2 * (t.n + t.m) + 16);
+  g_autoptr(WhFcg) b = wh_fcg_deserialize(bytes->data, bytes->len);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_uint_eq(wh_fcg_n_vertices(b), t.n);
+  ck_assert_uint_eq(wh_fcg_n_edges(b), wh_fcg_n_edges(a));
+  for (uint32_t v = 0; v < t.n; v++)
+    ck_assert_uint_eq(wh_fcg_label(b, v), t.label[v]);
+  for (uint32_t i = 0; i < t.m; i++)
+    ck_assert_uint_eq(wh_fcg_edge_weight(b, t.ea[i], t.eb[i]),
+                      wh_fcg_edge_weight(a, t.ea[i], t.eb[i]));
+  ck_assert_uint_eq(wh_fcg_edge_weight(b, 59, 0), wh_fcg_edge_weight(a, 0, 59));
+  ck_assert_uint_ge(wh_fcg_edge_weight(b, 59, 0), UINT32_MAX - 7);
+  /* the same graph from its edges in another order: the same bytes */
+  static TGraph same;
+  same = t;
+  for (uint32_t i = 0; i < t.m; i++) {
+    uint32_t k = t.m - 1 - i;
+    same.ea[i] = t.eb[k];
+    same.eb[i] = t.ea[k];
+    same.ew[i] = t.ew[k];
+  }
+  g_autoptr(WhFcg) c = tg_build(&same);
+  g_autoptr(GByteArray) again = g_byte_array_new();
+  wh_fcg_serialize(c, again);
+  ck_assert(again->len == bytes->len && memcmp(again->data, bytes->data, bytes->len) == 0);
+  /* a relabelled copy is another vertex order: other bytes (60 vertices, 5 labels) */
+  tg_relabel(&t, rng, &r);
+  g_autoptr(WhFcg) d = tg_build(&r);
+  g_byte_array_set_size(again, 0);
+  wh_fcg_serialize(d, again);
+  ck_assert(again->len != bytes->len || memcmp(again->data, bytes->data, bytes->len) != 0);
+  for (guint len = 0; len < bytes->len; len++)
+    ck_assert_ptr_null(wh_fcg_deserialize(bytes->data, len));
+  g_byte_array_append(bytes, (const guint8 *)"", 1);
+  ck_assert_ptr_null(wh_fcg_deserialize(bytes->data, bytes->len));
+  /* damaged bytes: refused or a graph, never a crash */
+  g_byte_array_set_size(bytes, bytes->len - 1);
+  for (guint i = 0; i < bytes->len; i++) {
+    for (guint bit = 0; bit < 8; bit++) {
+      bytes->data[i] ^= (uint8_t)(1u << bit);
+      wh_fcg_free(wh_fcg_deserialize(bytes->data, bytes->len));
+      bytes->data[i] ^= (uint8_t)(1u << bit);
+    }
+  }
+  /* the empty graph */
+  g_autoptr(WhFcg) e = wh_fcg_new(0);
+  g_byte_array_set_size(bytes, 0);
+  wh_fcg_serialize(e, bytes);
+  g_autoptr(WhFcg) e2 = wh_fcg_deserialize(bytes->data, bytes->len);
+  ck_assert_ptr_nonnull(e2);
+  ck_assert_uint_eq(wh_fcg_n_vertices(e2), 0);
+}
+END_TEST
+
 START_TEST(test_quantize)
 {
   const double tols[] = {0.01, 0.05, 0.25};
@@ -499,6 +567,7 @@ Suite *wh_fcg_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("limits");
   tcase_add_test(tc, test_limits);
+  tcase_add_test(tc, test_serialize);
   tcase_add_test(tc, test_quantize);
   suite_add_tcase(s, tc);
   return s;

@@ -300,21 +300,37 @@ static void check_outcome(const WhMemoEntry *e, void *data)
   g_autoptr(WhFcg) g = wh_fcg_deserialize(e->key, e->key_len);
   ck_assert_ptr_nonnull(g);
   WhOutcomeHead head;
-  ck_assert_uint_ge(e->value_len, sizeof head);
-  memcpy(&head, e->value, sizeof head);
-  ck_assert_uint_eq(head.n, wh_fcg_n_vertices(g));
-  ck_assert_uint_eq(e->value_len, sizeof head + head.n * sizeof(WhOutcomeFlow));
+  g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  g_autoptr(GByteArray) snaps = g_byte_array_new();
+  uint32_t n = wh_fcg_n_vertices(g);
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps));
+  ck_assert_uint_eq(head.n, n);
+  /* another vertex count, or a byte less, is refused */
+  ck_assert(!wh_outcome_decode(e->value, e->value_len, n + 1, &head, NULL, NULL));
+  ck_assert(!wh_outcome_decode(e->value, e->value_len - 1, n, &head, NULL, NULL));
+  /* a damaged value: refused or decoded, never read past its end */
+  g_autofree uint8_t *bad = g_memdup2(e->value, e->value_len);
+  for (uint32_t i = 0; i < e->value_len; i++) {
+    bad[i] ^= 0x81;
+    wh_outcome_decode(bad, e->value_len, n, &head, bytes, snaps);
+    bad[i] ^= 0x81;
+  }
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps));
+  /* compact: the same again from its decoded form, in far less than a snapshot each */
+  g_autoptr(GByteArray) again = g_byte_array_new();
+  wh_outcome_encode(&head, (const uint64_t *)bytes->data, snaps->data, again);
+  ck_assert(again->len == e->value_len && memcmp(again->data, e->value, again->len) == 0);
+  ck_assert_uint_lt(e->value_len, (uint64_t)n * WH_CC_SNAPSHOT_BYTES / 2);
   ck_assert_uint_gt(head.duration, 0);
   if (e->kind == WH_MEMO_COMPLETED)
     ck_assert_uint_lt(head.ended, head.n);
   else
     ck_assert_uint_eq(head.ended, UINT32_MAX);
   for (uint32_t v = 0; v < head.n; v++) {
-    WhOutcomeFlow o;
-    memcpy(&o, e->value + sizeof head + v * sizeof o, sizeof o);
-    ck_assert_uint_le(o.bytes, c->max_bytes);
+    ck_assert_uint_le(g_array_index(bytes, uint64_t, v), c->max_bytes);
     WhCcSnapshot snap;
-    ck_assert(wh_cc_snapshot_deserialize(o.snap, sizeof o.snap, &snap, NULL));
+    ck_assert(wh_cc_snapshot_deserialize(snaps->data + (gsize)v * WH_CC_SNAPSHOT_BYTES,
+                                         WH_CC_SNAPSHOT_BYTES, &snap, NULL));
     ck_assert_str_eq(snap.cc, "hpcc");
   }
 }
@@ -380,6 +396,68 @@ START_TEST(test_patterns_repeat)
 }
 END_TEST
 
+START_TEST(test_hits_by_kind)
+{
+  /* two rounds, 5 ms apart, of two flows that share no link (0->1 and 2->3 on one side
+   * of a 4-pair dumbbell): two partitions of one pattern at once, so in the first round
+   * the second finds the first's entry while it is only seen; in the second round both
+   * find its outcome */
+  g_autoptr(WhScenario) sc = wh_scenario_new("twins", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "4");
+  for (unsigned r = 0; r < 2; r++) {
+    wh_scenario_add_flow(sc, 0, 1, 2000000, r * 5 * WH_MS);
+    wh_scenario_add_flow(sc, 2, 3, 2000000, r * 5 * WH_MS);
+  }
+  WhRun *run = NULL;
+  WhPatternStats ps = count_patterns(sc, &run);
+  ck_assert_uint_eq(ps.hits[WH_MEMO_SEEN] + ps.hits[WH_MEMO_CONVERGED] + ps.hits[WH_MEMO_COMPLETED],
+                    ps.repeated);
+  ck_assert_uint_ge(ps.hits[WH_MEMO_SEEN], 1);
+  ck_assert_uint_ge(ps.hits[WH_MEMO_CONVERGED] + ps.hits[WH_MEMO_COMPLETED], 2);
+  /* observe mode replays nothing */
+  for (unsigned k = 0; k < WH_MEMO_N_KINDS; k++)
+    ck_assert_uint_eq(ps.replays[k], 0);
+  /* the summary says the same */
+  WhWormholeMemoSummary m;
+  wh_wormhole_memo_summary(run->wormhole, &m);
+  ck_assert_uint_eq(m.hits_seen, ps.hits[WH_MEMO_SEEN]);
+  ck_assert_uint_eq(m.hits_converged, ps.hits[WH_MEMO_CONVERGED]);
+  ck_assert_uint_eq(m.hits_completed, ps.hits[WH_MEMO_COMPLETED]);
+  ck_assert_uint_eq(m.hits_seen + m.hits_converged + m.hits_completed, m.hits);
+  wh_run_free(run);
+}
+END_TEST
+
+/* The vertex count of every stored graph, at most *data. */
+static void check_small(const WhMemoEntry *e, void *data)
+{
+  g_autoptr(WhFcg) g = wh_fcg_deserialize(e->key, e->key_len);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_uint_le(wh_fcg_n_vertices(g), *(const uint32_t *)data);
+}
+
+START_TEST(test_too_large_not_stored)
+{
+  /* 300 flows of 200 KB at once over one bottleneck: a phase of more flows than the
+   * exact check takes is new and not stored; the phases left as they end are */
+  g_autoptr(WhScenario) sc = wh_scenario_new("crowd", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "300");
+  for (unsigned i = 0; i < 300; i++)
+    wh_scenario_add_flow(sc, i, 300 + i, 200000, 0);
+  char *sets[] = {"wh::Wormhole::Mode=observe", "wh::Wormhole::Patterns=true", NULL};
+  WhRunOptions opts = {.cc = "hpcc", .sets = sets};
+  g_autoptr(WhRun) run = wh_test_run(sc, &opts);
+  wh_test_assert_clean_end(run);
+  const WhPatternStats *ps = &run->wormhole->ps;
+  ck_assert_uint_eq(ps->flows_max, 300);
+  ck_assert_uint_ge(ps->too_large, 1);
+  ck_assert_uint_eq(ps->phases, ps->repeated + ps->distinct);
+  ck_assert_uint_gt(wh_memo_db_len(run->wormhole->memo), 0);
+  uint32_t limit = WH_FCG_ISO_MAX_VERTICES;
+  wh_memo_db_foreach(run->wormhole->memo, check_small, &limit);
+}
+END_TEST
+
 START_TEST(test_rate_tolerance_refused)
 {
   static const char *const bad[] = {"0", "-0.1", "nan"};
@@ -416,6 +494,15 @@ START_TEST(test_memo_replays)
           ss->replay_completions, exact->sim->events_executed, memo->sim->events_executed);
   ck_assert_uint_ge(ss->replays_whole, 2);
   ck_assert_uint_ge(ss->replay_completions, 1);
+  /* hits by the kind of the entry found add up; the replays are of completed phases */
+  const WhPatternStats *ps = &memo->wormhole->ps;
+  ck_assert_uint_eq(ps->hits[WH_MEMO_SEEN] + ps->hits[WH_MEMO_CONVERGED] +
+                        ps->hits[WH_MEMO_COMPLETED],
+                    ps->repeated);
+  ck_assert_uint_gt(ps->hits[WH_MEMO_COMPLETED], 0);
+  ck_assert_uint_eq(ps->replays[WH_MEMO_COMPLETED] + ps->replays[WH_MEMO_CONVERGED], ss->replays);
+  ck_assert_uint_eq(ps->replays[WH_MEMO_SEEN], 0);
+  ck_assert_uint_le(ps->replays[WH_MEMO_COMPLETED], ps->hits[WH_MEMO_COMPLETED]);
   ck_assert_uint_lt(memo->sim->events_executed, exact->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(memo->wormhole, NULL));
   /* deterministic: a second memo run is the same simulation */
@@ -464,6 +551,8 @@ Suite *wh_memo_db_suite(void)
   TCase *tp = tcase_create("patterns");
   tcase_set_timeout(tp, 120);
   tcase_add_test(tp, test_patterns_repeat);
+  tcase_add_test(tp, test_hits_by_kind);
+  tcase_add_test(tp, test_too_large_not_stored);
   tcase_add_test(tp, test_rate_tolerance_refused);
   tcase_add_test(tp, test_memo_replays);
   tcase_add_test(tp, test_memo_max_bytes);

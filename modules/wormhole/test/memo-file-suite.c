@@ -91,6 +91,25 @@ static char *summary_status(const char *out)
   return g_strndup(p, strcspn(p, "\""));
 }
 
+/* The hits of a run by the kind of the entry found add up to its hits, its replays by
+ * kind are of hits of that kind, and wormhole.json says the same. */
+static void check_kinds(const char *out)
+{
+  uint64_t seen = summary_u64(out, "memo_hits_seen");
+  uint64_t converged = summary_u64(out, "memo_hits_converged");
+  uint64_t completed = summary_u64(out, "memo_hits_completed");
+  ck_assert_uint_eq(seen + converged + completed, summary_u64(out, "memo_hits"));
+  ck_assert_uint_le(summary_u64(out, "memo_replays_converged"), converged);
+  ck_assert_uint_le(summary_u64(out, "memo_replays_completed"), completed);
+  g_autofree char *dir = in_tmp(out);
+  g_autofree char *wj = wh_test_read_in(dir, "wormhole.json");
+  g_autofree char *hits = g_strdup_printf("\"hits\": {\"seen\": %" G_GUINT64_FORMAT
+                                          ", \"converged\": %" G_GUINT64_FORMAT
+                                          ", \"completed\": %" G_GUINT64_FORMAT "}",
+                                          seen, converged, completed);
+  ck_assert_msg(strstr(wj, hits) != NULL, "wormhole.json lacks %s", hits);
+}
+
 static char *flows_of(const char *out)
 {
   g_autofree char *dir = in_tmp(out);
@@ -135,6 +154,7 @@ START_TEST(test_second_run_replays_from_file)
   ck_assert_uint_eq(summary_u64("first", "memo_hits_from_file"), 0);
   uint64_t distinct = summary_u64("first", "memo_distinct");
   ck_assert_uint_gt(distinct, 0);
+  check_kinds("first");
 
   g_autofree char *err = run_ok("second", NULL, path);
   ck_assert_msg(strstr(err, "warning") == NULL, "%s", err);
@@ -147,6 +167,10 @@ START_TEST(test_second_run_replays_from_file)
   /* every phase of the second run was known: nothing new, and every pattern the first
    * stored is counted in wormhole.json too */
   ck_assert_uint_eq(summary_u64("second", "memo_distinct"), 0);
+  /* it replays: completed phases found, and replayed */
+  check_kinds("second");
+  ck_assert_uint_gt(summary_u64("second", "memo_hits_completed"), 0);
+  ck_assert_uint_gt(summary_u64("second", "memo_replays_completed"), 0);
   g_autofree char *dir = in_tmp("second");
   g_autofree char *wj = wh_test_read_in(dir, "wormhole.json");
   g_autofree char *field = g_strdup_printf("\"repeated_from_file\": %" G_GUINT64_FORMAT, from_file);

@@ -1,0 +1,130 @@
+/* A phase outcome's compact byte form: see outcome.h. Layout: varints of the duration,
+ * the vertex count and ended + 1 (0: converged); then per vertex the zigzag difference
+ * of its bytes to the previous vertex's, the reference of its snapshot (0: zeros, r:
+ * the snapshot r vertices back), the count of words that differ from it, and per such
+ * word the gap to the previous one and the zigzag difference to the reference's word. */
+#include "outcome.h"
+
+#include <string.h>
+
+#include "flow-state.h"
+#include "varint.h"
+
+#define WORDS (WH_CC_SNAPSHOT_BYTES / 8)
+/* How many earlier vertices a snapshot may refer to. */
+#define WINDOW 64u
+
+G_STATIC_ASSERT(WH_CC_SNAPSHOT_BYTES % 8 == 0);
+
+static guint varint_len(uint64_t v)
+{
+  guint n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+
+static void words_of(const uint8_t *snap, uint64_t w[WORDS])
+{
+  if (snap)
+    memcpy(w, snap, WH_CC_SNAPSHOT_BYTES);
+  else
+    memset(w, 0, WH_CC_SNAPSHOT_BYTES);
+}
+
+/* Bytes taken by `w` written against `ref`. */
+static guint delta_len(const uint64_t *w, const uint64_t *ref)
+{
+  guint len = 0, changed = 0, prev = 0;
+  for (guint j = 0; j < WORDS; j++) {
+    if (w[j] == ref[j])
+      continue;
+    len += varint_len(j - prev) + varint_len(wh_zigzag_diff(w[j], ref[j]));
+    prev = j + 1;
+    changed++;
+  }
+  return len + varint_len(changed);
+}
+
+void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const uint8_t *snaps,
+                       GByteArray *out)
+{
+  uint32_t n = head->n;
+  wh_varint_put(out, head->duration);
+  wh_varint_put(out, n);
+  wh_varint_put(out, head->ended == UINT32_MAX ? 0 : (uint64_t)head->ended + 1);
+  uint64_t zero[WORDS] = {0}, w[WORDS], ref[WORDS];
+  for (uint32_t i = 0; i < n; i++) {
+    wh_varint_put(out, wh_zigzag_diff(bytes[i], i ? bytes[i - 1] : 0));
+    const uint8_t *snap = snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES;
+    words_of(snap, w);
+    /* the shortest reference; on a tie the nearest, zeros last */
+    uint32_t best = 0;
+    guint best_len = delta_len(w, zero);
+    for (uint32_t r = 1; r <= MIN(i, WINDOW); r++) {
+      words_of(snap - (size_t)r * WH_CC_SNAPSHOT_BYTES, ref);
+      guint len = delta_len(w, ref);
+      if (len < best_len || (len == best_len && best == 0)) {
+        best = r;
+        best_len = len;
+      }
+    }
+    words_of(best ? snap - (size_t)best * WH_CC_SNAPSHOT_BYTES : NULL, ref);
+    wh_varint_put(out, best);
+    guint changed = 0, prev = 0;
+    for (guint j = 0; j < WORDS; j++)
+      changed += w[j] != ref[j];
+    wh_varint_put(out, changed);
+    for (guint j = 0; j < WORDS; j++) {
+      if (w[j] == ref[j])
+        continue;
+      wh_varint_put(out, j - prev);
+      wh_varint_put(out, wh_zigzag_diff(w[j], ref[j]));
+      prev = j + 1;
+    }
+  }
+}
+
+gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcomeHead *head,
+                           GArray *bytes, GByteArray *snaps)
+{
+  gsize at = 0;
+  uint32_t ended;
+  if (value == NULL || !wh_varint_get(value, len, &at, &head->duration) ||
+      !wh_varint_get32(value, len, &at, &head->n) || !wh_varint_get32(value, len, &at, &ended))
+    return FALSE;
+  /* a vertex takes 3 B at least */
+  if (head->n != n || n > (len - at) / 3 || ended > n)
+    return FALSE;
+  head->ended = ended == 0 ? UINT32_MAX : ended - 1;
+  g_autoptr(GByteArray) own = snaps ? NULL : g_byte_array_new();
+  GByteArray *s = snaps ? snaps : own;
+  g_byte_array_set_size(s, n * WH_CC_SNAPSHOT_BYTES);
+  if (bytes)
+    g_array_set_size(bytes, n);
+  uint64_t b = 0, w[WORDS];
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t z, r, changed;
+    if (!wh_varint_get(value, len, &at, &z) || !wh_varint_get(value, len, &at, &r) || r > i ||
+        r > WINDOW || !wh_varint_get(value, len, &at, &changed) || changed > WORDS)
+      return FALSE;
+    b = wh_zigzag_undiff(z, b);
+    if (bytes)
+      g_array_index(bytes, uint64_t, i) = b;
+    uint8_t *snap = s->data + (size_t)i * WH_CC_SNAPSHOT_BYTES;
+    words_of(r ? snap - r * WH_CC_SNAPSHOT_BYTES : NULL, w);
+    uint64_t j = 0;
+    for (uint64_t c = 0; c < changed; c++, j++) {
+      uint64_t gap;
+      if (!wh_varint_get(value, len, &at, &gap) || gap >= WORDS - j ||
+          !wh_varint_get(value, len, &at, &z))
+        return FALSE;
+      j += gap;
+      w[j] = wh_zigzag_undiff(z, w[j]);
+    }
+    memcpy(snap, w, WH_CC_SNAPSHOT_BYTES);
+  }
+  return at == len;
+}

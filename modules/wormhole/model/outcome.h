@@ -1,0 +1,40 @@
+/* The stored value of a contention phase's outcome (a memo database entry's value):
+ * how long the phase lasted, which vertex ended it, and per vertex (graph order) the
+ * payload bytes it sent for the first time during the phase and its CC snapshot at the
+ * end (wh_cc_snapshot_serialize; the sending rate at the end is the snapshot's).
+ *
+ * Compact and lossless: integers are varints (varint.h), each vertex's bytes a
+ * difference to the previous vertex's, and each snapshot, read as 64-bit words, is
+ * written as the words that differ from a reference (an earlier vertex's snapshot
+ * within a window, or all zeros), whichever is shortest: a snapshot equal to an
+ * earlier one costs 3 B, one that differs in a timer's sequence number a few more,
+ * instead of the 256 B of the snapshot. The encoding is a function of the outcome
+ * alone, so equal outcomes give equal bytes. Host byte order. Cold path: encoding
+ * costs O(n x window x words), decoding O(n x words). */
+#ifndef WH_OUTCOME_H
+#define WH_OUTCOME_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct {
+  uint64_t duration; /* ps from the tick the pattern was taken to the outcome (completed:
+                        the leaving flow's last byte arrived, or its ACK if the byte had
+                        arrived before that tick) */
+  uint32_t n;        /* vertices */
+  uint32_t ended;    /* completed: the vertex that left; converged: UINT32_MAX */
+} WhOutcomeHead;
+
+/* Appends the value of `head` with bytes[0..n-1] and the n snapshots at snaps (each
+ * WH_CC_SNAPSHOT_BYTES) to `out`. */
+void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const uint8_t *snaps,
+                       GByteArray *out);
+
+/* Decodes a value of `n` vertices: *head, and (each nullable) `bytes` (uint64) and
+ * `snaps` set to the vertices' bytes and snapshots. FALSE when `value` is not such a
+ * value (another vertex count, bad lengths, a reference out of range, bytes left over);
+ * the arrays are undefined then. */
+gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcomeHead *head,
+                           GArray *bytes, GByteArray *snaps);
+
+#endif
