@@ -296,10 +296,11 @@ int64_t wh_workload_add_send(WhWorkload *w, const char *name, uint32_t src, uint
   return check_and_add(w, &o, deps, n_deps, error);
 }
 
-int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind kind,
-                                   WhCollAlgo algo, const uint32_t *group, uint32_t n,
-                                   uint64_t bytes, const uint32_t *deps, uint32_t n_deps,
-                                   GError **error)
+/* A collective: `matrix` (nullable) for an all-to-allv, else `bytes`. */
+static int64_t add_collective(WhWorkload *w, const char *name, WhCollKind kind, WhCollAlgo algo,
+                              const uint32_t *group, uint32_t n, uint64_t bytes,
+                              const uint64_t *matrix, const uint32_t *deps, uint32_t n_deps,
+                              GError **error)
 {
   WhOpSpec o = {.kind = WH_OP_COLLECTIVE,
                 .coll = kind,
@@ -308,23 +309,25 @@ int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind k
                 .rank = n ? group[0] : 0,
                 .bytes = bytes,
                 .group = group,
-                .group_n = n};
+                .group_n = n,
+                .matrix = matrix};
   return check_and_add(w, &o, deps, n_deps, error);
+}
+
+int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind kind,
+                                   WhCollAlgo algo, const uint32_t *group, uint32_t n,
+                                   uint64_t bytes, const uint32_t *deps, uint32_t n_deps,
+                                   GError **error)
+{
+  return add_collective(w, name, kind, algo, group, n, bytes, NULL, deps, n_deps, error);
 }
 
 int64_t wh_workload_add_all_to_allv(WhWorkload *w, const char *name, WhCollAlgo algo,
                                     const uint32_t *group, uint32_t n, const uint64_t *matrix,
                                     const uint32_t *deps, uint32_t n_deps, GError **error)
 {
-  WhOpSpec o = {.kind = WH_OP_COLLECTIVE,
-                .coll = WH_COLL_ALL_TO_ALLV,
-                .algo = algo,
-                .name = name,
-                .rank = n ? group[0] : 0,
-                .group = group,
-                .group_n = n,
-                .matrix = matrix};
-  return check_and_add(w, &o, deps, n_deps, error);
+  return add_collective(w, name, WH_COLL_ALL_TO_ALLV, algo, group, n, 0, matrix, deps, n_deps,
+                        error);
 }
 
 /* Every op of `t` passes the builders' checks. */
