@@ -1,11 +1,12 @@
-/* All-to-allv tests on the Frontier preset (8 GCD hosts per node): scenarios with an
- * inline size matrix (drawn from a seeded generator, a quarter of the entries zero)
- * run in-process, then their flows are checked. Conservation: every flat algorithm
- * moves each pair exactly its matrix entry in one flow, and no flow for a zero entry;
- * HALO delivers to each GCD its column sum (bytes received minus bytes forwarded in
- * Phase III). Ordering: each HALO Phase III transfer starts exactly MessageAlpha after
- * the last Phase II transfer it forwards from arrived, never before; Phases I and II
- * overlap. rccl: no rank ever has more than W sends in flight, and it does use W. */
+/* All-to-allv tests on the Frontier preset (8 GCD hosts per node): scenarios with a
+ * size matrix (drawn from a seeded generator, a quarter of the entries zero; inline, or
+ * read from a file) run in-process, then their flows are checked. Conservation: every
+ * flat algorithm moves each pair exactly its matrix entry in one flow, and no flow for
+ * a zero entry; HALO delivers to each GCD its column sum (bytes received minus bytes
+ * forwarded in Phase III). Ordering: each HALO Phase III transfer starts exactly
+ * MessageAlpha after the last Phase II transfer it forwards from arrived, never before;
+ * Phases I and II overlap. rccl: no rank ever has more than W sends in flight, and it
+ * does use W. */
 #include <check.h>
 #include <string.h>
 
@@ -39,8 +40,11 @@ static void fill_matrix(A2a *a, uint32_t n, uint32_t seed)
 
 /* Runs the all-to-allv of `a` (or, with `uniform`, an all-to-all of `uniform` bytes
  * per rank, which sets the matrix to its per-pair chunk) with `algo` on one Frontier
- * group, with `sets` (nullable). */
-static void a2a_run(A2a *a, const char *algo, uint64_t uniform, char **sets)
+ * group, with `sets` (nullable). With `from_file`, the scenario and its matrix (rows
+ * split by ';' and commas, with a comment) are written to a temporary directory and the
+ * scenario names the matrix file. */
+static void a2a_run_with(A2a *a, const char *algo, uint64_t uniform, char **sets,
+                         gboolean from_file)
 {
   GString *x = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                             "<scenario name=\"a2av\" seed=\"1\">\n"
@@ -54,6 +58,11 @@ static void a2a_run(A2a *a, const char *algo, uint64_t uniform, char **sets)
     for (uint32_t i = 0; i < n; i++)
       for (uint32_t j = 0; j < n; j++)
         a->m[i][j] = i == j ? 0 : (uniform + n - 1) / n;
+  } else if (from_file) {
+    g_string_append_printf(x,
+                           "    <collective id=\"a\" kind=\"all-to-allv\" ranks=\"0-%u\" "
+                           "algorithm=\"%s\" matrix=\"sizes.txt\"/>\n",
+                           n - 1, algo);
   } else {
     g_string_append_printf(x,
                            "    <collective id=\"a\" kind=\"all-to-allv\" ranks=\"0-%u\" "
@@ -69,15 +78,39 @@ static void a2a_run(A2a *a, const char *algo, uint64_t uniform, char **sets)
   }
   g_string_append(x, "  </workload>\n</scenario>\n");
   g_autoptr(GError) err = NULL;
-  WhScenario *sc = wh_scenario_load_memory(x->str, x->len, "a2av.xml", &err);
+  WhScenario *sc;
+  if (from_file) {
+    g_autofree char *dir = g_dir_make_tmp("wh-a2av-XXXXXX", &err);
+    ck_assert_msg(dir != NULL, "%s", err ? err->message : "");
+    GString *m = g_string_new("# bytes each rank sends each rank\n");
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < n; j++)
+        g_string_append_printf(m, "%" G_GUINT64_FORMAT "B%s", a->m[i][j],
+                               j + 1 < n ? ", " : (i % 2 ? "\n" : "; "));
+    g_autofree char *mpath = g_build_filename(dir, "sizes.txt", NULL);
+    g_autofree char *spath = g_build_filename(dir, "a2av.xml", NULL);
+    ck_assert(g_file_set_contents(mpath, m->str, -1, NULL));
+    ck_assert(g_file_set_contents(spath, x->str, -1, NULL));
+    g_string_free(m, TRUE);
+    sc = wh_scenario_load(spath, &err);
+    ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+    a->run = wh_run_new(sc, &(WhRunOptions){.sets = sets}, &err);
+    wh_test_remove_tree(dir); /* the run has read the matrix */
+  } else {
+    sc = wh_scenario_load_memory(x->str, x->len, "a2av.xml", &err);
+    ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+    a->run = wh_run_new(sc, &(WhRunOptions){.sets = sets}, &err);
+  }
   g_string_free(x, TRUE);
-  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
-  WhRunOptions opts = {.sets = sets};
-  a->run = wh_run_new(sc, &opts, &err);
   ck_assert_msg(a->run != NULL, "%s", err ? err->message : "");
   wh_run_take_scenario(a->run, sc);
   wh_run_execute(a->run);
   ck_assert(wh_workload_done(a->run->workload));
+}
+
+static void a2a_run(A2a *a, const char *algo, uint64_t uniform, char **sets)
+{
+  a2a_run_with(a, algo, uniform, sets, FALSE);
 }
 
 static WhFlow *flow(const A2a *a, uint32_t i)
@@ -94,13 +127,14 @@ static uint32_t xfer_of(const A2a *a, uint32_t i)
   return index;
 }
 
-static const char *const flat_algos[] = {"direct", "pairwise", "rccl"};
+/* the last one reads its matrix from a file */
+static const char *const flat_algos[] = {"direct", "pairwise", "rccl", "pairwise"};
 
 START_TEST(test_flat_conservation)
 {
   static A2a a;
   fill_matrix(&a, 16, 7);
-  a2a_run(&a, flat_algos[_i], 0, NULL);
+  a2a_run_with(&a, flat_algos[_i], 0, NULL, _i == G_N_ELEMENTS(flat_algos) - 1);
   static uint64_t got[MAX_N][MAX_N], flows[MAX_N][MAX_N];
   memset(got, 0, sizeof got);
   memset(flows, 0, sizeof flows);
