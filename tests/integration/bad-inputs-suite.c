@@ -104,6 +104,7 @@ static const BadInput bad_inputs[] = {
     {"a2av-matrix-file-outside.xml", {"<collective matrix>", "README.md", "outside"}, 6},
     {"a2av-size-and-matrix.xml", {"all-to-allv", "\"size\""}, 5},
     {"a2av-halo-no-frontier.xml", {"algorithm", "halo", "Frontier"}, 7},
+    {"a2av-too-many-ranks.xml", {"\"ranks\"", "1000000 ranks", "at most 8192"}, 6},
     {"flow-host-index-out-of-range.xml", {"\"dst\"", "\"7\""}, 8},
     {"flow-unknown-host-name.xml", {"\"dst\"", "h9"}, 11},
     {"flow-duplicate-id.xml", {"duplicate flow id", "\"x\""}, 9},

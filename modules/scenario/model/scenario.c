@@ -800,6 +800,12 @@ static gboolean load_matrix(Loader *ld, const xmlNode *n, WhScenarioOp *o)
 {
   const xmlNode *m = child_named(n, "matrix");
   g_autofree char *path = attr(n, "matrix");
+  if (o->n_ranks > WH_SCENARIO_MAX_MATRIX_RANKS)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                "<collective kind=\"all-to-allv\"> attribute \"ranks\": %u ranks; a size "
+                "matrix covers at most %u (%u MB of sizes)",
+                o->n_ranks, WH_SCENARIO_MAX_MATRIX_RANKS,
+                (WH_SCENARIO_MAX_MATRIX_RANKS * WH_SCENARIO_MAX_MATRIX_RANKS / 1024) * 8 / 1024);
   if (attr_present(n, "size") || (m != NULL) == (path != NULL))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
                 "<collective kind=\"all-to-allv\">: takes its sizes from a matrix, either a "
@@ -842,7 +848,7 @@ static gboolean load_op_kind(Loader *ld, const xmlNode *n, WhScenarioOp *o)
   if (!wh_coll_kind_parse(kind, &ck))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
                 "<collective> attribute \"kind\" = \"%s\": expected all-reduce, "
-                "reduce-scatter, all-gather or all-to-all",
+                "reduce-scatter, all-gather, all-to-all or all-to-allv",
                 kind);
   gboolean a2a = ck == WH_COLL_ALL_TO_ALL || ck == WH_COLL_ALL_TO_ALLV;
   if (algo == NULL)

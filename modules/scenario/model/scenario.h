@@ -151,6 +151,9 @@ void wh_scenario_add_set(WhScenario *sc, const char *key, const char *value);
  * the scenarios. FALSE with `error` for an unknown preset. */
 gboolean wh_scenario_preset_apply(WhConfig *cfg, const char *preset, GError **error);
 
+/* The most ranks an all-to-allv's size matrix may cover (8 bytes per pair). */
+#define WH_SCENARIO_MAX_MATRIX_RANKS 8192u
+
 /* Parses an all-to-allv size matrix for a group of `n` ranks into `*out` (transfer
  * full): n rows of n sizes ("4KB", "0", "1.5MB"), a row per line (or separated by ';'),
  * entries separated by blanks or commas, '#' starting a comment. `file` and `line` (of
