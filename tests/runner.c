@@ -23,6 +23,7 @@ Suite *wh_dragonfly_traffic_suite(void);
 Suite *wh_scenario_suite(void);
 Suite *wh_compare_suite(void);
 Suite *wh_workload_suite(void);
+Suite *wh_all_to_allv_suite(void);
 Suite *wh_presets_suite(void);
 Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
@@ -78,6 +79,7 @@ int main(void)
   srunner_add_suite(sr, wh_scenario_suite());
   srunner_add_suite(sr, wh_compare_suite());
   srunner_add_suite(sr, wh_workload_suite());
+  srunner_add_suite(sr, wh_all_to_allv_suite());
   srunner_add_suite(sr, wh_presets_suite());
   srunner_add_suite(sr, wh_simai_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());

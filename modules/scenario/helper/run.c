@@ -576,6 +576,43 @@ static gboolean place_ranks(WhRun *run, GError **error)
   return TRUE;
 }
 
+/* The largest all-to-allv matrix file read (4096 x 4096 sizes of a few characters). */
+#define MATRIX_FILE_BYTES (256u << 20)
+
+/* The size matrix of every all-to-allv of the <workload> (NULL for other ops) into
+ * `out`: inline, or read from its file, which must lie below the scenario's directory
+ * or the data directory. */
+static gboolean load_matrix_files(const WhRun *run, const WhRunOptions *opts, GPtrArray *out,
+                                  GError **error)
+{
+  const WhScenario *sc = run->sc;
+  g_autofree char *sc_dir = g_path_get_dirname(sc->path);
+  const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
+  for (guint i = 0; i < sc->ops->len; i++) {
+    const WhScenarioOp *o = sc->ops->pdata[i];
+    if (o->matrix_path == NULL) {
+      g_ptr_array_add(
+          out, o->matrix ? g_memdup2(o->matrix, sizeof(uint64_t) * o->n_ranks * o->n_ranks) : NULL);
+      continue;
+    }
+    g_autoptr(GError) err = NULL;
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    uint64_t *m = NULL;
+    if (!wh_file_check_inside(o->matrix_path, roots, &err) ||
+        !wh_file_read(o->matrix_path, MATRIX_FILE_BYTES, &text, &len, &err))
+      return fail_at(error, sc, o->line, "<collective matrix>: %s: %s", o->matrix_path,
+                     err->message);
+    if (memchr(text, '\0', len))
+      return fail_at(error, sc, o->line, "<collective matrix>: %s: not a text file",
+                     o->matrix_path);
+    if (!wh_scenario_parse_matrix(text, o->n_ranks, o->matrix_path, 1, &m, &err))
+      return fail_at(error, sc, o->line, "<collective matrix>: %s", err->message);
+    g_ptr_array_add(out, m);
+  }
+  return TRUE;
+}
+
 static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
@@ -606,6 +643,8 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
     roots += o->n_deps == 0;
     names += strlen(o->id) + 1 + WH_OP_TABLE_BYTES_PER_ENTRY; /* and its group, if any */
     names += o->n_ranks ? (o->n_ranks + 1) * sizeof(uint32_t) + WH_OP_TABLE_BYTES_PER_ENTRY : 0;
+    if (o->coll == WH_COLL_ALL_TO_ALLV) /* and its matrix */
+      names += (uint64_t)o->n_ranks * o->n_ranks * sizeof(uint64_t) + WH_OP_TABLE_BYTES_PER_ENTRY;
     for (uint32_t d = 0; d < o->n_deps; d++) {
       leaves -= !is_dep[o->deps[d]];
       is_dep[o->deps[d]] = TRUE;
@@ -619,9 +658,17 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   if (!check_workload_memory(run, ops, need, "<workload>", sc->workload_line, error))
     return FALSE;
   run->ops_per_iteration = n;
+  g_autoptr(GPtrArray) matrices = g_ptr_array_new_with_free_func(g_free);
+  if (!load_matrix_files(run, opts, matrices, error))
+    return FALSE;
   run->workload = wh_workload_new(run->tp, ranks);
   wh_workload_set_message_alpha(run->workload,
                                 wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
+  wh_workload_set_rccl_window(run->workload,
+                              (uint32_t)wh_config_int(run->cfg, "wh::Workload", "RcclWindow"));
+  const WhDragonfly *df = wh_dragonfly_of(run->net);
+  if (df && wh_dragonfly_get_shape(df)->frontier)
+    wh_workload_set_gcds_per_node(run->workload, 8);
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;
@@ -649,6 +696,9 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
       else if (o->kind == WH_OP_SEND)
         id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len,
                                   &err);
+      else if (o->coll == WH_COLL_ALL_TO_ALLV)
+        id = wh_workload_add_all_to_allv(run->workload, o->id, (WhCollAlgo)o->algo, o->ranks,
+                                         o->n_ranks, matrices->pdata[i], dv, deps->len, &err);
       else
         id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll,
                                         (WhCollAlgo)o->algo, o->ranks, o->n_ranks, o->bytes, dv,

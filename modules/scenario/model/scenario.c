@@ -56,6 +56,8 @@ static void op_free(gpointer p)
   WhScenarioOp *o = p;
   g_free(o->id);
   g_free(o->ranks);
+  g_free(o->matrix);
+  g_free(o->matrix_path);
   g_free(o->deps);
   g_free(o);
 }
@@ -242,7 +244,8 @@ static const AttrRule attr_rules[] = {
     {"workload", {NULL}, {"iterations", "simai", "keep-tp", "model", "gpus", NULL}},
     {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
     {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
-    {"collective", {"id", "kind", "ranks", "size", NULL}, {"algorithm", "deps", NULL}},
+    {"collective", {"id", "kind", "ranks", NULL}, {"size", "matrix", "algorithm", "deps", NULL}},
+    {"matrix", {NULL}, {NULL}},
     {"placement", {"policy", NULL}, {"nodes", "seed", NULL}},
 };
 
@@ -745,6 +748,80 @@ static gboolean load_workload_simai(Loader *ld, const xmlNode *wl, const char *s
   return no_op_elements(ld, wl, "simai", "takes its ops from the SimAI file only");
 }
 
+gboolean wh_scenario_parse_matrix(const char *text, uint32_t n, const char *file, int line,
+                                  uint64_t **out, GError **error)
+{
+  g_autofree uint64_t *m = g_new0(uint64_t, (uint64_t)n * n);
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  uint32_t rows = 0;
+  for (char **l = lines; *l; l++, line++) {
+    char *hash = strchr(*l, '#');
+    if (hash)
+      *hash = '\0';
+    g_auto(GStrv) parts = g_strsplit(*l, ";", -1);
+    for (char **p = parts; *p; p++) {
+      g_auto(GStrv) tok = g_strsplit_set(*p, " \t\r,", -1);
+      uint32_t k = 0;
+      for (char **t = tok; *t; t++) {
+        if (**t == '\0')
+          continue;
+        if (rows >= n)
+          return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
+                      "<matrix>: more than %u rows (one per rank of the group)", n);
+        if (k >= n)
+          return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
+                      "<matrix> row %u: more than %u entries (the group has %u ranks)", rows, n, n);
+        g_autoptr(GError) err = NULL;
+        if (**t == '-' ||
+            (strcmp(*t, "0") != 0 && !wh_units_parse_bytes(*t, &m[(uint64_t)rows * n + k], &err)))
+          return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
+                      "<matrix> row %u, entry %u = \"%s\": %s", rows, k, *t,
+                      **t == '-' ? "a negative size (entries are bytes sent, 0 or more)"
+                                 : err->message);
+        k++;
+      }
+      if (k > 0 && k < n)
+        return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
+                    "<matrix> row %u: %u entries; the group has %u ranks (expected %u x %u)", rows,
+                    k, n, n, n);
+      rows += k > 0;
+    }
+  }
+  if (rows != n)
+    return fail(error, WH_SCENARIO_ERROR_VALUE, file, line - 1,
+                "<matrix>: %u rows; the group has %u ranks (expected %u x %u)", rows, n, n, n);
+  *out = g_steal_pointer(&m);
+  return TRUE;
+}
+
+/* The size matrix of an all-to-allv: inline (<matrix> rows </matrix>) or from the
+ * file its "matrix" attribute names (read when the run is built); never a "size". */
+static gboolean load_matrix(Loader *ld, const xmlNode *n, WhScenarioOp *o)
+{
+  const xmlNode *m = child_named(n, "matrix");
+  g_autofree char *path = attr(n, "matrix");
+  if (o->n_ranks > WH_SCENARIO_MAX_MATRIX_RANKS)
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                "<collective kind=\"all-to-allv\"> attribute \"ranks\": %u ranks; a size "
+                "matrix covers at most %u (%u MB of sizes)",
+                o->n_ranks, WH_SCENARIO_MAX_MATRIX_RANKS,
+                (WH_SCENARIO_MAX_MATRIX_RANKS * WH_SCENARIO_MAX_MATRIX_RANKS / 1024) * 8 / 1024);
+  if (attr_present(n, "size") || (m != NULL) == (path != NULL))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                "<collective kind=\"all-to-allv\">: takes its sizes from a matrix, either a "
+                "<matrix> child or a \"matrix\" attribute naming a file (not both, and no "
+                "\"size\")");
+  if (path) {
+    g_autofree char *dir = g_path_get_dirname(ld->file);
+    o->matrix_path = g_path_is_absolute(path) ? g_strdup(path) : g_build_filename(dir, path, NULL);
+    return TRUE;
+  }
+  xmlChar *content = xmlNodeGetContent(m);
+  g_autofree char *text = g_strdup(content ? (const char *)content : "");
+  xmlFree(content);
+  return wh_scenario_parse_matrix(text, o->n_ranks, ld->file, node_line(m), &o->matrix, ld->error);
+}
+
 /* The kind-specific attributes of op element `n` (compute, send or collective). */
 static gboolean load_op_kind(Loader *ld, const xmlNode *n, WhScenarioOp *o)
 {
@@ -771,19 +848,28 @@ static gboolean load_op_kind(Loader *ld, const xmlNode *n, WhScenarioOp *o)
   if (!wh_coll_kind_parse(kind, &ck))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
                 "<collective> attribute \"kind\" = \"%s\": expected all-reduce, "
-                "reduce-scatter, all-gather or all-to-all",
+                "reduce-scatter, all-gather, all-to-all or all-to-allv",
                 kind);
+  gboolean a2a = ck == WH_COLL_ALL_TO_ALL || ck == WH_COLL_ALL_TO_ALLV;
   if (algo == NULL)
-    ca = ck == WH_COLL_ALL_TO_ALL ? WH_ALGO_PAIRWISE : WH_ALGO_RING;
+    ca = a2a ? WH_ALGO_PAIRWISE : WH_ALGO_RING;
   else if (!wh_coll_algo_parse(algo, &ca))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                "<collective> attribute \"algorithm\" = \"%s\": expected ring, pairwise "
-                "or direct",
+                "<collective> attribute \"algorithm\" = \"%s\": expected ring, pairwise, "
+                "direct, rccl or halo",
                 algo);
   o->coll = ck;
   o->algo = ca;
-  return ranks_attr(ld, n, o) &&
-         unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes);
+  if (!ranks_attr(ld, n, o))
+    return FALSE;
+  if (ck == WH_COLL_ALL_TO_ALLV)
+    return load_matrix(ld, n, o);
+  if (!attr_present(n, "size") || attr_present(n, "matrix") || child_named(n, "matrix"))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+                "<collective kind=\"%s\">: needs a \"size\" attribute and no matrix (a "
+                "size matrix is for kind=\"all-to-allv\")",
+                kind);
+  return unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes);
 }
 
 /* The "deps" attribute of op element `n`: ids of ops defined before it (`ids`: id ->

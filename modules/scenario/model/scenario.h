@@ -60,7 +60,9 @@ typedef struct {
   uint32_t n_ranks;
   WhTime duration;
   uint64_t bytes;
-  uint32_t *deps; /* indices of earlier ops */
+  uint64_t *matrix;  /* all-to-allv: n_ranks x n_ranks sizes, row-major (nullable: from a file) */
+  char *matrix_path; /* all-to-allv matrix="...": resolved against the scenario file */
+  uint32_t *deps;    /* indices of earlier ops */
   uint32_t n_deps;
   int line;
 } WhScenarioOp;
@@ -148,6 +150,18 @@ void wh_scenario_add_set(WhScenario *sc, const char *key, const char *value);
  * of the machine (the Piper planner) reads the same rates, delays and message cost as
  * the scenarios. FALSE with `error` for an unknown preset. */
 gboolean wh_scenario_preset_apply(WhConfig *cfg, const char *preset, GError **error);
+
+/* The most ranks an all-to-allv's size matrix may cover (8 bytes per pair). */
+#define WH_SCENARIO_MAX_MATRIX_RANKS 8192u
+
+/* Parses an all-to-allv size matrix for a group of `n` ranks into `*out` (transfer
+ * full): n rows of n sizes ("4KB", "0", "1.5MB"), a row per line (or separated by ';'),
+ * entries separated by blanks or commas, '#' starting a comment. `file` and `line` (of
+ * the text's first character) name where it came from in errors: a row of the wrong
+ * length, a wrong number of rows, a negative or unreadable entry. */
+gboolean wh_scenario_parse_matrix(const char *text, uint32_t n, const char *file, int line,
+                                  uint64_t **out, GError **error);
+
 void wh_scenario_add_flow(WhScenario *sc, uint32_t src, uint32_t dst, uint64_t size, WhTime start);
 
 #endif

@@ -21,6 +21,12 @@ typedef struct {
   uint32_t ranks[];
 } Group;
 
+typedef struct {
+  uint32_t n;     /* n x n entries */
+  uint64_t total; /* their sum, without the diagonal */
+  uint64_t bytes[];
+} Matrix;
+
 struct WhOpTable {
   gint ref;
   uint32_t n, cap;
@@ -36,6 +42,8 @@ struct WhOpTable {
   GHashTable *name_ids; /* name -> id + 1 */
   GPtrArray *groups;    /* Group *, owned */
   GHashTable *group_ids;
+  GPtrArray *matrices; /* Matrix *, owned */
+  GHashTable *matrix_ids;
   uint64_t interned_bytes; /* strings and groups */
 };
 
@@ -54,6 +62,21 @@ static gboolean group_equal(gconstpointer a, gconstpointer b)
   return x->n == y->n && memcmp(x->ranks, y->ranks, sizeof(uint32_t) * x->n) == 0;
 }
 
+static guint matrix_hash(gconstpointer key)
+{
+  const Matrix *m = key;
+  guint h = 2166136261u ^ m->n;
+  for (uint64_t i = 0; i < (uint64_t)m->n * m->n; i++)
+    h = (h ^ (guint)(m->bytes[i] ^ (m->bytes[i] >> 32))) * 16777619u;
+  return h;
+}
+
+static gboolean matrix_equal(gconstpointer a, gconstpointer b)
+{
+  const Matrix *x = a, *y = b;
+  return x->n == y->n && memcmp(x->bytes, y->bytes, sizeof(uint64_t) * x->n * x->n) == 0;
+}
+
 WhOpTable *wh_op_table_new(void)
 {
   WhOpTable *t = g_new0(WhOpTable, 1);
@@ -62,6 +85,8 @@ WhOpTable *wh_op_table_new(void)
   t->name_ids = g_hash_table_new(g_str_hash, g_str_equal);
   t->groups = g_ptr_array_new_with_free_func(g_free);
   t->group_ids = g_hash_table_new(group_hash, group_equal);
+  t->matrices = g_ptr_array_new_with_free_func(g_free);
+  t->matrix_ids = g_hash_table_new(matrix_hash, matrix_equal);
   return t;
 }
 
@@ -91,6 +116,8 @@ void wh_op_table_unref(WhOpTable *t)
   g_hash_table_unref(t->group_ids);
   g_ptr_array_unref(t->names);
   g_ptr_array_unref(t->groups);
+  g_hash_table_unref(t->matrix_ids);
+  g_ptr_array_unref(t->matrices);
   g_free(t);
 }
 
@@ -162,6 +189,26 @@ static uint32_t intern_group(WhOpTable *t, const uint32_t *ranks, uint32_t n)
   return t->groups->len - 1;
 }
 
+static uint32_t intern_matrix(WhOpTable *t, const uint64_t *bytes, uint32_t n)
+{
+  uint64_t cells = (uint64_t)n * n;
+  Matrix *m = g_malloc(sizeof(Matrix) + sizeof(uint64_t) * cells);
+  m->n = n;
+  m->total = 0;
+  memcpy(m->bytes, bytes, sizeof(uint64_t) * cells);
+  for (uint64_t i = 0; i < cells; i++)
+    m->total += i / n == i % n ? 0 : bytes[i];
+  gpointer id = g_hash_table_lookup(t->matrix_ids, m);
+  if (id) {
+    g_free(m);
+    return GPOINTER_TO_UINT(id) - 1;
+  }
+  g_ptr_array_add(t->matrices, m);
+  g_hash_table_insert(t->matrix_ids, m, GUINT_TO_POINTER(t->matrices->len));
+  t->interned_bytes += sizeof(Matrix) + sizeof(uint64_t) * cells + WH_OP_TABLE_BYTES_PER_ENTRY;
+  return t->matrices->len - 1;
+}
+
 int64_t wh_op_table_add(WhOpTable *t, const WhOpSpec *op, GError **error)
 {
   g_return_val_if_fail(!wh_op_table_is_shared(t), -1);
@@ -184,7 +231,10 @@ int64_t wh_op_table_add(WhOpTable *t, const WhOpSpec *op, GError **error)
   t->arg[id] = op->kind == WH_OP_SEND         ? op->dst
                : op->kind == WH_OP_COLLECTIVE ? intern_group(t, op->group, op->group_n)
                                               : 0;
-  t->size[id] = op->kind == WH_OP_COMPUTE ? op->duration : op->bytes;
+  gboolean v = op->kind == WH_OP_COLLECTIVE && op->coll == WH_COLL_ALL_TO_ALLV;
+  t->size[id] = op->kind == WH_OP_COMPUTE ? op->duration
+                : v                       ? intern_matrix(t, op->matrix, op->group_n)
+                                          : op->bytes;
   if (op->n_deps)
     memcpy(t->dep + t->n_dep, op->deps, sizeof(uint32_t) * op->n_deps);
   t->n_dep += op->n_deps;
@@ -236,6 +286,11 @@ void wh_op_table_get(const WhOpTable *t, uint32_t id, WhOpSpec *out)
   const Group *g = t->groups->pdata[t->arg[id]];
   out->group = g->ranks;
   out->group_n = g->n;
+  if (h.coll == WH_COLL_ALL_TO_ALLV) {
+    const Matrix *m = t->matrices->pdata[t->size[id]];
+    out->matrix = m->bytes;
+    out->bytes = m->total;
+  }
 }
 
 WhOpTable *wh_op_table_copy(const WhOpTable *t, GError **error)

@@ -2,9 +2,12 @@
  * a WhOpTable (op-table.h); the run state is a struct of arrays allocated when the
  * workload starts, with the successor lists built then from the dependencies in one
  * pool (deps must name earlier ops, so the DAG is acyclic by construction).
- * Transfers live in a growable array. */
+ * Transfers live in a growable array; an expansion collects its dependency edges and
+ * then lays each transfer's successors out contiguously in a second growable pool
+ * (compressed rows, like the ops'), so a transfer may release any number of others. */
 #include "workload.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 GQuark wh_workload_error_quark(void)
@@ -15,12 +18,20 @@ GQuark wh_workload_error_quark(void)
 enum { OP_WAITING, OP_STARTED, OP_ENDED };
 
 typedef struct {
+  uint64_t bytes;
   uint32_t op;
   uint32_t src, dst; /* ranks */
-  uint64_t bytes;
   uint32_t pending;
-  uint32_t next[2]; /* transfers this one unlocks (UINT32_MAX: none) */
+  uint32_t succ_first, succ_n; /* the transfers it unlocks: xsucc[succ_first ..][0 .. succ_n) */
 } Xfer;
+
+G_STATIC_ASSERT(sizeof(Xfer) == 32);
+
+/* A dependency between two transfers of one expansion, before the successor lists are
+ * laid out. */
+typedef struct {
+  uint32_t before, after;
+} Edge;
 
 /* What a flow carries: step `step` of a ring collective from its member `index`, or
  * (step EAGER) the transfer `index`. */
@@ -46,10 +57,13 @@ struct WhWorkload {
   uint32_t *succ_begin; /* op i's successors: succ[succ_begin[i] .. succ_begin[i + 1]) */
   uint32_t *succ;
   GArray *xfers;           /* Xfer: sends, all-to-alls and broadcasts */
+  GArray *xsucc;           /* uint32_t: the transfers' successor lists, one after another */
   GArray *flow_ref;        /* flow id -> FlowRef */
   GHashTable *eager_first; /* all-to-all and broadcast op -> its first transfer */
   uint32_t ops_left;
-  WhTime alpha; /* per-message software cost, before a transfer's first byte */
+  WhTime alpha;           /* per-message software cost, before a transfer's first byte */
+  uint32_t rccl_window;   /* rccl all-to-all: sends of one rank in flight at most */
+  uint32_t gcds_per_node; /* hosts h with equal h / gcds_per_node share a node; 0: no nodes */
 };
 
 /* the run-state arrays: state, start, end, pending, succ_begin */
@@ -62,6 +76,11 @@ static const WhParamSpec workload_params[] = {
      "or a point-to-point op) starts this long after it is ready; the one model of message "
      "overhead (the Frontier preset sets 200ns)",
      0},
+    {"RcclWindow", WH_PARAM_INT, "8",
+     "the rccl all-to-all algorithm: each rank keeps at most this many sends in flight "
+     "(pairwise order: its send to the (k + W)-th peer starts when its send to the k-th "
+     "has arrived)",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 1 << 20},
     {NULL},
 };
 
@@ -72,6 +91,17 @@ const WhTypeInfo wh_workload_type = {"wh::Workload", "workload",
 void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha)
 {
   w->alpha = alpha;
+}
+
+void wh_workload_set_rccl_window(WhWorkload *w, uint32_t window)
+{
+  g_return_if_fail(window > 0);
+  w->rccl_window = window;
+}
+
+void wh_workload_set_gcds_per_node(WhWorkload *w, uint32_t gcds)
+{
+  w->gcds_per_node = gcds;
 }
 
 #define NONE UINT32_MAX
@@ -90,6 +120,8 @@ WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks)
     w->host[r] = r;
   w->ops = wh_op_table_new();
   w->xfers = g_array_new(FALSE, TRUE, sizeof(Xfer));
+  w->xsucc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  w->rccl_window = 8;
   w->flow_ref = g_array_new(FALSE, FALSE, sizeof(FlowRef));
   w->eager_first = g_hash_table_new(NULL, NULL);
   wh_transport_add_observer(tp, &workload_observer, w);
@@ -109,6 +141,7 @@ void wh_workload_free(WhWorkload *w)
   g_free(w->succ_begin);
   g_free(w->succ);
   g_array_unref(w->xfers);
+  g_array_unref(w->xsucc);
   g_array_unref(w->flow_ref);
   g_hash_table_unref(w->eager_first);
   g_free(w->host);
@@ -214,12 +247,28 @@ static gboolean check_op(WhWorkload *w, const WhOpSpec *o, GError **error)
       w->seen[group[j]] = 0;
   if (!ok)
     return FALSE;
-  gboolean a2a = o->coll == WH_COLL_ALL_TO_ALL;
-  if (a2a != (o->algo == WH_ALGO_PAIRWISE || o->algo == WH_ALGO_DIRECT)) {
+  gboolean a2a = o->coll == WH_COLL_ALL_TO_ALL || o->coll == WH_COLL_ALL_TO_ALLV;
+  if (a2a != (o->algo == WH_ALGO_PAIRWISE || o->algo == WH_ALGO_DIRECT || o->algo == WH_ALGO_RCCL ||
+              o->algo == WH_ALGO_HALO)) {
     g_set_error(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
                 "%s: algorithm does not apply to this collective (ring for all-reduce, "
-                "reduce-scatter and all-gather; pairwise or direct for all-to-all)",
+                "reduce-scatter and all-gather; pairwise, direct, rccl or halo for "
+                "all-to-all and all-to-allv)",
                 name);
+    return FALSE;
+  }
+  if (o->algo == WH_ALGO_HALO && w->gcds_per_node == 0) {
+    g_set_error(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                "%s: algorithm \"halo\" needs a machine of Frontier nodes "
+                "(wh::Dragonfly::Node=frontier, e.g. <topology preset=\"frontier\">); this "
+                "topology has none",
+                name);
+    return FALSE;
+  }
+  if ((o->coll == WH_COLL_ALL_TO_ALLV) != (o->matrix != NULL)) {
+    g_set_error(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID, "%s: %s", name,
+                o->matrix ? "only an all-to-allv takes a size matrix"
+                          : "an all-to-allv needs its size matrix");
     return FALSE;
   }
   return TRUE;
@@ -247,10 +296,11 @@ int64_t wh_workload_add_send(WhWorkload *w, const char *name, uint32_t src, uint
   return check_and_add(w, &o, deps, n_deps, error);
 }
 
-int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind kind,
-                                   WhCollAlgo algo, const uint32_t *group, uint32_t n,
-                                   uint64_t bytes, const uint32_t *deps, uint32_t n_deps,
-                                   GError **error)
+/* A collective: `matrix` (nullable) for an all-to-allv, else `bytes`. */
+static int64_t add_collective(WhWorkload *w, const char *name, WhCollKind kind, WhCollAlgo algo,
+                              const uint32_t *group, uint32_t n, uint64_t bytes,
+                              const uint64_t *matrix, const uint32_t *deps, uint32_t n_deps,
+                              GError **error)
 {
   WhOpSpec o = {.kind = WH_OP_COLLECTIVE,
                 .coll = kind,
@@ -259,8 +309,25 @@ int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind k
                 .rank = n ? group[0] : 0,
                 .bytes = bytes,
                 .group = group,
-                .group_n = n};
+                .group_n = n,
+                .matrix = matrix};
   return check_and_add(w, &o, deps, n_deps, error);
+}
+
+int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind kind,
+                                   WhCollAlgo algo, const uint32_t *group, uint32_t n,
+                                   uint64_t bytes, const uint32_t *deps, uint32_t n_deps,
+                                   GError **error)
+{
+  return add_collective(w, name, kind, algo, group, n, bytes, NULL, deps, n_deps, error);
+}
+
+int64_t wh_workload_add_all_to_allv(WhWorkload *w, const char *name, WhCollAlgo algo,
+                                    const uint32_t *group, uint32_t n, const uint64_t *matrix,
+                                    const uint32_t *deps, uint32_t n_deps, GError **error)
+{
+  return add_collective(w, name, WH_COLL_ALL_TO_ALLV, algo, group, n, 0, matrix, deps, n_deps,
+                        error);
 }
 
 /* Every op of `t` passes the builders' checks. */
@@ -332,7 +399,8 @@ static void start_xfer(WhWorkload *w, uint32_t x)
  * r + 1 forwards what arrived from member r in step k, its one dependency. */
 static gboolean is_ring(const WhOpSpec *o)
 {
-  return o->coll != WH_COLL_ALL_TO_ALL && o->coll != WH_COLL_BROADCAST;
+  return o->coll != WH_COLL_ALL_TO_ALL && o->coll != WH_COLL_ALL_TO_ALLV &&
+         o->coll != WH_COLL_BROADCAST;
 }
 
 static uint32_t ring_steps(const WhOpSpec *o)
@@ -349,53 +417,219 @@ static void start_ring(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t k
 
 static uint32_t new_xfer(WhWorkload *w, uint32_t op, uint32_t src, uint32_t dst, uint64_t bytes)
 {
-  Xfer t = {.op = op, .src = src, .dst = dst, .bytes = bytes, .next = {NONE, NONE}};
+  g_assert(w->xfers->len < NONE);
+  Xfer t = {.op = op, .src = src, .dst = dst, .bytes = bytes};
   g_array_append_val(w->xfers, t);
   return w->xfers->len - 1;
 }
 
-static void link_xfers(WhWorkload *w, uint32_t before, uint32_t after)
+/* Transfer `after` waits for `before` (both of the expansion being made). */
+static void link_xfers(WhWorkload *w, GArray *edges, uint32_t before, uint32_t after)
 {
-  Xfer *b = &g_array_index(w->xfers, Xfer, before);
-  int slot = b->next[0] == NONE ? 0 : 1;
-  g_assert(b->next[slot] == NONE);
-  b->next[slot] = after;
+  Edge e = {before, after};
+  g_array_append_val(edges, e);
   g_array_index(w->xfers, Xfer, after).pending++;
 }
 
-/* Expands an all-to-all or a broadcast into transfers; returns the index of the first. */
+/* Lays out the successor lists of transfers `first`.. from `edges`: each transfer's
+ * successors in the order their edges were made. */
+static void build_succ(WhWorkload *w, uint32_t first, const GArray *edges)
+{
+  Xfer *x = (Xfer *)(void *)w->xfers->data;
+  const Edge *e = (const Edge *)(const void *)edges->data;
+  for (guint i = 0; i < edges->len; i++)
+    x[e[i].before].succ_n++;
+  uint64_t end = w->xsucc->len; /* counts -> ends */
+  for (uint32_t i = first; i < w->xfers->len; i++)
+    x[i].succ_first = (uint32_t)(end += x[i].succ_n);
+  g_assert(end < NONE);
+  g_array_set_size(w->xsucc, (guint)end);
+  uint32_t *succ = (uint32_t *)(void *)w->xsucc->data;
+  for (guint i = edges->len; i-- > 0;) /* ends -> begins, filled from the back */
+    succ[--x[e[i].before].succ_first] = e[i].after;
+}
+
+/* Bytes from member i to member j of an all-to-all(v). */
+static uint64_t pair_bytes(const WhOpSpec *o, uint32_t i, uint32_t j)
+{
+  uint32_t n = o->group_n;
+  return o->matrix ? o->matrix[(uint64_t)i * n + j] : (o->bytes + n - 1) / n;
+}
+
+/* The flat all-to-alls: in round i (1..n-1) member r sends to member (r + i) mod n,
+ * an empty message being no transfer. Pairwise: r's message of a round waits for its
+ * last send and its last receive of the rounds before; rccl: r's k-th message waits
+ * for its (k - W)-th; direct: nothing waits. */
+static void expand_flat(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges)
+{
+  uint32_t n = o->group_n, W = MIN(w->rccl_window, n); /* a rank has n - 1 sends */
+  const uint32_t *g = o->group;
+  g_autofree uint32_t *last_send = NULL, *last_recv = NULL, *round = NULL, *sent = NULL;
+  g_autofree uint32_t *window = NULL;
+  if (o->algo == WH_ALGO_PAIRWISE) {
+    last_send = g_new(uint32_t, n);
+    last_recv = g_new(uint32_t, n);
+    round = g_new(uint32_t, n);
+    memset(last_send, 0xff, sizeof(uint32_t) * n);
+    memset(last_recv, 0xff, sizeof(uint32_t) * n);
+  } else if (o->algo == WH_ALGO_RCCL) {
+    sent = g_new0(uint32_t, n);
+    window = g_new(uint32_t, (uint64_t)n * W);
+  }
+  for (uint32_t i = 1; i < n; i++) {
+    for (uint32_t r = 0; r < n; r++) {
+      uint32_t d = (r + i) % n;
+      uint64_t bytes = pair_bytes(o, r, d);
+      uint32_t x = bytes ? new_xfer(w, id, g[r], g[d], bytes) : NONE;
+      if (last_send) {
+        round[r] = x;
+        if (x != NONE && last_send[r] != NONE)
+          link_xfers(w, edges, last_send[r], x);
+        if (x != NONE && last_recv[r] != NONE && last_recv[r] != last_send[r])
+          link_xfers(w, edges, last_recv[r], x);
+      } else if (window && x != NONE) {
+        uint32_t *slot = &window[(uint64_t)r * W + sent[r] % W];
+        if (sent[r]++ >= W)
+          link_xfers(w, edges, *slot, x);
+        *slot = x;
+      }
+    }
+    for (uint32_t r = 0; last_send && r < n; r++) {
+      if (round[r] != NONE) {
+        last_send[r] = round[r];
+        last_recv[(r + i) % n] = round[r];
+      }
+    }
+  }
+}
+
+typedef struct {
+  uint32_t host, pos;
+} HostPos;
+
+static int host_pos_cmp(const void *a, const void *b)
+{
+  const HostPos *x = a, *y = b;
+  if (x->host != y->host)
+    return x->host < y->host ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* HALO on nodes of gcds_per_node GCDs (host h on GCD h mod G of node h / G). The
+ * group's members are sorted by host; a node's members are contiguous there.
+ * Phase I: every pair on one node, directly. Phase II: member a sends, for every other
+ * node B of the group, the bytes of all its rows for B's members as one message to
+ * its relay on B: the member of B on a's GCD index, else the (index mod |B|)-th
+ * member of B. Phase III: relay q sends each other member d of its node the bytes it
+ * received for d, one message summed over its sources; it waits on exactly the
+ * Phase II transfers into q whose source has bytes for d. Phases I and II start
+ * together. Transfers are numbered phase by phase. */
+static void expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges)
+{
+  uint32_t n = o->group_n, G = w->gcds_per_node;
+  const uint32_t *g = o->group;
+  g_autofree HostPos *by_host = g_new(HostPos, n);
+  g_autofree uint32_t *pos = g_new(uint32_t, n);      /* members by host */
+  g_autofree uint32_t *node_of = g_new(uint32_t, n);  /* member -> its node's index */
+  g_autofree uint32_t *nbeg = g_new(uint32_t, n + 1); /* node k: pos[nbeg[k] .. nbeg[k + 1]) */
+  for (uint32_t i = 0; i < n; i++)
+    by_host[i] = (HostPos){w->host[g[i]], i};
+  qsort(by_host, n, sizeof(HostPos), host_pos_cmp);
+  for (uint32_t i = 0; i < n; i++)
+    pos[i] = by_host[i].pos;
+  uint32_t K = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (i == 0 || w->host[g[pos[i]]] / G != w->host[g[pos[i - 1]]] / G)
+      nbeg[K++] = i;
+    node_of[pos[i]] = K - 1;
+  }
+  nbeg[K] = n;
+  /* Phase I */
+  for (uint32_t k = 0; k < K; k++)
+    for (uint32_t i = nbeg[k]; i < nbeg[k + 1]; i++)
+      for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
+        uint64_t bytes = i == j ? 0 : pair_bytes(o, pos[i], pos[j]);
+        if (bytes)
+          new_xfer(w, id, g[pos[i]], g[pos[j]], bytes);
+      }
+  /* Phase II: (source, relay) of each transfer, then the transfers into each relay */
+  uint32_t p2 = w->xfers->len;
+  g_autoptr(GArray) src = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  g_autoptr(GArray) dst = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t a = pos[i], gcd = w->host[g[a]] % G;
+    for (uint32_t k = 0; k < K; k++) {
+      if (k == node_of[a])
+        continue;
+      uint64_t bytes = 0;
+      uint32_t relay = pos[nbeg[k] + gcd % (nbeg[k + 1] - nbeg[k])];
+      for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
+        bytes += pair_bytes(o, a, pos[j]);
+        if (w->host[g[pos[j]]] % G == gcd)
+          relay = pos[j];
+      }
+      if (bytes == 0)
+        continue;
+      new_xfer(w, id, g[a], g[relay], bytes);
+      g_array_append_val(src, a);
+      g_array_append_val(dst, relay);
+    }
+  }
+  g_autofree uint32_t *in_beg = g_new0(uint32_t, n + 1); /* relay q: in[in_beg[q] ..) */
+  g_autofree uint32_t *in = g_new(uint32_t, src->len);   /* Phase II transfer numbers */
+  for (guint t = 0; t < dst->len; t++)
+    in_beg[g_array_index(dst, uint32_t, t) + 1]++;
+  for (uint32_t q = 0; q < n; q++)
+    in_beg[q + 1] += in_beg[q];
+  g_autofree uint32_t *fill = g_memdup2(in_beg, sizeof(uint32_t) * n);
+  for (guint t = 0; t < dst->len; t++)
+    in[fill[g_array_index(dst, uint32_t, t)]++] = t;
+  /* Phase III */
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t q = pos[i], k = node_of[q];
+    for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
+      uint32_t d = pos[j];
+      uint64_t bytes = 0;
+      for (uint32_t t = in_beg[q]; d != q && t < in_beg[q + 1]; t++)
+        bytes += pair_bytes(o, g_array_index(src, uint32_t, in[t]), d);
+      if (bytes == 0)
+        continue;
+      uint32_t x = new_xfer(w, id, g[q], g[d], bytes);
+      for (uint32_t t = in_beg[q]; t < in_beg[q + 1]; t++) {
+        if (pair_bytes(o, g_array_index(src, uint32_t, in[t]), d))
+          link_xfers(w, edges, p2 + in[t], x);
+      }
+    }
+  }
+}
+
+/* Expands an all-to-all(v) or a broadcast into transfers; returns the index of the
+ * first. */
 static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o)
 {
   uint32_t n = o->group_n, first = w->xfers->len;
   const uint32_t *g = o->group;
-  uint64_t chunk = (o->bytes + n - 1) / n;
-  if (o->coll == WH_COLL_ALL_TO_ALL) {
-    /* round i in 1..n-1: rank r sends to (r + i) mod n */
-    for (uint32_t i = 1; i < n; i++) {
-      for (uint32_t r = 0; r < n; r++) {
-        uint32_t x = new_xfer(w, id, g[r], g[(r + i) % n], chunk);
-        if (o->algo == WH_ALGO_PAIRWISE && i > 1) {
-          uint32_t prev_send = first + (i - 2) * n + r;
-          uint32_t prev_recv = first + (i - 2) * n + (r + n - (i - 1)) % n;
-          link_xfers(w, prev_send, x);
-          if (prev_recv != prev_send)
-            link_xfers(w, prev_recv, x);
-        }
+  g_autoptr(GArray) edges = g_array_new(FALSE, FALSE, sizeof(Edge));
+  if (o->coll == WH_COLL_ALL_TO_ALL || o->coll == WH_COLL_ALL_TO_ALLV) {
+    if (o->algo == WH_ALGO_HALO)
+      expand_halo(w, id, o, edges);
+    else
+      expand_flat(w, id, o, edges);
+  } else {
+    /* broadcast, a pipelined chain: chunk j crosses hop i (g[i] -> g[i + 1]) after it
+     * crossed hop i - 1 and after chunk j - 1 crossed hop i: 2 (n - 1) steps of size / n */
+    uint64_t chunk = (o->bytes + n - 1) / n;
+    for (uint32_t j = 0; j < n; j++) {
+      for (uint32_t i = 0; i + 1 < n; i++) {
+        uint32_t x = new_xfer(w, id, g[i], g[i + 1], chunk);
+        if (i > 0)
+          link_xfers(w, edges, x - 1, x);
+        if (j > 0)
+          link_xfers(w, edges, x - (n - 1), x);
       }
     }
-    return first;
   }
-  /* broadcast, a pipelined chain: chunk j crosses hop i (g[i] -> g[i + 1]) after it
-   * crossed hop i - 1 and after chunk j - 1 crossed hop i: 2 (n - 1) steps of size / n */
-  for (uint32_t j = 0; j < n; j++) {
-    for (uint32_t i = 0; i + 1 < n; i++) {
-      uint32_t x = new_xfer(w, id, g[i], g[i + 1], chunk);
-      if (i > 0)
-        link_xfers(w, x - 1, x);
-      if (j > 0)
-        link_xfers(w, x - (n - 1), x);
-    }
-  }
+  build_succ(w, first, edges);
   return first;
 }
 
@@ -469,9 +703,10 @@ static void flow_done(void *data, WhFlow *flow)
     return;
   if (ref.step == EAGER) {
     Xfer t = g_array_index(w->xfers, Xfer, ref.index);
-    for (int k = 0; k < 2; k++) {
-      if (t.next[k] != NONE && --g_array_index(w->xfers, Xfer, t.next[k]).pending == 0)
-        start_xfer(w, t.next[k]);
+    for (uint32_t k = 0; k < t.succ_n; k++) {
+      uint32_t s = g_array_index(w->xsucc, uint32_t, t.succ_first + k);
+      if (--g_array_index(w->xfers, Xfer, s).pending == 0)
+        start_xfer(w, s);
     }
   } else {
     WhOpSpec o;
@@ -603,8 +838,8 @@ gboolean wh_workload_flow_origin(const WhWorkload *w, uint32_t flow, uint32_t *o
 
 const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll)
 {
-  static const char *colls[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
-                                "broadcast"};
+  static const char *colls[] = {"all-reduce", "reduce-scatter", "all-gather",
+                                "all-to-all", "broadcast",      "all-to-allv"};
   switch (kind) {
   case WH_OP_COMPUTE:
     return "compute";
@@ -618,10 +853,17 @@ const char *wh_op_kind_name(WhOpKind kind, WhCollKind coll)
 
 gboolean wh_coll_kind_parse(const char *text, WhCollKind *out)
 {
-  static const char *names[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all"};
-  for (int i = 0; i < 4; i++) {
-    if (g_strcmp0(text, names[i]) == 0) {
-      *out = (WhCollKind)i;
+  static const struct {
+    const char *name;
+    WhCollKind kind;
+  } names[] = {{"all-reduce", WH_COLL_ALL_REDUCE},
+               {"reduce-scatter", WH_COLL_REDUCE_SCATTER},
+               {"all-gather", WH_COLL_ALL_GATHER},
+               {"all-to-all", WH_COLL_ALL_TO_ALL},
+               {"all-to-allv", WH_COLL_ALL_TO_ALLV}};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    if (g_strcmp0(text, names[i].name) == 0) {
+      *out = names[i].kind;
       return TRUE;
     }
   }
@@ -630,8 +872,8 @@ gboolean wh_coll_kind_parse(const char *text, WhCollKind *out)
 
 gboolean wh_coll_algo_parse(const char *text, WhCollAlgo *out)
 {
-  static const char *names[] = {"ring", "pairwise", "direct"};
-  for (int i = 0; i < 3; i++) {
+  static const char *names[] = {"ring", "pairwise", "direct", "rccl", "halo"};
+  for (int i = 0; i < 5; i++) {
     if (g_strcmp0(text, names[i]) == 0) {
       *out = (WhCollAlgo)i;
       return TRUE;

@@ -1,19 +1,23 @@
 /* Training workloads: a job is a set of ranks (one per host) and a DAG of operations:
  * compute(rank, duration), p2p send(src, dst, bytes) and collectives over a rank group
- * (all-reduce, reduce-scatter, all-gather, all-to-all) with a chosen algorithm. When
- * an operation's dependencies have all ended it starts; a collective expands into
- * transfers (one flow each) with their own step dependencies (ring: the chunk a rank
- * forwards in step k+1 is the one it received in step k; pairwise all-to-all: round
- * i+1 of a rank follows its round-i send and receive; direct: all at once), and ends
- * when its last transfer's last byte arrives. The workload drives the transport: it
- * adds flows as transfers become ready and hears of their completion through the
- * transport's flow-done callback. Cost: O(1) per transfer and dependency edge, plus
- * one event per compute operation (owned by no port or flow: WH_OWNER_NONE, so an
- * accelerator never holds it in a network partition). Memory: the ops are a compact
- * table (op-table.h), 53 bytes per op and 8 per dependency edge once started; a ring
- * collective keeps no transfer list (each step's transfer is made when it becomes
- * ready), an all-to-all or broadcast 32 bytes per transfer while the run lasts, and
- * every flow of the workload 12 bytes. */
+ * (all-reduce, reduce-scatter, all-gather, all-to-all, all-to-allv) with a chosen
+ * algorithm. When an operation's dependencies have all ended it starts; a collective
+ * expands into transfers (one flow each) with their own step dependencies (ring: the
+ * chunk a rank forwards in step k+1 is the one it received in step k; pairwise
+ * all-to-all: round i+1 of a rank follows its round-i send and receive; rccl: a rank's
+ * k-th send follows its (k-W)-th; direct: all at once; halo: intra-node pairs and
+ * per-node packed messages at once, each forwarded inside the receiving node after the
+ * messages it carries arrived), and ends when its last transfer's last byte arrives.
+ * An all-to-allv takes its per-pair sizes from a matrix; an empty pair makes no
+ * transfer. The workload drives the transport: it adds flows as transfers become
+ * ready and hears of their completion through the transport's flow-done callback.
+ * Cost: O(1) per transfer and dependency edge, plus one event per compute operation
+ * (owned by no port or flow: WH_OWNER_NONE, so an accelerator never holds it in a
+ * network partition). Memory: the ops are a compact table (op-table.h), 53 bytes per
+ * op and 8 per dependency edge once started; a ring collective keeps no transfer list
+ * (each step's transfer is made when it becomes ready), an all-to-all(v) or broadcast
+ * 32 bytes per transfer and 4 per dependency between its transfers while the run
+ * lasts, and every flow of the workload 12 bytes. */
 #ifndef WH_WORKLOAD_H
 #define WH_WORKLOAD_H
 
@@ -60,6 +64,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhWorkload, wh_workload_free)
  * wh::Workload::MessageAlpha). */
 void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha);
 
+/* The rccl all-to-all algorithm keeps at most `window` sends of a rank in flight
+ * (wh::Workload::RcclWindow, default 8). */
+void wh_workload_set_rccl_window(WhWorkload *w, uint32_t window);
+
+/* The machine's hosts form nodes of `gcds` GCDs each (host h on GCD h mod gcds of node
+ * h / gcds: Frontier nodes have 8); 0 (the default): no nodes, and the halo all-to-all
+ * is refused. */
+void wh_workload_set_gcds_per_node(WhWorkload *w, uint32_t gcds);
+
 /* The registered parameters (type "wh::Workload"). */
 extern const WhTypeInfo wh_workload_type;
 
@@ -75,6 +88,13 @@ int64_t wh_workload_add_collective(WhWorkload *w, const char *name, WhCollKind k
                                    WhCollAlgo algo, const uint32_t *group, uint32_t n,
                                    uint64_t bytes, const uint32_t *deps, uint32_t n_deps,
                                    GError **error);
+
+/* An all-to-allv over `group`: `matrix` (n x n, row-major, copied) holds the bytes
+ * member i sends member j; the diagonal is a local copy and moves nothing, a zero
+ * entry makes no transfer. `algo`: pairwise, direct, rccl or halo (see above). */
+int64_t wh_workload_add_all_to_allv(WhWorkload *w, const char *name, WhCollAlgo algo,
+                                    const uint32_t *group, uint32_t n, const uint64_t *matrix,
+                                    const uint32_t *deps, uint32_t n_deps, GError **error);
 
 /* Adds every op of `t` after the ops `w` has, its dependencies shifted by their
  * count; a workload without ops shares `t` (transfer none; it takes a reference)
