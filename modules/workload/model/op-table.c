@@ -173,40 +173,41 @@ static uint32_t intern_name(WhOpTable *t, const char *name)
   return t->names->len - 1;
 }
 
-static uint32_t intern_group(WhOpTable *t, const uint32_t *ranks, uint32_t n)
+/* Keeps one copy of `obj` (a g_malloc'd block of `size` bytes): the index of an equal
+ * one already in `arr` (and `obj` is freed), or of `obj`, added. */
+static uint32_t intern(WhOpTable *t, GPtrArray *arr, GHashTable *ids, gpointer obj, size_t size)
 {
-  Group *g = g_malloc(sizeof(Group) + sizeof(uint32_t) * n);
-  g->n = n;
-  memcpy(g->ranks, ranks, sizeof(uint32_t) * n);
-  gpointer id = g_hash_table_lookup(t->group_ids, g);
+  gpointer id = g_hash_table_lookup(ids, obj);
   if (id) {
-    g_free(g);
+    g_free(obj);
     return GPOINTER_TO_UINT(id) - 1;
   }
-  g_ptr_array_add(t->groups, g);
-  g_hash_table_insert(t->group_ids, g, GUINT_TO_POINTER(t->groups->len));
-  t->interned_bytes += sizeof(Group) + sizeof(uint32_t) * n + WH_OP_TABLE_BYTES_PER_ENTRY;
-  return t->groups->len - 1;
+  g_ptr_array_add(arr, obj);
+  g_hash_table_insert(ids, obj, GUINT_TO_POINTER(arr->len));
+  t->interned_bytes += size + WH_OP_TABLE_BYTES_PER_ENTRY;
+  return arr->len - 1;
+}
+
+static uint32_t intern_group(WhOpTable *t, const uint32_t *ranks, uint32_t n)
+{
+  size_t size = sizeof(Group) + sizeof(uint32_t) * n;
+  Group *g = g_malloc(size);
+  g->n = n;
+  memcpy(g->ranks, ranks, sizeof(uint32_t) * n);
+  return intern(t, t->groups, t->group_ids, g, size);
 }
 
 static uint32_t intern_matrix(WhOpTable *t, const uint64_t *bytes, uint32_t n)
 {
   uint64_t cells = (uint64_t)n * n;
-  Matrix *m = g_malloc(sizeof(Matrix) + sizeof(uint64_t) * cells);
+  size_t size = sizeof(Matrix) + sizeof(uint64_t) * cells;
+  Matrix *m = g_malloc(size);
   m->n = n;
   m->total = 0;
   memcpy(m->bytes, bytes, sizeof(uint64_t) * cells);
   for (uint64_t i = 0; i < cells; i++)
     m->total += i / n == i % n ? 0 : bytes[i];
-  gpointer id = g_hash_table_lookup(t->matrix_ids, m);
-  if (id) {
-    g_free(m);
-    return GPOINTER_TO_UINT(id) - 1;
-  }
-  g_ptr_array_add(t->matrices, m);
-  g_hash_table_insert(t->matrix_ids, m, GUINT_TO_POINTER(t->matrices->len));
-  t->interned_bytes += sizeof(Matrix) + sizeof(uint64_t) * cells + WH_OP_TABLE_BYTES_PER_ENTRY;
-  return t->matrices->len - 1;
+  return intern(t, t->matrices, t->matrix_ids, m, size);
 }
 
 int64_t wh_op_table_add(WhOpTable *t, const WhOpSpec *op, GError **error)
