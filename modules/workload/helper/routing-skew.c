@@ -41,10 +41,14 @@ void wh_routing_apportion(const double *weights, uint32_t E, uint64_t total, uin
 void wh_routing_zipf_counts(const uint32_t *order, uint32_t E, double s, uint64_t total,
                             uint64_t *counts)
 {
+  /* apportioned in rank order, so that ties favour the more popular rank */
   g_autofree double *w = g_new(double, E);
+  g_autofree uint64_t *by_rank = g_new(uint64_t, E);
   for (uint32_t k = 0; k < E; k++)
-    w[order[k]] = pow((double)(k + 1), -s);
-  wh_routing_apportion(w, E, total, counts);
+    w[k] = pow((double)(k + 1), -s);
+  wh_routing_apportion(w, E, total, by_rank);
+  for (uint32_t k = 0; k < E; k++)
+    counts[order[k]] = by_rank[k];
 }
 
 void wh_routing_drift(uint32_t *order, uint32_t E, double p, WhRng *rng)

@@ -25,7 +25,8 @@ typedef enum {
 void wh_routing_apportion(const double *weights, uint32_t E, uint64_t total, uint64_t *counts);
 
 /* Zipf(s) counts: the expert at popularity rank k (order[k], k = 0 the most popular)
- * gets weight 1 / (k + 1)^s; apportioned as above. s = 0 is uniform. */
+ * gets weight 1 / (k + 1)^s, apportioned as above in rank order (a tie goes to the
+ * more popular rank), so counts never rise along the ranking. s = 0 is uniform. */
 void wh_routing_zipf_counts(const uint32_t *order, uint32_t E, double s, uint64_t total,
                             uint64_t *counts);
 
