@@ -8,7 +8,8 @@
  * x kv: grouped-query attention is modelled), scores and weighted values 4 b s^2 h (no
  * causal-mask saving, as in that paper), FFN 2 mats n h f, or for an MoE router 2 n h
  * E plus k experts per token 2 mats n h f k (balanced routing: every rank gets its
- * share of tokens), output logits on the last stage 2 n h V. Backward = 2 x forward (3
+ * share of tokens; with skewed Routing an expert op takes that time x its GPU's token
+ * share, see route()), output logits on the last stage 2 n h V. Backward = 2 x forward (3
  * x with recomputation). Every term is divided by TP (Megatron splits each matmul over
  * the TP group; experts are tensor-parallel too). Softmax, norms, activations and the
  * optimizer step cost nothing. Parameters: attention 2h^2 + 2h kv, FFN mats h f (per
@@ -34,14 +35,16 @@
  * reaches its lowest layer, overlapping the rest (a dense stage's last backward is
  * then B compute ops). Not modelled: the tied-embedding gradient all-reduce between
  * first and last stage, the gradient-norm all-reduce, vocabulary padding, load
- * imbalance among experts. FfnMatrices (mats) overrides the family's 2 or 3. Op names: compute
- * "i<it>/s<stage>/r<rank>/F<mb>" (dense; "B<mb>", last backward with buckets "B<mb>/part<j>"), MoE
+ * imbalance among experts unless Routing is skewed. FfnMatrices (mats) overrides the family's 2
+ * or 3. Op names: compute "i<it>/s<stage>/r<rank>/F<mb>" (dense; "B<mb>", last backward with
+ * buckets "B<mb>/part<j>"), MoE
  * ".../F<mb>/L<layer>/attn",
  * ".../L<layer>/expert", ".../F<mb>/head"; sends "i<it>/pp/F<mb>/r<a>>r<b>/<bytes>B"
  * (B<mb> for gradients); all-to-all
  * "i<it>/ep/s<p>/tp<t>/g<group>/F<mb>/L<layer>/dispatch/<bytes>B" (combine; backward
  * combine-grad, dispatch-grad); all-reduce "i<it>/dp/s<p>/tp<t>/b<j>/<bytes>B" and
- * "i<it>/edp/s<p>/tp<t>/e<e>/b<j>/<bytes>B". */
+ * "i<it>/edp/s<p>/tp<t>/e<e>/b<j>/<bytes>B"; expert migration sends
+ * "i<it>/migrate/s<p>/tp<t>/g<group>/e<expert>/r<a>>r<b>/<bytes>B". */
 #include "presets.h"
 
 #include <inttypes.h>
@@ -1135,6 +1138,21 @@ char *wh_preset_facts_text(const WhPresetSpec *s, const WhPresetFacts *f)
                          " B (%s; %s all-to-all buffer per GPU)\n",
                          f->dp_bytes, dp, dpr, s->buckets, f->pp_bytes, pp, pps, f->ep_bytes, ep,
                          a2a);
+  if (s->routing == WH_ROUTING_ZIPF)
+    g_string_append_printf(t,
+                           "routing: Zipf s %.3g over a ranking drifting with probability %.3g "
+                           "per adjacent pair and iteration (EP volume above: balanced)\n",
+                           s->zipf_s, s->drift);
+  else if (s->routing == WH_ROUTING_FILE)
+    g_string_append_printf(t,
+                           "routing: expert counts from a file, %u rows (EP volume above: "
+                           "balanced)\n",
+                           s->routing_rows);
+  if (s->migrate)
+    g_string_append_printf(t,
+                           "migration: every %u iterations above max/mean %.3g, at most %u "
+                           "swaps\n",
+                           s->migrate_period, s->migrate_threshold, s->migrate_rounds);
   g_string_append_printf(
       t, "TP traffic not modelled: %" PRIu64 " bytes (%s) per iteration stay inside servers",
       f->tp_bytes, tp);
