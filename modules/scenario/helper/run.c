@@ -540,9 +540,17 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                    "<workload model>: the parallel config needs %u GPUs but the topology has %u "
                    "hosts",
                    facts.ranks, run->net->n_hosts);
-  uint64_t preset_ops = (uint64_t)facts.ops * run->iterations;
+  uint64_t preset_ops = (uint64_t)facts.ops * run->iterations, extra = 0;
+  if (spec.routing != WH_ROUTING_UNIFORM) /* each all-to-allv keeps its EP x EP matrix */
+    extra = (uint64_t)facts.n_all_to_all * run->iterations * spec.ep * spec.ep * sizeof(uint64_t);
+  if (spec.migrate) { /* at most 2 sends per swap, stage, TP rank and EP group per check */
+    uint64_t sends = (uint64_t)(run->iterations / spec.migrate_period) * spec.migrate_rounds * 2 *
+                     spec.pp * spec.tp * (spec.dp / spec.ep);
+    preset_ops += sends;
+  }
   if (!check_workload_memory(run, preset_ops,
-                             WH_WORKLOAD_BYTES_FIXED + preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP,
+                             WH_WORKLOAD_BYTES_FIXED + preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP +
+                                 extra,
                              "<workload model>", sc->workload_line, error))
     return FALSE;
   run->workload = wh_workload_new(run->tp, facts.ranks);

@@ -8,7 +8,10 @@
  * predicted bytes on the network. The 128-GPU GPT-13B (TP8 PP2 DP8) and MoE-8x7B (TP8
  * PP2 DP8 EP8) presets are only built and checked (counts, ranks, sizes, rail
  * alignment of groups), not run; the facts of every preset are printed; the
- * wh::ModelPreset parameters fill a spec. */
+ * wh::ModelPreset parameters fill a spec. The routing-skew case runs a tiny MoE with
+ * expert counts from a file (every all-to-allv flow and expert time against the
+ * counts), with Zipf routing and migration (the migration flows against the moved
+ * experts' bytes) and twice with one seed (identical ops.csv). */
 #include <check.h>
 #include <math.h>
 #include <string.h>
