@@ -25,6 +25,7 @@ Suite *wh_compare_suite(void);
 Suite *wh_workload_suite(void);
 Suite *wh_all_to_allv_suite(void);
 Suite *wh_presets_suite(void);
+Suite *wh_routing_skew_suite(void);
 Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
 Suite *wh_hardening_suite(void);
@@ -81,6 +82,7 @@ int main(void)
   srunner_add_suite(sr, wh_workload_suite());
   srunner_add_suite(sr, wh_all_to_allv_suite());
   srunner_add_suite(sr, wh_presets_suite());
+  srunner_add_suite(sr, wh_routing_skew_suite());
   srunner_add_suite(sr, wh_simai_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());
   srunner_add_suite(sr, wh_hardening_suite());

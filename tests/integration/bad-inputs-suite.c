@@ -101,6 +101,12 @@ static const BadInput bad_inputs[] = {
     {"a2av-matrix-rows-missing.xml", {"<matrix>", "2 rows", "3 x 3"}, 9},
     {"a2av-matrix-negative.xml", {"<matrix>", "row 1, entry 2", "-6KB", "negative"}, 8},
     {"a2av-matrix-file-negative.xml", {"a2av-matrix-negative.txt:4:", "-3KB", "negative"}, 6},
+    /* MoE routing skew and expert migration (wh::ModelPreset). */
+    {"routing-zipf-s-negative.xml", {"wh::ModelPreset::ZipfS", "-0.5", "at least 0"}, 8},
+    {"migration-threshold-below-one.xml",
+     {"wh::ModelPreset::MigrationThreshold", "0.9", "at least 1"},
+     9},
+    {"routing-file-expert-count.xml", {"seven-experts.txt:3:", "7 expert counts", "8 experts"}, 13},
     {"a2av-matrix-file-outside.xml", {"<collective matrix>", "README.md", "outside"}, 6},
     {"a2av-size-and-matrix.xml", {"all-to-allv", "\"size\""}, 5},
     {"a2av-halo-no-frontier.xml", {"algorithm", "halo", "Frontier"}, 7},

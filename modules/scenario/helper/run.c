@@ -481,6 +481,44 @@ static gboolean check_workload_memory(const WhRun *run, uint64_t ops, uint64_t n
                  what, ops, run->iterations, need_s, left_s);
 }
 
+#define ROUTING_FILE_BYTES (256u << 20)
+
+/* wh::ModelPreset::Routing file: the expert counts of <workload routing=FILE> into
+ * `*counts` (transfer full) and the spec; a file without Routing file is refused. */
+static gboolean load_routing(const WhRun *run, const WhRunOptions *opts, WhPresetSpec *spec,
+                             uint64_t **counts, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  if (spec->routing != WH_ROUTING_FILE) {
+    if (sc->routing_path)
+      return fail_at(error, sc, sc->workload_line,
+                     "<workload routing>: %s: a routing file needs wh::ModelPreset::Routing file",
+                     sc->routing_path);
+    return TRUE;
+  }
+  if (sc->routing_path == NULL)
+    return fail_at(error, sc, sc->workload_line,
+                   "<workload model>: wh::ModelPreset::Routing file needs <workload "
+                   "routing=FILE>");
+  g_autofree char *sc_dir = g_path_get_dirname(sc->path);
+  const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
+  g_autoptr(GError) err = NULL;
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!wh_file_check_inside(sc->routing_path, roots, &err) ||
+      !wh_file_read(sc->routing_path, ROUTING_FILE_BYTES, &text, &len, &err))
+    return fail_at(error, sc, sc->workload_line, "<workload routing>: %s: %s", sc->routing_path,
+                   err->message);
+  if (memchr(text, '\0', len))
+    return fail_at(error, sc, sc->workload_line, "<workload routing>: %s: not a text file",
+                   sc->routing_path);
+  if (!wh_routing_file_parse(text, spec->shape.experts, sc->routing_path, counts,
+                             &spec->routing_rows, &err))
+    return fail_at(error, sc, sc->workload_line, "<workload routing>: %s", err->message);
+  spec->routing_counts = *counts;
+  return TRUE;
+}
+
 static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
@@ -490,6 +528,10 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
   if (!wh_preset_spec_from_config(&spec, run->cfg, &err))
     return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
   spec.iterations = run->iterations;
+  spec.seed = run->seed;
+  g_autofree uint64_t *routing_counts = NULL;
+  if (!load_routing(run, opts, &spec, &routing_counts, error))
+    return FALSE;
   WhPresetFacts facts;
   if (!wh_preset_facts(&spec, &facts, &err))
     return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
@@ -498,15 +540,25 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                    "<workload model>: the parallel config needs %u GPUs but the topology has %u "
                    "hosts",
                    facts.ranks, run->net->n_hosts);
-  uint64_t preset_ops = (uint64_t)facts.ops * run->iterations;
+  uint64_t preset_ops = (uint64_t)facts.ops * run->iterations, extra = 0;
+  if (spec.routing != WH_ROUTING_UNIFORM) /* each all-to-allv keeps its EP x EP matrix */
+    extra = (uint64_t)facts.n_all_to_all * run->iterations * spec.ep * spec.ep * sizeof(uint64_t);
+  if (spec.migrate) { /* at most 2 sends per swap, stage, TP rank and EP group per check */
+    uint64_t sends = (uint64_t)(run->iterations / spec.migrate_period) * spec.migrate_rounds * 2 *
+                     spec.pp * spec.tp * (spec.dp / spec.ep);
+    preset_ops += sends;
+  }
   if (!check_workload_memory(run, preset_ops,
-                             WH_WORKLOAD_BYTES_FIXED + preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP,
+                             WH_WORKLOAD_BYTES_FIXED + preset_ops * WH_WORKLOAD_BYTES_PER_NAMED_OP +
+                                 extra,
                              "<workload model>", sc->workload_line, error))
     return FALSE;
   run->workload = wh_workload_new(run->tp, facts.ranks);
   wh_workload_set_message_alpha(run->workload,
                                 wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
-  if (!wh_preset_build(run->workload, &spec, &err))
+  if (spec.migrate)
+    run->migration_checks = g_array_new(FALSE, FALSE, sizeof(WhMigrationCheck));
+  if (!wh_preset_build_checks(run->workload, &spec, run->migration_checks, &err))
     return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
   run->ops_per_iteration = facts.ops;
   run->preset_facts = wh_preset_facts_text(&spec, &facts);
@@ -870,6 +922,8 @@ void wh_run_free(WhRun *run)
   wh_rate_sampler_free(run->sampler);
   wh_workload_free(run->workload);
   g_free(run->preset_facts);
+  if (run->migration_checks)
+    g_array_unref(run->migration_checks);
   wh_transport_free(run->tp);
   wh_net_free(run->net);
   wh_sim_free(run->sim);
@@ -1035,6 +1089,56 @@ static void append_iterations(GString *j, const WhRun *run)
   g_string_free(its, TRUE);
   g_string_free(comp, TRUE);
   g_string_free(exp, TRUE);
+}
+
+/* The summary's "migration" object (wh::ModelPreset::Migration): every check with its
+ * max/mean GPU token load before and after the swaps, the bytes and flows moved, and
+ * its time: from the first migration send's start to the last one's end (0 when none
+ * moved). Migration ops are the ones named "i<it>/migrate/...". Cost: one pass over
+ * the ops. */
+static void append_migration(GString *j, const WhRun *run)
+{
+  GArray *c = run->migration_checks;
+  g_autofree WhTime *first = g_new(WhTime, c->len), *last = g_new0(WhTime, c->len);
+  for (guint k = 0; k < c->len; k++)
+    first[k] = G_MAXUINT64;
+  for (uint32_t i = 0; i < wh_workload_n_ops(run->workload); i++) {
+    WhOpInfo op;
+    wh_workload_op_info(run->workload, i, &op);
+    const char *slash = strchr(op.name, '/');
+    if (op.kind != WH_OP_SEND || slash == NULL || !g_str_has_prefix(slash, "/migrate/"))
+      continue;
+    uint32_t it = (uint32_t)g_ascii_strtoull(op.name + 1, NULL, 10);
+    for (guint k = 0; k < c->len; k++) {
+      if (g_array_index(c, WhMigrationCheck, k).iteration == it) {
+        first[k] = MIN(first[k], op.start);
+        last[k] = MAX(last[k], op.end);
+      }
+    }
+  }
+  GString *list = g_string_new(NULL);
+  uint64_t bytes = 0, swaps = 0;
+  WhTime time = 0;
+  for (guint k = 0; k < c->len; k++) {
+    const WhMigrationCheck *m = &g_array_index(c, WhMigrationCheck, k);
+    WhTime t = last[k] > first[k] && first[k] != G_MAXUINT64 ? last[k] - first[k] : 0;
+    time += t;
+    bytes += m->bytes;
+    swaps += m->swaps;
+    g_string_append_printf(list,
+                           "%s\n    {\"iteration\": %u, \"imbalance_before\": %.6f, "
+                           "\"imbalance_after\": %.6f, \"swaps\": %u, \"bytes\": %" G_GUINT64_FORMAT
+                           ", \"flows\": %u, \"time_ps\": %" G_GUINT64_FORMAT "}",
+                           k ? "," : "", m->iteration, m->imbalance_before, m->imbalance_after,
+                           m->swaps, (guint64)m->bytes, m->flows, (guint64)t);
+  }
+  g_string_append_printf(j,
+                         "  \"migration\": {\"checks\": %u, \"swaps\": %" G_GUINT64_FORMAT
+                         ", \"bytes\": %" G_GUINT64_FORMAT ", \"time_ps\": %" G_GUINT64_FORMAT
+                         ", \"per_check\": [%s%s]},\n",
+                         c->len, (guint64)swaps, (guint64)bytes, (guint64)time, list->str,
+                         c->len ? "\n  " : "");
+  g_string_free(list, TRUE);
 }
 
 /* The summary's per-tier link statistics: for each tier present, its directed ports,
@@ -1209,6 +1313,8 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   }
   if (run->workload && !wh_run_stopped_early(run))
     append_iterations(j, run);
+  if (run->migration_checks)
+    append_migration(j, run);
   append_link_tiers(j, run);
   if (with_wall)
     g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);

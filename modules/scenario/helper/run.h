@@ -56,6 +56,7 @@ typedef struct {
   WhSimaiStats simai_stats;       /* the SimAI plan's counts, per iteration */
   uint64_t tp_bytes_not_modelled; /* TP traffic per run that stays inside servers */
   char *preset_facts;             /* nullable: a model preset's summary text */
+  GArray *migration_checks;       /* nullable: WhMigrationCheck of a preset with Migration */
   WhTransport *tp;
   char **flow_ids;     /* display id per scenario flow */
   uint32_t n_flow_ids; /* scenario flows; later flows (a workload's) have none */

@@ -102,6 +102,7 @@ void wh_scenario_free(WhScenario *sc)
   g_ptr_array_unref(sc->ops);
   g_ptr_array_unref(sc->patterns);
   g_free(sc->simai_path);
+  g_free(sc->routing_path);
   g_free(sc->placement_nodes);
   g_free(sc);
 }
@@ -241,7 +242,7 @@ static const AttrRule attr_rules[] = {
     {"permutation", {"size", NULL}, {"start", NULL}},
     {"shift", {"size", "offset", NULL}, {"hosts", "start", NULL}},
     {"uniform", {"size", "flows", NULL}, {"hosts", "start", NULL}},
-    {"workload", {NULL}, {"iterations", "simai", "keep-tp", "model", "gpus", NULL}},
+    {"workload", {NULL}, {"iterations", "simai", "keep-tp", "model", "gpus", "routing", NULL}},
     {"compute", {"id", "rank", "duration", NULL}, {"deps", NULL}},
     {"send", {"id", "src", "dst", "size", NULL}, {"deps", NULL}},
     {"collective", {"id", "kind", "ranks", NULL}, {"size", "matrix", "algorithm", "deps", NULL}},
@@ -723,6 +724,12 @@ static gboolean load_workload_model(Loader *ld, const xmlNode *wl, const char *m
                 "<workload> attribute \"model\": %s", err->message);
   add_set(sc, "wh::ModelPreset::Model", model, origin);
   sc->model_preset = TRUE;
+  g_autofree char *routing = attr(wl, "routing");
+  if (routing) { /* relative to the scenario file's directory */
+    g_autofree char *dir = g_path_get_dirname(ld->file);
+    sc->routing_path =
+        g_path_is_absolute(routing) ? g_strdup(routing) : g_build_filename(dir, routing, NULL);
+  }
   if (!no_op_elements(ld, wl, "model", "generates its ops from the preset"))
     return FALSE;
   if (attr_present(wl, "simai"))
@@ -914,6 +921,9 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
   g_autofree char *model = attr(wl, "model");
   if (model)
     return load_workload_model(ld, wl, model);
+  if (attr_present(wl, "routing"))
+    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+                "<workload> attribute \"routing\": applies to a model preset (model=...) only");
   g_autofree char *simai = attr(wl, "simai");
   if (!simai && attr_present(wl, "gpus"))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),

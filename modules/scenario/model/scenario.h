@@ -99,6 +99,7 @@ typedef struct {
   gboolean simai_keep_tp;       /* keep tensor-parallel collectives of the SimAI file */
   uint32_t simai_gpus;          /* <workload gpus=...>: the SimAI job's GPU count, 0: not given */
   gboolean model_preset;        /* <workload model=...>: ops from wh::ModelPreset */
+  char *routing_path; /* nullable: <workload model=... routing=...>, resolved against the file */
   int workload_line;
   gboolean permutation;
   uint64_t perm_size;

@@ -8,7 +8,8 @@
  * x kv: grouped-query attention is modelled), scores and weighted values 4 b s^2 h (no
  * causal-mask saving, as in that paper), FFN 2 mats n h f, or for an MoE router 2 n h
  * E plus k experts per token 2 mats n h f k (balanced routing: every rank gets its
- * share of tokens), output logits on the last stage 2 n h V. Backward = 2 x forward (3
+ * share of tokens; with skewed Routing an expert op takes that time x its GPU's token
+ * share, see route()), output logits on the last stage 2 n h V. Backward = 2 x forward (3
  * x with recomputation). Every term is divided by TP (Megatron splits each matmul over
  * the TP group; experts are tensor-parallel too). Softmax, norms, activations and the
  * optimizer step cost nothing. Parameters: attention 2h^2 + 2h kv, FFN mats h f (per
@@ -34,19 +35,22 @@
  * reaches its lowest layer, overlapping the rest (a dense stage's last backward is
  * then B compute ops). Not modelled: the tied-embedding gradient all-reduce between
  * first and last stage, the gradient-norm all-reduce, vocabulary padding, load
- * imbalance among experts. FfnMatrices (mats) overrides the family's 2 or 3. Op names: compute
- * "i<it>/s<stage>/r<rank>/F<mb>" (dense; "B<mb>", last backward with buckets "B<mb>/part<j>"), MoE
+ * imbalance among experts unless Routing is skewed. FfnMatrices (mats) overrides the family's 2
+ * or 3. Op names: compute "i<it>/s<stage>/r<rank>/F<mb>" (dense; "B<mb>", last backward with
+ * buckets "B<mb>/part<j>"), MoE
  * ".../F<mb>/L<layer>/attn",
  * ".../L<layer>/expert", ".../F<mb>/head"; sends "i<it>/pp/F<mb>/r<a>>r<b>/<bytes>B"
  * (B<mb> for gradients); all-to-all
  * "i<it>/ep/s<p>/tp<t>/g<group>/F<mb>/L<layer>/dispatch/<bytes>B" (combine; backward
  * combine-grad, dispatch-grad); all-reduce "i<it>/dp/s<p>/tp<t>/b<j>/<bytes>B" and
- * "i<it>/edp/s<p>/tp<t>/e<e>/b<j>/<bytes>B". */
+ * "i<it>/edp/s<p>/tp<t>/e<e>/b<j>/<bytes>B"; expert migration sends
+ * "i<it>/migrate/s<p>/tp<t>/g<group>/e<expert>/r<a>>r<b>/<bytes>B". */
 #include "presets.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #define NONE UINT32_MAX
 
@@ -121,7 +125,14 @@ gboolean wh_preset_spec_init(WhPresetSpec *spec, const char *model, GError **err
                            .buckets = 1,
                            .recompute = FALSE,
                            .all_to_all = WH_ALGO_DIRECT,
-                           .iterations = 1};
+                           .iterations = 1,
+                           .routing = WH_ROUTING_UNIFORM,
+                           .zipf_s = 1.0,
+                           .drift = 0.01,
+                           .seed = 1,
+                           .migrate_threshold = 1.25,
+                           .migrate_period = 1,
+                           .migrate_rounds = 8};
     return TRUE;
   }
   g_autofree char *list = g_strjoinv(", ", (char **)model_names);
@@ -297,6 +308,31 @@ static uint64_t a2a_bytes(const WhPresetSpec *s)
 
 /* ---- checks ---- */
 
+static gboolean routing_check(const WhPresetSpec *s, const char *name, GError **error)
+{
+  if (!(s->zipf_s >= 0) || !isfinite(s->zipf_s))
+    return invalid(error, "%s: ZipfS %g: the Zipf exponent must be at least 0", name, s->zipf_s);
+  if (!(s->drift >= 0 && s->drift <= 1))
+    return invalid(error, "%s: RoutingDrift %g: a probability in [0, 1]", name, s->drift);
+  if (!(s->migrate_threshold >= 1) || !isfinite(s->migrate_threshold))
+    return invalid(error, "%s: MigrationThreshold %g: max/mean load is at least 1", name,
+                   s->migrate_threshold);
+  if (s->migrate_period == 0 || s->migrate_rounds == 0)
+    return invalid(error, "%s: MigrationPeriod and MigrationRounds must be at least 1", name);
+  if (s->routing == WH_ROUTING_UNIFORM) {
+    if (s->migrate)
+      return invalid(error, "%s: Migration needs skewed routing (Routing zipf or file)", name);
+    return TRUE;
+  }
+  if (s->routing != WH_ROUTING_ZIPF && s->routing != WH_ROUTING_FILE)
+    return invalid(error, "%s: Routing must be uniform, zipf or file", name);
+  if (s->shape.experts < 2 || s->ep < 2)
+    return invalid(error, "%s: skewed Routing needs an MoE model with EP at least 2", name);
+  if (s->routing == WH_ROUTING_FILE && (s->routing_counts == NULL || s->routing_rows == 0))
+    return invalid(error, "%s: Routing file without expert counts (<workload routing=...>)", name);
+  return TRUE;
+}
+
 uint32_t wh_preset_ranks(const WhPresetSpec *spec)
 {
   return spec->tp * spec->pp * spec->dp;
@@ -360,7 +396,7 @@ gboolean wh_preset_spec_check(const WhPresetSpec *s, GError **error)
     return invalid(error, "%s: peak FLOP/s must be positive and efficiency in (0, 1]", name);
   if (s->all_to_all != WH_ALGO_DIRECT && s->all_to_all != WH_ALGO_PAIRWISE)
     return invalid(error, "%s: the all-to-all algorithm must be direct or pairwise", name);
-  return TRUE;
+  return routing_check(s, name, error);
 }
 
 /* ---- building ---- */
@@ -377,6 +413,18 @@ typedef struct {
   GArray *deps, *group;
   char name[192];
   GError **error;
+  /* skewed routing (NULL order: uniform), shared by every EP group */
+  uint32_t E;
+  uint32_t *order;     /* [k]: the expert of popularity rank k (zipf) */
+  uint32_t *gcd_of;    /* [e]: the EP member holding expert e */
+  uint64_t *counts;    /* [e]: this iteration's tokens of expert e in one EP group */
+  uint64_t *load;      /* [i]: tokens of EP member i (its experts' counts) */
+  uint64_t *dispatch;  /* EP x EP bytes: the dispatch all-to-allv */
+  uint64_t *combine;   /* its transpose */
+  uint64_t total;      /* tokens x top-k of one EP group per micro-batch and layer */
+  WhExpertSwap *swaps; /* migrate_rounds */
+  WhRng rng;           /* ranking and drift */
+  GArray *checks;      /* nullable: WhMigrationCheck */
 } Builder;
 
 static uint32_t rank_of(const Builder *b, uint32_t p, uint32_t d, uint32_t t)
@@ -431,7 +479,7 @@ static int64_t send(Builder *b, uint32_t src, uint32_t dst, uint64_t bytes)
  * (all-to-all); else it waits for their last ops only and the next iteration waits
  * for it (gradient all-reduce). */
 static gboolean collective(Builder *b, WhCollKind kind, WhCollAlgo algo, uint64_t bytes,
-                           gboolean chained)
+                           const uint64_t *matrix, gboolean chained)
 {
   const uint32_t *g = (const uint32_t *)b->group->data;
   uint32_t n = b->group->len;
@@ -442,8 +490,11 @@ static gboolean collective(Builder *b, WhCollKind kind, WhCollAlgo algo, uint64_
     else
       add_dep(b, b->last[g[i]]);
   }
-  int64_t id = wh_workload_add_collective(b->w, b->name, kind, algo, g, n, bytes,
-                                          (const uint32_t *)b->deps->data, b->deps->len, b->error);
+  const uint32_t *deps = (const uint32_t *)b->deps->data;
+  int64_t id = matrix ? wh_workload_add_all_to_allv(b->w, b->name, algo, g, n, matrix, deps,
+                                                    b->deps->len, b->error)
+                      : wh_workload_add_collective(b->w, b->name, kind, algo, g, n, bytes, deps,
+                                                   b->deps->len, b->error);
   if (id < 0)
     return FALSE;
   uint32_t v = (uint32_t)id;
@@ -463,6 +514,17 @@ static gboolean all_to_all(Builder *b, uint32_t p, gboolean fwd, uint32_t mb, ui
   if (b->EP < 2)
     return TRUE;
   uint64_t bytes = a2a_bytes(b->s);
+  /* skewed: dispatch and the gradient of combine carry tokens to their experts */
+  const uint64_t *matrix = NULL;
+  if (b->order) {
+    gboolean to_experts = strcmp(what, "dispatch") == 0 || strcmp(what, "combine-grad") == 0;
+    matrix = to_experts ? b->dispatch : b->combine;
+    bytes = 0;
+    for (uint32_t i = 0; i < b->EP; i++) {
+      for (uint32_t j = 0; j < b->EP; j++)
+        bytes += i != j ? matrix[i * b->EP + j] : 0;
+    }
+  }
   for (uint32_t t = 0; t < b->T; t++) {
     for (uint32_t g = 0; g < b->D / b->EP; g++) {
       g_array_set_size(b->group, 0);
@@ -472,7 +534,7 @@ static gboolean all_to_all(Builder *b, uint32_t p, gboolean fwd, uint32_t mb, ui
       }
       g_snprintf(b->name, sizeof b->name, "i%u/ep/s%u/tp%u/g%u/%c%u/L%u/%s/%" PRIu64 "B", b->it, p,
                  t, g, fwd ? 'F' : 'B', mb, l, what, bytes);
-      if (!collective(b, WH_COLL_ALL_TO_ALL, b->s->all_to_all, bytes, TRUE))
+      if (!collective(b, WH_COLL_ALL_TO_ALL, b->s->all_to_all, bytes, matrix, TRUE))
         return FALSE;
     }
   }
@@ -493,7 +555,7 @@ static gboolean all_reduce(Builder *b, uint32_t p, uint32_t j)
       }
       g_snprintf(b->name, sizeof b->name, "i%u/dp/s%u/tp%u/b%u/%" PRIu64 "B", b->it, p, t, j,
                  dense);
-      if (!collective(b, WH_COLL_ALL_REDUCE, WH_ALGO_RING, dense, FALSE))
+      if (!collective(b, WH_COLL_ALL_REDUCE, WH_ALGO_RING, dense, NULL, FALSE))
         return FALSE;
     }
     if (b->D / b->EP > 1 && expert > 0) {
@@ -505,12 +567,166 @@ static gboolean all_reduce(Builder *b, uint32_t p, uint32_t j)
         }
         g_snprintf(b->name, sizeof b->name, "i%u/edp/s%u/tp%u/e%u/b%u/%" PRIu64 "B", b->it, p, t, e,
                    j, expert);
-        if (!collective(b, WH_COLL_ALL_REDUCE, WH_ALGO_RING, expert, FALSE))
+        if (!collective(b, WH_COLL_ALL_REDUCE, WH_ALGO_RING, expert, NULL, FALSE))
           return FALSE;
       }
     }
   }
   return TRUE;
+}
+
+/* The expert op of EP member i: the balanced time x its share of the group's tokens
+ * (load[i] / (total / EP)). */
+static WhTime expert_time(const Builder *b, gboolean fwd, uint32_t i)
+{
+  WhTime t = moe_time(b->s, OP_EXPERT, fwd, ffn_flops(b->s));
+  if (b->order == NULL)
+    return t;
+  return (WhTime)llround((double)t * (double)b->load[i] * b->EP / (double)b->total);
+}
+
+/* Bytes of one expert's state of stage p on one TP rank: 16 x mats x h x f per layer
+ * (bf16 weights and gradients, fp32 master weights and two Adam moments), split over
+ * the TP group as the expert is. */
+static uint64_t expert_state_bytes(const Builder *b, uint32_t p)
+{
+  const WhModelShape *m = &b->s->shape;
+  return div_ceil((uint64_t)stage_layers(b->s, p) * 16 * ffn_mats(m) * m->hidden * m->ffn, b->T);
+}
+
+/* A migration send from rank x to y: after x's last op and what the next iteration
+ * waits for (the optimizer step follows the gradient all-reduces); both ranks' next
+ * ops wait for it. */
+static gboolean migration_send(Builder *b, uint32_t x, uint32_t y, uint64_t bytes)
+{
+  g_array_set_size(b->deps, 0);
+  if (b->last[x] != NONE)
+    add_dep(b, b->last[x]);
+  for (guint i = 0; i < b->pending[x]->len; i++)
+    add_dep(b, g_array_index(b->pending[x], uint32_t, i));
+  int64_t id = wh_workload_add_send(b->w, b->name, x, y, bytes, (const uint32_t *)b->deps->data,
+                                    b->deps->len, b->error);
+  if (id < 0)
+    return FALSE;
+  uint32_t v = (uint32_t)id;
+  g_array_append_val(b->next_iter[x], v);
+  g_array_append_val(b->next_iter[y], v);
+  return TRUE;
+}
+
+/* Migration check before iteration b->it, on the previous iteration's counts. */
+static gboolean migrate(Builder *b)
+{
+  const WhPresetSpec *s = b->s;
+  WhMigrationCheck c = {.iteration = b->it};
+  c.imbalance_before = c.imbalance_after = wh_routing_imbalance(b->load, b->EP);
+  if (c.imbalance_before > s->migrate_threshold)
+    c.swaps = wh_routing_hill_climb(b->counts, b->E, b->EP, b->gcd_of, s->migrate_rounds, b->swaps);
+  if (c.swaps > 0) {
+    wh_routing_gcd_load(b->counts, b->E, b->gcd_of, b->EP, b->load);
+    c.imbalance_after = wh_routing_imbalance(b->load, b->EP);
+  }
+  for (uint32_t k = 0; k < c.swaps; k++) {
+    const WhExpertSwap *sw = &b->swaps[k];
+    for (uint32_t p = 0; p < b->P; p++) {
+      uint64_t bytes = expert_state_bytes(b, p);
+      for (uint32_t t = 0; t < b->T; t++) {
+        for (uint32_t g = 0; g < b->D / b->EP; g++) {
+          uint32_t x = rank_of(b, p, g * b->EP + sw->ga, t),
+                   y = rank_of(b, p, g * b->EP + sw->gb, t);
+          g_snprintf(b->name, sizeof b->name, "i%u/migrate/s%u/tp%u/g%u/e%u/r%u>r%u/%" PRIu64 "B",
+                     b->it, p, t, g, sw->a, x, y, bytes);
+          if (!migration_send(b, x, y, bytes))
+            return FALSE;
+          g_snprintf(b->name, sizeof b->name, "i%u/migrate/s%u/tp%u/g%u/e%u/r%u>r%u/%" PRIu64 "B",
+                     b->it, p, t, g, sw->b, y, x, bytes);
+          if (!migration_send(b, y, x, bytes))
+            return FALSE;
+          c.bytes += 2 * bytes;
+          c.flows += 2;
+        }
+      }
+    }
+  }
+  /* the sends wait for the optimizer step: move them into the pending lists */
+  for (uint32_t r = 0; r < b->P * b->D * b->T; r++) {
+    g_array_append_vals(b->pending[r], b->next_iter[r]->data, b->next_iter[r]->len);
+    g_array_set_size(b->next_iter[r], 0);
+  }
+  if (b->checks)
+    g_array_append_val(b->checks, c);
+  return TRUE;
+}
+
+/* This iteration's expert counts, loads and all-to-allv matrices (skewed routing);
+ * a migration check first when one is due. */
+static gboolean route(Builder *b)
+{
+  const WhPresetSpec *s = b->s;
+  if (b->order == NULL)
+    return TRUE;
+  if (s->migrate && b->it > 0 && b->it % s->migrate_period == 0 && !migrate(b))
+    return FALSE;
+  if (s->routing == WH_ROUTING_ZIPF) {
+    if (b->it > 0)
+      wh_routing_drift(b->order, b->E, s->drift, &b->rng);
+    wh_routing_zipf_counts(b->order, b->E, s->zipf_s, b->total, b->counts);
+  } else {
+    const uint64_t *row = s->routing_counts + (uint64_t)(b->it % s->routing_rows) * b->E;
+    g_autofree double *w = g_new(double, b->E);
+    for (uint32_t e = 0; e < b->E; e++)
+      w[e] = (double)row[e];
+    wh_routing_apportion(w, b->E, b->total, b->counts);
+  }
+  wh_routing_gcd_load(b->counts, b->E, b->gcd_of, b->EP, b->load);
+  uint64_t token_bytes = (uint64_t)s->shape.hidden * s->act_bytes;
+  wh_routing_dispatch_matrix(b->counts, b->E, b->gcd_of, b->EP, token_bytes, b->dispatch);
+  for (uint32_t i = 0; i < b->EP; i++) {
+    for (uint32_t j = 0; j < b->EP; j++)
+      b->combine[j * b->EP + i] = b->dispatch[i * b->EP + j];
+  }
+  return TRUE;
+}
+
+/* Skewed routing state: the ranking starts as a seeded shuffle of the experts (the
+ * expert at rank k is not expert k), experts e are placed on member e / (E / EP). */
+static void route_init(Builder *b)
+{
+  const WhPresetSpec *s = b->s;
+  if (s->routing == WH_ROUTING_UNIFORM)
+    return;
+  uint32_t E = b->E = s->shape.experts;
+  b->order = g_new(uint32_t, E);
+  b->gcd_of = g_new(uint32_t, E);
+  b->counts = g_new(uint64_t, E);
+  b->load = g_new(uint64_t, b->EP);
+  b->dispatch = g_new(uint64_t, (uint64_t)b->EP * b->EP);
+  b->combine = g_new(uint64_t, (uint64_t)b->EP * b->EP);
+  b->swaps = g_new(WhExpertSwap, s->migrate_rounds);
+  wh_rng_init(&b->rng, s->seed, 0x726f757465ULL);
+  for (uint32_t e = 0; e < E; e++) {
+    b->order[e] = e;
+    b->gcd_of[e] = e / (E / b->EP);
+  }
+  for (uint32_t i = 0; i + 1 < E; i++) {
+    uint32_t j = i + (uint32_t)(wh_rng_next(&b->rng) % (E - i));
+    uint32_t t = b->order[i];
+    b->order[i] = b->order[j];
+    b->order[j] = t;
+  }
+  /* each of the EP members routes its b s / TP tokens (sequence parallel) to top-k */
+  b->total = div_ceil((uint64_t)s->micro_batch_size * s->shape.seq, b->T) * b->EP * s->shape.top_k;
+}
+
+static void route_free(Builder *b)
+{
+  g_free(b->order);
+  g_free(b->gcd_of);
+  g_free(b->counts);
+  g_free(b->load);
+  g_free(b->dispatch);
+  g_free(b->combine);
+  g_free(b->swaps);
 }
 
 #define FOR_STAGE_RANKS(b, p, r)                                                                   \
@@ -574,7 +790,7 @@ static gboolean forward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/F%u/L%u/expert", b->it, p, r, mb, l);
-        if (!compute_for(b, r, moe_time(s, OP_EXPERT, TRUE, ffn_flops(s))))
+        if (!compute_for(b, r, expert_time(b, TRUE, d_ % b->EP)))
           return FALSE;
       }
       if (!all_to_all(b, p, TRUE, mb, l, "combine"))
@@ -641,7 +857,7 @@ static gboolean backward(Builder *b, uint32_t p, uint32_t mb)
       FOR_STAGE_RANKS(b, p, r)
       {
         g_snprintf(b->name, sizeof b->name, "i%u/s%u/r%u/B%u/L%u/expert", b->it, p, r, mb, l);
-        if (!compute_for(b, r, moe_time(s, OP_EXPERT, FALSE, ffn_flops(s))))
+        if (!compute_for(b, r, expert_time(b, FALSE, d_ % b->EP)))
           return FALSE;
       }
       if (!all_to_all(b, p, FALSE, mb, l, "dispatch-grad"))
@@ -686,6 +902,8 @@ static void step_at(uint32_t P, uint32_t m, uint32_t p, uint32_t k, gboolean *fw
 static gboolean iteration(Builder *b)
 {
   uint32_t P = b->P, m = b->m;
+  if (!route(b))
+    return FALSE;
   g_autofree uint32_t *pos = g_new0(uint32_t, P);
   g_autofree gboolean *fdone = g_new0(gboolean, P * m), *bdone = g_new0(gboolean, P * m);
   uint32_t left = P * 2 * m;
@@ -719,6 +937,12 @@ static gboolean iteration(Builder *b)
 
 gboolean wh_preset_build(WhWorkload *w, const WhPresetSpec *spec, GError **error)
 {
+  return wh_preset_build_checks(w, spec, NULL, error);
+}
+
+gboolean wh_preset_build_checks(WhWorkload *w, const WhPresetSpec *spec, GArray *checks,
+                                GError **error)
+{
   if (!wh_preset_spec_check(spec, error))
     return FALSE;
   uint32_t n = wh_preset_ranks(spec);
@@ -739,7 +963,9 @@ gboolean wh_preset_build(WhWorkload *w, const WhPresetSpec *spec, GError **error
                .T = spec->tp,
                .m = micro_batches(spec),
                .EP = spec->ep,
-               .error = error};
+               .error = error,
+               .checks = checks};
+  route_init(&b);
   uint32_t slots = b.P * b.m * b.D * b.T;
   b.last = g_new(uint32_t, n);
   b.pending = g_new(GArray *, n);
@@ -767,6 +993,7 @@ gboolean wh_preset_build(WhWorkload *w, const WhPresetSpec *spec, GError **error
   g_free(b.bsend);
   g_array_unref(b.deps);
   g_array_unref(b.group);
+  route_free(&b);
   return ok;
 }
 
@@ -911,6 +1138,21 @@ char *wh_preset_facts_text(const WhPresetSpec *s, const WhPresetFacts *f)
                          " B (%s; %s all-to-all buffer per GPU)\n",
                          f->dp_bytes, dp, dpr, s->buckets, f->pp_bytes, pp, pps, f->ep_bytes, ep,
                          a2a);
+  if (s->routing == WH_ROUTING_ZIPF)
+    g_string_append_printf(t,
+                           "routing: Zipf s %.3g over a ranking drifting with probability %.3g "
+                           "per adjacent pair and iteration (EP volume above: balanced)\n",
+                           s->zipf_s, s->drift);
+  else if (s->routing == WH_ROUTING_FILE)
+    g_string_append_printf(t,
+                           "routing: expert counts from a file, %u rows (EP volume above: "
+                           "balanced)\n",
+                           s->routing_rows);
+  if (s->migrate)
+    g_string_append_printf(t,
+                           "migration: every %u iterations above max/mean %.3g, at most %u "
+                           "swaps\n",
+                           s->migrate_period, s->migrate_threshold, s->migrate_rounds);
   g_string_append_printf(
       t, "TP traffic not modelled: %" PRIu64 " bytes (%s) per iteration stay inside servers",
       f->tp_bytes, tp);
@@ -920,6 +1162,7 @@ char *wh_preset_facts_text(const WhPresetSpec *s, const WhPresetFacts *f)
 /* ---- registered parameters ---- */
 
 static const char *const a2a_choices[] = {"direct", "pairwise", NULL};
+static const char *const routing_choices[] = {"uniform", "zipf", "file", NULL};
 
 #define SHAPE(name, help)                                                                          \
   {                                                                                                \
@@ -971,6 +1214,24 @@ static const WhParamSpec preset_params[] = {
     {"HeadTime", WH_PARAM_TIME, "0ps", "with FixedTimes: forward output head (last stage)"},
     {"AllToAll", WH_PARAM_CHOICE, "direct", "EP all-to-all algorithm: direct or pairwise", 0, 0, 0,
      a2a_choices},
+    {"Routing", WH_PARAM_CHOICE, "uniform",
+     "MoE expert token counts per iteration: uniform (balanced all-to-all), zipf (Zipf(ZipfS) "
+     "over a drifting expert ranking) or file (<workload routing=FILE>: a row of counts per "
+     "iteration); skewed routing makes the all-to-alls all-to-allv",
+     0, 0, 0, routing_choices},
+    {"ZipfS", WH_PARAM_DOUBLE, "1", "Zipf exponent s of Routing zipf (0: uniform)", WH_CHECK_MIN,
+     0},
+    {"RoutingDrift", WH_PARAM_DOUBLE, "0.01",
+     "Routing zipf: each iteration, adjacent ranks k, k + 1 swap with this probability",
+     WH_CHECK_MIN | WH_CHECK_MAX, 0, 1},
+    {"Migration", WH_PARAM_BOOL, "false",
+     "expert migration by hill climbing within each EP group (needs skewed Routing)"},
+    {"MigrationThreshold", WH_PARAM_DOUBLE, "1.25",
+     "migrate when max/mean GPU token load of the last iteration is above this", WH_CHECK_MIN, 1},
+    {"MigrationPeriod", WH_PARAM_INT, "1", "check for migration every this many iterations",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 1 << 20},
+    {"MigrationRounds", WH_PARAM_INT, "8", "at most this many expert swaps per check",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 1 << 16},
     {NULL},
 };
 
@@ -1025,7 +1286,19 @@ gboolean wh_preset_spec_from_config(WhPresetSpec *spec, const WhConfig *cfg, GEr
   spec->all_to_all = g_strcmp0(wh_config_choice(cfg, type, "AllToAll"), "pairwise") == 0
                          ? WH_ALGO_PAIRWISE
                          : WH_ALGO_DIRECT;
+  const char *routing = wh_config_choice(cfg, type, "Routing");
+  spec->routing = g_strcmp0(routing, "zipf") == 0   ? WH_ROUTING_ZIPF
+                  : g_strcmp0(routing, "file") == 0 ? WH_ROUTING_FILE
+                                                    : WH_ROUTING_UNIFORM;
+  spec->zipf_s = wh_config_double(cfg, type, "ZipfS");
+  spec->drift = wh_config_double(cfg, type, "RoutingDrift");
+  spec->migrate = wh_config_bool(cfg, type, "Migration");
+  spec->migrate_threshold = wh_config_double(cfg, type, "MigrationThreshold");
+  spec->migrate_period = (uint32_t)wh_config_int(cfg, type, "MigrationPeriod");
+  spec->migrate_rounds = (uint32_t)wh_config_int(cfg, type, "MigrationRounds");
   spec->iterations = 1;
+  if (spec->routing == WH_ROUTING_FILE)
+    return TRUE; /* checked once the caller has loaded the counts */
   if (!wh_preset_spec_check(spec, error)) {
     g_prefix_error(error, "%s: ", type);
     return FALSE;

@@ -23,6 +23,7 @@
 
 #include <glib.h>
 #include "registry.h"
+#include "routing-skew.h"
 #include "workload.h"
 
 typedef enum {
@@ -62,7 +63,32 @@ typedef struct {
    * 2 x (3 x with recompute) its forward time */
   gboolean fixed_times;
   WhTime attn_time, expert_time, head_time;
+  /* MoE routing (docs/workloads.md "Routing skew and expert migration"): uniform is
+   * the balanced all-to-all; zipf and file draw per-iteration expert counts that set
+   * the all-to-allv sizes and each GCD's expert time. Needs EP >= 2. */
+  WhRoutingKind routing;
+  double zipf_s;                  /* Zipf exponent, >= 0 (default 1) */
+  double drift;                   /* ranking drift: adjacent-swap probability (default 0.01) */
+  uint64_t seed;                  /* the scenario seed: ranking and drift draws */
+  const uint64_t *routing_counts; /* file: routing_rows x experts (transfer none) */
+  uint32_t routing_rows;          /* iteration i takes row i mod routing_rows */
+  /* Expert migration: every migrate_period iterations, when max/mean GCD load of the
+   * previous iteration is above migrate_threshold (>= 1), at most migrate_rounds
+   * hill-climb swaps per EP group, the moved experts sent as flows */
+  gboolean migrate;
+  double migrate_threshold;                /* default 1.25 */
+  uint32_t migrate_period, migrate_rounds; /* defaults 1 and 8 */
 } WhPresetSpec;
+
+/* One migration check of a skewed build (the same for every EP group): the load
+ * max/mean of the iteration before, before and after the swaps, and what moved. */
+typedef struct {
+  uint32_t iteration; /* the iteration whose ops wait for the moved experts */
+  uint32_t swaps;     /* per EP group; 0: below the threshold or no swap helped */
+  double imbalance_before, imbalance_after;
+  uint64_t bytes; /* on the network, over all EP groups, stages and TP ranks */
+  uint32_t flows;
+} WhMigrationCheck;
 
 /* The preset names, NULL-terminated: gpt-7b, gpt-13b, gpt-175b, moe-8x7b,
  * moe-32x22b. */
@@ -73,7 +99,8 @@ const char *const *wh_preset_model_names(void);
  * moe-8x7b TP8 PP2 DP8 EP8 on 128; moe-32x22b TP8 PP8 DP16 EP16 on 1024) and the
  * defaults: micro_batches 0 (= pp), micro-batch size 1, 989 TFLOP/s at efficiency 0.5,
  * bf16 gradients and activations, 1 bucket, no recomputation, direct all-to-all, 1
- * iteration. Fields may be changed afterwards. */
+ * iteration, uniform routing (Zipf s 1, drift 0.01, seed 1), no migration (threshold
+ * 1.25, period 1, 8 rounds). Fields may be changed afterwards. */
 gboolean wh_preset_spec_init(WhPresetSpec *spec, const char *model, GError **error);
 
 /* The registered parameters (type "wh::ModelPreset", kind "workload"); the caller
@@ -81,7 +108,8 @@ gboolean wh_preset_spec_init(WhPresetSpec *spec, const char *model, GError **err
 extern const WhTypeInfo wh_model_preset_type;
 
 /* Fills `spec` from the wh::ModelPreset parameters of `cfg` (Model, then overrides)
- * and checks it. iterations is set to 1. */
+ * and checks it. iterations is set to 1. With Routing file the check is left to the
+ * caller, which sets routing_counts (and seed) first. */
 gboolean wh_preset_spec_from_config(WhPresetSpec *spec, const WhConfig *cfg, GError **error);
 
 /* Checks divisibility and ranges (heads % tp, dp % ep, experts % ep, ...). */
@@ -100,6 +128,11 @@ static inline uint32_t wh_preset_rank(const WhPresetSpec *spec, uint32_t pp, uin
  * DP all-reduce it takes part in of iteration i (the optimizer step, which takes no
  * time). On error the workload may hold part of the ops: discard it. */
 gboolean wh_preset_build(WhWorkload *w, const WhPresetSpec *spec, GError **error);
+
+/* wh_preset_build, appending a WhMigrationCheck to `checks` (nullable) for every
+ * migration check of a build with spec->migrate. */
+gboolean wh_preset_build_checks(WhWorkload *w, const WhPresetSpec *spec, GArray *checks,
+                                GError **error);
 
 /* Summary facts of one iteration, computed from the spec alone (no build). Byte
  * counts are payload bytes summed over every flow (one collective step or p2p send is

@@ -8,7 +8,10 @@
  * predicted bytes on the network. The 128-GPU GPT-13B (TP8 PP2 DP8) and MoE-8x7B (TP8
  * PP2 DP8 EP8) presets are only built and checked (counts, ranks, sizes, rail
  * alignment of groups), not run; the facts of every preset are printed; the
- * wh::ModelPreset parameters fill a spec. */
+ * wh::ModelPreset parameters fill a spec. The routing-skew case runs a tiny MoE with
+ * expert counts from a file (every all-to-allv flow and expert time against the
+ * counts), with Zipf routing and migration (the migration flows against the moved
+ * experts' bytes) and twice with one seed (identical ops.csv). */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -702,6 +705,200 @@ START_TEST(test_config_and_errors)
 }
 END_TEST
 
+/* ---- routing skew and migration ---- */
+
+/* A tiny MoE on 8 servers x 2 GPUs: 4 layers, hidden 256, TP 2 PP 2 DP 4 EP 4, fixed
+ * forward times (attention 2 us, experts 1 us, head 3 us). */
+static void skew_moe(WhPresetSpec *s, uint32_t experts)
+{
+  g_autoptr(GError) err = NULL;
+  ck_assert(wh_preset_spec_init(s, "moe-8x7b", &err));
+  s->model = "tiny-moe";
+  s->shape = (WhModelShape){WH_FAMILY_MIXTRAL, 4, 256, 512, 4, 2, 128, 1000, experts, 2};
+  s->tp = 2;
+  s->pp = 2;
+  s->dp = 4;
+  s->ep = 4;
+  s->fixed_times = TRUE;
+  s->attn_time = 2000000;
+  s->expert_time = 1000000;
+  s->head_time = 3000000;
+}
+
+/* The EP member of rank r (its dp index mod EP) and its EP group key (stage, tp, dp /
+ * EP). */
+static uint32_t member_of(const WhPresetSpec *s, uint32_t r)
+{
+  return (r / s->tp) % s->dp % s->ep;
+}
+
+static uint32_t group_key(const WhPresetSpec *s, uint32_t r)
+{
+  return (r / (s->tp * s->dp)) * 1000 + (r % s->tp) * 100 + (r / s->tp) % s->dp / s->ep;
+}
+
+/* Routing from a file of expert counts summing to the group's tokens x top-k (64
+ * tokens on each of 4 GPUs, top-2: 512), one expert per GPU: every all-to-allv flow
+ * carries its pair's tokens x hidden x 2 bytes (dispatch and combine-grad from each
+ * GPU to the experts, combine and dispatch-grad back), no flow for an empty pair, and
+ * each expert op lasts 1 us (2 us backward) x its GPU's token share x EP. */
+START_TEST(test_skew_file_conservation)
+{
+  WhPresetSpec s;
+  skew_moe(&s, 4);
+  static const uint64_t rows[] = {200, 100, 112, 100, 20, 40, 52, 400};
+  s.routing = WH_ROUTING_FILE;
+  s.routing_counts = rows;
+  s.routing_rows = 2;
+  s.iterations = 2;
+  Job j;
+  job_open(&j, 8, 2, 16);
+  job_build(&j, &s);
+  wh_workload_start(j.w);
+  wh_sim_run(j.run->sim);
+  ck_assert(wh_workload_done(j.w));
+  const uint64_t tb = 256 * 2, EP = 4;
+  WhTransport *tp = j.run->tp;
+  uint64_t a2a_bytes = 0, expected_total = 0;
+  for (uint32_t f = 0; f < tp->n_flows; f++) {
+    const WhFlow *fl = wh_transport_flow(tp, f);
+    uint32_t id, index;
+    ck_assert(wh_workload_flow_origin(j.w, f, &id, &index));
+    WhOpInfo info;
+    wh_workload_op_info(j.w, id, &info);
+    if (info.kind != WH_OP_COLLECTIVE || info.coll != WH_COLL_ALL_TO_ALLV)
+      continue;
+    uint32_t it = info.name[1] - '0';
+    const uint64_t *c = rows + it * 4;
+    gboolean to_experts = strstr(info.name, "/dispatch/") || strstr(info.name, "/combine-grad/");
+    uint32_t i = member_of(&s, fl->src), k = member_of(&s, fl->dst);
+    ck_assert_uint_eq(group_key(&s, fl->src), group_key(&s, fl->dst));
+    /* expert e sits on member e; a GPU sends expert e c_e / EP tokens (+1 for the first
+     * c_e mod EP members) */
+    uint32_t sender = to_experts ? i : k, expert = to_experts ? k : i;
+    uint64_t want = tb * (c[expert] / EP + (sender < c[expert] % EP));
+    ck_assert_msg(fl->size == want, "%s: flow %u>%u %lu bytes, counts give %lu", info.name, fl->src,
+                  fl->dst, (unsigned long)fl->size, (unsigned long)want);
+    a2a_bytes += fl->size;
+  }
+  /* every pair off the diagonal is a flow: 16 all-to-allvs a micro-batch per stage and
+   * TP rank, each moving tb x (tokens - the diagonal) */
+  for (uint32_t it = 0; it < 2; it++) {
+    uint64_t off = 0;
+    for (uint32_t e = 0; e < 4; e++)
+      off += rows[it * 4 + e] - (rows[it * 4 + e] / EP + (e < rows[it * 4 + e] % EP));
+    expected_total +=
+        off * tb * 4 /* kinds */ * 2 /* layers */ * 2 /* mb */ * 2 /* stages */ * 2 /* tp */;
+  }
+  fprintf(stderr, "skew file: all-to-allv flows carry %lu bytes, the counts give %lu\n",
+          (unsigned long)a2a_bytes, (unsigned long)expected_total);
+  ck_assert_uint_eq(a2a_bytes, expected_total);
+  for (uint32_t it = 0; it < 2; it++) {
+    for (uint32_t r = 0; r < 8; r++) { /* stage 0 */
+      for (int fwd = 0; fwd < 2; fwd++) {
+        g_autofree char *name = g_strdup_printf("i%u/s0/r%u/%c1/L1/expert", it, r, fwd ? 'F' : 'B');
+        WhOpInfo info;
+        wh_workload_op_info(j.w, op(&j, name), &info);
+        double want = (fwd ? 1e6 : 2e6) * (double)rows[it * 4 + member_of(&s, r)] * 4 / 512;
+        ck_assert_msg(info.end - info.start == (WhTime)llround(want), "%s: %lu ps, want %.0f", name,
+                      (unsigned long)(info.end - info.start), want);
+      }
+    }
+  }
+  job_close(&j);
+}
+END_TEST
+
+/* Zipf routing with migration at every iteration: the migration sends are flows
+ * inside one EP group carrying exactly the moved experts' state (16 x 3 x h x f per
+ * layer and expert, 2 layers a stage, over TP 2), two per swap (one each way) for
+ * every stage, TP rank and EP group; max/mean never rises. */
+START_TEST(test_skew_migration_flows)
+{
+  WhPresetSpec s;
+  skew_moe(&s, 8);
+  s.routing = WH_ROUTING_ZIPF;
+  s.zipf_s = 0.8;
+  s.migrate = TRUE;
+  s.migrate_threshold = 1.0;
+  s.iterations = 3;
+  s.seed = 3;
+  Job j;
+  job_open(&j, 8, 2, 16);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(GArray) checks = g_array_new(FALSE, FALSE, sizeof(WhMigrationCheck));
+  ck_assert_msg(wh_preset_build_checks(j.w, &s, checks, &err), "%s", err ? err->message : "");
+  wh_workload_start(j.w);
+  wh_sim_run(j.run->sim);
+  ck_assert(wh_workload_done(j.w));
+  ck_assert_uint_eq(checks->len, 2); /* before iterations 1 and 2 */
+  const uint64_t per_expert = 2ull * 16 * 3 * 256 * 512 / 2;
+  uint64_t swaps = 0, check_bytes = 0;
+  for (guint k = 0; k < checks->len; k++) {
+    const WhMigrationCheck *c = &g_array_index(checks, WhMigrationCheck, k);
+    fprintf(stderr, "migration before iteration %u: max/mean %.4f -> %.4f, %u swaps, %lu bytes\n",
+            c->iteration, c->imbalance_before, c->imbalance_after, c->swaps,
+            (unsigned long)c->bytes);
+    ck_assert(c->imbalance_after <= c->imbalance_before);
+    swaps += c->swaps;
+    check_bytes += c->bytes;
+    ck_assert_uint_eq(c->flows, c->swaps * 2 * 2 /* stages */ * 2 /* tp */);
+  }
+  ck_assert_uint_gt(swaps, 0);
+  WhTransport *tp = j.run->tp;
+  uint64_t moved = 0, n = 0;
+  for (uint32_t f = 0; f < tp->n_flows; f++) {
+    const WhFlow *fl = wh_transport_flow(tp, f);
+    uint32_t id, index;
+    ck_assert(wh_workload_flow_origin(j.w, f, &id, &index));
+    WhOpInfo info;
+    wh_workload_op_info(j.w, id, &info);
+    if (!strstr(info.name, "/migrate/"))
+      continue;
+    ck_assert_uint_eq(info.kind, WH_OP_SEND);
+    ck_assert_uint_eq(fl->size, per_expert);
+    ck_assert_uint_eq(group_key(&s, fl->src), group_key(&s, fl->dst));
+    ck_assert_uint_ne(member_of(&s, fl->src), member_of(&s, fl->dst));
+    moved += fl->size;
+    n++;
+  }
+  ck_assert_uint_eq(n, swaps * 2 * 2 * 2);
+  ck_assert_uint_eq(moved, swaps * 2 * 2 * 2 * per_expert);
+  ck_assert_uint_eq(moved, check_bytes);
+  job_close(&j);
+}
+END_TEST
+
+/* The ops (names, times, dependencies) of a skewed run with migration as ops.csv. */
+static char *skew_ops_csv(uint64_t seed)
+{
+  WhPresetSpec s;
+  skew_moe(&s, 8);
+  s.routing = WH_ROUTING_ZIPF;
+  s.migrate = TRUE;
+  s.migrate_threshold = 1.0;
+  s.drift = 0.3;
+  s.iterations = 3;
+  s.seed = seed;
+  Job j;
+  job_open(&j, 8, 2, 16);
+  job_build(&j, &s);
+  wh_workload_start(j.w);
+  wh_sim_run(j.run->sim);
+  ck_assert(wh_workload_done(j.w));
+  char *csv = wh_workload_ops_csv(j.w);
+  job_close(&j);
+  return csv;
+}
+
+START_TEST(test_skew_deterministic)
+{
+  g_autofree char *a = skew_ops_csv(11), *b = skew_ops_csv(11), *c = skew_ops_csv(12);
+  ck_assert_str_eq(a, b);
+  ck_assert_str_ne(a, c); /* the seed sets the ranking and its drift */
+}
+END_TEST
+
 Suite *wh_presets_suite(void)
 {
   Suite *s = suite_create("presets");
@@ -717,6 +914,12 @@ Suite *wh_presets_suite(void)
   tcase_add_test(tc, test_config_and_errors);
   tcase_add_test(tc, test_preset_ffn_matrices);
   tcase_add_test(tc, test_preset_fixed_times);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("routing-skew");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_skew_file_conservation);
+  tcase_add_test(tc, test_skew_migration_flows);
+  tcase_add_test(tc, test_skew_deterministic);
   suite_add_tcase(s, tc);
   return s;
 }
