@@ -26,6 +26,15 @@ typedef struct {
   GHashTable *by_name; /* op name -> id + 1 */
 } Job;
 
+/* Flow f of the job's workload and the op it belongs to. */
+static const WhFlow *job_flow(Job *j, uint32_t f, WhOpInfo *info)
+{
+  uint32_t id, index;
+  ck_assert(wh_workload_flow_origin(j->w, f, &id, &index));
+  wh_workload_op_info(j->w, id, info);
+  return wh_transport_flow(j->run->tp, f);
+}
+
 static void job_open(Job *j, uint32_t servers, uint32_t gpus, uint32_t ranks)
 {
   j->sc = wh_scenario_new("presets", "wh::RailFatTree");
@@ -761,11 +770,8 @@ START_TEST(test_skew_file_conservation)
   WhTransport *tp = j.run->tp;
   uint64_t a2a_bytes = 0, expected_total = 0;
   for (uint32_t f = 0; f < tp->n_flows; f++) {
-    const WhFlow *fl = wh_transport_flow(tp, f);
-    uint32_t id, index;
-    ck_assert(wh_workload_flow_origin(j.w, f, &id, &index));
     WhOpInfo info;
-    wh_workload_op_info(j.w, id, &info);
+    const WhFlow *fl = job_flow(&j, f, &info);
     if (info.kind != WH_OP_COLLECTIVE || info.coll != WH_COLL_ALL_TO_ALLV)
       continue;
     uint32_t it = info.name[1] - '0';
@@ -848,11 +854,8 @@ START_TEST(test_skew_migration_flows)
   WhTransport *tp = j.run->tp;
   uint64_t moved = 0, n = 0;
   for (uint32_t f = 0; f < tp->n_flows; f++) {
-    const WhFlow *fl = wh_transport_flow(tp, f);
-    uint32_t id, index;
-    ck_assert(wh_workload_flow_origin(j.w, f, &id, &index));
     WhOpInfo info;
-    wh_workload_op_info(j.w, id, &info);
+    const WhFlow *fl = job_flow(&j, f, &info);
     if (!strstr(info.name, "/migrate/"))
       continue;
     ck_assert_uint_eq(info.kind, WH_OP_SEND);
