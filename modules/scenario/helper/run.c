@@ -31,6 +31,25 @@ static gboolean fail_at(GError **error, const WhScenario *sc, int line, const ch
   return FALSE;
 }
 
+/* A text file a scenario references (`what` names the element for messages): confined
+ * to `roots`, at most `max` bytes, no NUL byte. (transfer full; NULL with `error`) */
+static char *read_text_file(const WhScenario *sc, int line, const char *what, const char *path,
+                            const char *const *roots, gsize max, GError **error)
+{
+  g_autoptr(GError) err = NULL;
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!wh_file_check_inside(path, roots, &err) || !wh_file_read(path, max, &text, &len, &err)) {
+    fail_at(error, sc, line, "%s: %s: %s", what, path, err->message);
+    return NULL;
+  }
+  if (memchr(text, '\0', len)) {
+    fail_at(error, sc, line, "%s: %s: not a text file", what, path);
+    return NULL;
+  }
+  return g_steal_pointer(&text);
+}
+
 static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
@@ -503,15 +522,10 @@ static gboolean load_routing(const WhRun *run, const WhRunOptions *opts, WhPrese
   g_autofree char *sc_dir = g_path_get_dirname(sc->path);
   const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
   g_autoptr(GError) err = NULL;
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  if (!wh_file_check_inside(sc->routing_path, roots, &err) ||
-      !wh_file_read(sc->routing_path, ROUTING_FILE_BYTES, &text, &len, &err))
-    return fail_at(error, sc, sc->workload_line, "<workload routing>: %s: %s", sc->routing_path,
-                   err->message);
-  if (memchr(text, '\0', len))
-    return fail_at(error, sc, sc->workload_line, "<workload routing>: %s: not a text file",
-                   sc->routing_path);
+  g_autofree char *text = read_text_file(sc, sc->workload_line, "<workload routing>",
+                                         sc->routing_path, roots, ROUTING_FILE_BYTES, error);
+  if (!text)
+    return FALSE;
   if (!wh_routing_file_parse(text, spec->shape.experts, sc->routing_path, counts,
                              &spec->routing_rows, &err))
     return fail_at(error, sc, sc->workload_line, "<workload routing>: %s", err->message);
@@ -648,16 +662,11 @@ static gboolean load_matrix_files(const WhRun *run, const WhRunOptions *opts, GP
       continue;
     }
     g_autoptr(GError) err = NULL;
-    g_autofree char *text = NULL;
-    gsize len = 0;
     uint64_t *m = NULL;
-    if (!wh_file_check_inside(o->matrix_path, roots, &err) ||
-        !wh_file_read(o->matrix_path, MATRIX_FILE_BYTES, &text, &len, &err))
-      return fail_at(error, sc, o->line, "<collective matrix>: %s: %s", o->matrix_path,
-                     err->message);
-    if (memchr(text, '\0', len))
-      return fail_at(error, sc, o->line, "<collective matrix>: %s: not a text file",
-                     o->matrix_path);
+    g_autofree char *text = read_text_file(sc, o->line, "<collective matrix>", o->matrix_path,
+                                           roots, MATRIX_FILE_BYTES, error);
+    if (!text)
+      return FALSE;
     if (!wh_scenario_parse_matrix(text, o->n_ranks, o->matrix_path, 1, &m, &err))
       return fail_at(error, sc, o->line, "<collective matrix>: %s", err->message);
     g_ptr_array_add(out, m);

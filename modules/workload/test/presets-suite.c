@@ -62,6 +62,16 @@ static void job_build(Job *j, const WhPresetSpec *spec)
   }
 }
 
+/* Builds a skewed MoE spec on 8 servers x 2 GPUs (16 ranks) and runs it to the end. */
+static void job_run_skewed(Job *j, const WhPresetSpec *spec)
+{
+  job_open(j, 8, 2, 16);
+  job_build(j, spec);
+  wh_workload_start(j->w);
+  wh_sim_run(j->run->sim);
+  ck_assert(wh_workload_done(j->w));
+}
+
 static void job_close(Job *j)
 {
   if (j->by_name)
@@ -761,11 +771,7 @@ START_TEST(test_skew_file_conservation)
   s.routing_rows = 2;
   s.iterations = 2;
   Job j;
-  job_open(&j, 8, 2, 16);
-  job_build(&j, &s);
-  wh_workload_start(j.w);
-  wh_sim_run(j.run->sim);
-  ck_assert(wh_workload_done(j.w));
+  job_run_skewed(&j, &s);
   const uint64_t tb = 256 * 2, EP = 4;
   WhTransport *tp = j.run->tp;
   uint64_t a2a_bytes = 0, expected_total = 0;
@@ -884,11 +890,7 @@ static char *skew_ops_csv(uint64_t seed)
   s.iterations = 3;
   s.seed = seed;
   Job j;
-  job_open(&j, 8, 2, 16);
-  job_build(&j, &s);
-  wh_workload_start(j.w);
-  wh_sim_run(j.run->sim);
-  ck_assert(wh_workload_done(j.w));
+  job_run_skewed(&j, &s);
   char *csv = wh_workload_ops_csv(j.w);
   job_close(&j);
   return csv;
