@@ -50,3 +50,15 @@ harness_setup() {
     mkdir -p "$out"
   fi
 }
+
+# harness_run NAME [DIR]: whsim run $out/NAME.xml --out $out/DIR (default NAME), its
+# output in $out/DIR.log; a failing run prints that log and exits 1.
+harness_run() {
+  local name=$1 dir=${2:-$1}
+  echo "run.sh: $name ..." >&2
+  if ! "$whsim" run "$out/$name.xml" --out "$out/$dir" --quiet >"$out/$dir.log" 2>&1; then
+    echo "run.sh: FAILED: $whsim run $out/$name.xml" >&2
+    cat "$out/$dir.log" >&2
+    exit 1
+  fi
+}

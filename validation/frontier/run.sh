@@ -74,16 +74,6 @@ send() {
   printf '  <workload>\n    <send id="ping" src="%s" dst="%s" size="8B"/>\n  </workload>\n' "$1" "$2"
 }
 
-run() {
-  local name=$1
-  echo "run.sh: $name ..." >&2
-  if ! "$whsim" run "$out/$name.xml" --out "$out/$name" --quiet >"$out/$name.log" 2>&1; then
-    echo "run.sh: FAILED: $whsim run $out/$name.xml" >&2
-    cat "$out/$name.log" >&2
-    exit 1
-  fi
-}
-
 if [ "$norun" = 0 ]; then
   # intra-node pairs, one after the other: quad 0-1, dual 0-6, single 0-2, 3 hops 0-5
   pairs="  <flows>
@@ -95,23 +85,23 @@ if [ "$norun" = 0 ]; then
   scenario node-pairs 1 "$pairs"
   scenario node-pairs-nominal 1 "  <set param=\"wh::Dragonfly::FabricEfficiency\" value=\"1\"/>
 $pairs"
-  run node-pairs
-  run node-pairs-nominal
+  harness_run node-pairs
+  harness_run node-pairs-nominal
   # node 0 to node 1 (same switch), node 4 (next switch), node 128 (next group)
   for case in "switch 1 8" "group 1 32" "groups2 2 1024" "groups4 4 1024"; do
     read -r name groups dst <<<"$case"
     scenario "one-$name" "$groups" "$(flows 0 "$dst" 1 16MB)"
     scenario "eight-$name" "$groups" "$(flows 0 "$dst" 8 16MB)"
     scenario "latency-$name" "$groups" "$(send 0 "$dst")"
-    run "one-$name"
-    run "eight-$name"
-    run "latency-$name"
+    harness_run "one-$name"
+    harness_run "eight-$name"
+    harness_run "latency-$name"
   done
   # inside a node: quad, dual, single link, 3 hops
   for case in "quad 1" "dual 6" "single 2" "hops3 5"; do
     read -r name dst <<<"$case"
     scenario "latency-$name" 1 "$(send 0 "$dst")"
-    run "latency-$name"
+    harness_run "latency-$name"
   done
   for n in $a2a_sizes; do
     for place in contiguous per-switch; do
@@ -123,14 +113,15 @@ $pairs"
   </workload>
   <placement policy=\"$place\"/>"
         scenario "a2a-$alg-$n-$place" "$groups" "$body"
-        run "a2a-$alg-$n-$place"
+        harness_run "a2a-$alg-$n-$place"
       done
     done
   done
 fi
 
-python3 - "$out" "$report" "$check" "$a2a_sizes" <<'PY'
-import csv, json, os, sys
+PYTHONPATH="$here/.." python3 - "$out" "$report" "$check" "$a2a_sizes" <<'PY'
+import os, sys
+from harness import Runs, finish
 
 out, report, check, sizes = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4].split()
 failures = []
@@ -138,24 +129,12 @@ NIC = 25e9  # bytes/s per NIC (200 Gb/s)
 PAYLOAD = 4096 / (4096 + 62)  # MTU payload over frame bytes
 
 
-def summary(name):
-    with open(os.path.join(out, name, "summary.json")) as f:
-        return json.load(f)
+runs = Runs(out, failures)
+summary, clean = runs.summary, runs.clean
 
 
 def flows(name):
-    with open(os.path.join(out, name, "flows.csv")) as f:
-        return list(csv.DictReader(f))
-
-
-def clean(name):
-    s = summary(name)
-    if s.get("drops", 0) or s.get("out_of_order_packets", 0) or s.get("stopped_early"):
-        failures.append("%s: drops %d, out of order %d, stopped %s" % (
-            name, s.get("drops", 0), s.get("out_of_order_packets", 0), s.get("stopped_early")))
-    if s["flows_completed"] != s["flows"]:
-        failures.append("%s: %d of %d messages completed" % (name, s["flows_completed"], s["flows"]))
-    return s
+    return runs.rows(name, "flows.csv")
 
 
 def throughput(name):
@@ -326,15 +305,5 @@ lines += ["", "direct: every rank sends to every other at once (as RCCL's all-to
 
 lines += ["## Sources", ""] + ["- %s: %s" % (k, v) for k, v in SOURCES.items() if k in used] + [""]
 
-if check:
-    lines += ["## Check", ""] + (["- FAIL: " + f for f in failures] if failures else ["All bounds met."])
-text = "\n".join(lines) + "\n"
-with open(report, "w") as f:
-    f.write(text)
-print(text)
-for f in failures:
-    print("run.sh: check failed: " + f, file=sys.stderr)
-if check:
-    print("run.sh: check passed" if not failures else "run.sh: check failed", file=sys.stderr)
-sys.exit(1 if check and failures else 0)
+finish(lines, report, check, failures, "All bounds met.")
 PY

@@ -41,9 +41,9 @@
 #   WH_REPORT         where to write the report (default: validation/piper/report.md)
 #   WH_PIPER_NODES    node counts of the HALO comparison (default: "4 16 32 64")
 #   WH_PIPER_BUFFERS  per-GCD buffers in MB of the HALO comparison (default: "1 16")
-#   WH_PIPER_LARGE    node counts that also run 128 MB per GCD (default: "4 16", set
-#                     and empty: none; a
-#                     direct all-to-all of 128 MB on 32 nodes takes about 100 s)
+#   WH_PIPER_LARGE    node counts that also run 128 MB per GCD (default: "4 16";
+#                     empty: none; a direct all-to-all of 128 MB on 32 nodes takes
+#                     about 100 s)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -79,20 +79,10 @@ $alpha
 XML
 }
 
-run() {
-  local name=$1 dir=${2:-$1}
-  echo "run.sh: $name ..." >&2
-  if ! "$whsim" run "$out/$name.xml" --out "$out/$dir" --quiet >"$out/$dir.log" 2>&1; then
-    echo "run.sh: FAILED: $whsim run $out/$name.xml" >&2
-    cat "$out/$dir.log" >&2
-    exit 1
-  fi
-}
-
 if [ "$norun" = 0 ]; then
   for n in $micro_gcds; do
     a2a "micro-$n" "$n" direct 64MB ""
-    run "micro-$n"
+    harness_run "micro-$n"
   done
   for cell in $cells; do
     nodes=${cell%:*}
@@ -101,13 +91,13 @@ if [ "$norun" = 0 ]; then
       for alg in halo direct rccl; do
         name="a2a-$alg-$nodes-${buf}MB-a$alpha"
         a2a "$name" $((nodes * 8)) "$alg" "${buf}MB" "${alpha}us"
-        run "$name"
+        harness_run "$name"
       done
     done
   done
   # determinism: the first HALO cell again
   first=$(set -- $cells; echo "${1%:*}-${1#*:}MB")
-  run "a2a-halo-$first-a10" "repeat"
+  harness_run "a2a-halo-$first-a10" repeat
 fi
 
 python3 "$here/report.py" "$out" "$report" "$check" "$micro_gcds" "$cells"

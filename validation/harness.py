@@ -1,0 +1,53 @@
+"""What the validation harnesses' reports share: reading the outputs of the runs a
+harness left in OUT/NAME/ (summary.json, flows.csv, links.csv) and the conservation
+check every run gets. A harness's report imports it with validation/ on its path."""
+import csv
+import json
+import os
+import sys
+
+
+class Runs:
+    """The runs below OUT; clean() appends what it finds wrong to FAILURES."""
+
+    def __init__(self, out, failures):
+        self.out = out
+        self.failures = failures
+
+    def summary(self, name):
+        with open(os.path.join(self.out, name, "summary.json")) as f:
+            return json.load(f)
+
+    def rows(self, name, what):
+        """The rows of OUT/NAME/WHAT (a CSV file with a header) as dicts."""
+        with open(os.path.join(self.out, name, what)) as f:
+            return list(csv.DictReader(f))
+
+    def clean(self, name):
+        """The run's summary, after noting drops, reordering, an early stop or an
+        incomplete message as failures."""
+        s = self.summary(name)
+        if s.get("drops", 0) or s.get("out_of_order_packets", 0) or s.get("stopped_early"):
+            self.failures.append("%s: drops %d, out of order %d, stopped %s" % (
+                name, s.get("drops", 0), s.get("out_of_order_packets", 0), s.get("stopped_early")))
+        if s["flows_completed"] != s["flows"]:
+            self.failures.append("%s: %d of %d messages completed" % (
+                name, s["flows_completed"], s["flows"]))
+        return s
+
+
+def finish(lines, report, check, failures, passed):
+    """Writes the report's LINES (with a Check section under --check, PASSED when
+    nothing failed) to REPORT and prints it, prints each failure on stderr and exits:
+    status 1 under --check with failures, else 0."""
+    if check:
+        lines = lines + ["## Check", ""] + (["- FAIL: " + f for f in failures] if failures else [passed])
+    text = "\n".join(lines) + "\n"
+    with open(report, "w") as f:
+        f.write(text)
+    print(text)
+    for f in failures:
+        print("run.sh: check failed: " + f, file=sys.stderr)
+    if check:
+        print("run.sh: check passed" if not failures else "run.sh: check failed", file=sys.stderr)
+    sys.exit(1 if check and failures else 0)
