@@ -1,6 +1,6 @@
 """Report of validation/piper/run.sh: reads the runs' outputs, writes report.md.
 
-Arguments: OUT REPORT CHECK(0|1) MICRO_GCDS CELLS (NODES:BUFFER_MB ...)
+Arguments: OUT REPORT CHECK(0|1) MICRO_GCDS CELLS (NODES:BUFFER_MB:CC ...)
 """
 import math
 import os
@@ -11,7 +11,7 @@ from harness import Runs, finish  # noqa: E402 (validation/harness.py)
 
 out, report, check = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 micro = [int(x) for x in sys.argv[4].split()]
-cells = [tuple(int(v) for v in c.split(":")) for c in sys.argv[5].split()]
+cells = [(int(c.split(":")[0]), int(c.split(":")[1]), c.split(":")[2]) for c in sys.argv[5].split()]
 failures = []
 NIC = 25e9  # bytes/s per NIC (200 Gb/s); 2 GCDs share one
 PAYLOAD = 4096 / (4096 + 62)  # MTU payload over frame bytes
@@ -141,21 +141,22 @@ if 8 in bw and 16 in bw:
 lines += ["## HALO against flat all-to-alls on one group", "",
           "`halo` (three phases, docs/workloads.md#halo), `direct` (every message at once) "
           "and `rccl` (pairwise order, at most %d sends of a rank in flight), each message "
-          "paying wh::Workload::MessageAlpha before its first byte. Paper: about even "
+          "paying wh::Workload::MessageAlpha before its first byte; congestion control DCQCN, "
+          "and HPCC in the rows that say so. Paper: about even "
           "inside one switch group (4 nodes), HALO ahead (1.2-9x RCCL's bandwidth at 16-512 "
           "nodes) once traffic crosses switches, with RCCL's per-message cost (alpha > 0). "
           "Agreement is judged on halo/flat time: within 0.9-1.1 on one switch; below 1 "
           "across switches with alpha > 0; alpha = 0 across switches has no paper figure "
           "(RCCL always pays its launch cost)." % WINDOW, "",
-          "| nodes | buffer | alpha | halo | direct | rccl | halo/direct | halo/rccl | paper | "
+          "| nodes | buffer | alpha | cc | halo | direct | rccl | halo/direct | halo/rccl | paper | "
           "agrees | wall (halo, direct, rccl) |",
-          "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
+          "|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|"]
 evidence = []
-for nodes, buf in cells:
+for nodes, buf, cc in cells:
     n = nodes * GCDS
     size = buf * 1_000_000
     for alpha in [0, 10]:
-        base = "%d-%dMB-a%d" % (nodes, buf, alpha)
+        base = "%d-%dMB-a%d-%s" % (nodes, buf, alpha, cc)
         s, tt, fl, tr = {}, {}, {}, {}
         for alg in ["halo", "direct", "rccl"]:
             name = "a2a-%s-%s" % (alg, base)
@@ -173,22 +174,22 @@ for nodes, buf in cells:
             paper, agree = "no figure", {a: None for a in ["direct", "rccl"]}
         verdict = ", ".join("%s: %s" % (a, "-" if v is None else "yes" if v else "**no**")
                             for a, v in agree.items())
-        lines.append("| %d | %d MB | %d us | %.1f us | %.1f us | %.1f us | %.2f | %.2f | %s | %s | "
+        lines.append("| %d | %d MB | %d us | %s | %.1f us | %.1f us | %.1f us | %.2f | %.2f | %s | %s | "
                      "%.2f, %.2f, %.2f s |" % (
-                         nodes, buf, alpha, tt["halo"] * 1e6, tt["direct"] * 1e6, tt["rccl"] * 1e6,
+                         nodes, buf, alpha, cc.upper(), tt["halo"] * 1e6, tt["direct"] * 1e6, tt["rccl"] * 1e6,
                          tt["halo"] / tt["direct"], tt["halo"] / tt["rccl"], paper, verdict,
                          s["halo"]["wall_s"], s["direct"]["wall_s"], s["rccl"]["wall_s"]))
-        evidence.append((nodes, buf, alpha, n, tt, fl, tr, ph, agree))
+        evidence.append((nodes, buf, alpha, cc, n, tt, fl, tr, ph, agree))
 
 # a summary of the verdicts, counted from the table above
 across = [e for e in evidence if e[0] > 4 and e[2] > 0]
 inside = [e for e in evidence if e[0] <= 4]
-count = lambda es, a, f: sum(1 for e in es if f(e[4]["halo"] / e[4][a]))
+count = lambda es, a, f: sum(1 for e in es if f(e[5]["halo"] / e[5][a]))
 lines += ["", "Across switches with alpha = 10 us, HALO is ahead of rccl in %d of %d cells "
           "(flat/halo %s) and ahead of direct in %d of %d. On one switch it is within 10%% of "
           "direct in %d of %d cells and of rccl in %d of %d." % (
               count(across, "rccl", lambda r: r < 1), len(across),
-              ", ".join("%.2fx" % (e[4]["rccl"] / e[4]["halo"]) for e in across) or "-",
+              ", ".join("%.2fx" % (e[5]["rccl"] / e[5]["halo"]) for e in across) or "-",
               count(across, "direct", lambda r: r < 1), len(across),
               count(inside, "direct", lambda r: 0.9 <= r <= 1.1), len(inside),
               count(inside, "rccl", lambda r: 0.9 <= r <= 1.1), len(inside)),
@@ -224,8 +225,8 @@ def tier_text(tr, k):
     return "%.2f (%.2f/%.2f)" % (b / 1e9, mean, mx)
 
 
-for nodes, buf, alpha, n, tt, fl, tr, ph, agree in evidence:
-    cell = "%d nodes, %d MB, %d us" % (nodes, buf, alpha)
+for nodes, buf, alpha, cc, n, tt, fl, tr, ph, agree in evidence:
+    cell = "%d nodes, %d MB, %d us, %s" % (nodes, buf, alpha, cc.upper())
     path = {"halo": 2, "direct": 1, "rccl": math.ceil((n - 1) / WINDOW)}
     why = ""
     if any(v is False for v in agree.values()):
@@ -255,7 +256,7 @@ for nodes, buf, alpha, n, tt, fl, tr, ph, agree in evidence:
 
 # --- determinism -----------------------------------------------------------------------
 if cells:
-    first = "a2a-halo-%d-%dMB-a10" % cells[0]
+    first = "a2a-halo-%d-%dMB-a10-%s" % cells[0]
     with open(os.path.join(out, first, "flows.csv")) as a, open(os.path.join(out, "repeat", "flows.csv")) as b:
         same = a.read() == b.read()
     if not same:

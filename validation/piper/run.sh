@@ -3,8 +3,8 @@
 #
 #   validation/piper/run.sh [--check] [--no-run]
 #
-# Builds all-to-all scenarios on <topology preset="frontier"> (DCQCN, contiguous
-# placement; generated into $WH_BUILD/validation-piper/) and writes
+# Builds all-to-all scenarios on <topology preset="frontier"> (DCQCN unless stated,
+# contiguous placement; generated into $WH_BUILD/validation-piper/) and writes
 # validation/piper/report.md (also printed), each result beside what Piper reports
 # (S. Dash and F. Wang, "Piper: Efficient Large-Scale MoE Training via Resource Modeling
 # and Pipelined Hybrid Parallelism", ORNL, arXiv:2605.05049, 2026):
@@ -16,8 +16,9 @@
 #     paper's sharp drop at the node boundary;
 #   - HALO against the flat direct and RCCL-like (window 8) all-to-alls on one group:
 #     nodes (WH_PIPER_NODES) x per-GCD buffers (WH_PIPER_BUFFERS), plus 128 MB on the
-#     node counts of WH_PIPER_LARGE, each with wh::Workload::MessageAlpha 0 and 10 us:
-#     time, halo/flat, and for every cell the per-tier link load (links.csv) and the
+#     node counts of WH_PIPER_LARGE, each with wh::Workload::MessageAlpha 0 and 10 us,
+#     with DCQCN, and again with HPCC on the node counts of WH_PIPER_HPCC: time,
+#     halo/flat, and for every cell the per-tier link load (links.csv) and the
 #     message-overhead (alpha) breakdown.
 #
 # Without --check it reports only; a failing whsim run fails it (exit status 1).
@@ -44,6 +45,8 @@
 #   WH_PIPER_LARGE    node counts that also run 128 MB per GCD (default: "4 16";
 #                     empty: none; a direct all-to-all of 128 MB on 32 nodes takes
 #                     about 100 s)
+#   WH_PIPER_HPCC     node counts that also run every buffer of WH_PIPER_BUFFERS with
+#                     HPCC (default: "4 16 32"; empty: none)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -54,21 +57,26 @@ harness_setup "${BASH_SOURCE[0]}" piper
 nodes_list=${WH_PIPER_NODES:-4 16 32 64}
 buffers=${WH_PIPER_BUFFERS:-1 16}
 large=${WH_PIPER_LARGE-4 16}
+hpcc=${WH_PIPER_HPCC-4 16 32}
 cells=""
 for nodes in $nodes_list; do
-  for buf in $buffers; do cells="$cells $nodes:$buf"; done
-  for l in $large; do [ "$l" = "$nodes" ] && cells="$cells $nodes:128"; done
+  for buf in $buffers; do cells="$cells $nodes:$buf:dcqcn"; done
+  for l in $large; do [ "$l" = "$nodes" ] && cells="$cells $nodes:128:dcqcn"; done
+done
+for nodes in $hpcc; do
+  for buf in $buffers; do cells="$cells $nodes:$buf:hpcc"; done
 done
 micro_gcds="2 4 8 16 32 64"
 
-# a2a NAME GCDS ALGORITHM BUFFER ALPHA: writes $out/NAME.xml, an all-to-all of BUFFER
-# per GCD over GCDs 0..GCDS-1 of one Frontier group (ALPHA empty: the preset's)
+# a2a NAME GCDS ALGORITHM BUFFER ALPHA [CC]: writes $out/NAME.xml, an all-to-all of
+# BUFFER per GCD over GCDs 0..GCDS-1 of one Frontier group (ALPHA empty: the preset's;
+# CC default dcqcn)
 a2a() {
   local alpha=""
   [ -n "$5" ] && alpha="  <set param=\"wh::Workload::MessageAlpha\" value=\"$5\"/>"
   cat >"$out/$1.xml" <<XML
 <?xml version="1.0" encoding="UTF-8"?>
-<scenario name="$1" seed="1" cc="dcqcn">
+<scenario name="$1" seed="1" cc="${6:-dcqcn}">
   <topology preset="frontier" groups="1"/>
 $alpha
   <workload>
@@ -85,19 +93,20 @@ if [ "$norun" = 0 ]; then
     harness_run "micro-$n"
   done
   for cell in $cells; do
-    nodes=${cell%:*}
-    buf=${cell#*:}
+    IFS=: read -r nodes buf cc <<<"$cell"
     for alpha in 0 10; do
       for alg in halo direct rccl; do
-        name="a2a-$alg-$nodes-${buf}MB-a$alpha"
-        a2a "$name" $((nodes * 8)) "$alg" "${buf}MB" "${alpha}us"
+        name="a2a-$alg-$nodes-${buf}MB-a$alpha-$cc"
+        a2a "$name" $((nodes * 8)) "$alg" "${buf}MB" "${alpha}us" "$cc"
         harness_run "$name"
       done
     done
   done
   # determinism: the first HALO cell again
-  first=$(set -- $cells; echo "${1%:*}-${1#*:}MB")
-  harness_run "a2a-halo-$first-a10" repeat
+  # shellcheck disable=SC2086 # split the cell list into words
+  set -- $cells
+  IFS=: read -r nodes buf cc <<<"$1"
+  harness_run "a2a-halo-$nodes-${buf}MB-a10-$cc" repeat
 fi
 
 python3 "$here/report.py" "$out" "$report" "$check" "$micro_gcds" "$cells"
