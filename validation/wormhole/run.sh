@@ -26,26 +26,10 @@
 # scenarios and 5; --table runs 1 alone (about a minute).
 set -euo pipefail
 
-check=0 quick=0 table=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --check) check=1; shift ;;
-    --quick) quick=1; shift ;;
-    --table) table=1; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "run.sh: unknown argument $1 (options: --check, --quick, --table, --help)" >&2; exit 2 ;;
-    *) break ;;
-  esac
-done
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${1:-$root/build}
-whsim="$build/whsim"
-here="$root/validation/wormhole"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+wormhole_setup "${BASH_SOURCE[0]}" "table" "$@"
 report=${WH_REPORT:-$here/report.md}
-failures=()
-fail() { failures+=("$1"); echo "FAIL: $1" >&2; }
 
 # json FILE EXPR: evaluates a Python expression on the parsed file (as j)
 json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }

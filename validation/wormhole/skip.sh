@@ -27,26 +27,10 @@
 # single runs.
 set -euo pipefail
 
-check=0 quick=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --check) check=1; shift ;;
-    --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "skip.sh: unknown argument $1 (options: --check, --quick, --help)" >&2; exit 2 ;;
-    *) break ;;
-  esac
-done
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${1:-$root/build}
-whsim="$build/whsim"
-here="$root/validation/wormhole"
-[ -x "$whsim" ] || { echo "skip.sh: $whsim is not built (make build)" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+wormhole_setup "${BASH_SOURCE[0]}" "" "$@"
 report=${WH_REPORT:-$here/skip-report.md}
-failures=()
-fail() { failures+=("$1"); echo "FAIL: $1" >&2; }
 reps=3
 [ "$quick" = 1 ] && reps=1
 
