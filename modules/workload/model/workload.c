@@ -62,6 +62,7 @@ struct WhWorkload {
   GHashTable *eager_first; /* all-to-all and broadcast op -> its first transfer */
   uint32_t ops_left;
   WhTime alpha;           /* per-message software cost, before a transfer's first byte */
+  WhTime *issue_free;     /* per rank: when its issue engine is free (the last first byte) */
   uint32_t rccl_window;   /* rccl all-to-all: sends of one rank in flight at most */
   uint32_t gcds_per_node; /* hosts h with equal h / gcds_per_node share a node; 0: no nodes */
 };
@@ -72,9 +73,11 @@ G_STATIC_ASSERT(sizeof(uint8_t) + 2 * sizeof(WhTime) + 2 * sizeof(uint32_t) ==
 
 static const WhParamSpec workload_params[] = {
     {"MessageAlpha", WH_PARAM_TIME, "0ns",
-     "per-message software cost: every transfer of a workload (a message of a collective "
-     "or a point-to-point op) starts this long after it is ready; the one model of message "
-     "overhead (the Frontier preset sets 200ns)",
+     "per-message software cost (LogP's sender overhead o), paid by the sending rank one "
+     "message after another: a transfer of a workload (a message of a collective or a "
+     "point-to-point op) ready at t starts max(t, the end of its rank's previous alpha) + "
+     "alpha, so k messages ready together start at alpha, 2 alpha, ..., k alpha; the one "
+     "model of message overhead (the Frontier preset sets 200ns)",
      0},
     {"RcclWindow", WH_PARAM_INT, "8",
      "the rccl all-to-all algorithm: each rank keeps at most this many sends in flight "
@@ -116,6 +119,7 @@ WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks)
   w->tp = tp;
   w->n_ranks = n_ranks;
   w->host = g_new(uint32_t, n_ranks);
+  w->issue_free = g_new0(WhTime, n_ranks);
   for (uint32_t r = 0; r < n_ranks; r++)
     w->host[r] = r;
   w->ops = wh_op_table_new();
@@ -145,6 +149,7 @@ void wh_workload_free(WhWorkload *w)
   g_array_unref(w->flow_ref);
   g_hash_table_unref(w->eager_first);
   g_free(w->host);
+  g_free(w->issue_free);
   g_free(w->seen);
   g_free(w);
 }
@@ -377,11 +382,15 @@ gboolean wh_workload_add_table(WhWorkload *w, WhOpTable *t, GError **error)
 
 static void op_end(WhWorkload *w, uint32_t id);
 
+/* A transfer of rank `src`, ready now. The rank's one issue engine pays MessageAlpha
+ * per message, one after another: the first byte leaves alpha after the later of now
+ * and the end of the rank's previous alpha (with alpha 0 that is now). */
 static void add_flow(WhWorkload *w, uint32_t src, uint32_t dst, uint64_t bytes, FlowRef ref)
 {
   g_autoptr(GError) err = NULL;
-  int64_t flow = wh_transport_add_flow(w->tp, w->host[src], w->host[dst], bytes,
-                                       w->tp->sim->now + w->alpha, &err);
+  WhTime start = MAX(w->tp->sim->now, w->issue_free[src]) + w->alpha;
+  w->issue_free[src] = start;
+  int64_t flow = wh_transport_add_flow(w->tp, w->host[src], w->host[dst], bytes, start, &err);
   g_assert(flow >= 0); /* ranks and sizes were checked when the op was added */
   FlowRef none = {.op = NONE};
   while (w->flow_ref->len <= (guint)flow)
