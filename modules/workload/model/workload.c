@@ -532,8 +532,8 @@ static int host_pos_cmp(const void *a, const void *b)
  * member of B. Phase III: relay q sends each other member d of its node the bytes it
  * received for d, one message summed over its sources; it waits on exactly the
  * Phase II transfers into q whose source has bytes for d. Phases I and II start
- * together. Transfers are numbered phase by phase. */
-static void expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges)
+ * together. Transfers are numbered phase by phase; returns the first of Phase II. */
+static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges)
 {
   uint32_t n = o->group_n, G = w->gcds_per_node;
   const uint32_t *g = o->group;
@@ -610,18 +610,22 @@ static void expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *e
       }
     }
   }
+  return p2;
 }
 
 /* Expands an all-to-all(v) or a broadcast into transfers; returns the index of the
- * first. */
-static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o)
+ * first. `*issue` receives the transfer its ready ones are issued from (wrapping round
+ * to the first): HALO's Phase II, so that a member issues its slow messages between
+ * nodes before those inside its node; else the first. */
+static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t *issue)
 {
   uint32_t n = o->group_n, first = w->xfers->len;
   const uint32_t *g = o->group;
   g_autoptr(GArray) edges = g_array_new(FALSE, FALSE, sizeof(Edge));
+  *issue = first;
   if (o->coll == WH_COLL_ALL_TO_ALL || o->coll == WH_COLL_ALL_TO_ALLV) {
     if (o->algo == WH_ALGO_HALO)
-      expand_halo(w, id, o, edges);
+      *issue = expand_halo(w, id, o, edges);
     else
       expand_flat(w, id, o, edges);
   } else {
@@ -675,10 +679,11 @@ static void op_start(WhWorkload *w, uint32_t id)
         start_ring(w, id, &o, 0, r);
       return;
     }
-    uint32_t first = expand(w, id, &o), last = w->xfers->len;
+    uint32_t issue, first = expand(w, id, &o, &issue), last = w->xfers->len;
     w->pending[id] = last - first;
     g_hash_table_insert(w->eager_first, GUINT_TO_POINTER(id), GUINT_TO_POINTER(first));
-    for (uint32_t x = first; x < last; x++) {
+    for (uint32_t k = 0; k < last - first; k++) { /* issue .. last, then first .. issue */
+      uint32_t x = issue + k < last ? issue + k : issue + k - (last - first);
       if (g_array_index(w->xfers, Xfer, x).pending == 0)
         start_xfer(w, x);
     }
