@@ -532,7 +532,10 @@ static int host_pos_cmp(const void *a, const void *b)
  * member of B. Phase III: relay q sends each other member d of its node the bytes it
  * received for d, one message summed over its sources; it waits on exactly the
  * Phase II transfers into q whose source has bytes for d. Phases I and II start
- * together. Transfers are numbered phase by phase; returns the first of Phase II. */
+ * together. Transfers are numbered phase by phase; returns the first of Phase II.
+ * Inside a phase each sender's messages go round from its next peer (node), as the
+ * flat algorithms' rounds do, so that serially issued messages do not all converge
+ * on one node or GCD first. */
 static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges)
 {
   uint32_t n = o->group_n, G = w->gcds_per_node;
@@ -553,23 +556,25 @@ static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArra
     node_of[pos[i]] = K - 1;
   }
   nbeg[K] = n;
-  /* Phase I */
-  for (uint32_t k = 0; k < K; k++)
-    for (uint32_t i = nbeg[k]; i < nbeg[k + 1]; i++)
-      for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
-        uint64_t bytes = i == j ? 0 : pair_bytes(o, pos[i], pos[j]);
+  /* Phase I: member i of a node of m sends to its (i + t) mod m-th for t = 1 .. m - 1 */
+  for (uint32_t k = 0; k < K; k++) {
+    uint32_t m = nbeg[k + 1] - nbeg[k];
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t t = 1; t < m; t++) {
+        uint32_t a = pos[nbeg[k] + i], b = pos[nbeg[k] + (i + t) % m];
+        uint64_t bytes = pair_bytes(o, a, b);
         if (bytes)
-          new_xfer(w, id, g[pos[i]], g[pos[j]], bytes);
+          new_xfer(w, id, g[a], g[b], bytes);
       }
+  }
   /* Phase II: (source, relay) of each transfer, then the transfers into each relay */
   uint32_t p2 = w->xfers->len;
   g_autoptr(GArray) src = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   g_autoptr(GArray) dst = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t i = 0; i < n; i++) {
     uint32_t a = pos[i], gcd = w->host[g[a]] % G;
-    for (uint32_t k = 0; k < K; k++) {
-      if (k == node_of[a])
-        continue;
+    for (uint32_t t = 1; t < K; t++) { /* from the next node on, round the group */
+      uint32_t k = (node_of[a] + t) % K;
       uint64_t bytes = 0;
       uint32_t relay = pos[nbeg[k] + gcd % (nbeg[k + 1] - nbeg[k])];
       for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
@@ -595,9 +600,9 @@ static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArra
     in[fill[g_array_index(dst, uint32_t, t)]++] = t;
   /* Phase III */
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t q = pos[i], k = node_of[q];
-    for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
-      uint32_t d = pos[j];
+    uint32_t q = pos[i], k = node_of[q], m = nbeg[k + 1] - nbeg[k];
+    for (uint32_t u = 1; u < m; u++) { /* from the next member on, round the node */
+      uint32_t d = pos[nbeg[k] + (i - nbeg[k] + u) % m];
       uint64_t bytes = 0;
       for (uint32_t t = in_beg[q]; d != q && t < in_beg[q + 1]; t++)
         bytes += pair_bytes(o, g_array_index(src, uint32_t, in[t]), d);
