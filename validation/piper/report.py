@@ -263,18 +263,65 @@ lines += ["", "Across switches with alpha = 10 us, HALO is ahead of rccl in %d o
           "- across switches, alpha 0, halo/direct: " + ratios(across0, "direct"),
           "- one switch, halo/rccl: " + ratios(inside, "rccl"),
           "- one switch, halo/direct: " + ratios(inside, "direct"),
-          "",
+          ""]
+one0 = [e for e in evidence if e[2] == 0 and groups(e[0]) == 1]
+win0 = [e for e in one0 if e[5]["halo"] < e[5]["direct"]]
+# issue-bound cells: direct's serial issue ((n-1) alpha) longer than its alpha-0 time
+t0 = {(e[0], e[1], e[3]): e[5]["direct"] for e in evidence if e[2] == 0}
+bound = {True: [0, 0], False: [0, 0]}
+for e in across:
+    key = (e[0], e[1], e[3])
+    if key in t0:
+        b = bound[(e[4] - 1) * e[2] * 1e-6 > t0[key]]
+        b[0] += e[5]["halo"] < e[5]["direct"]
+        b[1] += 1
+lines += ["Across switches with alpha = 10 us, direct is issue-bound (its (n-1) alphas take "
+          "longer than its time at alpha 0) in %d cells: HALO is ahead of it in %d of them; "
+          "it is bandwidth-bound in %d cells: HALO is ahead in %d." % (
+              bound[True][1], bound[True][0], bound[False][1], bound[False][0]), "",
           "What decides each cell (the evidence below shows it cell by cell): (1) alpha is "
           "paid by each rank one message after another, so a flat all-to-all of n GCDs "
           "spends (n-1) alphas issuing its messages however wide its window, while HALO "
           "issues a rank's Phase II messages (one per other node) and Phase I messages "
-          "(its node's other GCDs), then each relay its Phase III messages: at alpha 10 us "
-          "on 16 or more nodes the flat issue time exceeds the transfer time and HALO's "
-          "aggregation wins; (2) HALO's Phase III waits for the last Phase II message into "
-          "its relay and then moves the forwarded bytes over Infinity Fabric a second "
-          "time, while the NICs, the bottleneck of every flat run, idle: with little or no "
-          "alpha to save (alpha 0, or large buffers whose transfer time dwarfs the issue "
-          "time) HALO falls behind direct."]
+          "(its node's other GCDs), then each relay its Phase III messages: where the flat "
+          "issue time exceeds the transfer time, HALO's aggregation wins; (2) HALO's Phase "
+          "III waits for the last Phase II message into its relay and then moves the "
+          "forwarded bytes over Infinity Fabric a second time, while the NICs, the "
+          "bottleneck of every flat run on one group, idle: where there is little alpha to "
+          "save (alpha 0, or buffers whose transfer time dwarfs the issue time) this costs "
+          "HALO its lead. At alpha 0 on one group HALO is ahead of direct in %d of %d cells "
+          "(%s); there direct's NICs are busy less of its run than HALO's (its n-1 "
+          "concurrent messages per GCD congest)." % (
+              len(win0), len(one0), ", ".join("%s: nic busy %.2f direct, %.2f halo" % (
+                  label(e), e[6]["direct"]["nic"][1], e[6]["halo"]["nic"][1]) for e in win0)
+              or "none")]
+
+two = [e for e in evidence if groups(e[0]) > 1]
+
+
+def global_bound(name):
+    """The time the global links need for their bytes spread evenly over all of them."""
+    g = [r for r in rows(name, "links.csv") if r["tier"] == "global"]
+    return sum(int(r["bytes"]) for r in g) * 8 / sum(int(r["rate_bps"]) for r in g)
+
+
+if two:
+    lines += ["", "On %s nodes the job spans two groups of the preset, which joins a pair of "
+              "groups by 4 global links (wh::Dragonfly::GlobalLinksPerPair, 25 GB/s each way): "
+              "half of every GCD's bytes cross them, and a 2-group machine has no third group "
+              "for a non-minimal detour, as the full Frontier has. Time against the global-link "
+              "time (their bytes, headers and acknowledgements included, over their total rate) and their largest "
+              "busy fraction: %s. An algorithm that is not issue-bound is held by the global "
+              "links there, and how evenly its messages spread over the 4 parallel links "
+              "(flow-count routing: one link busy all the run while others idle) sets how far "
+              "above the global-link time it ends; the flat all-to-alls at alpha 10 us are issue-bound "
+              "(n-1 alphas per GCD). The paper's multi-group runs had the rest of the machine "
+              "to spread over." % (
+                  ", ".join(sorted({str(e[0]) for e in two})),
+                  "; ".join("%s %s %.1f ms / %.1f ms, busy %.2f" % (
+                      label(e), a, e[5][a] * 1e3,
+                      global_bound("a2a-%s-%d-%dMB-a%d-%s" % (a, e[0], e[1], e[2], e[3])) * 1e3,
+                      e[6][a]["global"][2]) for e in two for a in ALGS if "global" in e[6][a]))]
 
 lines += ["", "### Evidence per cell", "",
           "For every cell: per-tier link load from `links.csv` (bytes over the tier's "
@@ -285,8 +332,9 @@ lines += ["", "### Evidence per cell", "",
           "of a rank plus the most Phase III messages of a relay) and HALO's phase times. A "
           "cell whose verdict is **no** names the reason drawn from these figures.", "",
           "| cell | alg | time | nic GB (busy mean/max) | fabric GB (busy mean/max) | "
-          "local GB (busy mean/max) | msgs/rank x alpha | alphas on path | why (disagreement) |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+          "local GB (busy mean/max) | global GB (busy mean/max) | msgs/rank x alpha | "
+          "alphas on path | why (disagreement) |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
 
 
 def tier_text(tr, k):
@@ -296,6 +344,7 @@ def tier_text(tr, k):
     return "%.2f (%.2f/%.2f)" % (b / 1e9, mean, mx)
 
 
+t_at = {(e[0], e[1], e[2], e[3]): e[5] for e in evidence}
 for nodes, buf, alpha, cc, n, tt, tr, ph, agree, msgs, path in evidence:
     cell = "%d nodes, %d MB, %d us, %s" % (nodes, buf, alpha, cc.upper())
     why = ""
@@ -311,25 +360,38 @@ for nodes, buf, alpha, cc, n, tt, tr, ph, agree, msgs, path in evidence:
                      tr["halo"]["nic"][1], tr["direct"]["nic"][1], tr["rccl"]["nic"][1]),
                  "HALO moves %.1fx the fabric bytes of direct" % (
                      tr["halo"]["fabric"][0] / tr["direct"]["fabric"][0])]
-        saved = (path["direct"] - path["halo"]) * alpha
+        if "global" in tr["halo"]:
+            parts.append("the %d global links between the groups: largest busy %.2f (halo), "
+                         "%.2f (direct), %.2f (rccl), mean %.2f (halo)" % (
+                             sum(1 for r in rows("a2a-halo-%d-%dMB-a%d-%s" % (nodes, buf, alpha, cc),
+                                                 "links.csv") if r["tier"] == "global") // 2,
+                             tr["halo"]["global"][2], tr["direct"]["global"][2],
+                             tr["rccl"]["global"][2], tr["halo"]["global"][1]))
         if alpha:
             parts.append("alphas on the path: halo %d x %d us = %d us, direct and rccl %d x = %d us" % (
                 path["halo"], alpha, path["halo"] * alpha, path["direct"], path["direct"] * alpha))
+        z = t_at.get((nodes, buf, 0, cc))  # the same cell at alpha 0
         for a, v in agree.items():
             if v is not False:
                 continue
-            r = tt["halo"] / tt[a]
-            if r > 1:
-                parts.append("behind %s: Phase III's %.1f us cost more than the %d us of alpha "
-                             "HALO saves" % (a, p3, saved))
-            else:
-                parts.append("ahead of %s (expected about even): the %d us of alpha HALO saves "
-                             "outweigh Phase III's %.1f us" % (a, saved, p3))
+            d = (tt["halo"] - tt[a]) * 1e6
+            if not alpha:
+                parts.append("behind %s by %.1f us: no alpha to save, and Phase III's %.1f us "
+                             "follow the last Phase II arrival" % (a, d, p3))
+            elif z:
+                cost = {k: (tt[k] - z[k]) * 1e6 for k in ["halo", a]}
+                parts.append("%s %s by %.1f us: alpha 10 us adds %.1f us to %s (its serial issue "
+                             "overlaps its transfers) and %.1f us to HALO, against HALO's %.1f us "
+                             "%s at alpha 0" % (
+                                 "behind" if d > 0 else "ahead of", a, abs(d), cost[a], a,
+                                 cost["halo"], abs(z["halo"] - z[a]) * 1e6,
+                                 "deficit" if z["halo"] > z[a] else "lead"))
         why = "; ".join(parts)
     for alg in ALGS:
-        lines.append("| %s | %s | %.1f us | %s | %s | %s | %d x %d us = %d us | %d (%d us) | %s |" % (
+        lines.append("| %s | %s | %.1f us | %s | %s | %s | %s | %d x %d us = %d us | %d (%d us) | %s |" % (
             cell, alg, tt[alg] * 1e6, tier_text(tr[alg], "nic"), tier_text(tr[alg], "fabric"),
-            tier_text(tr[alg], "local"), msgs[alg], alpha, msgs[alg] * alpha, path[alg],
+            tier_text(tr[alg], "local"), tier_text(tr[alg], "global"), msgs[alg], alpha,
+            msgs[alg] * alpha, path[alg],
             path[alg] * alpha, why if alg == "halo" else ""))
 
 # --- cells not run -----------------------------------------------------------------------
@@ -395,8 +457,8 @@ if len(mem) >= 2:
               "flow record, its transport and congestion-control state, the workload's "
               "transfer and flow reference, and the network's growth with the node count). "
               "A flat all-to-all on 512 nodes (4 groups) has 4096 x 4095 = %.1f M flows: "
-              "about %.1f GB, against %.0f GB of memory on this machine, and by the wall "
-              "times above each of its runs would take longer than the whole script." % (
+              "about %.1f GB, against %.0f GB of memory on this machine; its estimated wall "
+              "times are in the table above." % (
                   ", ".join("%.2f GB at %d flows" % (m / 1e9, f) for f, m in mem[-3:]),
                   f0, f1, per, f512 / 1e6, need / 1e9, os.sysconf("SC_PAGE_SIZE") *
                   os.sysconf("SC_PHYS_PAGES") / 1e9)]
