@@ -492,15 +492,18 @@ if gp:
                     for e in es:
                         f.write("%d %.4f %.4f\n" % (e[0], e[5]["halo"] / e[5]["direct"],
                                                     e[5]["halo"] / e[5]["rccl"]))
+                colour = {1: "#1f77b4", 16: "#ff7f0e", 128: "#d62728"}.get(b, "black")
                 series.append((dat, "%d MB, alpha %d us, %s" % (b, alpha, cc.upper()),
-                               "dt 1" if alpha else "dt 2", "lw 2" if cc == "dcqcn" else "lw 1"))
-    ratio = term.replace("900,600", "1200,600") + (
+                               "dt %d lc rgb '%s'" % (1 if alpha else 2, colour),
+                               "lw 2 pt 7" if cc == "dcqcn" else "lw 1 pt 6"))
+    ratio = term.replace("900,600", "1200,760") + (
         "set output 'piper-halo-flat.svg'\nset multiplot layout 1,2 title "
         "'HALO against flat all-to-alls: halo / flat time (below 1: HALO ahead)'\n"
-        "set logscale x 2\nset logscale y 2\nset grid\nset xlabel 'nodes'\nset key top left font ',8'\n")
+        "set logscale x 2\nset logscale y 2\nset grid\nset xlabel 'nodes'\n"
+        "set key below horizontal maxrows 4 font ',8'\n")
     for col, flat in [(2, "direct"), (3, "rccl")]:
         ratio += "set title 'halo / %s'\nset ylabel 'time ratio'\nplot 1 with lines lc 'black' notitle, " % flat
-        ratio += ", ".join("'%s' using 1:%d with linespoints %s %s pt 7 title '%s'" % (
+        ratio += ", ".join("'%s' using 1:%d with linespoints %s %s title '%s'" % (
             d, col, dt, lw, t) for d, t, dt, lw in series) + "\n"
     ratio += "unset multiplot\n"
     for name, text in [("piper-micro.svg", script), ("piper-halo-flat.svg", ratio)]:
@@ -514,8 +517,8 @@ if plots:
     lines += ["![%s](%s)" % (p, p) for p in plots]
     lines += ["", "`piper-micro.svg`: the micro-benchmark's per-GCD bandwidth against GCDs. "
               "`piper-halo-flat.svg`: halo/direct (left) and halo/rccl (right) time against "
-              "nodes, one line per buffer, alpha (solid 10 us, dashed 0) and congestion "
-              "control (thick DCQCN, thin HPCC)."]
+              "nodes, one line per buffer (colour), alpha (solid 10 us, dashed 0) and "
+              "congestion control (thick with filled points DCQCN, thin with open points HPCC)."]
 else:
     lines += ["No plots: gnuplot is not on the PATH (Debian: gnuplot-nox)."]
 
