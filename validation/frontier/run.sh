@@ -297,8 +297,9 @@ for n in sizes:
         if t["direct"] > 1.1 * limit:
             failures.append("all-to-all of %d GCDs %s (direct): %.2f x the NIC limit > 1.1" % (
                 n, place, t["direct"] / limit))
-lines += ["", "direct: every rank sends to every other at once (as RCCL's all-to-all posts "
-          "every send and receive together); bound (--check): within 10% of the NIC limit "
+lines += ["", "direct: every rank's messages to every other are ready at once (as RCCL's "
+          "all-to-all posts every send and receive together) and leave one MessageAlpha "
+          "(200 ns) after another; bound (--check): within 10% of the NIC limit "
           "at every size and placement. pairwise: n - 1 steps, each waiting for the slowest "
           "pair of the step, so NICs idle in steps whose pairs are mostly inside a node; the "
           "limit assumes every NIC busy all the time.", ""]

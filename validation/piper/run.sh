@@ -14,12 +14,18 @@
 #     boundary (8 -> 16 GCDs) beside the links' ratio (Infinity Fabric 50-200 GB/s at
 #     the preset's FabricEfficiency 0.76, against 25 GB/s NICs shared by 2 GCDs) and the
 #     paper's sharp drop at the node boundary;
-#   - HALO against the flat direct and RCCL-like (window 8) all-to-alls on one group:
-#     nodes (WH_PIPER_NODES) x per-GCD buffers (WH_PIPER_BUFFERS), plus 128 MB on the
-#     node counts of WH_PIPER_LARGE, each with wh::Workload::MessageAlpha 0 and 10 us,
-#     with DCQCN, and again with HPCC on the node counts of WH_PIPER_HPCC: time,
-#     halo/flat, and for every cell the per-tier link load (links.csv) and the
-#     message-overhead (alpha) breakdown.
+#   - HALO against the flat direct and RCCL-like (window 8) all-to-alls on the
+#     preset: nodes (WH_PIPER_NODES; one group up to 128 nodes, 256 on two groups, 512
+#     on four) x per-GCD buffers (WH_PIPER_BUFFERS, less the cells of WH_PIPER_SKIP),
+#     plus 128 MB on the node counts of WH_PIPER_LARGE, each with
+#     wh::Workload::MessageAlpha 0 and 10 us (paid by each rank one message after
+#     another), with DCQCN, and again with HPCC on the node counts of WH_PIPER_HPCC:
+#     time, halo/flat, and for every cell the per-tier link load (links.csv) and the
+#     message-overhead (alpha) breakdown; the cells of the full grid (nodes x 1, 16,
+#     128 MB x DCQCN, HPCC) left out are listed with an estimate of their wall time;
+#   - plots (gnuplot, when on the PATH): halo/flat time against nodes per buffer and
+#     alpha, and the micro-benchmark's per-GCD bandwidth against GCDs, as SVG files
+#     beside the report.
 #
 # Without --check it reports only; a failing whsim run fails it (exit status 1).
 #
@@ -40,8 +46,11 @@
 # Environment:
 #   WH_BUILD          build directory, relative to the source tree (default: build)
 #   WH_REPORT         where to write the report (default: validation/piper/report.md)
-#   WH_PIPER_NODES    node counts of the HALO comparison (default: "4 16 32 64")
+#   WH_PIPER_NODES    node counts of the HALO comparison (default: "4 16 32 64 128
+#                     256")
 #   WH_PIPER_BUFFERS  per-GCD buffers in MB of the HALO comparison (default: "1 16")
+#   WH_PIPER_SKIP     NODES:BUFFER cells of the two lists above not run (default:
+#                     "128:16 256:16": the script's total time, see the report)
 #   WH_PIPER_LARGE    node counts that also run 128 MB per GCD (default: "4 16";
 #                     empty: none; a direct all-to-all of 128 MB on 32 nodes takes
 #                     about 100 s)
@@ -54,30 +63,46 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../options.sh"
 parse_options "${BASH_SOURCE[0]}" "$@"
 harness_setup "${BASH_SOURCE[0]}" piper
-nodes_list=${WH_PIPER_NODES:-4 16 32 64}
+nodes_list=${WH_PIPER_NODES:-4 16 32 64 128 256}
 buffers=${WH_PIPER_BUFFERS:-1 16}
+skip=${WH_PIPER_SKIP-128:16 256:16}
 large=${WH_PIPER_LARGE-4 16}
 hpcc=${WH_PIPER_HPCC-4 16 32}
 cells=""
+# add_cell NODES BUFFER CC: unless NODES:BUFFER is in WH_PIPER_SKIP
+add_cell() {
+  case " $skip " in *" $1:$2 "*) return ;; esac
+  cells="$cells $1:$2:$3"
+}
 for nodes in $nodes_list; do
-  for buf in $buffers; do cells="$cells $nodes:$buf:dcqcn"; done
-  for l in $large; do [ "$l" = "$nodes" ] && cells="$cells $nodes:128:dcqcn"; done
+  for buf in $buffers; do add_cell "$nodes" "$buf" dcqcn; done
+  for l in $large; do [ "$l" = "$nodes" ] && add_cell "$nodes" 128 dcqcn; done
 done
 for nodes in $hpcc; do
-  for buf in $buffers; do cells="$cells $nodes:$buf:hpcc"; done
+  for buf in $buffers; do add_cell "$nodes" "$buf" hpcc; done
 done
 micro_gcds="2 4 8 16 32 64"
 
+# each run through /usr/bin/time when there is one: its peak resident memory (KB) in
+# $out/NAME.rss, for the report's bytes per flow
+if [ "$norun" = 0 ] && [ -x /usr/bin/time ]; then
+  real_whsim=$(cd "$(dirname "$whsim")" && pwd)/$(basename "$whsim")
+  whsim="$out/whsim-rss"
+  # arguments: run SCENARIO --out DIR --quiet (harness_run)
+  printf '#!/bin/sh\nexec /usr/bin/time -f %%M -o "$4.rss" "%s" "$@"\n' "$real_whsim" >"$whsim"
+  chmod +x "$whsim"
+fi
+
 # a2a NAME GCDS ALGORITHM BUFFER ALPHA [CC]: writes $out/NAME.xml, an all-to-all of
-# BUFFER per GCD over GCDs 0..GCDS-1 of one Frontier group (ALPHA empty: the preset's;
-# CC default dcqcn)
+# BUFFER per GCD over GCDs 0..GCDS-1 of a Frontier preset of as many groups of 128
+# nodes as they need (ALPHA empty: the preset's; CC default dcqcn)
 a2a() {
   local alpha=""
   [ -n "$5" ] && alpha="  <set param=\"wh::Workload::MessageAlpha\" value=\"$5\"/>"
   cat >"$out/$1.xml" <<XML
 <?xml version="1.0" encoding="UTF-8"?>
 <scenario name="$1" seed="1" cc="${6:-dcqcn}">
-  <topology preset="frontier" groups="1"/>
+  <topology preset="frontier" groups="$((($2 + 1023) / 1024))"/>
 $alpha
   <workload>
     <collective id="a2a" kind="all-to-all" algorithm="$3" ranks="0-$(($2 - 1))" size="$4"/>
@@ -109,4 +134,4 @@ if [ "$norun" = 0 ]; then
   harness_run "a2a-halo-$nodes-${buf}MB-a10-$cc" repeat
 fi
 
-python3 "$here/report.py" "$out" "$report" "$check" "$micro_gcds" "$cells"
+python3 "$here/report.py" "$out" "$report" "$check" "$micro_gcds" "$cells" "$nodes_list"

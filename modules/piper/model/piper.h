@@ -113,7 +113,9 @@ void wh_piper_net_default(WhPiperNet *n);
 /* The rates and message cost from `cfg` (wh::Dragonfly::EndpointRate, FabricLinkRate x
  * FabricEfficiency, wh::Workload::MessageAlpha); the counts are left as they are. */
 void wh_piper_net_from_config(const WhConfig *cfg, WhPiperNet *n);
-/* One all-to-all of 2 T k d bytes per GCD over EP consecutive GCDs, seconds. */
+/* One all-to-all of 2 T k d bytes per GCD over EP consecutive GCDs, seconds: the
+ * busiest link's time plus one MessageAlpha, or, when longer, the EP - 1 alphas a GCD
+ * pays one after another (plus, off the node, its last chunk at a NIC's rate). */
 double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double tokens, uint32_t ep);
 /* One stage-boundary send of 2 T d bytes, seconds (a NIC share: stages are on
  * different nodes unless EP < 8). */

@@ -219,7 +219,10 @@ double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double T, u
                           : 0;
   /* off the node: the GCD's share of the node's NICs (all its GCDs send) */
   double t_off = ep > on ? chunk * (ep - on) / nic_share(n, g) : 0;
-  return MAX(t_on, t_off) + n->latency;
+  /* MessageAlpha is paid one message after another: a GCD's last message leaves
+   * (EP - 1) alphas after the start and, off the node, still crosses a NIC */
+  double t_issue = (ep - 1) * n->latency + (ep > on ? chunk / n->nic : 0);
+  return MAX(MAX(t_on, t_off) + n->latency, t_issue);
 }
 
 double wh_piper_p2p_time(const WhPiperNet *n, const WhPiperModel *m, double T, uint32_t ep)

@@ -415,6 +415,34 @@ START_TEST(test_message_alpha)
 }
 END_TEST
 
+START_TEST(test_message_alpha_serial)
+{
+  /* a rank pays MessageAlpha one message after another (one issue engine): rank 0's
+   * three sends, ready together, start at 2, 4 and 6 us; rank 1's one send, ready at
+   * the same time, at 2 us. Rank 0's fifth send waits on its first: ready when the
+   * first arrives (before 6 us), it waits for rank 0's third alpha to end and starts at
+   * 8 us. */
+  static const char wl[] = "  <workload>\n"
+                           "    <send id=\"a\" src=\"0\" dst=\"8\" size=\"4KB\"/>\n"
+                           "    <send id=\"b\" src=\"0\" dst=\"16\" size=\"4KB\"/>\n"
+                           "    <send id=\"c\" src=\"0\" dst=\"24\" size=\"4KB\"/>\n"
+                           "    <send id=\"d\" src=\"1\" dst=\"9\" size=\"4KB\"/>\n"
+                           "    <send id=\"e\" src=\"0\" dst=\"8\" size=\"4KB\" deps=\"a\"/>\n"
+                           "  </workload>\n";
+  g_autoptr(WhRun) run =
+      preset_run("  <set param=\"wh::Workload::MessageAlpha\" value=\"2us\"/>\n", wl);
+  ck_assert_uint_eq(run->tp->n_flows, 5);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 0)->start, 2 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 1)->start, 4 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 2)->start, 6 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 3)->start, 2 * WH_US);
+  WhOpInfo a;
+  wh_workload_op_info(run->workload, 0, &a);
+  ck_assert_uint_lt(a.end, 6 * WH_US);
+  ck_assert_uint_eq(wh_transport_flow(run->tp, 4)->start, 8 * WH_US);
+}
+END_TEST
+
 START_TEST(test_adaptive_all_to_all_two_switches)
 {
   /* a direct all-to-all of 16 GCDs on nodes 0 and 4 (switches 0 and 1 of one group),
@@ -520,6 +548,7 @@ Suite *wh_dragonfly_traffic_suite(void)
       {"group-all-to-all", test_adaptive_all_to_all_two_switches},
       {"endpoint-latency", test_endpoint_latency},
       {"message-alpha", test_message_alpha},
+      {"message-alpha-serial", test_message_alpha_serial},
   };
   Suite *s = suite_create("dragonfly-traffic");
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

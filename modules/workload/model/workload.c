@@ -62,6 +62,7 @@ struct WhWorkload {
   GHashTable *eager_first; /* all-to-all and broadcast op -> its first transfer */
   uint32_t ops_left;
   WhTime alpha;           /* per-message software cost, before a transfer's first byte */
+  WhTime *issue_free;     /* per rank: when its issue engine is free (the last first byte) */
   uint32_t rccl_window;   /* rccl all-to-all: sends of one rank in flight at most */
   uint32_t gcds_per_node; /* hosts h with equal h / gcds_per_node share a node; 0: no nodes */
 };
@@ -72,9 +73,11 @@ G_STATIC_ASSERT(sizeof(uint8_t) + 2 * sizeof(WhTime) + 2 * sizeof(uint32_t) ==
 
 static const WhParamSpec workload_params[] = {
     {"MessageAlpha", WH_PARAM_TIME, "0ns",
-     "per-message software cost: every transfer of a workload (a message of a collective "
-     "or a point-to-point op) starts this long after it is ready; the one model of message "
-     "overhead (the Frontier preset sets 200ns)",
+     "per-message software cost (LogP's sender overhead o), paid by the sending rank one "
+     "message after another: a transfer of a workload (a message of a collective or a "
+     "point-to-point op) ready at t starts max(t, the end of its rank's previous alpha) + "
+     "alpha, so k messages ready together start at alpha, 2 alpha, ..., k alpha; the one "
+     "model of message overhead (the Frontier preset sets 200ns)",
      0},
     {"RcclWindow", WH_PARAM_INT, "8",
      "the rccl all-to-all algorithm: each rank keeps at most this many sends in flight "
@@ -116,6 +119,7 @@ WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks)
   w->tp = tp;
   w->n_ranks = n_ranks;
   w->host = g_new(uint32_t, n_ranks);
+  w->issue_free = g_new0(WhTime, n_ranks);
   for (uint32_t r = 0; r < n_ranks; r++)
     w->host[r] = r;
   w->ops = wh_op_table_new();
@@ -145,6 +149,7 @@ void wh_workload_free(WhWorkload *w)
   g_array_unref(w->flow_ref);
   g_hash_table_unref(w->eager_first);
   g_free(w->host);
+  g_free(w->issue_free);
   g_free(w->seen);
   g_free(w);
 }
@@ -377,11 +382,15 @@ gboolean wh_workload_add_table(WhWorkload *w, WhOpTable *t, GError **error)
 
 static void op_end(WhWorkload *w, uint32_t id);
 
+/* A transfer of rank `src`, ready now. The rank's one issue engine pays MessageAlpha
+ * per message, one after another: the first byte leaves alpha after the later of now
+ * and the end of the rank's previous alpha (with alpha 0 that is now). */
 static void add_flow(WhWorkload *w, uint32_t src, uint32_t dst, uint64_t bytes, FlowRef ref)
 {
   g_autoptr(GError) err = NULL;
-  int64_t flow = wh_transport_add_flow(w->tp, w->host[src], w->host[dst], bytes,
-                                       w->tp->sim->now + w->alpha, &err);
+  WhTime start = MAX(w->tp->sim->now, w->issue_free[src]) + w->alpha;
+  w->issue_free[src] = start;
+  int64_t flow = wh_transport_add_flow(w->tp, w->host[src], w->host[dst], bytes, start, &err);
   g_assert(flow >= 0); /* ranks and sizes were checked when the op was added */
   FlowRef none = {.op = NONE};
   while (w->flow_ref->len <= (guint)flow)
@@ -523,8 +532,11 @@ static int host_pos_cmp(const void *a, const void *b)
  * member of B. Phase III: relay q sends each other member d of its node the bytes it
  * received for d, one message summed over its sources; it waits on exactly the
  * Phase II transfers into q whose source has bytes for d. Phases I and II start
- * together. Transfers are numbered phase by phase. */
-static void expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges)
+ * together. Transfers are numbered phase by phase; returns the first of Phase II.
+ * Inside a phase each sender's messages go round from its next peer (node), as the
+ * flat algorithms' rounds do, so that serially issued messages do not all converge
+ * on one node or GCD first. */
+static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges)
 {
   uint32_t n = o->group_n, G = w->gcds_per_node;
   const uint32_t *g = o->group;
@@ -544,23 +556,25 @@ static void expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *e
     node_of[pos[i]] = K - 1;
   }
   nbeg[K] = n;
-  /* Phase I */
-  for (uint32_t k = 0; k < K; k++)
-    for (uint32_t i = nbeg[k]; i < nbeg[k + 1]; i++)
-      for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
-        uint64_t bytes = i == j ? 0 : pair_bytes(o, pos[i], pos[j]);
+  /* Phase I: member i of a node of m sends to its (i + t) mod m-th for t = 1 .. m - 1 */
+  for (uint32_t k = 0; k < K; k++) {
+    uint32_t m = nbeg[k + 1] - nbeg[k];
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t t = 1; t < m; t++) {
+        uint32_t a = pos[nbeg[k] + i], b = pos[nbeg[k] + (i + t) % m];
+        uint64_t bytes = pair_bytes(o, a, b);
         if (bytes)
-          new_xfer(w, id, g[pos[i]], g[pos[j]], bytes);
+          new_xfer(w, id, g[a], g[b], bytes);
       }
+  }
   /* Phase II: (source, relay) of each transfer, then the transfers into each relay */
   uint32_t p2 = w->xfers->len;
   g_autoptr(GArray) src = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   g_autoptr(GArray) dst = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t i = 0; i < n; i++) {
     uint32_t a = pos[i], gcd = w->host[g[a]] % G;
-    for (uint32_t k = 0; k < K; k++) {
-      if (k == node_of[a])
-        continue;
+    for (uint32_t t = 1; t < K; t++) { /* from the next node on, round the group */
+      uint32_t k = (node_of[a] + t) % K;
       uint64_t bytes = 0;
       uint32_t relay = pos[nbeg[k] + gcd % (nbeg[k + 1] - nbeg[k])];
       for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
@@ -586,9 +600,9 @@ static void expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *e
     in[fill[g_array_index(dst, uint32_t, t)]++] = t;
   /* Phase III */
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t q = pos[i], k = node_of[q];
-    for (uint32_t j = nbeg[k]; j < nbeg[k + 1]; j++) {
-      uint32_t d = pos[j];
+    uint32_t q = pos[i], k = node_of[q], m = nbeg[k + 1] - nbeg[k];
+    for (uint32_t u = 1; u < m; u++) { /* from the next member on, round the node */
+      uint32_t d = pos[nbeg[k] + (i - nbeg[k] + u) % m];
       uint64_t bytes = 0;
       for (uint32_t t = in_beg[q]; d != q && t < in_beg[q + 1]; t++)
         bytes += pair_bytes(o, g_array_index(src, uint32_t, in[t]), d);
@@ -601,18 +615,22 @@ static void expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *e
       }
     }
   }
+  return p2;
 }
 
 /* Expands an all-to-all(v) or a broadcast into transfers; returns the index of the
- * first. */
-static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o)
+ * first. `*issue` receives the transfer its ready ones are issued from (wrapping round
+ * to the first): HALO's Phase II, so that a member issues its slow messages between
+ * nodes before those inside its node; else the first. */
+static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t *issue)
 {
   uint32_t n = o->group_n, first = w->xfers->len;
   const uint32_t *g = o->group;
   g_autoptr(GArray) edges = g_array_new(FALSE, FALSE, sizeof(Edge));
+  *issue = first;
   if (o->coll == WH_COLL_ALL_TO_ALL || o->coll == WH_COLL_ALL_TO_ALLV) {
     if (o->algo == WH_ALGO_HALO)
-      expand_halo(w, id, o, edges);
+      *issue = expand_halo(w, id, o, edges);
     else
       expand_flat(w, id, o, edges);
   } else {
@@ -666,10 +684,11 @@ static void op_start(WhWorkload *w, uint32_t id)
         start_ring(w, id, &o, 0, r);
       return;
     }
-    uint32_t first = expand(w, id, &o), last = w->xfers->len;
+    uint32_t issue, first = expand(w, id, &o, &issue), last = w->xfers->len;
     w->pending[id] = last - first;
     g_hash_table_insert(w->eager_first, GUINT_TO_POINTER(id), GUINT_TO_POINTER(first));
-    for (uint32_t x = first; x < last; x++) {
+    for (uint32_t k = 0; k < last - first; k++) { /* issue .. last, then first .. issue */
+      uint32_t x = issue + k < last ? issue + k : issue + k - (last - first);
       if (g_array_index(w->xfers, Xfer, x).pending == 0)
         start_xfer(w, x);
     }

@@ -60,8 +60,9 @@ WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks);
 void wh_workload_free(WhWorkload *w);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhWorkload, wh_workload_free)
 
-/* Every transfer starts `alpha` after it is ready (the per-message software cost;
- * wh::Workload::MessageAlpha). */
+/* The per-message software cost (wh::Workload::MessageAlpha, LogP's sender overhead):
+ * each rank pays it one message after another, so a transfer of rank r ready at t
+ * starts at max(t, the start of r's previous transfer) + `alpha`. */
 void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha);
 
 /* The rccl all-to-all algorithm keeps at most `window` sends of a rank in flight
