@@ -89,7 +89,12 @@ lines = ["# MoE training on the Frontier preset: skew, migration, weak scaling, 
          "model's time (docs/piper.md), all-to-alls, stage sends, all-reduces and migrations "
          "are packet-level flows on `<topology preset=\"frontier\">` with DCQCN and "
          "contiguous placement. Paper: Dash and Wang, \"Piper\", ORNL, arXiv:2605.05049, 2026.",
-         ""]
+         "",
+         "Every all-to-all here is the model preset's direct all-to-all(v) (`AllToAll`; HALO "
+         "is not a preset option). Piper's EP groups stay inside one node or one switch, "
+         "where the paper finds HALO about even with RCCL (and validation/piper/report.md finds "
+         "the simulated HALO slower than the direct all-to-all on 4 nodes); the flat "
+         "baseline's groups cross switches, where HALO would matter.", ""]
 
 # ---------------------------------------------------------------- skew and migration
 sk = model("skew-2b")
