@@ -310,9 +310,9 @@ def read(name):
         return f.read().strip()
 
 
-# Flat runs not simulated: their one-layer slice takes over 30 minutes (Medium's on 256
-# GCDs, half of Large's traffic, took about 20 on a shared 2-core machine); the planner
-# prices them.
+# Flat runs not simulated: their one-layer slice moves about twice the bytes of Medium's
+# on 256 GCDs (13 to 21 minutes on a shared 2-core machine), near or over the 30-minute
+# bound; the planner prices them.
 MODEL_ONLY = {("fw-large", 256), ("fw-super", 256), ("fw-super", 512)}
 
 
@@ -349,8 +349,9 @@ lines += ["## Framework comparison", "",
           "micro-batch as 4 x L x t_mb + L x tail (tail: the gradient all-reduces after the "
           "last compute op), except Small on 8 GCDs (simulated with all 28 layers). Large on "
           "256 GCDs and Super on 256 and 512 are the planner's prediction of PP 1 x EP on EP "
-          "GCDs only (marked *model*): their slice would take over 30 minutes (Medium's "
-          "256-GCD slice, half of Large's bytes, took the time listed under Runs); the "
+          "GCDs only (marked *model*): their slice moves about twice the bytes of Medium's "
+          "256-GCD slice (whose time is listed under Runs), near or over the 30-minute "
+          "bound per run; the "
           "planner prices the flat all-to-all at the NIC share and leaves out the switch "
           "links that the simulated flat runs load (compare engine and planner below).", "",
           "Shapes assumed (training-models.ini; the paper gives none): Small = X-MoE Small "

@@ -29,7 +29,8 @@
 #     direct all-to-all across nodes) on the same counts and on 256; Small on 8 GCDs is
 #     simulated whole for both, the flat baseline elsewhere as one-layer slices of one
 #     micro-batch composed to L layers and 4 micro-batches, except Large on 256 and Super
-#     (the planner alone: their slices would take over 30 minutes); the other Piper
+#     (the planner alone: their slices would take about twice Medium's 256-GCD slice,
+#     near or over 30 minutes); the other Piper
 #     meshes are the planner's; ratios beside 2.06 / 2.39 / 1.95 / 3.62x.
 #
 # Every run's wall time is listed in the report. Without --check it reports only; a
@@ -154,7 +155,8 @@ if [ "$norun" = 0 ]; then
       echo "$ep" >"$out/$base.ep"
       # the planner's prediction of PP 1 x EP on EP GCDs (memory not checked)
       plan "$base-model" "$file" "$ep" "1x$ep" 4 --set "wh::Piper::EpLimit=$ep" "${opts[@]}"
-      # not simulated (a slice would take over 30 minutes): the planner prices them
+      # not simulated (2x the bytes of Medium's 256-GCD slice, near or over 30
+      # minutes): the planner prices them
       case $model-$n in fw-large-256 | fw-super-*) continue ;; esac
       if [ "$model" = fw-small ] && [ "$n" = 8 ]; then
         slice=$file # whole
