@@ -36,9 +36,10 @@ class Runs:
         return s
 
 
-def finish(lines, report, check, failures, passed):
+def finish(lines, report, check, failures, passed, prog="run.sh"):
     """Writes the report's LINES (with a Check section under --check, PASSED when
-    nothing failed) to REPORT and prints it, prints each failure on stderr and exits:
+    nothing failed) to REPORT and prints it, prints each failure on stderr (after PROG,
+    the harness script's name) and exits:
     status 1 under --check with failures, else 0."""
     if check:
         lines = lines + ["## Check", ""] + (["- FAIL: " + f for f in failures] if failures else [passed])
@@ -47,7 +48,7 @@ def finish(lines, report, check, failures, passed):
         f.write(text)
     print(text)
     for f in failures:
-        print("run.sh: check failed: " + f, file=sys.stderr)
+        print(prog + ": check failed: " + f, file=sys.stderr)
     if check:
-        print("run.sh: check passed" if not failures else "run.sh: check failed", file=sys.stderr)
+        print(prog + (": check passed" if not failures else ": check failed"), file=sys.stderr)
     sys.exit(1 if check and failures else 0)

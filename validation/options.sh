@@ -3,13 +3,15 @@
 #
 #   parse_options "${BASH_SOURCE[0]}" "$@"
 #
-# sets check (--check) and norun (--no-run) to 0 or 1; --help prints the comment
+# sets check (--check) and norun (--no-run) to 0 or 1 and prog to the script's file name
+# (which the messages below start with); --help prints the comment
 # block at the top of the harness (up to its `set -euo pipefail` line) and exits 0; any
 # other argument is refused with exit status 2.
 
 parse_options() {
   local script=$1 arg
   shift
+  prog=$(basename "$script")
   check=0
   norun=0
   for arg in "$@"; do
@@ -21,7 +23,7 @@ parse_options() {
       exit 0
       ;;
     *)
-      echo "run.sh: unknown argument $arg (options: --check, --no-run, --help)" >&2
+      echo "$prog: unknown argument $arg (options: --check, --no-run, --help)" >&2
       exit 2
       ;;
     esac
@@ -43,7 +45,7 @@ harness_setup() {
   report=${WH_REPORT:-$here/report.md}
   if [ "$norun" = 0 ]; then
     if [ ! -x "$whsim" ]; then
-      echo "run.sh: $whsim not found; build first (make build)" >&2
+      echo "$prog: $whsim not found; build first (make build)" >&2
       exit 1
     fi
     rm -rf "$out"
@@ -55,9 +57,9 @@ harness_setup() {
 # output in $out/DIR.log; a failing run prints that log and exits 1.
 harness_run() {
   local name=$1 dir=${2:-$1}
-  echo "run.sh: $name ..." >&2
+  echo "$prog: $name ..." >&2
   if ! "$whsim" run "$out/$name.xml" --out "$out/$dir" --quiet >"$out/$dir.log" 2>&1; then
-    echo "run.sh: FAILED: $whsim run $out/$name.xml" >&2
+    echo "$prog: FAILED: $whsim run $out/$name.xml" >&2
     cat "$out/$dir.log" >&2
     exit 1
   fi

@@ -305,8 +305,20 @@ static int run_script(const char *script, const char *arg, char **out, char **er
   return WEXITSTATUS(status);
 }
 
-/* Every validation harness takes --check (and documents it in --help), and refuses an
- * unknown argument with exit status 2 before running anything. */
+/* `script` documents --check in its --help and refuses an unknown argument with exit
+ * status 2, naming it. */
+static void check_harness_options(const char *script)
+{
+  g_autofree char *help = NULL, *herr = NULL, *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_script(script, "--help", &help, &herr), 0);
+  ck_assert_msg(strstr(help, "--check") != NULL, "%s --help does not document --check", script);
+  ck_assert_int_eq(run_script(script, "--no-such-option", &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "--no-such-option"));
+}
+
+/* Every validation harness (validation/NAME/run.sh, and the further scripts listed
+ * here) takes --check (and documents it in --help), and refuses an unknown argument
+ * with exit status 2 before running anything. */
 START_TEST(test_validation_scripts_have_check)
 {
   g_autofree char *dir = wh_test_source_path("validation");
@@ -317,14 +329,16 @@ START_TEST(test_validation_scripts_have_check)
     g_autofree char *script = g_build_filename(dir, name, "run.sh", NULL);
     if (!g_file_test(script, G_FILE_TEST_EXISTS))
       continue;
-    g_autofree char *help = NULL, *herr = NULL, *out = NULL, *err = NULL;
-    ck_assert_int_eq(run_script(script, "--help", &help, &herr), 0);
-    ck_assert_msg(strstr(help, "--check") != NULL, "%s --help does not document --check", script);
-    ck_assert_int_eq(run_script(script, "--no-such-option", &out, &err), 2);
-    ck_assert_ptr_nonnull(strstr(err, "--no-such-option"));
+    check_harness_options(script);
     n++;
   }
   ck_assert_uint_ge(n, 2);
+  static const char *const more[] = {"piper/training.sh"};
+  for (size_t i = 0; i < G_N_ELEMENTS(more); i++) {
+    g_autofree char *script = g_build_filename(dir, more[i], NULL);
+    ck_assert_msg(g_file_test(script, G_FILE_TEST_EXISTS), "%s is missing", script);
+    check_harness_options(script);
+  }
 }
 END_TEST
 
