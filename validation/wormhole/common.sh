@@ -9,6 +9,8 @@
 # any other option exits with status 2. Then sets root, build (BUILD_DIR, default
 # build), whsim, here (validation/wormhole), work (a temporary directory removed at
 # exit), failures and fail(); exits with status 2 if whsim is not built.
+#
+# wormhole_dumbbells PREFIX writes the dumbbells of skip.sh and seeds.sh into $work.
 wormhole_setup() {
   local script=$1 extras=$2 name x opts="--check, --quick"
   name=$(basename "$script")
@@ -55,4 +57,35 @@ wormhole_setup() {
 fail() {
   failures+=("$1")
   echo "FAIL: $1" >&2
+}
+
+# wormhole_dumbbells PREFIX: $work/PREFIX{dcqcn,hpcc,dctcp}.xml, four flows 100 us apart
+# (sizes 1, 1.5, 2, 2.5 x the base: DCQCN 300 MB, HPCC 60 MB with Wai 1.25 Gb/s, DCTCP
+# 1.5 GB) on one 100 Gb/s bottleneck, with the detection settings the reports state:
+# the delivery rate over 1 ms and l 10000 (HPCC 0.2 ms and 2000).
+wormhole_dumbbells() {
+  local slow=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=1000 wh::Wormhole::Window=10000)
+  local fast=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=200 wh::Wormhole::Window=2000)
+  dumbbell_xml "$1dcqcn" dcqcn 300000000 "${slow[@]}"
+  dumbbell_xml "$1hpcc" hpcc 60000000 wh::HpccCc::Wai=1.25Gbps "${fast[@]}"
+  dumbbell_xml "$1dctcp" dctcp 1500000000 wh::DctcpCc::Kmin=250KB wh::DctcpCc::Kmax=350KB \
+    wh::RdmaFlow::Mtu=4096B "${slow[@]}"
+}
+
+# dumbbell_xml NAME CC SIZE SETS...: one of them into $work/NAME.xml
+dumbbell_xml() {
+  local name=$1 cc=$2 size=$3 i s
+  shift 3
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo "<scenario name=\"$name\" seed=\"1\" cc=\"$cc\">"
+    echo '  <topology type="wh::Dumbbell"><param name="Pairs" value="4"/></topology>'
+    for s in "$@"; do echo "  <set param=\"${s%%=*}\" value=\"${s#*=}\"/>"; done
+    echo '  <flows>'
+    for i in 0 1 2 3; do
+      echo "    <flow src=\"$i\" dst=\"$((4 + i))\" size=\"$((size * (2 + i) / 2))B\" start=\"$((i * 100))us\"/>"
+    done
+    echo '  </flows>'
+    echo '</scenario>'
+  } > "$work/$name.xml"
 }

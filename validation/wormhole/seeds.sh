@@ -33,29 +33,7 @@ report=${WH_REPORT:-$here/seeds-report.md}
 seeds=8
 [ "$quick" = 1 ] && seeds=4
 
-# dumbbell NAME CC SIZE SETS...: skip.sh's four-flow dumbbell into $work/NAME.xml
-dumbbell() {
-  local name=$1 cc=$2 size=$3 i
-  shift 3
-  {
-    echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo "<scenario name=\"$name\" seed=\"1\" cc=\"$cc\">"
-    echo '  <topology type="wh::Dumbbell"><param name="Pairs" value="4"/></topology>'
-    for s in "$@"; do echo "  <set param=\"${s%%=*}\" value=\"${s#*=}\"/>"; done
-    echo '  <flows>'
-    for i in 0 1 2 3; do
-      echo "    <flow src=\"$i\" dst=\"$((4 + i))\" size=\"$((size * (2 + i) / 2))B\" start=\"$((i * 100))us\"/>"
-    done
-    echo '  </flows>'
-    echo '</scenario>'
-  } > "$work/$name.xml"
-}
-slow=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=1000 wh::Wormhole::Window=10000)
-fast=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=200 wh::Wormhole::Window=2000)
-dumbbell dcqcn dcqcn 300000000 "${slow[@]}"
-dumbbell hpcc hpcc 60000000 wh::HpccCc::Wai=1.25Gbps "${fast[@]}"
-dumbbell dctcp dctcp 1500000000 wh::DctcpCc::Kmin=250KB wh::DctcpCc::Kmax=350KB \
-  wh::RdmaFlow::Mtu=4096B "${slow[@]}"
+wormhole_dumbbells ""
 
 for cc in dcqcn hpcc dctcp; do
   echo "seeds.sh: $cc, seeds 1-$seeds" >&2

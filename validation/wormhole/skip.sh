@@ -99,28 +99,7 @@ header="| run | iteration error | FCT error mean | p99 | max | exact wall | Worm
 } > "$report"
 
 # ---- 1. dumbbells ----
-dumbbell() { # NAME CC SIZE SETS...
-  local name=$1 cc=$2 size=$3 i
-  shift 3
-  {
-    echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo "<scenario name=\"$name\" seed=\"1\" cc=\"$cc\">"
-    echo '  <topology type="wh::Dumbbell"><param name="Pairs" value="4"/></topology>'
-    for s in "$@"; do echo "  <set param=\"${s%%=*}\" value=\"${s#*=}\"/>"; done
-    echo '  <flows>'
-    for i in 0 1 2 3; do
-      echo "    <flow src=\"$i\" dst=\"$((4 + i))\" size=\"$((size * (2 + i) / 2))B\" start=\"$((i * 100))us\"/>"
-    done
-    echo '  </flows>'
-    echo '</scenario>'
-  } > "$work/$name.xml"
-}
-slow=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=1000 wh::Wormhole::Window=10000)
-fast=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=200 wh::Wormhole::Window=2000)
-dumbbell db-dcqcn dcqcn 300000000 "${slow[@]}"
-dumbbell db-hpcc hpcc 60000000 wh::HpccCc::Wai=1.25Gbps "${fast[@]}"
-dumbbell db-dctcp dctcp 1500000000 wh::DctcpCc::Kmin=250KB wh::DctcpCc::Kmax=350KB \
-  wh::RdmaFlow::Mtu=4096B "${slow[@]}"
+wormhole_dumbbells db-
 {
   echo "## 1. Dumbbells"
   echo
