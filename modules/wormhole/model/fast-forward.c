@@ -335,6 +335,7 @@ static uint32_t park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
     wh_detector_flow_hold(wh->det, id, TRUE);
   }
   sk->memo = FALSE;
+  sk->memo_skip = FALSE;
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   wh->ss.fast_forwards++;
   return slot;
@@ -395,14 +396,19 @@ static void resume(WhWormhole *wh, uint32_t slot)
     WhFlow *f = wh_transport_flow(tp, id);
     GlueFlow *g = wh_wormhole_glue(wh, id);
     uint64_t b = (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
-    if (sk->memo) /* a replay: its stored bytes, the elapsed fraction if it was cut */
+    if (sk->memo) /* a replay: its stored bytes, the elapsed fraction if it was cut, and
+                     what the skip after it moved */
       b = id == sk->memo_done && dt >= sk->memo_dur
               ? 0 /* completed below */
-              : (uint64_t)((double)g->memo_bytes * MIN(1.0, (double)dt / (double)sk->memo_dur)) /
+              : (uint64_t)((double)g->memo_bytes * MIN(1.0, (double)dt / (double)sk->memo_dur) +
+                           (sk->memo_skip && dt > sk->memo_dur
+                                ? g->rhat * (double)(dt - sk->memo_dur)
+                                : 0)) /
                     mtu * mtu;
     uint64_t inflight = f->snd_max_sent - f->snd_una;
     uint64_t room = f->size - f->snd_max_sent;
-    uint64_t keep = sk->memo ? mtu : inflight + mtu; /* a replay checked its room */
+    /* a replay checked its room; a skip keeps the packets in flight theirs */
+    uint64_t keep = sk->memo && !sk->memo_skip ? mtu : inflight + mtu;
     room = room > keep ? (room - keep) / mtu * mtu : 0;
     g->adv_now = MIN(b, room);
     wh_wormhole_park_owner(sched, id | WH_OWNER_FLOW, NONE);
@@ -463,9 +469,41 @@ static void resume(WhWormhole *wh, uint32_t slot)
   wh_wormhole_arm_ticks(wh);
 }
 
+/* How long a converged replay's flows, once they have sent their stored bytes, may go
+ * on as a skip at their stored steady rates (each keeping its tail, as skip_length
+ * does; each flow's rhat is set to its rate); 0 when a rate is not known or that is
+ * shorter than MinSkip. */
+static WhTime skip_after(WhWormhole *wh, const uint32_t *flows, const uint64_t *bytes,
+                         const WhOutcomeSteady *steady, uint32_t n)
+{
+  WhTransport *tp = wh->tp;
+  WhTime now = wh->sim->now, len = WH_TIME_MAX;
+  const WhNetRouter *router = &wh->net->router;
+  for (uint32_t i = 0; i < n && steady; i++) {
+    const WhFlow *f = wh_transport_flow(tp, flows[i]);
+    if (steady[i].rate == 0 || steady[i].rtt == 0)
+      return 0;
+    double r = (double)steady[i].rate * 1e-12;
+    double keep = (double)(f->snd_max_sent - f->snd_una) +
+                  r * (double)(steady[i].rtt + wh->p.tail_margin) + tp->p.mtu;
+    double left = (double)(f->size - f->snd_max_sent) - (double)bytes[i] - keep;
+    WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
+    if (router->choose) {
+      WhTime next_choice = f->last_choice + router->flowlet_gap;
+      lf = MIN(lf, next_choice > now ? next_choice - now : 0);
+    }
+    len = MIN(len, lf);
+  }
+  if (steady == NULL || n == 0 || len < MAX(wh->p.min_skip, 1))
+    return 0;
+  for (uint32_t i = 0; i < n; i++)
+    wh_wormhole_glue(wh, flows[i])->rhat = (double)steady[i].rate * 1e-12;
+  return len;
+}
+
 gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
-                      const uint64_t *bytes, const uint8_t *snaps, uint32_t n, uint32_t done,
-                      WhTime dur)
+                      const uint64_t *bytes, const uint8_t *snaps, const WhOutcomeSteady *steady,
+                      uint32_t n, uint32_t done, WhTime dur)
 {
   WhTransport *tp = wh->tp;
   uint64_t mtu = tp->p.mtu;
@@ -509,6 +547,7 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
     (*why)++;
     return FALSE;
   }
+  WhTime more = frac < 1 || done < n ? 0 : skip_after(wh, flows, bytes, steady, n);
   for (uint32_t i = 0; i < n; i++) {
     GlueFlow *g = wh_wormhole_glue(wh, flows[i]);
     g->memo_bytes = bytes[i];
@@ -517,10 +556,12 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
                        ? NULL
                        : g_memdup2(snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES, WH_CC_SNAPSHOT_BYTES);
   }
-  uint32_t slot = park(wh, pf, ports, frac < 1 ? len : dur);
+  uint32_t slot = park(wh, pf, ports, frac < 1 ? len : dur + more);
   wh->ss.replays_clipped += frac < 1;
+  wh->ss.replays_skipping += more > 0;
   WhSkip *sk = skip_at(wh, slot);
   sk->memo = TRUE;
+  sk->memo_skip = more > 0;
   sk->memo_dur = dur;
   sk->memo_done = done < n ? flows[done] : NONE;
   wh->ss.fast_forwards--; /* a replay, not a skip */
@@ -564,6 +605,8 @@ static void try_park(WhSim *sim, void *ctx, uint64_t arg)
       continue;
     }
     park(wh, flows, ports, len);
+    if (wh->memo)
+      wh_patterns_parked(wh, p);
   }
 }
 

@@ -1,8 +1,10 @@
 /* A phase outcome's compact byte form: see outcome.h. Layout: varints of the duration,
  * the vertex count and ended + 1 (0: converged); then per vertex the zigzag difference
- * of its bytes to the previous vertex's, the reference of its snapshot (0: zeros, r:
- * the snapshot r vertices back), the count of words that differ from it, and per such
- * word the gap to the previous one and the zigzag difference to the reference's word. */
+ * of its bytes to the previous vertex's, for a converged phase the zigzag differences
+ * of its steady rate and round-trip time to the previous vertex's, the reference of
+ * its snapshot (0: zeros, r: the snapshot r vertices back), the count of words that
+ * differ from it, and per such word the gap to the previous one and the zigzag
+ * difference to the reference's word. */
 #include "outcome.h"
 
 #include <string.h>
@@ -49,15 +51,23 @@ static guint delta_len(const uint64_t *w, const uint64_t *ref)
 }
 
 void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const uint8_t *snaps,
-                       GByteArray *out)
+                       const WhOutcomeSteady *steady, GByteArray *out)
 {
   uint32_t n = head->n;
+  gboolean converged = head->ended == UINT32_MAX;
+  WhOutcomeSteady prev = {0, 0};
   wh_varint_put(out, head->duration);
   wh_varint_put(out, n);
   wh_varint_put(out, head->ended == UINT32_MAX ? 0 : (uint64_t)head->ended + 1);
   uint64_t zero[WORDS] = {0}, w[WORDS], ref[WORDS];
   for (uint32_t i = 0; i < n; i++) {
     wh_varint_put(out, wh_zigzag_diff(bytes[i], i ? bytes[i - 1] : 0));
+    if (converged) {
+      WhOutcomeSteady s = steady ? steady[i] : (WhOutcomeSteady){0, 0};
+      wh_varint_put(out, wh_zigzag_diff(s.rate, prev.rate));
+      wh_varint_put(out, wh_zigzag_diff(s.rtt, prev.rtt));
+      prev = s;
+    }
     const uint8_t *snap = snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES;
     words_of(snap, w);
     /* the shortest reference; on a tie the nearest, zeros last */
@@ -88,7 +98,7 @@ void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const u
 }
 
 gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcomeHead *head,
-                           GArray *bytes, GByteArray *snaps)
+                           GArray *bytes, GByteArray *snaps, GArray *steady)
 {
   gsize at = 0;
   uint32_t ended;
@@ -104,13 +114,27 @@ gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcom
   g_byte_array_set_size(s, n * WH_CC_SNAPSHOT_BYTES);
   if (bytes)
     g_array_set_size(bytes, n);
+  if (steady)
+    g_array_set_size(steady, n);
   uint64_t b = 0, w[WORDS];
+  WhOutcomeSteady st = {0, 0};
   for (uint32_t i = 0; i < n; i++) {
     uint64_t z, r, changed;
-    if (!wh_varint_get(value, len, &at, &z) || !wh_varint_get(value, len, &at, &r) || r > i ||
-        r > WINDOW || !wh_varint_get(value, len, &at, &changed) || changed > WORDS)
+    if (!wh_varint_get(value, len, &at, &z))
       return FALSE;
     b = wh_zigzag_undiff(z, b);
+    if (ended == 0) {
+      uint64_t zr, zt;
+      if (!wh_varint_get(value, len, &at, &zr) || !wh_varint_get(value, len, &at, &zt))
+        return FALSE;
+      st.rate = wh_zigzag_undiff(zr, st.rate);
+      st.rtt = wh_zigzag_undiff(zt, st.rtt);
+    }
+    if (steady)
+      g_array_index(steady, WhOutcomeSteady, i) = st;
+    if (!wh_varint_get(value, len, &at, &r) || r > i || r > WINDOW ||
+        !wh_varint_get(value, len, &at, &changed) || changed > WORDS)
+      return FALSE;
     if (bytes)
       g_array_index(bytes, uint64_t, i) = b;
     uint8_t *snap = s->data + (size_t)i * WH_CC_SNAPSHOT_BYTES;

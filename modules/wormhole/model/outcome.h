@@ -10,7 +10,13 @@
  * earlier one costs 3 B, one that differs in a timer's sequence number a few more,
  * instead of the 256 B of the snapshot. The encoding is a function of the outcome
  * alone, so equal outcomes give equal bytes. Host byte order. Cold path: encoding
- * costs O(n x window x words), decoding O(n x words). */
+ * costs O(n x window x words), decoding O(n x words).
+ *
+ * A converged phase also keeps, per vertex, the steady state the fast-forward found
+ * when it parked the partition at the phase's end: the delivery rate it measured and
+ * the smoothed round-trip time (each written as the zigzag difference to the previous
+ * vertex's), so that a replay of the phase can go straight on into a skip at those
+ * rates. Zeros: not known (the phase converged without being parked). */
 #ifndef WH_OUTCOME_H
 #define WH_OUTCOME_H
 
@@ -25,16 +31,24 @@ typedef struct {
   uint32_t ended;    /* completed: the vertex that left; converged: UINT32_MAX */
 } WhOutcomeHead;
 
-/* Appends the value of `head` with bytes[0..n-1] and the n snapshots at snaps (each
- * WH_CC_SNAPSHOT_BYTES) to `out`. */
-void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const uint8_t *snaps,
-                       GByteArray *out);
+/* A converged vertex's steady state. */
+typedef struct {
+  uint64_t rate; /* payload bytes per second (0: not known) */
+  uint64_t rtt;  /* smoothed round-trip time, ps */
+} WhOutcomeSteady;
 
-/* Decodes a value of `n` vertices: *head, and (each nullable) `bytes` (uint64) and
- * `snaps` set to the vertices' bytes and snapshots. FALSE when `value` is not such a
+/* Appends the value of `head` with bytes[0..n-1], the n snapshots at snaps (each
+ * WH_CC_SNAPSHOT_BYTES) and, for a converged phase, steady[0..n-1] (nullable: zeros) to
+ * `out`. */
+void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const uint8_t *snaps,
+                       const WhOutcomeSteady *steady, GByteArray *out);
+
+/* Decodes a value of `n` vertices: *head, and (each nullable) `bytes` (uint64),
+ * `snaps` and `steady` (WhOutcomeSteady; zeros for a completed phase) set to the
+ * vertices' bytes, snapshots and steady states. FALSE when `value` is not such a
  * value (another vertex count, bad lengths, a reference out of range, bytes left over);
  * the arrays are undefined then. */
 gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcomeHead *head,
-                           GArray *bytes, GByteArray *snaps);
+                           GArray *bytes, GByteArray *snaps, GArray *steady);
 
 #endif

@@ -62,21 +62,30 @@ static WhPartition *phase_partition(WhWormhole *wh, const WhPhase *ph)
   return p && p->id == ph->part_id && p->since == ph->since ? p : NULL;
 }
 
-static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t ended)
+/* `parked`: a converged phase whose partition the fast-forward has just parked, so each
+ * flow's estimated rate and smoothed RTT are its steady state. */
+static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t ended,
+                   gboolean parked)
 {
   WhTime now = wh->sim->now;
   WhOutcomeHead head = {.duration = (uint64_t)(now - ph->t0), .n = ph->flows->len, .ended = ended};
   g_autofree uint64_t *bytes = g_new(uint64_t, MAX(head.n, 1u));
   g_autofree uint8_t *snaps = g_malloc((gsize)MAX(head.n, 1u) * WH_CC_SNAPSHOT_BYTES);
+  g_autofree WhOutcomeSteady *steady = g_new0(WhOutcomeSteady, MAX(head.n, 1u));
   for (guint i = 0; i < head.n; i++) {
     WhFlow *f = wh_transport_flow(wh->tp, g_array_index(ph->flows, uint32_t, i));
     bytes[i] = f->snd_max_sent - g_array_index(ph->snd0, uint64_t, i);
     WhCcSnapshot snap;
     wh_flow_cc_snapshot(f, &snap);
     wh_cc_snapshot_serialize(&snap, snaps + (gsize)i * WH_CC_SNAPSHOT_BYTES);
+    if (parked) {
+      const GlueFlow *g = wh_wormhole_glue(wh, f->id);
+      steady[i].rate = (uint64_t)llround(g->rhat * 1e12);
+      steady[i].rtt = (uint64_t)llround(g->srtt_ps);
+    }
   }
   g_autoptr(GByteArray) v = g_byte_array_new();
-  wh_outcome_encode(&head, bytes, snaps, v);
+  wh_outcome_encode(&head, bytes, snaps, steady, v);
   wh_memo_db_insert(wh->memo, ph->sig, kind, ph->key->data, ph->key->len, v->data, v->len);
   if (kind == WH_MEMO_CONVERGED)
     wh->ps.converged++;
@@ -102,7 +111,7 @@ void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f)
       if (g_array_index(ph->flows, uint32_t, k) != f->id)
         continue;
       if (phase_partition(wh, ph))
-        record(wh, ph, WH_MEMO_COMPLETED, k);
+        record(wh, ph, WH_MEMO_COMPLETED, k, FALSE);
       else
         wh->ps.abandoned++;
       drop_phase(wh, i);
@@ -111,8 +120,9 @@ void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f)
   }
 }
 
-/* At a tick: phases whose partition changed are abandoned, those that became steady
- * are recorded. */
+/* At a tick: phases whose partition changed are abandoned; in observe mode those that
+ * became steady are recorded (with a fast-forward, a phase converges when its partition
+ * is parked: wh_patterns_parked). */
 static void sweep_phases(WhWormhole *wh)
 {
   for (guint i = wh->phases->len; i-- > 0;) {
@@ -121,9 +131,21 @@ static void sweep_phases(WhWormhole *wh)
     if (p == NULL) {
       wh->ps.abandoned++;
       drop_phase(wh, i);
-    } else if (p->kind != WH_STEADY_NONE) {
-      record(wh, ph, WH_MEMO_CONVERGED, UINT32_MAX);
+    } else if (p->kind != WH_STEADY_NONE && !wh_wormhole_mode_skips(wh->p.mode)) {
+      record(wh, ph, WH_MEMO_CONVERGED, UINT32_MAX, FALSE);
       drop_phase(wh, i);
+    }
+  }
+}
+
+void wh_patterns_parked(WhWormhole *wh, const WhPartition *p)
+{
+  for (guint i = 0; wh->phases && i < wh->phases->len; i++) {
+    WhPhase *ph = wh->phases->pdata[i];
+    if (ph->part_id == p->id && ph->since == p->since) {
+      record(wh, ph, WH_MEMO_CONVERGED, UINT32_MAX, TRUE);
+      drop_phase(wh, i);
+      return;
     }
   }
 }
@@ -178,6 +200,7 @@ typedef struct {
   WhOutcomeHead head; /* the stored outcome, decoded */
   GArray *bytes;      /* uint64 per vertex */
   GByteArray *snaps;  /* WH_CC_SNAPSHOT_BYTES per vertex */
+  GArray *steady;     /* WhOutcomeSteady per vertex */
 } Replay;
 
 static void replay_free(gpointer p)
@@ -186,6 +209,7 @@ static void replay_free(gpointer p)
   g_array_unref(r->flows);
   g_array_unref(r->bytes);
   g_byte_array_unref(r->snaps);
+  g_array_unref(r->steady);
   g_free(r);
 }
 
@@ -204,9 +228,10 @@ static void start_replays(WhSim *sim, void *ctx, uint64_t arg)
     if (p == NULL || p->id != r->part_id || p->since != r->since)
       continue; /* changed since the tick */
     const WhOutcomeHead *h = &r->head;
-    wh->ps.replays[r->kind] += wh_ff_replay(
-        wh, p, (const uint32_t *)r->flows->data, (const uint64_t *)r->bytes->data, r->snaps->data,
-        h->n, h->ended == UINT32_MAX ? h->n : h->ended, (WhTime)h->duration);
+    wh->ps.replays[r->kind] +=
+        wh_ff_replay(wh, p, (const uint32_t *)r->flows->data, (const uint64_t *)r->bytes->data,
+                     r->snaps->data, (const WhOutcomeSteady *)r->steady->data, h->n,
+                     h->ended == UINT32_MAX ? h->n : h->ended, (WhTime)h->duration);
   }
   g_ptr_array_set_size(wh->replays, 0);
 }
@@ -217,8 +242,10 @@ static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ord
   Replay *r = g_new0(Replay, 1);
   r->bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   r->snaps = g_byte_array_new();
+  r->steady = g_array_new(FALSE, FALSE, sizeof(WhOutcomeSteady));
   r->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ordered->len);
-  if (!wh_outcome_decode(e->value, e->value_len, ordered->len, &r->head, r->bytes, r->snaps)) {
+  if (!wh_outcome_decode(e->value, e->value_len, ordered->len, &r->head, r->bytes, r->snaps,
+                         r->steady)) {
     replay_free(r);
     return;
   }

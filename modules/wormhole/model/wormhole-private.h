@@ -59,6 +59,7 @@ typedef struct {
   gboolean memo;
   WhTime memo_dur;    /* the stored phase's duration (target - t0) */
   uint32_t memo_done; /* the flow that completes at its end (NONE: it converged) */
+  gboolean memo_skip; /* a converged replay going on as a skip at the flows' rhat */
 } WhSkip;
 
 typedef struct {
@@ -74,6 +75,7 @@ typedef struct {
   uint64_t replays_refused_left; /* the flow that ends it has other bytes left */
   uint64_t replays_clipped;      /* shortened: a survivor would have reached its tail */
   uint64_t replays_refused_tail; /* ... so soon that the rest was not worth parking */
+  uint64_t replays_skipping;     /* converged replays that go on as a skip */
 } WhSkipStats;
 
 typedef struct {
@@ -147,6 +149,9 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t);
 /* A flow's last byte arrived, and again when it is about to leave its partition (its
  * last byte acknowledged): the phase it belongs to ends. */
 void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f);
+/* The fast-forward parked partition `p`: the phase it was in, if followed, converged,
+ * and its outcome is recorded with each flow's rate estimate and smoothed RTT. */
+void wh_patterns_parked(WhWormhole *wh, const WhPartition *p);
 void wh_patterns_json(const WhWormhole *wh, GString *out);
 /* Makes sure the sampling ticks run (after flows were released or started). */
 void wh_wormhole_arm_ticks(WhWormhole *wh);
@@ -165,12 +170,16 @@ void wh_ff_after_tick(WhWormhole *wh, WhTime t);
 void wh_ff_finish(WhWormhole *wh);
 /* Memo mode: parks partition `p` for `dur` to replay a stored outcome. flows[i] (all of
  * p's flows) receives bytes[i] payload bytes by the end and takes the CC snapshot
- * snaps + i x WH_CC_SNAPSHOT_BYTES then; flows[done] (done < n) completes then. An
- * interrupt cuts the replay: each flow gets the elapsed fraction of its bytes, no
- * snapshot and no completion. FALSE (nothing done) if a flow is not eligible. */
+ * snaps + i x WH_CC_SNAPSHOT_BYTES then; flows[done] (done < n) completes then. A
+ * converged outcome whose steady states are known (done == n, every steady[i].rate > 0)
+ * goes on as a skip at those rates, for as long as a skip could last (each flow keeps
+ * its tail), if that is at least MinSkip. An interrupt before `dur` cuts the replay:
+ * each flow gets the elapsed fraction of its bytes, no snapshot and no completion; one
+ * during the skip that follows counts the skip up to it. FALSE (nothing done) if a flow
+ * is not eligible. */
 gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
-                      const uint64_t *bytes, const uint8_t *snaps, uint32_t n, uint32_t done,
-                      WhTime dur);
+                      const uint64_t *bytes, const uint8_t *snaps, const WhOutcomeSteady *steady,
+                      uint32_t n, uint32_t done, WhTime dur);
 
 /* The scheduler's event counters, sized for `n_ports` ports and at least `flows`
  * flows (grown as needed; the struct stays where it is). (transfer none) */

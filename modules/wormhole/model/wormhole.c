@@ -77,10 +77,11 @@ static const WhParamSpec wormhole_params[] = {
      "patterns: the pattern store's size at which new patterns are no longer stored (they "
      "are still counted, as not_stored in wormhole.json)",
      WH_CHECK_POSITIVE, 0, 0, NULL},
-    {"ReplayConverged", WH_PARAM_BOOL, "false",
-     "memo: also replay a recurring phase whose stored outcome is a convergence (by default "
-     "only phases that end in a completion are replayed; converged ones are left to the "
-     "fast-forward)",
+    {"ReplayConverged", WH_PARAM_BOOL, "true",
+     "memo: also replay a recurring phase whose stored outcome is a convergence, and go on "
+     "from its end as a skip at the steady rates stored with it (false: only phases that "
+     "end in a completion are replayed; converged ones are left to the fast-forward, which "
+     "measures their rates again)",
      0, 0, 0, NULL},
     {"StatsFrom", WH_PARAM_TIME, "0us",
      "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
@@ -538,13 +539,13 @@ char *wh_wormhole_json(const WhWormhole *wh)
         ", \"cut\": %" G_GUINT64_FORMAT ", \"refused\": %" G_GUINT64_FORMAT
         ", \"refused_busy\": %" G_GUINT64_FORMAT ", \"refused_left\": %" G_GUINT64_FORMAT
         ", \"refused_tail\": %" G_GUINT64_FORMAT ", \"shortened\": %" G_GUINT64_FORMAT
-        ", \"completions\": %" G_GUINT64_FORMAT "}},\n",
+        ", \"completions\": %" G_GUINT64_FORMAT ", \"skipping\": %" G_GUINT64_FORMAT "}},\n",
         (guint64)p->tail_margin, (guint64)p->min_skip, sk.fast_forwards, sk.skip_backs,
         ss->interrupts, sk.advanced_bytes, (guint64)sk.skipped_time, sk.time_steady_fraction,
         sk.events_skipped_est, ss->tries, ss->refused_short, ss->refused_unsteady,
         ss->refused_recovery, ss->replays, ss->replays_whole, ss->replays_cut, ss->replays_refused,
         ss->replays_refused_busy, ss->replays_refused_left, ss->replays_refused_tail,
-        ss->replays_clipped, ss->replay_completions);
+        ss->replays_clipped, ss->replay_completions, ss->replays_skipping);
     /* per flow that was parked: its label, time parked, bytes advanced */
     g_string_append(h, "  \"skipped_flows\": {\"columns\": [\"flow\", \"skipped_ps\", "
                        "\"advanced_bytes\"], \"rows\": [");

@@ -302,23 +302,25 @@ static void check_outcome(const WhMemoEntry *e, void *data)
   WhOutcomeHead head;
   g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   g_autoptr(GByteArray) snaps = g_byte_array_new();
+  g_autoptr(GArray) steady = g_array_new(FALSE, FALSE, sizeof(WhOutcomeSteady));
   uint32_t n = wh_fcg_n_vertices(g);
-  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps));
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps, steady));
   ck_assert_uint_eq(head.n, n);
   /* another vertex count, or a byte less, is refused */
-  ck_assert(!wh_outcome_decode(e->value, e->value_len, n + 1, &head, NULL, NULL));
-  ck_assert(!wh_outcome_decode(e->value, e->value_len - 1, n, &head, NULL, NULL));
+  ck_assert(!wh_outcome_decode(e->value, e->value_len, n + 1, &head, NULL, NULL, NULL));
+  ck_assert(!wh_outcome_decode(e->value, e->value_len - 1, n, &head, NULL, NULL, NULL));
   /* a damaged value: refused or decoded, never read past its end */
   g_autofree uint8_t *bad = g_memdup2(e->value, e->value_len);
   for (uint32_t i = 0; i < e->value_len; i++) {
     bad[i] ^= 0x81;
-    wh_outcome_decode(bad, e->value_len, n, &head, bytes, snaps);
+    wh_outcome_decode(bad, e->value_len, n, &head, bytes, snaps, steady);
     bad[i] ^= 0x81;
   }
-  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps));
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, bytes, snaps, steady));
   /* compact: the same again from its decoded form, in far less than a snapshot each */
   g_autoptr(GByteArray) again = g_byte_array_new();
-  wh_outcome_encode(&head, (const uint64_t *)bytes->data, snaps->data, again);
+  wh_outcome_encode(&head, (const uint64_t *)bytes->data, snaps->data,
+                    (const WhOutcomeSteady *)steady->data, again);
   ck_assert(again->len == e->value_len && memcmp(again->data, e->value, again->len) == 0);
   ck_assert_uint_lt(e->value_len, (uint64_t)n * WH_CC_SNAPSHOT_BYTES / 2);
   ck_assert_uint_gt(head.duration, 0);
@@ -523,6 +525,66 @@ START_TEST(test_memo_replays)
 }
 END_TEST
 
+/* Every converged outcome stored in memo mode carries its flows' steady states. */
+static void check_steady(const WhMemoEntry *e, void *data)
+{
+  if (e->kind != WH_MEMO_CONVERGED)
+    return;
+  g_autoptr(WhFcg) g = wh_fcg_deserialize(e->key, e->key_len);
+  g_autoptr(GArray) steady = g_array_new(FALSE, FALSE, sizeof(WhOutcomeSteady));
+  WhOutcomeHead head;
+  uint32_t n = wh_fcg_n_vertices(g);
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, NULL, NULL, steady));
+  for (uint32_t v = 0; v < n; v++) {
+    const WhOutcomeSteady *st = &g_array_index(steady, WhOutcomeSteady, v);
+    ck_assert_uint_gt(st->rate, 0);
+    ck_assert_uint_gt(st->rtt, 0);
+  }
+  (*(uint32_t *)data)++;
+}
+
+START_TEST(test_memo_converged_skip)
+{
+  /* three equal HPCC rounds of two 20 MB flows: each round's phase converges and is
+   * parked; with ReplayConverged the later rounds replay it and go straight on into a
+   * skip at the stored rates, with no window to measure them again */
+  WhScenario *sc = wh_scenario_new("long-rounds", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "2");
+  for (unsigned r = 0; r < 3; r++)
+    for (unsigned i = 0; i < 2; i++)
+      wh_scenario_add_flow(sc, i, 2 + i, 20000000, r * 5 * WH_MS);
+  char *skip[] = {"wh::Wormhole::Mode=skip", NULL};
+  char *memo[] = {"wh::Wormhole::Mode=memo", "wh::Wormhole::ReplayConverged=true", NULL};
+  WhRunOptions eo = {.cc = "hpcc"}, so = {.cc = "hpcc", .sets = skip},
+               mo = {.cc = "hpcc", .sets = memo};
+  g_autoptr(WhRun) exact = wh_test_run(sc, &eo);
+  g_autoptr(WhRun) sk = wh_test_run(sc, &so);
+  g_autoptr(WhRun) mm = wh_test_run(sc, &mo);
+  wh_scenario_free(sc);
+  wh_test_assert_clean_end(mm); /* every flow's bytes exact */
+  const WhSkipStats *ss = &mm->wormhole->ss;
+  fprintf(stderr,
+          "converged replays: %" G_GUINT64_FORMAT " started, %" G_GUINT64_FORMAT
+          " going on as a skip; events exact %" G_GUINT64_FORMAT ", skip %" G_GUINT64_FORMAT
+          ", memo %" G_GUINT64_FORMAT "\n",
+          mm->wormhole->ps.replays[WH_MEMO_CONVERGED], ss->replays_skipping,
+          exact->sim->events_executed, sk->sim->events_executed, mm->sim->events_executed);
+  ck_assert_uint_ge(ss->replays_skipping, 2);
+  ck_assert_uint_lt(mm->sim->events_executed, sk->sim->events_executed);
+  uint32_t converged = 0;
+  wh_memo_db_foreach(mm->wormhole->memo, check_steady, &converged);
+  ck_assert_uint_ge(converged, 1);
+  for (uint32_t i = 0; i < mm->tp->n_flows; i++) {
+    const WhFlow *e = wh_transport_flow(exact->tp, i), *m = wh_transport_flow(mm->tp, i);
+    double err = ((double)(m->finish - m->start) - (double)(e->finish - e->start)) /
+                 (double)(e->finish - e->start);
+    fprintf(stderr, "converged replays: flow %u FCT %.1f us exact, %+.3f%%\n", i,
+            wh_time_to_s(e->finish - e->start) * 1e6, err * 100);
+    ck_assert_msg(fabs(err) <= 0.01, "flow %u: FCT error %.3f%%", i, err * 100);
+  }
+}
+END_TEST
+
 START_TEST(test_memo_max_bytes)
 {
   /* a full store keeps counting patterns but stores no new one */
@@ -555,6 +617,7 @@ Suite *wh_memo_db_suite(void)
   tcase_add_test(tp, test_too_large_not_stored);
   tcase_add_test(tp, test_rate_tolerance_refused);
   tcase_add_test(tp, test_memo_replays);
+  tcase_add_test(tp, test_memo_converged_skip);
   tcase_add_test(tp, test_memo_max_bytes);
   suite_add_tcase(s, tp);
   return s;
