@@ -510,7 +510,9 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
   g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   collect(wh, p, pf, ports);
-  uint64_t *why = &wh->ss.replays_refused_busy;
+  /* a stored phase of no duration (its flow's last byte had arrived when its pattern
+   * was taken) has nothing to replay */
+  uint64_t *why = dur > 0 ? &wh->ss.replays_refused_busy : &wh->ss.replays_refused_instant;
   double frac = 1;
   gboolean ok = pf->len == n && dur > 0 && !foreign_waiter(wh, p, ports);
   for (uint32_t i = 0; ok && i < n; i++) {

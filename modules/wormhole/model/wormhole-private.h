@@ -71,11 +71,12 @@ typedef struct {
   uint64_t tries, refused_short, refused_unsteady, refused_recovery;
   /* memo mode */
   uint64_t replays, replays_whole, replays_cut, replays_refused, replay_completions;
-  uint64_t replays_refused_busy; /* a flow in recovery, parked, not sending yet, ... */
-  uint64_t replays_refused_left; /* the flow that ends it has other bytes left */
-  uint64_t replays_clipped;      /* shortened: a survivor would have reached its tail */
-  uint64_t replays_refused_tail; /* ... so soon that the rest was not worth parking */
-  uint64_t replays_skipping;     /* converged replays that go on as a skip */
+  uint64_t replays_refused_busy;    /* a flow in recovery, parked, not sending yet, ... */
+  uint64_t replays_refused_instant; /* the stored phase lasted no time */
+  uint64_t replays_refused_left;    /* the flow that ends it has other bytes left */
+  uint64_t replays_clipped;         /* shortened: a survivor would have reached its tail */
+  uint64_t replays_refused_tail;    /* ... so soon that the rest was not worth parking */
+  uint64_t replays_skipping;        /* converged replays that go on as a skip */
 } WhSkipStats;
 
 typedef struct {

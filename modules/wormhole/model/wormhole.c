@@ -537,15 +537,17 @@ char *wh_wormhole_json(const WhWormhole *wh)
         ", \"recovery_or_waiting\": %" G_GUINT64_FORMAT
         "}, \"replays\": {\"started\": %" G_GUINT64_FORMAT ", \"whole\": %" G_GUINT64_FORMAT
         ", \"cut\": %" G_GUINT64_FORMAT ", \"refused\": %" G_GUINT64_FORMAT
-        ", \"refused_busy\": %" G_GUINT64_FORMAT ", \"refused_left\": %" G_GUINT64_FORMAT
-        ", \"refused_tail\": %" G_GUINT64_FORMAT ", \"shortened\": %" G_GUINT64_FORMAT
-        ", \"completions\": %" G_GUINT64_FORMAT ", \"skipping\": %" G_GUINT64_FORMAT "}},\n",
+        ", \"refused_busy\": %" G_GUINT64_FORMAT ", \"refused_instant\": %" G_GUINT64_FORMAT
+        ", \"refused_left\": %" G_GUINT64_FORMAT ", \"refused_tail\": %" G_GUINT64_FORMAT
+        ", \"shortened\": %" G_GUINT64_FORMAT ", \"completions\": %" G_GUINT64_FORMAT
+        ", \"skipping\": %" G_GUINT64_FORMAT "}},\n",
         (guint64)p->tail_margin, (guint64)p->min_skip, sk.fast_forwards, sk.skip_backs,
         ss->interrupts, sk.advanced_bytes, (guint64)sk.skipped_time, sk.time_steady_fraction,
         sk.events_skipped_est, ss->tries, ss->refused_short, ss->refused_unsteady,
         ss->refused_recovery, ss->replays, ss->replays_whole, ss->replays_cut, ss->replays_refused,
-        ss->replays_refused_busy, ss->replays_refused_left, ss->replays_refused_tail,
-        ss->replays_clipped, ss->replay_completions, ss->replays_skipping);
+        ss->replays_refused_busy, ss->replays_refused_instant, ss->replays_refused_left,
+        ss->replays_refused_tail, ss->replays_clipped, ss->replay_completions,
+        ss->replays_skipping);
     /* per flow that was parked: its label, time parked, bytes advanced */
     g_string_append(h, "  \"skipped_flows\": {\"columns\": [\"flow\", \"skipped_ps\", "
                        "\"advanced_bytes\"], \"rows\": [");
