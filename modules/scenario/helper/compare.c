@@ -336,6 +336,7 @@ static gboolean json_members(const char *json, JsonMemberFn fn, void *data)
 /* ---- a stored exact run ---- */
 
 #define OTHER_CONFIGURATION "the stored exact run is of another configuration"
+#define MAX_STORED_LINE 65536 /* bytes of a line of flows.csv or ops.csv */
 
 static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -481,6 +482,12 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
   if (mode || strcmp(sched, "wormhole") == 0)
     return refuse(error, "%s: field \"%s\": %s: a Wormhole run, not an exact one", sm.path,
                   mode ? "wormhole_mode" : "scheduler", mode ? mode : "\"wormhole\"");
+  const WhSchedulerClass *sched_class = wh_scheduler_class_lookup(sched);
+  if (sched_class == NULL)
+    return refuse(error,
+                  "%s: field \"scheduler\": \"%s\": unknown scheduler (a plugin's needs its "
+                  "--plugin)",
+                  sm.path, sched);
   g_autofree char *stopped = g_hash_table_contains(sm.fields, "stopped_early")
                                  ? summary_str(&sm, "stopped_early", error)
                                  : g_strdup("");
@@ -542,8 +549,8 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
   s->wall_s = wall ? g_ascii_strtod(wall, &end) : 0;
   if (wall && (end == wall || *end || !isfinite(s->wall_s) || s->wall_s < 0))
     return refuse(error, "%s: field \"wall_s\": %s: not a number of seconds", sm.path, wall);
-  s->scheduler = g_strdup(sched);
-  s->inner_scheduler = g_steal_pointer(&sched);
+  s->scheduler = g_strdup(sched_class->name);
+  s->inner_scheduler = g_strdup(sched_class->name);
   s->mode = g_strdup("off");
   s->seed = run->seed;
   s->cc = run->cc->name;
@@ -581,7 +588,10 @@ static gboolean stored_csv(const char *dir, const char *name, const char *header
     line++;
     if (n > 0 && text[n - 1] == '\n')
       text[--n] = '\0';
-    if (memchr(text, '\0', (size_t)n)) {
+    if (n > MAX_STORED_LINE) {
+      ok = refuse(error, "%s:%u: a line longer than %u bytes: not a whsim output file", path, line,
+                  MAX_STORED_LINE);
+    } else if (memchr(text, '\0', (size_t)n)) {
       ok = refuse(error, "%s:%u: not a text file", path, line);
     } else if (line == 1) {
       if (strcmp(text, header) != 0)

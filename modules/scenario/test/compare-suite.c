@@ -469,6 +469,7 @@ START_TEST(test_compare_stored_refused)
       {"summary.json", "\"config_digest\"", "\"digest\"", "no field \"config_digest\""},
       {"summary.json", "\"seed\"", "\"engine\": \"ns3\",\n  \"seed\"", "field \"engine\""},
       {"summary.json", "\"hosts\": 8", "\"hosts\": 9", "field \"hosts\""},
+      {"summary.json", "\"scheduler\": \"heap\"", "\"scheduler\": \"none\"", "field \"scheduler\""},
       {"summary.json", "\"flows\": 4\n}", "\"flows\": 4\n", "not a JSON object"},
       {"summary.json", NULL, NULL, "missing"},
       {"flows.csv", NULL, NULL, "missing"},
