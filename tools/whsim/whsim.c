@@ -1,7 +1,8 @@
 /* whsim: the command-line front end. `whsim run` loads a scenario, applies command-
  * line overrides, checks the output directory, simulates, checks conservation and
  * writes the outputs (see outputs.h); `whsim compare` runs a scenario on the exact
- * engine and under Wormhole and reports Wormhole's speedup and errors (compare.h);
+ * engine (or reads a stored exact run, --exact) and under Wormhole and reports
+ * Wormhole's speedup and errors (compare.h);
  * `whsim list` prints every registered type and parameter; `whsim validate` only loads
  * and checks a scenario and reports its size; `whsim plot` draws a run's outputs
  * (plot.h).
