@@ -1,7 +1,8 @@
 /* whsim: the command-line front end. `whsim run` loads a scenario, applies command-
  * line overrides, checks the output directory, simulates, checks conservation and
  * writes the outputs (see outputs.h); `whsim compare` runs a scenario on the exact
- * engine and under Wormhole and reports Wormhole's speedup and errors (compare.h);
+ * engine (or reads a stored exact run, --exact) and under Wormhole and reports
+ * Wormhole's speedup and errors (compare.h);
  * `whsim list` prints every registered type and parameter; `whsim validate` only loads
  * and checks a scenario and reports its size; `whsim plot` draws a run's outputs
  * (plot.h).
@@ -32,8 +33,8 @@
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: whsim compare FILE.xml [--out DIR] [OPTION...]   the exact engine against "
-               "Wormhole\n"
+  fprintf(out, "usage: whsim compare FILE.xml [--out DIR] [--exact DIR] [OPTION...]   the exact "
+               "engine against Wormhole\n"
                "       whsim run FILE.xml [OPTION...]   (options below)\n"
                "       whsim validate FILE.xml [--plugin LIB.so]... [--data-dir DIR]\n"
                "       whsim plot DIR [DIR...] [--out DIR]   pictures of runs' outputs\n"
@@ -242,6 +243,7 @@ typedef struct {
   char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking,
       *ns3_wormhole;
   char *iterations, *wall_limit, *data_dir, *max_memory, *progress, *memo;
+  char *exact; /* compare: the stored exact run's directory */
   char **sets, **plugins;
   gboolean quiet;
 } RunArgs;
@@ -263,6 +265,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->max_memory);
   g_free(a->progress);
   g_free(a->memo);
+  g_free(a->exact);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -277,11 +280,21 @@ static const char compare_description[] =
     "e.g. --set wh::Wormhole::Mode=observe, which skips nothing). Both runs take the same\n"
     "options. Flows are matched by their key (flows.csv's last column: a workload flow's\n"
     "op and transfer index, else the scenario flow's id), ops by their id.\n"
+    "With --exact DIR the exact side is read from a stored exact run instead (DIR's\n"
+    "summary.json, flows.csv and, with a workload, ops.csv; plain files, not compressed)\n"
+    "and only Wormhole runs: a large scenario's exact run is made once and every Wormhole\n"
+    "setting compared against it. The stored run must have the same scenario name, seed,\n"
+    "cc, config_digest (the parameters in force, --set included), network, iterations,\n"
+    "flows and ops, and must have finished (or stopped at the scenario's stop time); else\n"
+    "the comparison is refused, naming the file and field. Its wall_s is the stored one,\n"
+    "measured at another time. DIR is only read; --out may not lie inside it.\n"
     "Outputs in DIR (default: out/<file name without .xml>-compare):\n"
-    "  exact/, wormhole/        each run's own outputs (summary.json, flows.csv, ...)\n"
-    "  compare.json             wall_s and events of each run, wall_speedup (exact wall /\n"
-    "                           Wormhole wall), event_speedup, events_skipped (1 - Wormhole\n"
-    "                           events / exact events), iteration_time_error (signed,\n"
+    "  exact/, wormhole/        each run's own outputs (summary.json, flows.csv, ...);\n"
+    "                           with --exact, wormhole/ only\n"
+    "  compare.json             exact_from (the --exact DIR, or null), wall_s and events\n"
+    "                           of each run, wall_speedup (exact wall / Wormhole wall),\n"
+    "                           event_speedup, events_skipped (1 - Wormhole events /\n"
+    "                           exact events), iteration_time_error (signed,\n"
     "                           relative; per iteration too) or makespan_error,\n"
     "                           op_end_time_error (mean, max), fct_error (mean, p99, max of\n"
     "                           |FCT_wormhole - FCT_exact| / FCT_exact, signed_mean),\n"
@@ -293,7 +306,8 @@ static const char compare_description[] =
     "  compare-fct.svg, compare-fct-error-cdf.svg   when gnuplot is on the PATH\n"
     "Exit status: 0 success, 1 an output could not be written or a run ended early or\n"
     "inconsistent (outputs are still written), 2 bad input or usage, e.g. a scenario with\n"
-    "neither flows nor a workload or --out naming a file (nothing written).\n";
+    "neither flows nor a workload, --out naming a file, or a stored exact run that does\n"
+    "not match (no comparison written).\n";
 
 /* The option parser of `whsim run` (or, with `compare`, of `whsim compare`: the same
  * options without the ns-3 engine), storing into `a`; also the source of the option
@@ -354,14 +368,22 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "file is ignored with a warning), written at the end of a run that did not fail; "
        "needs wh::Wormhole::Mode=memo, or Patterns=true with observe or skip",
        "FILE"},
+      {"exact", 0, 0, G_OPTION_ARG_FILENAME, &a->exact,
+       "compare against the exact run stored in DIR (the exact/ directory of an earlier "
+       "`whsim compare --out`, or the output directory of `whsim run` on the exact engine) "
+       "instead of running the exact engine again; it must be of the same configuration and "
+       "is only read",
+       "DIR"},
       {NULL},
   };
+  if (!compare)
+    entries[G_N_ELEMENTS(entries) - 2] = entries[G_N_ELEMENTS(entries) - 1]; /* no --exact */
   if (compare) {
     entries[0].description = "write the comparison and both runs' outputs to DIR (default: "
                              "out/<file name without .xml>-compare)";
     entries[2].description = "the exact run's scheduler: heap (default), calendar or a "
                              "plugin's; the Wormhole run always uses wormhole";
-    entries[G_N_ELEMENTS(entries) - 2].description =
+    entries[G_N_ELEMENTS(entries) - 3].description =
         "keep the Wormhole run's memo database in FILE (see whsim run --help)";
     for (GOptionEntry *e = entries; e->long_name; e++)
       if (g_str_has_prefix(e->long_name, "engine") || g_str_has_prefix(e->long_name, "ns3-"))
@@ -595,7 +617,8 @@ static int compare_execute(WhCompare *c, const char *path, const char *out_dir, 
   g_autoptr(GError) err = NULL;
   if (!wh_compare_execute(c, &err)) {
     fprintf(stderr, "whsim: %s: %s\n", path, err->message);
-    return 1;
+    /* a stored exact run found to be of another scenario is bad input */
+    return g_error_matches(err, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE) ? EXIT_BAD_INPUT : 1;
   }
   if (!quiet)
     wh_compare_print(c, stdout);
@@ -627,14 +650,14 @@ static int cmd_compare(int argc, char **argv)
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   /* caught from here: the runs stop at once when a signal came while they were built */
   opts.interrupt = wh_interrupt_install();
-  g_autoptr(WhCompare) c = sc ? wh_compare_new(sc, &opts, a.out_dir, &err) : NULL;
+  g_autoptr(WhCompare) c = sc ? wh_compare_new(sc, &opts, a.out_dir, a.exact, &err) : NULL;
   wh_progress_free(ticker);
   if (c == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);
     wh_interrupt_reraise();
     return EXIT_BAD_INPUT;
   }
-  print_warnings(wh_compare_exact_run(c));
+  print_warnings(wh_compare_built_run(c));
   print_memo_warning(wh_compare_memo_warning(c));
   int status = compare_execute(c, argv[1], a.out_dir, a.quiet);
   wh_interrupt_reraise();

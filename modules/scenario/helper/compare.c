@@ -1,10 +1,14 @@
 /* The exact engine against Wormhole on one scenario; see compare.h. */
 #include "compare.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "file-read.h"
 #include "gnuplot.h"
 #include "outputs.h"
 #include "units.h"
@@ -26,7 +30,7 @@ typedef struct {
   char **sets; /* the options' sets (owned) */
   char *dir;
   char *scheduler, *inner_scheduler, *mode;
-  const char *cc; /* static */
+  const char *cc; /* static (a stored run's: the Wormhole run's, found equal) */
   uint64_t seed;
   double wall_s;
   uint64_t events, advanced_bytes;
@@ -35,15 +39,17 @@ typedef struct {
   GArray *ops;               /* OpEnd; empty without a workload */
   GArray *iterations;        /* WhTime per iteration; empty without a workload or when stopped */
   char *summary;             /* its summary.json */
-  char *problem;             /* nullable: ended early or inconsistent */
+  char *problem;             /* nullable: ended early or inconsistent (never a stored run) */
   const char *stopped_early; /* nullable: why it stopped before its natural end (static) */
 } Side;
 
 struct WhCompare {
   WhScenario *sc;
   char *dir;
+  char *exact_from; /* nullable: the directory of the stored exact run */
   gboolean workload;
-  WhRun *exact_run; /* built by wh_compare_new, freed once executed */
+  WhRun *run; /* built by wh_compare_new, freed once executed: the exact run, or with a
+                 stored exact run the Wormhole run */
   Side side[N_SIDES];
   WhCompareFctError fct;
   int64_t *match; /* per exact flow: the Wormhole flow's index, or -1 */
@@ -146,7 +152,7 @@ void wh_compare_free(WhCompare *c)
 {
   if (c == NULL)
     return;
-  wh_run_free(c->exact_run);
+  wh_run_free(c->run);
   for (int k = 0; k < N_SIDES; k++)
     side_clear(&c->side[k]);
   g_free(c->match);
@@ -156,6 +162,7 @@ void wh_compare_free(WhCompare *c)
   g_free(c->problem);
   g_free(c->memo_warning);
   g_free(c->dir);
+  g_free(c->exact_from);
   g_free(c);
 }
 
@@ -184,49 +191,6 @@ static void side_options(WhCompare *c, int k, const WhRunOptions *opts)
   g_ptr_array_add(sets, NULL);
   s->sets = (char **)g_ptr_array_free(sets, FALSE);
   s->opts.sets = s->sets;
-}
-
-WhCompare *wh_compare_new(WhScenario *sc, const WhRunOptions *opts, const char *out_dir,
-                          GError **error)
-{
-  g_autoptr(WhCompare) c = g_new0(WhCompare, 1);
-  c->sc = sc;
-  for (int k = 0; k < N_SIDES; k++)
-    side_options(c, k, opts);
-  c->exact_run = wh_run_new(sc, &c->side[EXACT].opts, error);
-  if (c->exact_run == NULL)
-    return NULL;
-  if (c->exact_run->tp->n_flows == 0 && c->exact_run->workload == NULL) {
-    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
-                "%s: nothing to compare: the scenario has neither flows (<flows>, <permutation>, "
-                "<shift>, <uniform>) nor a workload",
-                sc->path);
-    return NULL;
-  }
-  g_autoptr(WhRun) check = wh_run_new(sc, &c->side[WORMHOLE].opts, error);
-  if (check == NULL)
-    return NULL;
-  c->memo_warning = g_strdup(check->memo_warning);
-  c->workload = c->exact_run->workload != NULL;
-  c->dir = g_strdup(out_dir);
-  if (!wh_output_dir_prepare(out_dir, error))
-    return NULL;
-  for (int k = 0; k < N_SIDES; k++) {
-    c->side[k].dir = g_build_filename(out_dir, c->side[k].what, NULL);
-    if (!wh_output_dir_prepare(c->side[k].dir, error))
-      return NULL;
-  }
-  return g_steal_pointer(&c);
-}
-
-const WhRun *wh_compare_exact_run(const WhCompare *c)
-{
-  return c->exact_run;
-}
-
-const char *wh_compare_memo_warning(const WhCompare *c)
-{
-  return c->memo_warning;
 }
 
 /* As `whsim run` judges a run: stopping at the scenario's stop time, the wall-clock
@@ -307,6 +271,605 @@ static gboolean side_execute(Side *s, WhRun *run, GError **error)
   return ok;
 }
 
+/* ---- JSON as whsim writes it ---- */
+
+static const char *skip_space(const char *p)
+{
+  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+    p++;
+  return p;
+}
+
+typedef void (*JsonMemberFn)(const char *key, size_t key_len, const char *value, size_t value_len,
+                             void *data);
+
+/* Calls `fn` on each top-level member of the JSON object `json`, with its value as
+ * written (a string with its quotes, an object or array whole). FALSE when `json` is
+ * not one object of "key": value members (the members before the fault were given). */
+static gboolean json_members(const char *json, JsonMemberFn fn, void *data)
+{
+  const char *p = skip_space(json);
+  if (*p != '{')
+    return FALSE;
+  p = skip_space(p + 1);
+  if (*p == '}')
+    return *skip_space(p + 1) == '\0';
+  while (*p == '"') {
+    const char *k0 = p + 1, *k1 = strchr(k0, '"');
+    if (k1 == NULL)
+      return FALSE;
+    p = skip_space(k1 + 1);
+    if (*p != ':')
+      return FALSE;
+    const char *v0 = p = skip_space(p + 1);
+    int depth = 0;
+    gboolean in_string = FALSE;
+    for (; *p; p++) {
+      if (in_string) {
+        if (*p == '\\' && p[1])
+          p++;
+        else if (*p == '"')
+          in_string = FALSE;
+      } else if (*p == '"') {
+        in_string = TRUE;
+      } else if (*p == '{' || *p == '[') {
+        depth++;
+      } else if ((*p == '}' || *p == ']') && depth-- == 0) {
+        break;
+      } else if (*p == ',' && depth == 0) {
+        break;
+      }
+    }
+    const char *v1 = p;
+    while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\n' || v1[-1] == '\t' || v1[-1] == '\r'))
+      v1--;
+    if (*p == '\0' || v1 == v0)
+      return FALSE;
+    fn(k0, (size_t)(k1 - k0), v0, (size_t)(v1 - v0), data);
+    if (*p == '}')
+      return *skip_space(p + 1) == '\0';
+    p = skip_space(p + 1);
+  }
+  return FALSE;
+}
+
+/* ---- a stored exact run ---- */
+
+#define OTHER_CONFIGURATION "the stored exact run is of another configuration"
+#define MAX_STORED_LINE 65536 /* bytes of a line of flows.csv or ops.csv */
+
+static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* Sets a bad-input error (whsim exits 2); FALSE. */
+static gboolean refuse(GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, m);
+  return FALSE;
+}
+
+/* The members of a stored summary.json. */
+typedef struct {
+  char *path;
+  GHashTable *fields; /* key -> value as written (both owned) */
+} Summary;
+
+static void summary_clear(Summary *s)
+{
+  g_free(s->path);
+  if (s->fields)
+    g_hash_table_unref(s->fields);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Summary, summary_clear)
+
+static void summary_member(const char *key, size_t key_len, const char *value, size_t value_len,
+                           void *data)
+{
+  g_hash_table_replace(data, g_strndup(key, key_len), g_strndup(value, value_len));
+}
+
+/* The value of `key` as written; NULL with an error naming the file when it is absent. */
+static const char *summary_value(const Summary *s, const char *key, GError **error)
+{
+  const char *v = g_hash_table_lookup(s->fields, key);
+  if (v == NULL)
+    refuse(error, "%s: no field \"%s\"", s->path, key);
+  return v;
+}
+
+static gboolean summary_u64(const Summary *s, const char *key, uint64_t *out, GError **error)
+{
+  const char *v = summary_value(s, key, error);
+  if (v && !g_ascii_string_to_unsigned(v, 10, 0, G_MAXUINT64, out, NULL))
+    return refuse(error, "%s: field \"%s\": %s: not a non-negative integer", s->path, key, v);
+  return v != NULL;
+}
+
+/* A string field, unescaped (transfer full); NULL with an error. */
+static char *summary_str(const Summary *s, const char *key, GError **error)
+{
+  const char *v = summary_value(s, key, error);
+  if (v == NULL)
+    return NULL;
+  size_t n = strlen(v);
+  if (n < 2 || v[0] != '"' || v[n - 1] != '"') {
+    refuse(error, "%s: field \"%s\": %s: not a string", s->path, key, v);
+    return NULL;
+  }
+  g_autofree char *inner = g_strndup(v + 1, n - 2);
+  return g_strcompress(inner);
+}
+
+static gboolean expect_u64(const Summary *s, const char *key, uint64_t want, GError **error)
+{
+  uint64_t v;
+  if (!summary_u64(s, key, &v, error))
+    return FALSE;
+  if (v != want)
+    return refuse(error,
+                  "%s: field \"%s\": %" G_GUINT64_FORMAT " in the stored exact run, "
+                  "%" G_GUINT64_FORMAT " in this comparison: " OTHER_CONFIGURATION,
+                  s->path, key, v, want);
+  return TRUE;
+}
+
+static gboolean expect_str(const Summary *s, const char *key, const char *want, GError **error)
+{
+  g_autofree char *v = summary_str(s, key, error);
+  if (v == NULL)
+    return FALSE;
+  if (strcmp(v, want) != 0)
+    return refuse(error,
+                  "%s: field \"%s\": \"%s\" in the stored exact run, \"%s\" in this comparison: "
+                  "" OTHER_CONFIGURATION,
+                  s->path, key, v, want);
+  return TRUE;
+}
+
+/* Per-iteration times "[t0, t1, ...]" into `out` (WhTime). */
+static gboolean summary_iterations(const Summary *s, GArray *out, GError **error)
+{
+  const char *v = summary_value(s, "iterations", error);
+  if (v == NULL)
+    return FALSE;
+  size_t n = strlen(v);
+  g_autofree char *inner =
+      n >= 2 && v[0] == '[' && v[n - 1] == ']' ? g_strndup(v + 1, n - 2) : NULL;
+  g_auto(GStrv) items = inner ? g_strsplit(inner, ",", -1) : NULL;
+  for (char **p = items; p && *p; p++) {
+    guint64 t;
+    if (!g_ascii_string_to_unsigned(g_strstrip(*p), 10, 0, G_MAXUINT64, &t, NULL)) {
+      g_array_set_size(out, 0);
+      break;
+    }
+    g_array_append_val(out, t);
+  }
+  if (out->len == 0)
+    return refuse(error, "%s: field \"iterations\": %s: not a list of times in ps", s->path, v);
+  return TRUE;
+}
+
+/* Reads DIR/summary.json and checks it against the built Wormhole run: an exact run of
+ * the native engine, of the same scenario, seed, congestion control, configuration
+ * digest, network, flows or workload, that finished or stopped at the stop time. Fills
+ * the side's numbers that the summary holds. */
+static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GError **error)
+{
+  g_auto(Summary) sm = {g_build_filename(dir, "summary.json", NULL),
+                        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
+  g_autoptr(GError) err = NULL;
+  gsize len = 0;
+  if (!g_file_test(sm.path, G_FILE_TEST_IS_REGULAR))
+    return refuse(error, "%s: %s", sm.path,
+                  g_file_test(sm.path, G_FILE_TEST_EXISTS) ? "not a regular file"
+                                                           : "missing: not the output directory "
+                                                             "of a whsim run");
+  if (!wh_file_read(sm.path, WH_MAX_INPUT_BYTES, &s->summary, &len, &err))
+    return refuse(error, "%s: %s", sm.path, err->message);
+  if (memchr(s->summary, '\0', len) || !json_members(s->summary, summary_member, sm.fields))
+    return refuse(error, "%s: not a JSON object of the form whsim writes", sm.path);
+  const char *engine = g_hash_table_lookup(sm.fields, "engine");
+  if (engine && strcmp(engine, "\"native\"") != 0)
+    return refuse(error, "%s: field \"engine\": %s: not a run of the native engine", sm.path,
+                  engine);
+  const char *mode = g_hash_table_lookup(sm.fields, "wormhole_mode");
+  g_autofree char *sched = summary_str(&sm, "scheduler", error);
+  if (sched == NULL)
+    return FALSE;
+  if (mode || strcmp(sched, "wormhole") == 0)
+    return refuse(error, "%s: field \"%s\": %s: a Wormhole run, not an exact one", sm.path,
+                  mode ? "wormhole_mode" : "scheduler", mode ? mode : "\"wormhole\"");
+  const WhSchedulerClass *sched_class = wh_scheduler_class_lookup(sched);
+  if (sched_class == NULL)
+    return refuse(error,
+                  "%s: field \"scheduler\": \"%s\": unknown scheduler (a plugin's needs its "
+                  "--plugin)",
+                  sm.path, sched);
+  g_autofree char *stopped = g_hash_table_contains(sm.fields, "stopped_early")
+                                 ? summary_str(&sm, "stopped_early", error)
+                                 : g_strdup("");
+  if (stopped == NULL)
+    return FALSE;
+  if (*stopped && strcmp(stopped, "stop time") != 0)
+    return refuse(error,
+                  "%s: field \"stopped_early\": \"%s\": the stored exact run did not finish "
+                  "(only a run that ends, or stops at the scenario's stop time, is a reference)",
+                  sm.path, stopped);
+  s->stopped_early = *stopped ? "stop time" : NULL;
+  char digest[24];
+  g_snprintf(digest, sizeof digest, "%016" G_GINT64_MODIFIER "x",
+             (guint64)wh_run_config_digest(run));
+  if (!expect_str(&sm, "scenario", run->sc->name ? run->sc->name : "", error) ||
+      !expect_u64(&sm, "seed", run->seed, error) || !expect_str(&sm, "cc", run->cc->name, error))
+    return FALSE;
+  if (!g_hash_table_contains(sm.fields, "config_digest"))
+    return refuse(error,
+                  "%s: no field \"config_digest\" (written by an earlier whsim): cannot tell "
+                  "whether the stored run had this configuration; run it again",
+                  sm.path);
+  if (!expect_str(&sm, "config_digest", digest, error) ||
+      !expect_u64(&sm, "hosts", run->net->n_hosts, error) ||
+      !expect_u64(&sm, "switches", run->net->n_switches, error))
+    return FALSE;
+  if (run->workload == NULL && g_hash_table_contains(sm.fields, "ops"))
+    return refuse(error,
+                  "%s: field \"ops\": the stored exact run has a workload, this scenario "
+                  "none: " OTHER_CONFIGURATION,
+                  sm.path);
+  if (run->workload == NULL && !expect_u64(&sm, "flows", run->tp->n_flows, error))
+    return FALSE;
+  if (run->workload && !s->stopped_early) {
+    if (!summary_iterations(&sm, s->iterations, error))
+      return FALSE;
+    if (s->iterations->len != run->iterations)
+      return refuse(error,
+                    "%s: field \"iterations\": %u iterations in the stored exact run, %u in "
+                    "this comparison: " OTHER_CONFIGURATION,
+                    sm.path, s->iterations->len, run->iterations);
+  }
+  if (run->workload && (!expect_u64(&sm, "ranks", wh_workload_n_ranks(run->workload), error) ||
+                        !expect_u64(&sm, "ops", wh_workload_n_ops(run->workload), error)))
+    return FALSE;
+  uint64_t flows, completed;
+  if (!summary_u64(&sm, "flows", &flows, error) ||
+      !summary_u64(&sm, "flows_completed", &completed, error) ||
+      !summary_u64(&sm, "events_executed", &s->events, error) ||
+      !summary_u64(&sm, "sim_end_ps", &s->sim_end, error))
+    return FALSE;
+  if (!s->stopped_early && completed != flows)
+    return refuse(error,
+                  "%s: field \"flows_completed\": %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                  " flows: the stored exact run did not finish",
+                  sm.path, completed, flows);
+  const char *wall = summary_value(&sm, "wall_s", error);
+  char *end = NULL;
+  s->wall_s = wall ? g_ascii_strtod(wall, &end) : 0;
+  if (wall && (end == wall || *end || !isfinite(s->wall_s) || s->wall_s < 0))
+    return refuse(error, "%s: field \"wall_s\": %s: not a number of seconds", sm.path, wall);
+  s->scheduler = g_strdup(sched_class->name);
+  s->inner_scheduler = g_strdup(sched_class->name);
+  s->mode = g_strdup("off");
+  s->seed = run->seed;
+  s->cc = run->cc->name;
+  return wall != NULL;
+}
+
+typedef gboolean (*RowFn)(char **fields, guint n, const char *path, guint line, void *data,
+                          GError **error);
+
+/* Reads the output `name` of the stored run in `dir` a line at a time: the first line
+ * must be `header`; every other is split at its commas and given to `row` with its line
+ * number. */
+static gboolean stored_csv(const char *dir, const char *name, const char *header, RowFn row,
+                           void *data, GError **error)
+{
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+    g_autofree char *gz = g_strconcat(path, ".gz", NULL);
+    return refuse(error, "%s: %s", path,
+                  g_file_test(path, G_FILE_TEST_EXISTS) ? "not a regular file"
+                  : g_file_test(gz, G_FILE_TEST_EXISTS)
+                      ? "missing (only a compressed copy is there: decompress it, e.g. gunzip "
+                        "-k, whsim reads plain files)"
+                      : "missing: not the output directory of a whsim run");
+  }
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return refuse(error, "%s: cannot read: %s", path, g_strerror(errno));
+  char *text = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  guint line = 0;
+  gboolean ok = TRUE;
+  while (ok && (n = getline(&text, &cap, f)) >= 0) {
+    line++;
+    if (n > 0 && text[n - 1] == '\n')
+      text[--n] = '\0';
+    if (n > MAX_STORED_LINE) {
+      ok = refuse(error, "%s:%u: a line longer than %u bytes: not a whsim output file", path, line,
+                  MAX_STORED_LINE);
+    } else if (memchr(text, '\0', (size_t)n)) {
+      ok = refuse(error, "%s:%u: not a text file", path, line);
+    } else if (line == 1) {
+      if (strcmp(text, header) != 0)
+        ok = refuse(error, "%s:1: expected the header \"%s\" (a whsim output file)", path, header);
+    } else {
+      g_auto(GStrv) fields = g_strsplit(text, ",", -1);
+      ok = row(fields, g_strv_length(fields), path, line, data, error);
+    }
+  }
+  if (ok && ferror(f))
+    ok = refuse(error, "%s: cannot read: %s", path, g_strerror(errno));
+  else if (ok && line == 0)
+    ok = refuse(error, "%s: empty: expected the header \"%s\"", path, header);
+  free(text);
+  fclose(f);
+  return ok;
+}
+
+/* A field of a stored CSV as an integer in 0..max; empty: 0 when `empty_ok`. */
+static gboolean csv_u64(const char *text, const char *path, guint line, const char *field,
+                        gboolean empty_ok, uint64_t max, uint64_t *out, GError **error)
+{
+  *out = 0;
+  if (*text == '\0' && empty_ok)
+    return TRUE;
+  if (!g_ascii_string_to_unsigned(text, 10, 0, max, out, NULL))
+    return refuse(error, "%s:%u: field %s: \"%s\": expected an integer in 0..%" G_GUINT64_FORMAT,
+                  path, line, field, text, (guint64)max);
+  return TRUE;
+}
+
+/* A field of a stored row that differs from the same of this scenario. */
+static gboolean row_differs(const char *path, guint line, const char *field, const char *stored,
+                            const char *here, GError **error)
+{
+  return refuse(error,
+                "%s:%u: field %s: %s in the stored exact run, %s in this comparison: "
+                "" OTHER_CONFIGURATION,
+                path, line, field, stored, here);
+}
+
+static gboolean flow_differs(const char *path, guint line, const char *field, uint64_t stored,
+                             uint64_t here, GError **error)
+{
+  char a[24], b[24];
+  g_snprintf(a, sizeof a, "%" G_GUINT64_FORMAT, stored);
+  g_snprintf(b, sizeof b, "%" G_GUINT64_FORMAT, here);
+  return row_differs(path, line, field, a, b, error);
+}
+
+typedef struct {
+  Side *side;
+  const WhRun *run;
+  uint32_t built; /* flows of the built run (the scenario's; a workload's come later) */
+} StoredRows;
+
+/* A row of flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key); a flow the
+ * scenario defines is checked against the built run's. */
+static gboolean flow_row(char **f, guint n, const char *path, guint line, void *data,
+                         GError **error)
+{
+  StoredRows *r = data;
+  GArray *flows = r->side->flows;
+  WhCompareFlow cf = {.id = flows->len};
+  uint64_t src, dst, fct;
+  if (n != 8)
+    return refuse(error, "%s:%u: expected 8 fields, found %u", path, line, n);
+  if (!csv_u64(f[1], path, line, "src", FALSE, G_MAXUINT32, &src, error) ||
+      !csv_u64(f[2], path, line, "dst", FALSE, G_MAXUINT32, &dst, error) ||
+      !csv_u64(f[3], path, line, "bytes", FALSE, G_MAXUINT64, &cf.bytes, error) ||
+      !csv_u64(f[4], path, line, "start_ps", FALSE, G_MAXUINT64, &cf.start, error) ||
+      !csv_u64(f[5], path, line, "finish_ps", TRUE, G_MAXUINT64, &cf.finish, error) ||
+      !csv_u64(f[6], path, line, "fct_ps", TRUE, G_MAXUINT64, &fct, error))
+    return FALSE;
+  if (f[7][0] == '\0' || strlen(f[7]) >= sizeof cf.key)
+    return refuse(error, "%s:%u: field key: \"%s\": expected 1 to %u characters", path, line, f[7],
+                  (unsigned)sizeof cf.key - 1);
+  cf.src = (uint32_t)src;
+  cf.dst = (uint32_t)dst;
+  g_strlcpy(cf.key, f[7], sizeof cf.key);
+  if (cf.id < r->built) {
+    const WhFlow *w = wh_transport_flow(r->run->tp, cf.id);
+    char buf[WH_RUN_KEY_LEN];
+    const char *key = wh_run_flow_key(r->run, cf.id, buf);
+    if (strcmp(key, cf.key) != 0)
+      return row_differs(path, line, "key", cf.key, key, error);
+    if (cf.src != w->src || cf.dst != w->dst)
+      return flow_differs(path, line, cf.src != w->src ? "src" : "dst",
+                          cf.src != w->src ? cf.src : cf.dst, cf.src != w->src ? w->src : w->dst,
+                          error);
+    if (cf.bytes != w->size)
+      return flow_differs(path, line, "bytes", cf.bytes, w->size, error);
+    if (cf.start != w->start)
+      return flow_differs(path, line, "start_ps", cf.start, w->start, error);
+  }
+  g_array_append_val(flows, cf);
+  r->side->makespan = MAX(r->side->makespan, cf.finish);
+  return TRUE;
+}
+
+/* A row of ops.csv (op_id,rank,kind,name,start_ps,end_ps,deps; the name may hold
+ * commas), checked against the built workload's op of that id. */
+static gboolean op_row(char **f, guint n, const char *path, guint line, void *data, GError **error)
+{
+  StoredRows *r = data;
+  GArray *ops = r->side->ops;
+  uint32_t n_ops = wh_workload_n_ops(r->run->workload);
+  uint64_t id, rank, end;
+  if (n < 7)
+    return refuse(error, "%s:%u: expected 7 fields, found %u", path, line, n);
+  if (!csv_u64(f[0], path, line, "op_id", FALSE, G_MAXUINT32, &id, error) ||
+      !csv_u64(f[1], path, line, "rank", FALSE, G_MAXUINT32, &rank, error) ||
+      !csv_u64(f[n - 2], path, line, "end_ps", TRUE, G_MAXUINT64, &end, error))
+    return FALSE;
+  if (id != ops->len)
+    return refuse(error, "%s:%u: field op_id: %s: expected %u (the ops in order)", path, line, f[0],
+                  ops->len);
+  if (id >= n_ops)
+    return refuse(error,
+                  "%s:%u: op %s: the stored exact run has more ops than the %u of this "
+                  "comparison: " OTHER_CONFIGURATION,
+                  path, line, f[0], n_ops);
+  char *last = f[n - 3];
+  f[n - 3] = NULL;
+  g_autofree char *name = g_strjoinv(",", f + 3);
+  f[n - 3] = last;
+  WhOpInfo op;
+  wh_workload_op_info(r->run->workload, (uint32_t)id, &op);
+  const char *kind = wh_op_kind_name(op.kind, op.coll);
+  if (rank != op.rank)
+    return flow_differs(path, line, "rank", rank, op.rank, error);
+  if (strcmp(f[2], kind) != 0)
+    return row_differs(path, line, "kind", f[2], kind, error);
+  if (strcmp(name, op.name) != 0)
+    return row_differs(path, line, "name", name, op.name, error);
+  OpEnd e = {op.rank, kind, g_steal_pointer(&name), end, f[n - 2][0] != '\0'};
+  g_array_append_val(ops, e);
+  r->side->makespan = MAX(r->side->makespan, e.end);
+  return TRUE;
+}
+
+/* Reads the stored exact run in `dir` into the exact side, checking it against the
+ * built Wormhole run `run`; bad input names the file and field. */
+static gboolean stored_load(Side *s, const char *dir, const WhRun *run, GError **error)
+{
+  s->flows = g_array_new(FALSE, TRUE, sizeof(WhCompareFlow));
+  s->ops = g_array_new(FALSE, TRUE, sizeof(OpEnd));
+  s->iterations = g_array_new(FALSE, TRUE, sizeof(WhTime));
+  s->dir = g_strdup(dir);
+  StoredRows rows = {s, run, run->tp->n_flows};
+  if (!stored_summary(s, dir, run, error) ||
+      !stored_csv(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", flow_row,
+                  &rows, error))
+    return FALSE;
+  g_autofree char *flows = g_build_filename(dir, "flows.csv", NULL);
+  if (s->flows->len < rows.built || (run->workload == NULL && s->flows->len != rows.built))
+    return refuse(error, "%s: %u flows in the stored exact run, %u in this comparison: %s", flows,
+                  s->flows->len, rows.built, OTHER_CONFIGURATION);
+  if (run->workload == NULL)
+    return TRUE;
+  if (!stored_csv(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", op_row, &rows,
+                  error))
+    return FALSE;
+  g_autofree char *ops = g_build_filename(dir, "ops.csv", NULL);
+  uint32_t n_ops = wh_workload_n_ops(run->workload);
+  if (s->ops->len != n_ops)
+    return refuse(error, "%s: %u ops in the stored exact run, %u in this comparison: %s", ops,
+                  s->ops->len, n_ops, OTHER_CONFIGURATION);
+  for (guint i = 0; !s->stopped_early && i < s->ops->len; i++)
+    if (!g_array_index(s->ops, OpEnd, i).ended)
+      return refuse(error, "%s:%u: op %u did not end: the stored exact run did not finish", ops,
+                    i + 2, i);
+  return TRUE;
+}
+
+/* `path` absolute with its symbolic links resolved, also where its last components do
+ * not exist yet (those are kept as written). (transfer full) */
+static char *resolve_path(const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename(path, NULL);
+  char *real = realpath(abs, NULL);
+  if (real) {
+    char *r = g_strdup(real);
+    free(real);
+    return r;
+  }
+  g_autofree char *parent = g_path_get_dirname(abs), *base = g_path_get_basename(abs);
+  if (strcmp(parent, abs) == 0)
+    return g_steal_pointer(&abs);
+  g_autofree char *up = resolve_path(parent);
+  return g_build_filename(up, base, NULL);
+}
+
+static gboolean path_within(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || dir[n - 1] == '/');
+}
+
+/* A stored exact run's directory must exist, and this comparison must not write into
+ * it: neither `out_dir` nor anything below may be it or inside it, and out_dir/wormhole
+ * may not be it. */
+static gboolean check_exact_dir(const char *exact_dir, const char *out_dir, GError **error)
+{
+  if (!g_file_test(exact_dir, G_FILE_TEST_IS_DIR))
+    return refuse(error,
+                  "--exact %s: not a directory (expected the exact/ directory of a `whsim "
+                  "compare --out` or the output directory of `whsim run` on the exact engine)",
+                  exact_dir);
+  g_autofree char *ex = resolve_path(exact_dir), *out = resolve_path(out_dir);
+  g_autofree char *wormhole = g_build_filename(out, "wormhole", NULL);
+  if (path_within(out, ex))
+    return refuse(error,
+                  "--out %s: inside the stored exact run --exact %s, which a comparison only "
+                  "reads: choose another output directory",
+                  out_dir, exact_dir);
+  if (strcmp(wormhole, ex) == 0)
+    return refuse(error,
+                  "--exact %s: is the directory where the Wormhole run of --out %s writes its "
+                  "outputs: choose another output directory",
+                  exact_dir, out_dir);
+  return TRUE;
+}
+
+/* ---- building ---- */
+
+WhCompare *wh_compare_new(WhScenario *sc, const WhRunOptions *opts, const char *out_dir,
+                          const char *exact_dir, GError **error)
+{
+  g_autoptr(WhCompare) c = g_new0(WhCompare, 1);
+  c->sc = sc;
+  for (int k = 0; k < N_SIDES; k++)
+    side_options(c, k, opts);
+  if (exact_dir && !check_exact_dir(exact_dir, out_dir, error))
+    return NULL;
+  c->run = wh_run_new(sc, &c->side[exact_dir ? WORMHOLE : EXACT].opts, error);
+  if (c->run == NULL)
+    return NULL;
+  if (c->run->tp->n_flows == 0 && c->run->workload == NULL) {
+    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                "%s: nothing to compare: the scenario has neither flows (<flows>, <permutation>, "
+                "<shift>, <uniform>) nor a workload",
+                sc->path);
+    return NULL;
+  }
+  if (exact_dir) {
+    c->memo_warning = g_strdup(c->run->memo_warning);
+    c->exact_from = g_strdup(exact_dir);
+    if (!stored_load(&c->side[EXACT], exact_dir, c->run, error))
+      return NULL;
+  } else {
+    g_autoptr(WhRun) check = wh_run_new(sc, &c->side[WORMHOLE].opts, error);
+    if (check == NULL)
+      return NULL;
+    c->memo_warning = g_strdup(check->memo_warning);
+  }
+  c->workload = c->run->workload != NULL;
+  c->dir = g_strdup(out_dir);
+  if (!wh_output_dir_prepare(out_dir, error))
+    return NULL;
+  for (int k = exact_dir ? WORMHOLE : EXACT; k < N_SIDES; k++) {
+    c->side[k].dir = g_build_filename(out_dir, c->side[k].what, NULL);
+    if (!wh_output_dir_prepare(c->side[k].dir, error))
+      return NULL;
+  }
+  return g_steal_pointer(&c);
+}
+
+const WhRun *wh_compare_built_run(const WhCompare *c)
+{
+  return c->run;
+}
+
+const char *wh_compare_memo_warning(const WhCompare *c)
+{
+  return c->memo_warning;
+}
+
 /* ---- results ---- */
 
 static double rel(double wh, double ex)
@@ -365,59 +928,21 @@ static gboolean keep_wormhole_field(const char *key, size_t len)
   return FALSE;
 }
 
-static const char *skip_space(const char *p)
+static void copy_member(const char *key, size_t key_len, const char *value, size_t value_len,
+                        void *data)
 {
-  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-    p++;
-  return p;
+  GString *j = data;
+  if (keep_wormhole_field(key, key_len))
+    g_string_append_printf(j, "%s\n    \"%.*s\": %.*s", j->str[j->len - 1] == '{' ? "" : ",",
+                           (int)key_len, key, (int)value_len, value);
 }
 
 /* Appends the top-level members of the JSON object `json` that Wormhole reports
- * (keep_wormhole_field), as `"key": value` separated by commas; values are copied as
- * written. */
+ * (keep_wormhole_field), as `"key": value` separated by commas, after the '{' that ends
+ * `j`; values are copied as written. */
 static void copy_wormhole_fields(GString *j, const char *json)
 {
-  const char *p = strchr(json, '{'), *sep = "";
-  if (p == NULL)
-    return;
-  for (p = skip_space(p + 1); *p == '"';) {
-    const char *k0 = p + 1, *k1 = strchr(k0, '"');
-    if (k1 == NULL)
-      return;
-    p = skip_space(k1 + 1);
-    if (*p != ':')
-      return;
-    const char *v0 = p = skip_space(p + 1);
-    int depth = 0;
-    gboolean in_string = FALSE;
-    for (; *p; p++) {
-      if (in_string) {
-        if (*p == '\\' && p[1])
-          p++;
-        else if (*p == '"')
-          in_string = FALSE;
-      } else if (*p == '"') {
-        in_string = TRUE;
-      } else if (*p == '{' || *p == '[') {
-        depth++;
-      } else if ((*p == '}' || *p == ']') && depth-- == 0) {
-        break;
-      } else if (*p == ',' && depth == 0) {
-        break;
-      }
-    }
-    const char *v1 = p;
-    while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\n'))
-      v1--;
-    if (keep_wormhole_field(k0, (size_t)(k1 - k0))) {
-      g_string_append_printf(j, "%s\n    \"%.*s\": %.*s", sep, (int)(k1 - k0), k0, (int)(v1 - v0),
-                             v0);
-      sep = ",";
-    }
-    if (*p != ',')
-      return;
-    p = skip_space(p + 1);
-  }
+  json_members(json, copy_member, j);
 }
 
 static void json_side(GString *j, const Side *s)
@@ -451,6 +976,12 @@ char *wh_compare_json(const WhCompare *c)
   g_string_append_printf(
       j, "  \"scenario\": \"%s\",\n  \"seed\": %" G_GUINT64_FORMAT ",\n  \"cc\": \"%s\",\n", name,
       e->seed, e->cc);
+  if (c->exact_from) {
+    g_autofree char *from = g_strescape(c->exact_from, NULL);
+    g_string_append_printf(j, "  \"exact_from\": \"%s\",\n", from);
+  } else {
+    g_string_append(j, "  \"exact_from\": null,\n");
+  }
   json_side(j, e);
   json_side(j, w);
   g_string_append(j, "  \"wall_speedup\": ");
@@ -488,7 +1019,8 @@ char *wh_compare_json(const WhCompare *c)
   g_string_append_printf(j, "  \"bytes_skipped\": %" G_GUINT64_FORMAT ",\n", w->advanced_bytes);
   g_string_append(j, "  \"wormhole_summary\": {");
   copy_wormhole_fields(j, w->summary);
-  g_string_append(j, "\n  },\n  \"files\": [\"exact/\", \"wormhole/\", \"compare-flows.csv\"");
+  g_string_append_printf(j, "\n  },\n  \"files\": [%s\"wormhole/\", \"compare-flows.csv\"",
+                         c->exact_from ? "" : "\"exact/\", ");
   if (c->workload)
     g_string_append(j, ", \"compare-ops.csv\"");
   g_string_append(j, "],\n  \"plots\": [");
@@ -638,12 +1170,37 @@ static gboolean write_comparison(WhCompare *c, GError **error)
          wh_output_set_commit(set, error);
 }
 
+/* With a stored exact run, whose workload flows could not be checked before the run:
+ * each flow matched by key has the same source, destination and size in both runs. */
+static gboolean check_stored_flows(const WhCompare *c, GError **error)
+{
+  const Side *e = &c->side[EXACT], *w = &c->side[WORMHOLE];
+  static const char *const fields[] = {"src", "dst", "bytes"};
+  for (guint i = 0; i < e->flows->len; i++) {
+    if (c->match[i] < 0)
+      continue;
+    const WhCompareFlow *a = &g_array_index(e->flows, WhCompareFlow, i);
+    const WhCompareFlow *b = &g_array_index(w->flows, WhCompareFlow, c->match[i]);
+    uint64_t x[] = {a->src, a->dst, a->bytes}, y[] = {b->src, b->dst, b->bytes};
+    for (int k = 0; k < 3; k++) {
+      if (x[k] != y[k]) {
+        g_autofree char *path = g_build_filename(c->exact_from, "flows.csv", NULL);
+        return flow_differs(path, i + 2, fields[k], x[k], y[k], error);
+      }
+    }
+  }
+  return TRUE;
+}
+
 gboolean wh_compare_execute(WhCompare *c, GError **error)
 {
-  g_return_val_if_fail(c->exact_run != NULL, FALSE);
-  if (!side_execute(&c->side[EXACT], g_steal_pointer(&c->exact_run), error))
-    return FALSE;
-  WhRun *run = wh_run_new(c->sc, &c->side[WORMHOLE].opts, error);
+  g_return_val_if_fail(c->run != NULL, FALSE);
+  WhRun *run = g_steal_pointer(&c->run);
+  if (c->exact_from == NULL) {
+    if (!side_execute(&c->side[EXACT], run, error))
+      return FALSE;
+    run = wh_run_new(c->sc, &c->side[WORMHOLE].opts, error);
+  }
   if (run == NULL || !side_execute(&c->side[WORMHOLE], run, error))
     return FALSE;
   const Side *e = &c->side[EXACT], *w = &c->side[WORMHOLE];
@@ -651,7 +1208,8 @@ gboolean wh_compare_execute(WhCompare *c, GError **error)
   c->flow_error = g_new(double, e->flows->len ? e->flows->len : 1);
   if (!wh_compare_match_flows((const WhCompareFlow *)e->flows->data, e->flows->len,
                               (const WhCompareFlow *)w->flows->data, w->flows->len, c->match,
-                              &c->fct, error))
+                              &c->fct, error) ||
+      (c->exact_from && !check_stored_flows(c, error)))
     return FALSE;
   for (guint i = 0; i < e->flows->len; i++) {
     const WhCompareFlow *a = &g_array_index(e->flows, WhCompareFlow, i);
@@ -683,10 +1241,16 @@ const char *wh_compare_problem(const WhCompare *c)
 void wh_compare_print(const WhCompare *c, FILE *out)
 {
   const Side *e = &c->side[EXACT], *w = &c->side[WORMHOLE];
-  fprintf(out,
-          "compare    %s (seed %" G_GUINT64_FORMAT ", %s): the exact engine (%s scheduler), "
-          "then Wormhole (mode %s), in this process\n",
-          c->sc->name ? c->sc->name : "", e->seed, e->cc, e->scheduler, w->mode);
+  if (c->exact_from)
+    fprintf(out,
+            "compare    %s (seed %" G_GUINT64_FORMAT ", %s): the stored exact run in %s (%s "
+            "scheduler), against Wormhole (mode %s) run now\n",
+            c->sc->name ? c->sc->name : "", e->seed, e->cc, c->exact_from, e->scheduler, w->mode);
+  else
+    fprintf(out,
+            "compare    %s (seed %" G_GUINT64_FORMAT ", %s): the exact engine (%s scheduler), "
+            "then Wormhole (mode %s), in this process\n",
+            c->sc->name ? c->sc->name : "", e->seed, e->cc, e->scheduler, w->mode);
   if (have_iterations(c)) {
     double te = (double)iteration_sum(e) / e->iterations->len,
            tw = (double)iteration_sum(w) / w->iterations->len;
@@ -709,9 +1273,10 @@ void wh_compare_print(const WhCompare *c, FILE *out)
             rel((double)w->makespan, (double)e->makespan) * 100);
   }
   fprintf(out,
-          "speedup    %.2fx in wall time (%.3f s exact, %.3f s Wormhole); %.2fx in events "
+          "speedup    %.2fx in wall time (%.3f s exact%s %.3f s Wormhole); %.2fx in events "
           "(%.1f%% of the exact run's %" G_GUINT64_FORMAT " skipped)\n",
-          w->wall_s > 0 ? e->wall_s / w->wall_s : 0, e->wall_s, w->wall_s,
+          w->wall_s > 0 ? e->wall_s / w->wall_s : 0, e->wall_s,
+          c->exact_from ? ", stored: measured at another time;" : ",", w->wall_s,
           w->events ? (double)e->events / (double)w->events : 0,
           e->events ? (1 - (double)w->events / (double)e->events) * 100 : 0, e->events);
   const WhCompareFctError *f = &c->fct;
@@ -730,9 +1295,9 @@ void wh_compare_print(const WhCompare *c, FILE *out)
           bytes);
   if (c->problem)
     fprintf(out, "problem    %s\n", c->problem);
-  fprintf(out,
-          "outputs    %s/compare.json, compare-flows.csv%s%s; each run's own outputs in "
-          "exact/ and wormhole/\n",
-          c->dir, c->workload ? ", compare-ops.csv" : "",
-          c->plots && c->plots->len ? ", compare-fct.svg, compare-fct-error-cdf.svg" : "");
+  fprintf(out, "outputs    %s/compare.json, compare-flows.csv%s%s; %s\n", c->dir,
+          c->workload ? ", compare-ops.csv" : "",
+          c->plots && c->plots->len ? ", compare-fct.svg, compare-fct-error-cdf.svg" : "",
+          c->exact_from ? "the Wormhole run's own outputs in wormhole/"
+                        : "each run's own outputs in exact/ and wormhole/");
 }

@@ -6,7 +6,16 @@
  * to DIR/compare.json, DIR/compare-flows.csv, DIR/compare-ops.csv (with a workload) and,
  * when gnuplot is on the PATH, two SVG plots of the FCT errors. Cost: the two runs, one
  * after the other (only one is alive while it executes), plus O(flows log flows) for
- * the matching and the percentiles. */
+ * the matching and the percentiles.
+ * The exact side may instead be read from the outputs an earlier exact run wrote (a
+ * stored reference: its summary.json, flows.csv and, with a workload, ops.csv), so that
+ * a large scenario's exact run, which may take hours, is made once and every Wormhole
+ * setting is compared against it. The stored run must be of the same configuration:
+ * scenario name, seed, congestion control, summary "config_digest" (the parameters in
+ * force, --set included), network size, workload size and iterations, and its flows
+ * and ops as this scenario builds them; it must be an exact run that finished (or
+ * stopped at the scenario's stop time). It is only read. Cost: one pass over each file,
+ * a line at a time. */
 #ifndef WH_COMPARE_H
 #define WH_COMPARE_H
 
@@ -44,23 +53,31 @@ typedef struct WhCompare WhCompare;
 
 /* Derives both runs' options from `opts` (nullable), builds the exact run and checks
  * that the Wormhole run builds too, refuses a scenario with neither flows nor a
- * workload, and prepares `out_dir` with its subdirectories exact/ and wormhole/. Errors
- * are bad input (whsim exits 2) and name the scenario file or the directory. `sc`
- * (transfer none) must outlive the comparison. (transfer full) */
+ * workload, and prepares `out_dir` with its subdirectories exact/ and wormhole/. With
+ * `exact_dir` (nullable), the directory of a stored exact run, builds only the Wormhole
+ * run, reads and checks the stored run against it and prepares `out_dir` and
+ * wormhole/ only; `out_dir` may not lie inside `exact_dir`, nor its wormhole/ be it.
+ * Errors are bad input (whsim exits 2) and name the scenario file, the directory, or
+ * the stored file and its field. `sc` (transfer none) must outlive the comparison.
+ * (transfer full) */
 WhCompare *wh_compare_new(WhScenario *sc, const WhRunOptions *opts, const char *out_dir,
-                          GError **error);
+                          const char *exact_dir, GError **error);
 void wh_compare_free(WhCompare *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhCompare, wh_compare_free)
 
-/* The exact run, built and not yet executed (for warnings about the scenario).
- * (transfer none) */
-const WhRun *wh_compare_exact_run(const WhCompare *c);
+/* The run built by wh_compare_new and not yet executed, for warnings about the
+ * scenario: the exact run, or with a stored exact run the Wormhole run. (transfer none) */
+const WhRun *wh_compare_built_run(const WhCompare *c);
 /* Nullable: the Wormhole run's memo file (options' memo_file) could not be loaded and
  * is ignored: "FILE: why: ignored" (WhRun's memo_warning) (transfer none). */
 const char *wh_compare_memo_warning(const WhCompare *c);
 
-/* Executes both runs and writes every output. FALSE when an output could not be
- * written; a run that ended early or inconsistent is reported by wh_compare_problem. */
+/* Executes both runs (with a stored exact run, the Wormhole run) and writes every
+ * output. FALSE when an output could not be written (domain G_FILE_ERROR), or when a
+ * flow of the stored exact run has another source, destination or size than the
+ * Wormhole run's flow with its key (WH_SCENARIO_ERROR: bad input, naming the stored
+ * file and line; no comparison is written); a run that ended early or inconsistent is
+ * reported by wh_compare_problem. */
 gboolean wh_compare_execute(WhCompare *c, GError **error);
 
 /* After wh_compare_execute: NULL when both runs completed with a clean end state, else

@@ -1221,6 +1221,13 @@ static void memo_json(const WhRun *run, GString *j)
                          status);
 }
 
+uint64_t wh_run_config_digest(const WhRun *run)
+{
+  static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
+                                      "topology", "workload",  NULL};
+  return wh_config_digest(run->cfg, kinds);
+}
+
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   const WhTransportCounters *c = &run->tp->c;
@@ -1258,6 +1265,8 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
     g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
   }
   g_string_append_printf(j, "  \"cc\": \"%s\",\n", run->cc->name);
+  g_string_append_printf(j, "  \"config_digest\": \"%016" G_GINT64_MODIFIER "x\",\n",
+                         (guint64)wh_run_config_digest(run));
   if (run->sc->topology_preset)
     g_string_append_printf(
         j,

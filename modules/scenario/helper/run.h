@@ -139,6 +139,13 @@ typedef struct {
 } WhIterationStats;
 void wh_run_iteration_stats(const WhRun *run, uint32_t iteration, WhIterationStats *out);
 
+/* A 64-bit digest of the parameters in force (set or default) of the kinds that shape
+ * what is simulated: network, transport, queue-disc, congestion-control, topology and
+ * workload (wh_config_digest; not the scheduler's or Wormhole's, which change how fast,
+ * not what). The summary writes it as "config_digest", 16 hex digits, so that a stored
+ * run can be matched to the configuration of another. */
+uint64_t wh_run_config_digest(const WhRun *run);
+
 /* The summary as a JSON object (transfer full); `with_wall` adds wall_s. */
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall);
 

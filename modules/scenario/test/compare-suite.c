@@ -4,7 +4,11 @@
  * observe (which changes nothing) shows zero errors and an event speedup of exactly 1,
  * the event counts agree with each run's own summary, a comparison written into an old
  * directory leaves no stale comparison file, and runs stopped at the scenario's stop
- * time are reported, not failed. Wall time is never asserted. */
+ * time are reported, not failed. With --exact, a stored exact run (files on disk, as an
+ * earlier compare or `whsim run` wrote them) gives what a live comparison gives, but
+ * for the wall times, and is never changed; one of another configuration, not exact,
+ * unfinished or unreadable is refused with status 2, naming the file and field. Wall
+ * time is never asserted. */
 #include <check.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -253,6 +257,255 @@ START_TEST(test_compare_stop_time)
 }
 END_TEST
 
+static int cmp_name(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every file of directory `dir` (not below) with its text, joined: to see that a stored
+ * exact run is left as it was. (transfer full) */
+static char *dir_snapshot(const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  ck_assert_ptr_nonnull(d);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  for (const char *n; (n = g_dir_read_name(d));)
+    g_ptr_array_add(names, g_strdup(n));
+  g_ptr_array_sort(names, cmp_name);
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < names->len; i++) {
+    g_autofree char *text = wh_test_read_in(dir, names->pdata[i]);
+    g_string_append_printf(s, "== %s\n%s", (char *)names->pdata[i], text);
+  }
+  return g_string_free(s, FALSE);
+}
+
+/* compare.json without the fields that differ between a live and a stored exact side:
+ * wall times (measured at other times), exact_from and the list of files. */
+static char *strip_stored(const char *json)
+{
+  g_autoptr(GRegex) re =
+      g_regex_new("\"wall_s\": [0-9.]+|\"wall_speedup\": [^,]+|\"exact_from\": [^\n]+|"
+                  "\"files\": [^\n]+",
+                  0, 0, NULL);
+  return g_regex_replace_literal(re, json, -1, 0, "", 0, NULL);
+}
+
+/* Compares `scenario` live into tmp/live, then against tmp/live/exact stored into
+ * tmp/stored, both with `extra` (NULL-terminated, at most 4); asserts everything but the
+ * wall times agrees and the stored run is left as it was. */
+static void check_stored_like_live(const char *tmp, const char *scenario, const char *const *extra)
+{
+  g_autofree char *live = g_build_filename(tmp, "live", NULL);
+  g_autofree char *stored = g_build_filename(tmp, "stored", NULL);
+  g_autofree char *exact = g_build_filename(live, "exact", NULL);
+  const char *a[12] = {"compare", scenario, "--out", live, "--quiet"};
+  const char *b[12] = {"compare", scenario, "--out", stored, "--exact", exact};
+  for (int i = 0; extra[i]; i++)
+    a[5 + i] = b[6 + i] = extra[i];
+  ck_assert_int_eq(wh_test_whsim(a, NULL, NULL), 0);
+  g_autofree char *before = dir_snapshot(exact);
+  g_autofree char *out = NULL, *err = NULL;
+  ck_assert_msg(wh_test_whsim(b, &out, &err) == 0, "%s", err);
+  g_autofree char *line = g_strdup_printf("the stored exact run in %s", exact);
+  ck_assert_msg(strstr(out, line) && strstr(out, "stored: measured at another time"), "%s", out);
+  g_autofree char *after = dir_snapshot(exact);
+  ck_assert_msg(strcmp(before, after) == 0, "the stored exact run was changed");
+  g_autofree char *jl = wh_test_read_in(live, "compare.json");
+  g_autofree char *js = wh_test_read_in(stored, "compare.json");
+  ck_assert_ptr_nonnull(strstr(jl, "\"exact_from\": null,"));
+  g_autofree char *from = g_strdup_printf("\"exact_from\": \"%s\",", exact);
+  ck_assert_ptr_nonnull(strstr(js, from));
+  ck_assert_ptr_nonnull(strstr(js, "\"files\": [\"wormhole/\", \"compare-flows.csv\""));
+  g_autofree char *sl = strip_stored(jl), *ss = strip_stored(js);
+  ck_assert_str_eq(sl, ss);
+  ck_assert(json_number(js, "event_speedup") == json_number(jl, "event_speedup"));
+  /* the exact wall is the stored summary's, the Wormhole wall this run's */
+  g_autofree char *summary = wh_test_read_in(exact, "summary.json");
+  double we = json_number(strstr(js, "\"exact\": "), "wall_s"),
+         ww = json_number(strstr(js, "\"wormhole\": "), "wall_s");
+  ck_assert(we == json_number(summary, "wall_s"));
+  ck_assert_double_eq_tol(json_number(js, "wall_speedup"), we / ww, 1e-3 * we / ww);
+  g_autofree char *fl = wh_test_read_in(live, "compare-flows.csv");
+  g_autofree char *fs = wh_test_read_in(stored, "compare-flows.csv");
+  ck_assert_msg(strcmp(fl, fs) == 0, "compare-flows.csv differs");
+  g_autofree char *ops = g_build_filename(live, "compare-ops.csv", NULL);
+  if (g_file_test(ops, G_FILE_TEST_EXISTS)) {
+    g_autofree char *ol = wh_test_read_in(live, "compare-ops.csv");
+    g_autofree char *os = wh_test_read_in(stored, "compare-ops.csv");
+    ck_assert_msg(strcmp(ol, os) == 0, "compare-ops.csv differs");
+  }
+  g_autofree char *exact_out = g_build_filename(stored, "exact", NULL);
+  ck_assert(!g_file_test(exact_out, G_FILE_TEST_EXISTS));
+}
+
+START_TEST(test_compare_stored_flows)
+{
+  /* flows without a workload, Wormhole skipping: a comparison against the stored exact
+   * run reports what a live one does */
+  g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  const char *extra[] = {NULL};
+  check_stored_like_live(tmp, scenario, extra);
+  g_autofree char *stored = g_build_filename(tmp, "stored", NULL);
+  g_autofree char *json = wh_test_read_in(stored, "compare.json");
+  wh_test_remove_tree(tmp);
+  ck_assert(json_number(strstr(json, "\"fct_error\": "), "flows") == 4);
+  ck_assert(json_number(json, "bytes_skipped") > 0);
+}
+END_TEST
+
+START_TEST(test_compare_stored_workload)
+{
+  /* a workload (ops, an iteration), with a --set that changes the configuration digest:
+   * the stored run carries it, and op end errors agree too */
+  g_autofree char *scenario = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  const char *extra[] = {"--iterations", "1", "--set", "wh::Link::Delay=2us", NULL};
+  check_stored_like_live(tmp, scenario, extra);
+  g_autofree char *stored = g_build_filename(tmp, "stored", NULL);
+  g_autofree char *json = wh_test_read_in(stored, "compare.json");
+  wh_test_remove_tree(tmp);
+  ck_assert(json_number(strstr(json, "\"op_end_time_error\": "), "ops") == 15);
+  ck_assert_ptr_nonnull(strstr(json, "\"iteration_time_error_per_iteration\": ["));
+}
+END_TEST
+
+/* Runs `whsim compare` with `args` into tmp/out: refused with status 2, the message
+ * holding `file` and `field`, and no comparison written. */
+static void assert_refused(const char *tmp, const char *const *args, const char *file,
+                           const char *field)
+{
+  g_autofree char *err = NULL;
+  int status = wh_test_whsim(args, NULL, &err);
+  ck_assert_msg(status == 2, "status %d: %s", status, err);
+  ck_assert_msg(strstr(err, file) && strstr(err, field), "expected %s and %s in: %s", file, field,
+                err);
+  g_autofree char *json = g_build_filename(tmp, "out", "compare.json", NULL);
+  ck_assert_msg(!g_file_test(json, G_FILE_TEST_EXISTS), "a comparison was written: %s", err);
+}
+
+/* A copy of the stored run `from` in tmp/`name` whose file `file` has `old` (its first
+ * occurrence, which must exist) replaced by `new`, or is removed when `old` is NULL.
+ * (transfer full) */
+static char *edited_copy(const char *tmp, const char *from, const char *name, const char *file,
+                         const char *old, const char *new)
+{
+  char *dir = g_build_filename(tmp, name, NULL);
+  ck_assert_int_eq(g_mkdir(dir, 0755), 0);
+  const char *files[] = {"summary.json", "flows.csv", "ops.csv", "links.csv"};
+  for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+    g_autofree char *src = g_build_filename(from, files[i], NULL);
+    g_autofree char *dst = g_build_filename(dir, files[i], NULL);
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(src, &text, NULL, NULL))
+      continue;
+    if (strcmp(files[i], file) == 0) {
+      if (old == NULL)
+        continue;
+      char *at = strstr(text, old);
+      ck_assert_msg(at != NULL, "%s has no %s", src, old);
+      *at = '\0';
+      g_autofree char *edited = g_strconcat(text, new, at + strlen(old), NULL);
+      g_free(text);
+      text = g_steal_pointer(&edited);
+    }
+    ck_assert(g_file_set_contents(dst, text, -1, NULL));
+  }
+  return dir;
+}
+
+START_TEST(test_compare_stored_refused)
+{
+  /* stored exact runs of another configuration, not exact, unfinished, or unreadable
+   * are refused before anything runs, naming the file and field; the stored runs are
+   * left as they were */
+  g_autofree char *dumbbell = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  g_autofree char *workload = wh_test_source_path("scenarios/workload-dp-pp.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  g_autofree char *ref = g_build_filename(tmp, "ref", NULL);
+  g_autofree char *exact = g_build_filename(ref, "exact", NULL);
+  g_autofree char *wormhole = g_build_filename(ref, "wormhole", NULL);
+  g_autofree char *wl = g_build_filename(tmp, "wl", NULL);
+  const char *make[] = {"compare", dumbbell, "--out", ref, "--quiet", NULL};
+  ck_assert_int_eq(wh_test_whsim(make, NULL, NULL), 0);
+  /* `whsim run` on the exact engine writes a stored run too */
+  const char *make_wl[] = {"run", workload, "--out", wl, "--iterations", "1", "--quiet", NULL};
+  ck_assert_int_eq(wh_test_whsim(make_wl, NULL, NULL), 0);
+  g_autofree char *before = dir_snapshot(exact), *before_wl = dir_snapshot(wl);
+  g_autofree char *summary = g_build_filename(exact, "summary.json", NULL);
+  g_autofree char *wl_summary = g_build_filename(wl, "summary.json", NULL);
+#define REFUSED(file, field, ...)                                                                  \
+  do {                                                                                             \
+    const char *args_[] = {"compare", __VA_ARGS__, NULL};                                          \
+    assert_refused(tmp, args_, file, field);                                                       \
+  } while (0)
+  REFUSED(summary, "field \"seed\"", dumbbell, "--out", out, "--exact", exact, "--seed", "2");
+  REFUSED(summary, "field \"cc\"", dumbbell, "--out", out, "--exact", exact, "--cc", "dctcp");
+  REFUSED(summary, "field \"config_digest\"", dumbbell, "--out", out, "--exact", exact, "--set",
+          "wh::Link::Delay=2us");
+  REFUSED(summary, "field \"scenario\"", workload, "--out", out, "--exact", exact);
+  REFUSED(wl_summary, "field \"iterations\"", workload, "--out", out, "--exact", wl);
+  g_autofree char *wh_summary = g_build_filename(wormhole, "summary.json", NULL);
+  REFUSED(wh_summary, "field \"wormhole_mode\"", dumbbell, "--out", out, "--exact", wormhole);
+  /* the directory, and --out into it */
+  g_autofree char *json = g_build_filename(ref, "compare.json", NULL);
+  REFUSED(json, "not a directory", dumbbell, "--out", out, "--exact", json);
+  g_autofree char *inside = g_build_filename(exact, "again", NULL);
+  REFUSED(inside, "inside the stored exact run", dumbbell, "--out", inside, "--exact", exact);
+  REFUSED(exact, "inside the stored exact run", dumbbell, "--out", exact, "--exact", exact);
+  REFUSED(wormhole, "the Wormhole run", dumbbell, "--out", ref, "--exact", wormhole);
+  /* edited copies: each refused for what was changed */
+  static const struct {
+    const char *file, *old, *new, *field;
+  } edits[] = {
+      {"summary.json", "\"cc\": ", "\"stopped_early\": \"wall-clock limit\",\n  \"cc\": ",
+       "field \"stopped_early\""},
+      {"summary.json",
+       "\"cc\": ", "\"stopped_early\": \"interrupted\",\n  \"cc\": ", "field \"stopped_early\""},
+      {"summary.json", "\"flows_completed\": 4", "\"flows_completed\": 3",
+       "field \"flows_completed\""},
+      {"summary.json", "\"config_digest\"", "\"digest\"", "no field \"config_digest\""},
+      {"summary.json", "\"seed\"", "\"engine\": \"ns3\",\n  \"seed\"", "field \"engine\""},
+      {"summary.json", "\"hosts\": 8", "\"hosts\": 9", "field \"hosts\""},
+      {"summary.json", "\"scheduler\": \"heap\"", "\"scheduler\": \"none\"", "field \"scheduler\""},
+      {"summary.json", "\"flows\": 4\n}", "\"flows\": 4\n", "not a JSON object"},
+      {"summary.json", NULL, NULL, "missing"},
+      {"flows.csv", NULL, NULL, "missing"},
+      {"flows.csv", ",20000000,", ",20000001,", "flows.csv:2: field bytes"},
+      {"flows.csv", ",100000000,", ",100000001,", "flows.csv:3: field start_ps"},
+      {"flows.csv", ",b\n", ",bb\n", "flows.csv:3: field key"},
+      {"flows.csv", ",1,5,", ",x,5,", "flows.csv:3: field src"},
+      {"flows.csv", "flow_id,", "id,", "flows.csv:1: expected the header"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(edits); i++) {
+    g_autofree char *name = g_strdup_printf("edit%zu", i);
+    g_autofree char *dir = edited_copy(tmp, exact, name, edits[i].file, edits[i].old, edits[i].new);
+    g_autofree char *file = g_build_filename(dir, edits[i].file, NULL);
+    REFUSED(file, edits[i].field, dumbbell, "--out", out, "--exact", dir);
+  }
+  /* a workload run: its ops as this scenario builds them, and that ended */
+  g_autofree char *wl_op = edited_copy(tmp, wl, "wl-op", "ops.csv", ",f8,", ",f9,");
+  g_autofree char *wl_op_csv = g_build_filename(wl_op, "ops.csv", NULL);
+  REFUSED(wl_op_csv, "field name", workload, "--out", out, "--exact", wl_op, "--iterations", "1");
+  g_autofree char *wl_end = edited_copy(tmp, wl, "wl-end", "ops.csv", ",564506120,2\n", ",,2\n");
+  g_autofree char *wl_end_csv = g_build_filename(wl_end, "ops.csv", NULL);
+  REFUSED(wl_end_csv, "did not end", workload, "--out", out, "--exact", wl_end, "--iterations",
+          "1");
+  /* a workload flow of another size: known only once the Wormhole run made its flows */
+  g_autofree char *wl_flow = edited_copy(tmp, wl, "wl-flow", "flows.csv", ",8000000,", ",999,");
+  g_autofree char *wl_flow_csv = g_build_filename(wl_flow, "flows.csv", NULL);
+  REFUSED(wl_flow_csv, "field bytes", workload, "--out", out, "--exact", wl_flow, "--iterations",
+          "1");
+#undef REFUSED
+  g_autofree char *after = dir_snapshot(exact), *after_wl = dir_snapshot(wl);
+  wh_test_remove_tree(tmp);
+  ck_assert_msg(strcmp(before, after) == 0, "the stored exact run was changed");
+  ck_assert_msg(strcmp(before_wl, after_wl) == 0, "the stored run of whsim run was changed");
+}
+END_TEST
+
 Suite *wh_compare_suite(void)
 {
   Suite *s = suite_create("compare");
@@ -265,6 +518,9 @@ Suite *wh_compare_suite(void)
   tcase_add_test(cli, test_compare_observe_workload);
   tcase_add_test(cli, test_compare_skip_counts);
   tcase_add_test(cli, test_compare_stop_time);
+  tcase_add_test(cli, test_compare_stored_flows);
+  tcase_add_test(cli, test_compare_stored_workload);
+  tcase_add_test(cli, test_compare_stored_refused);
   suite_add_tcase(s, cli);
   return s;
 }
