@@ -143,7 +143,10 @@ void wh_patterns_parked(WhWormhole *wh, const WhPartition *p)
   for (guint i = 0; wh->phases && i < wh->phases->len; i++) {
     WhPhase *ph = wh->phases->pdata[i];
     if (ph->part_id == p->id && ph->since == p->since) {
-      record(wh, ph, WH_MEMO_CONVERGED, UINT32_MAX, TRUE);
+      /* only a quiet partition's rates carry over to another instance of its pattern:
+       * under the rate rule they also depend on queues and marking, which a replay does
+       * not restore (such an outcome keeps no steady state and is not replayed) */
+      record(wh, ph, WH_MEMO_CONVERGED, UINT32_MAX, p->kind == WH_STEADY_IDLE);
       drop_phase(wh, i);
       return;
     }
@@ -247,6 +250,11 @@ static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ord
   if (!wh_outcome_decode(e->value, e->value_len, ordered->len, &r->head, r->bytes, r->snaps,
                          r->steady)) {
     replay_free(r);
+    return;
+  }
+  if (e->kind == WH_MEMO_CONVERGED &&
+      (r->steady->len == 0 || g_array_index(r->steady, WhOutcomeSteady, 0).rate == 0)) {
+    replay_free(r); /* no steady state to go on with: left to the fast-forward */
     return;
   }
   r->part_id = p->id;
