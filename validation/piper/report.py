@@ -332,24 +332,37 @@ def cell_walls(rows):
     return w
 
 
-def estimate(walls, nd, b):
+def longest_runs(rows):
+    """(nodes, buffer) -> the longest wall of one stored run (either cc)."""
+    w = {}
+    for d in rows:
+        if d["cell"] != "micro":
+            k = cell_key(d["cell"])[:2]
+            w[k] = max(w.get(k, 0), d["wall_s"])
+    return w
+
+
+def estimate(walls, nd, b, longest=None):
     """The wall time of a cell's 6 runs, scaled from the nearest stored cell (either
     congestion control): the same node count's largest buffer by bytes (b / b0), else
     the largest node count below by flows and bytes ((nd / n0)^2 x b / b0, its largest
-    buffer up to b). Returns (seconds or None, what it scaled)."""
+    buffer up to b). Returns (seconds or None, what it scaled, and the longest run
+    scaled alike when LONGEST, longest_runs(), is given)."""
     w2 = {}
     for (n, bb, _), w in walls.items():
         w2[(n, bb)] = max(w2.get((n, bb), 0), w)
     same = [(k[1], w) for k, w in w2.items() if k[0] == nd]
     if same:
         b0, w = max(same)
-        return w * b / b0, "%d nodes at %d MB x %g" % (nd, b0, b / b0)
-    below = [(k[0], k[1], w) for k, w in w2.items() if k[0] < nd and k[1] <= b]
-    if below:
+        f, n0, frm = b / b0, nd, "%d nodes at %d MB x %g" % (nd, b0, b / b0)
+    else:
+        below = [(k[0], k[1], w) for k, w in w2.items() if k[0] < nd and k[1] <= b]
+        if not below:
+            return None, "no stored cell to scale", None
         n0, b0, w = max(below)
         f = (nd / n0) ** 2 * b / b0
-        return w * f, "%d nodes at %d MB x %g" % (n0, b0, f)
-    return None, "no stored cell to scale"
+        frm = "%d nodes at %d MB x %g" % (n0, b0, f)
+    return w * f, frm, longest[(n0, b0)] * f if longest else None
 
 
 def memory_fit(rows):
@@ -393,11 +406,11 @@ def grid():
     return [(n, b, cc) for n in GRID_NODES for b in GRID_BUFFERS for cc in GRID_CC]
 
 
-def why_not(walls, per, mem, k, avail):
+def why_not(walls, longest, per, mem, k, avail):
     """(estimate, from, the bound it breaks or None)."""
-    w, frm = estimate(walls, k[0], k[1])
-    if w is not None and w / 6 > RUN_LIMIT_S:
-        return w, frm, "a run over 30 minutes"
+    w, frm, one = estimate(walls, k[0], k[1], longest)
+    if one is not None and one > RUN_LIMIT_S:
+        return w, frm, "a run over 30 minutes (the longest about %.0f s)" % one
     if per is not None and memory_need(per, mem, k[0]) > 0.9 * avail:
         return w, frm, "memory: %.1f GB estimated, over 90%% of %.0f GB" % (
             memory_need(per, mem, k[0]) / 1e9, avail / 1e9)
@@ -416,7 +429,7 @@ def plan(results, budget):
     for k in grid():
         if k in walls:
             continue
-        w, _, bound = why_not(walls, per, mem, k, avail)
+        w, _, bound = why_not(walls, longest_runs(rows), per, mem, k, avail)
         if bound:
             continue
         if w is None:
@@ -762,15 +775,15 @@ def render(results, report, check, engine, out, ran):
                   "Cells of the full grid (4-512 nodes x 1, 16, 128 MB x DCQCN, HPCC, each 3 "
                   "algorithms x 2 alphas = 6 runs) with no stored result, with an estimate of their "
                   "wall time on this machine (2 cores) scaled from the stored cells (either "
-                  "congestion control): a run may take at most 30 minutes, and a flat all-to-all "
-                  "may need at most 90% of the machine's memory. Without WH_PIPER_CELLS an "
+                  "congestion control): a run may take at most 30 minutes (the stored cell's "
+                  "longest run, scaled alike), and a flat all-to-all may need at most 90% of the machine's memory. Without WH_PIPER_CELLS an "
                   "invocation runs the cells within these bounds (and whose memory is free at "
                   "the time), cheapest first, up to WH_PIPER_BUDGET seconds of estimated wall.", "",
                   "| nodes | buffer | cc | estimated wall of its 6 runs | from | why not run |",
                   "|---:|---:|---|---:|---|---|"]
         left = 0.0
         for k in missing:
-            w, frm, bnd = why_not(walls, per, mem, k, avail)
+            w, frm, bnd = why_not(walls, longest_runs(rows), per, mem, k, avail)
             if bnd is None:
                 bnd = "within the bounds: not run yet"
                 left += w or 0
