@@ -447,6 +447,7 @@ def plan(results, budget):
 
 # --- the report ------------------------------------------------------------------------
 def render(results, report, check, engine, out, ran):
+    out = os.path.abspath(out)
     rows = load(results)
     failures = []
     if ran:
@@ -864,6 +865,8 @@ def render(results, report, check, engine, out, ran):
                   "`piper-halo-flat.svg`: halo/direct (left) and halo/rccl (right) time against "
                   "nodes, one line per buffer (colour), alpha (solid 10 us, dashed 0) and "
                   "congestion control (thick with filled points DCQCN, thin with open points HPCC)."]
+    elif gp and micro and evidence:
+        lines += ["No plots: gnuplot failed on %s/*.gp." % os.path.basename(out)]
     elif gp:
         lines += ["No plots: nothing stored to plot."]
     else:
