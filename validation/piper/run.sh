@@ -15,19 +15,27 @@
 #     the preset's FabricEfficiency 0.76, against 25 GB/s NICs shared by 2 GCDs) and the
 #     paper's sharp drop at the node boundary;
 #   - HALO against the flat direct and RCCL-like (window 8) all-to-alls on the
-#     preset: nodes (WH_PIPER_NODES; one group up to 128 nodes, 256 on two groups, 512
-#     on four) x per-GCD buffers (WH_PIPER_BUFFERS, less the cells of WH_PIPER_SKIP),
-#     plus 128 MB on the node counts of WH_PIPER_LARGE, each with
-#     wh::Workload::MessageAlpha 0 and 10 us (paid by each rank one message after
-#     another), with DCQCN, and again with HPCC on the node counts of WH_PIPER_HPCC:
-#     time, halo/flat, and for every cell the per-tier link load (links.csv) and the
-#     message-overhead (alpha) breakdown; the cells of the full grid (nodes x 1, 16,
-#     128 MB x DCQCN, HPCC) left out are listed with an estimate of their wall time;
+#     preset, over a grid of cells: nodes 4, 16, 32, 64, 128 (one group), 256 (two
+#     groups), 512 (four) x per-GCD buffers 1, 16, 128 MB x DCQCN, HPCC; each cell is 6
+#     runs, the three algorithms with wh::Workload::MessageAlpha 0 and 10 us (paid by
+#     each rank one message after another): time, halo/flat, and for every cell the
+#     per-tier link load (links.csv) and the message-overhead (alpha) breakdown; the
+#     cells with no stored result are listed with an estimate of their wall time;
 #   - plots (gnuplot, when on the PATH): halo/flat time against nodes per buffer and
 #     alpha, and the micro-benchmark's per-GCD bandwidth against GCDs, as SVG files
 #     beside the report.
 #
-# Without --check it reports only; a failing whsim run fails it (exit status 1).
+# Results are kept between invocations in validation/piper/results.csv (one row per
+# run: times, per-tier link loads, the alpha breakdown, the check verdicts, the engine's
+# last commit, the invocation's start, wall and peak memory; rewritten in a fixed order,
+# byte for byte the same for the same runs apart from the run, wall_s and rss_kb
+# fields): once a cell's 6 runs (or the micro-benchmark's) have passed every check of
+# --check below, they replace that cell's rows there, so a cell whose checks fail is
+# not stored. The report is rendered from results.csv alone, so cells add up over
+# several invocations; it names the invocation and the engine of each cell.
+#
+# Without --check it reports only; a failing whsim run fails it (exit status 1; the
+# cells finished before it stay stored).
 #
 # Options:
 #   --check   also exit with status 1 if: a run drops a packet, delivers out of order,
@@ -38,49 +46,73 @@
 #             forwards has arrived; a HALO cell that disagrees with the paper (about
 #             even, within 10%, on one switch; HALO ahead across switches with alpha > 0)
 #             has no evidence row (per-tier link load and alpha breakdown); a repeated
-#             run does not reproduce its flows.csv. Each failure is printed as
-#             "run.sh: check failed: ...", else "run.sh: check passed"
-#   --no-run  run no simulation: analyse the outputs an earlier run left in
-#             $WH_BUILD/validation-piper
+#             run does not reproduce its flows.csv; or a stored row records a failed
+#             check. Each failure is printed as "run.sh: check failed: ...", else
+#             "run.sh: check passed"
+#   --no-run  run no simulation: render the report from results.csv alone
 #
 # Environment:
-#   WH_BUILD          build directory, relative to the source tree (default: build)
+#   WH_BUILD          build directory, relative to the source tree (default: build);
+#                     the runs' outputs go to $WH_BUILD/validation-piper
 #   WH_REPORT         where to write the report (default: validation/piper/report.md)
-#   WH_PIPER_NODES    node counts of the HALO comparison (default: "4 16 32 64 128
-#                     256")
-#   WH_PIPER_BUFFERS  per-GCD buffers in MB of the HALO comparison (default: "1 16")
-#   WH_PIPER_SKIP     NODES:BUFFER cells of the two lists above not run (default:
-#                     "128:16 256:16": the script's total time, see the report)
-#   WH_PIPER_LARGE    node counts that also run 128 MB per GCD (default: "4 16";
-#                     empty: none; a direct all-to-all of 128 MB on 32 nodes takes
-#                     about 100 s)
-#   WH_PIPER_HPCC     node counts that also run every buffer of WH_PIPER_BUFFERS with
-#                     HPCC (default: "4 16 32"; empty: none)
+#   WH_RESULTS        the results file (default: validation/piper/results.csv)
+#   WH_PIPER_CELLS    the cells to run, as NODES:BUFFER_MB:CC (e.g. "64:128:dcqcn
+#                     256:1:hpcc"; nodes 4 16 32 64 128 256 512, buffer 1 16 128, cc
+#                     dcqcn or hpcc), run in that order, each replacing its stored
+#                     rows; empty: none (the micro-benchmark only); unset: the grid
+#                     cells with no stored result whose runs each keep under 30 minutes
+#                     and whose memory fits (estimated from the stored cells; a cell of
+#                     4 nodes when nothing is stored to scale from), cheapest first, as
+#                     many as fit WH_PIPER_BUDGET
+#   WH_PIPER_BUDGET   seconds of estimated wall for the cells chosen without
+#                     WH_PIPER_CELLS (default: 3600)
+#
+# Each invocation that runs anything also reruns the micro-benchmark (about 15 s) and,
+# for determinism, the HALO alpha-10 run of its first cell.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../options.sh
 source "$here/../options.sh"
 parse_options "${BASH_SOURCE[0]}" "$@"
+results=${WH_RESULTS:-$here/results.csv}
+budget=${WH_PIPER_BUDGET:-3600}
+case $budget in
+'' | *[!0-9]*)
+  echo "$prog: WH_PIPER_BUDGET must be a whole number of seconds, not '$budget'" >&2
+  exit 2
+  ;;
+esac
+if [ "${WH_PIPER_CELLS+set}" = set ]; then
+  cells=$WH_PIPER_CELLS
+  for cell in $cells; do
+    rest=${cell#*:}
+    case ${cell%%:*} in
+    4 | 16 | 32 | 64 | 128 | 256 | 512) ;;
+    *) rest=bad ;;
+    esac
+    case $rest in
+    1:dcqcn | 1:hpcc | 16:dcqcn | 16:hpcc | 128:dcqcn | 128:hpcc) ;;
+    *)
+      echo "$prog: WH_PIPER_CELLS: '$cell' is not NODES:BUFFER_MB:CC with nodes 4 16 32 64 128 256 512, buffer 1 16 128, cc dcqcn or hpcc" >&2
+      exit 2
+      ;;
+    esac
+  done
+elif [ "$norun" = 0 ]; then
+  cells=$(python3 "$here/report.py" plan "$results" "$budget")
+fi
 harness_setup "${BASH_SOURCE[0]}" piper
-nodes_list=${WH_PIPER_NODES:-4 16 32 64 128 256}
-buffers=${WH_PIPER_BUFFERS:-1 16}
-skip=${WH_PIPER_SKIP-128:16 256:16}
-large=${WH_PIPER_LARGE-4 16}
-hpcc=${WH_PIPER_HPCC-4 16 32}
-cells=""
-# add_cell NODES BUFFER CC: unless NODES:BUFFER is in WH_PIPER_SKIP
-add_cell() {
-  case " $skip " in *" $1:$2 "*) return ;; esac
-  cells="$cells $1:$2:$3"
-}
-for nodes in $nodes_list; do
-  for buf in $buffers; do add_cell "$nodes" "$buf" dcqcn; done
-  for l in $large; do [ "$l" = "$nodes" ] && add_cell "$nodes" 128 dcqcn; done
-done
-for nodes in $hpcc; do
-  for buf in $buffers; do add_cell "$nodes" "$buf" hpcc; done
-done
+# the engine: the last commit of its sources (+modified with uncommitted changes there)
+engine_src="modules bindings-c tools/whsim meson.build meson_options.txt"
+# shellcheck disable=SC2086 # the list of paths
+engine=$(git log -1 --abbrev=10 --format=%h -- $engine_src 2>/dev/null || true)
+# shellcheck disable=SC2086
+if [ -z "$engine" ]; then
+  engine=unknown
+elif [ -n "$(git status --porcelain -- $engine_src 2>/dev/null)" ]; then
+  engine="$engine+modified"
+fi
 micro_gcds="2 4 8 16 32 64"
 
 # each run through /usr/bin/time when there is one: its peak resident memory (KB) in
@@ -112,11 +144,14 @@ $alpha
 XML
 }
 
+run_stamp=$(date -u +%Y-%m-%dT%H:%MZ)
 if [ "$norun" = 0 ]; then
   for n in $micro_gcds; do
     a2a "micro-$n" "$n" direct 64MB ""
     harness_run "micro-$n"
   done
+  python3 "$here/report.py" store "$out" "$results" micro "$engine" "$run_stamp"
+  repeat=repeat # the first cell's HALO alpha-10 run again, for determinism
   for cell in $cells; do
     IFS=: read -r nodes buf cc <<<"$cell"
     for alpha in 0 10; do
@@ -126,12 +161,14 @@ if [ "$norun" = 0 ]; then
         harness_run "$name"
       done
     done
+    if [ -n "$repeat" ]; then
+      harness_run "a2a-halo-$nodes-${buf}MB-a10-$cc" "$repeat"
+    fi
+    # shellcheck disable=SC2086 # no argument when empty
+    python3 "$here/report.py" store "$out" "$results" "$cell" "$engine" "$run_stamp" $repeat
+    repeat=""
   done
-  # determinism: the first HALO cell again
-  # shellcheck disable=SC2086 # split the cell list into words
-  set -- $cells
-  IFS=: read -r nodes buf cc <<<"$1"
-  harness_run "a2a-halo-$nodes-${buf}MB-a10-$cc" repeat
 fi
 
-python3 "$here/report.py" "$out" "$report" "$check" "$micro_gcds" "$cells" "$nodes_list"
+mkdir -p "$out"
+python3 "$here/report.py" render "$results" "$report" "$check" "$engine" "$out" $((1 - norun))
