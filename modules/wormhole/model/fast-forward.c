@@ -51,6 +51,13 @@ static inline uint32_t port_slot(const WhWormhole *wh, uint32_t port)
 
 static void wake(WhSim *sim, void *ctx, uint64_t slot);
 
+/* A converged replay that goes on as a skip at its flows' rhat: parked past the stored
+ * phase's duration (a clipped replay is parked for less). */
+static inline gboolean replay_skips(const WhSkip *sk)
+{
+  return sk->memo && sk->target - sk->t0 > sk->memo_dur;
+}
+
 /* Something reached parked slot `slot`: resume it now. */
 static void interrupt(void *data, uint32_t slot)
 {
@@ -214,6 +221,24 @@ static gboolean parkable(WhWormhole *wh, const WhFlow *f, const GlueFlow *g)
          flow_slot(wh, f->id) == NONE;
 }
 
+/* How long flow f may be skipped at r payload bytes per ps once it has sent `ahead`
+ * more bytes: until it reaches its tail (its bytes in flight, r x (round trip +
+ * TailMargin) and an MTU kept unsent), and no later than its next flowlet choice. */
+static WhTime tail_time(const WhWormhole *wh, const WhFlow *f, double r, WhTime rtt, uint64_t ahead)
+{
+  const WhTransport *tp = wh->tp;
+  WhTime now = wh->sim->now;
+  double keep =
+      (double)(f->snd_max_sent - f->snd_una) + r * (double)(rtt + wh->p.tail_margin) + tp->p.mtu;
+  double left = (double)(f->size - f->snd_max_sent) - (double)ahead - keep;
+  WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
+  if (wh->net->router.choose) {
+    WhTime next_choice = f->last_choice + wh->net->router.flowlet_gap;
+    lf = MIN(lf, next_choice > now ? next_choice - now : 0);
+  }
+  return lf;
+}
+
 /* How long partition `p` may be skipped from now (0: not now; *retry: when to try
  * again); fills each flow's rate estimate. */
 static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports,
@@ -233,7 +258,6 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     return 0;
   }
   WhTime len = WH_TIME_MAX;
-  const WhNetRouter *router = &wh->net->router;
   for (guint i = 0; i < flows->len; i++) {
     WhFlow *f = wh_transport_flow(tp, g_array_index(flows, uint32_t, i));
     GlueFlow *g = wh_wormhole_glue(wh, f->id);
@@ -270,15 +294,7 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
       return 0;
     }
     g->rhat = r;
-    double keep =
-        (double)(f->snd_max_sent - f->snd_una) + r * (double)(srtt + wh->p.tail_margin) + tp->p.mtu;
-    double left = (double)(f->size - f->snd_max_sent) - keep;
-    WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
-    if (router->choose) {
-      WhTime next_choice = f->last_choice + router->flowlet_gap;
-      lf = MIN(lf, next_choice > now ? next_choice - now : 0);
-    }
-    len = MIN(len, lf);
+    len = MIN(len, tail_time(wh, f, r, srtt, 0));
   }
   if (foreign_waiter(wh, p, ports)) {
     *retry = now + dp->period;
@@ -335,7 +351,6 @@ static uint32_t park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
     wh_detector_flow_hold(wh->det, id, TRUE);
   }
   sk->memo = FALSE;
-  sk->memo_skip = FALSE;
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   wh->ss.fast_forwards++;
   return slot;
@@ -401,14 +416,14 @@ static void resume(WhWormhole *wh, uint32_t slot)
       b = id == sk->memo_done && dt >= sk->memo_dur
               ? 0 /* completed below */
               : (uint64_t)((double)g->memo_bytes * MIN(1.0, (double)dt / (double)sk->memo_dur) +
-                           (sk->memo_skip && dt > sk->memo_dur
+                           (replay_skips(sk) && dt > sk->memo_dur
                                 ? g->rhat * (double)(dt - sk->memo_dur)
                                 : 0)) /
                     mtu * mtu;
     uint64_t inflight = f->snd_max_sent - f->snd_una;
     uint64_t room = f->size - f->snd_max_sent;
     /* a replay checked its room; a skip keeps the packets in flight theirs */
-    uint64_t keep = sk->memo && !sk->memo_skip ? mtu : inflight + mtu;
+    uint64_t keep = sk->memo && !replay_skips(sk) ? mtu : inflight + mtu;
     room = room > keep ? (room - keep) / mtu * mtu : 0;
     g->adv_now = MIN(b, room);
     wh_wormhole_park_owner(sched, id | WH_OWNER_FLOW, NONE);
@@ -476,23 +491,12 @@ static void resume(WhWormhole *wh, uint32_t slot)
 static WhTime skip_after(WhWormhole *wh, const uint32_t *flows, const uint64_t *bytes,
                          const WhOutcomeSteady *steady, uint32_t n)
 {
-  WhTransport *tp = wh->tp;
-  WhTime now = wh->sim->now, len = WH_TIME_MAX;
-  const WhNetRouter *router = &wh->net->router;
+  WhTime len = WH_TIME_MAX;
   for (uint32_t i = 0; i < n && steady; i++) {
-    const WhFlow *f = wh_transport_flow(tp, flows[i]);
     if (steady[i].rate == 0 || steady[i].rtt == 0)
       return 0;
-    double r = (double)steady[i].rate * 1e-12;
-    double keep = (double)(f->snd_max_sent - f->snd_una) +
-                  r * (double)(steady[i].rtt + wh->p.tail_margin) + tp->p.mtu;
-    double left = (double)(f->size - f->snd_max_sent) - (double)bytes[i] - keep;
-    WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
-    if (router->choose) {
-      WhTime next_choice = f->last_choice + router->flowlet_gap;
-      lf = MIN(lf, next_choice > now ? next_choice - now : 0);
-    }
-    len = MIN(len, lf);
+    len = MIN(len, tail_time(wh, wh_transport_flow(wh->tp, flows[i]),
+                             (double)steady[i].rate * 1e-12, (WhTime)steady[i].rtt, bytes[i]));
   }
   if (steady == NULL || n == 0 || len < MAX(wh->p.min_skip, 1))
     return 0;
@@ -563,7 +567,6 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
   wh->ss.replays_skipping += more > 0;
   WhSkip *sk = skip_at(wh, slot);
   sk->memo = TRUE;
-  sk->memo_skip = more > 0;
   sk->memo_dur = dur;
   sk->memo_done = done < n ? flows[done] : NONE;
   wh->ss.fast_forwards--; /* a replay, not a skip */

@@ -59,7 +59,6 @@ typedef struct {
   gboolean memo;
   WhTime memo_dur;    /* the stored phase's duration (target - t0) */
   uint32_t memo_done; /* the flow that completes at its end (NONE: it converged) */
-  gboolean memo_skip; /* a converged replay going on as a skip at the flows' rhat */
 } WhSkip;
 
 typedef struct {
