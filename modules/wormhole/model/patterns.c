@@ -7,7 +7,8 @@
  * and ACK paths). The pattern's key is the graph's hash in the run's configuration
  * namespace, confirmed by the exact isomorphism check against every stored graph with
  * that hash. Cold path: once per phase, O(flows x path length) to build plus the hash
- * and the checks. */
+ * and the checks; a graph built again in the same vertex order as one looked up before
+ * (a collective repeated on the same ranks) takes that lookup's match without them. */
 #include <math.h>
 #include <string.h>
 
@@ -16,13 +17,20 @@
 #include "memo-db.h"
 #include "wormhole-private.h"
 
+/* The bytes of graphs remembered with their match (lookup_remember): a graph built
+ * again in the same vertex order then costs its serialization and one table probe. */
+#define WH_LOOKUPS_MAX_BYTES (8u << 20)
+
 static void replay_free(gpointer p);
+static void lookup_free(gpointer p);
 
 void wh_patterns_init(WhWormhole *wh)
 {
   wh->memo = wh_memo_db_new(wh->p.config_hash);
   wh->phases = g_ptr_array_new();
   wh->replays = g_ptr_array_new_with_free_func(replay_free);
+  wh->lookups = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
+                                      lookup_free);
 }
 
 static void phase_free(WhPhase *ph)
@@ -46,6 +54,7 @@ void wh_patterns_free(WhWormhole *wh)
     wh->replay_event = NULL;
   }
   g_clear_pointer(&wh->replays, g_ptr_array_unref);
+  g_clear_pointer(&wh->lookups, g_hash_table_unref);
 }
 
 /* ---- outcomes ---- */
@@ -267,8 +276,93 @@ static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ord
         wh_sim_schedule_at(wh->sim, wh->sim->now, start_replays, wh, 0, WH_OWNER_NONE);
 }
 
+/* A graph looked up before, by its bytes in the order it was built: the stored entry it
+ * matched (signature and key) and the map from its vertices to that entry's. */
+typedef struct {
+  uint64_t sig;
+  GBytes *key;
+  uint32_t n;
+  uint32_t map[];
+} WhLookup;
+
+static void lookup_free(gpointer p)
+{
+  WhLookup *lk = p;
+  g_bytes_unref(lk->key);
+  g_free(lk);
+}
+
+/* Remembers that the graph of bytes `raw` matched the entry (sig, key) through `map`,
+ * while the remembered graphs hold under WH_LOOKUPS_MAX_BYTES. */
+static void lookup_remember(WhWormhole *wh, const GByteArray *raw, uint64_t sig, const uint8_t *key,
+                            uint32_t key_len, const uint32_t *map, uint32_t n)
+{
+  uint64_t cost = raw->len + key_len + sizeof(WhLookup) + (uint64_t)n * sizeof(uint32_t);
+  if (wh->lookups_bytes + cost > WH_LOOKUPS_MAX_BYTES)
+    return;
+  WhLookup *lk = g_malloc(sizeof *lk + (size_t)n * sizeof(uint32_t));
+  lk->sig = sig;
+  lk->key = g_bytes_new(key, key_len);
+  lk->n = n;
+  memcpy(lk->map, map, (size_t)n * sizeof(uint32_t));
+  if (g_hash_table_insert(wh->lookups, g_bytes_new(raw->data, raw->len), lk))
+    wh->lookups_bytes += cost;
+}
+
+/* The stored entry that the graph of bytes `raw` matched when it was looked up before,
+ * as it is now (its kind may have moved from seen to an outcome), and the map to it;
+ * NULL if the graph was not looked up before. */
+static const WhMemoEntry *lookup_recall(WhWormhole *wh, const GByteArray *raw, const uint32_t **map)
+{
+  g_autoptr(GBytes) b = g_bytes_new_static(raw->data, raw->len);
+  const WhLookup *lk = g_hash_table_lookup(wh->lookups, b);
+  if (lk == NULL)
+    return NULL;
+  uint32_t nc = 0;
+  const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, lk->sig, &nc);
+  size_t len = 0;
+  const uint8_t *key = g_bytes_get_data(lk->key, &len);
+  for (uint32_t i = 0; i < nc; i++) {
+    if (cand[i].key_len == len && memcmp(cand[i].key, key, len) == 0) {
+      *map = lk->map;
+      return &cand[i];
+    }
+  }
+  return NULL;
+}
+
+/* A repeat of the stored entry `e`, whose graph's vertex map[v] is the current flow
+ * ids[v]: in memo mode a replay of its outcome, else followed for its outcome. */
+static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, const uint32_t *map,
+                   const WhMemoEntry *e, uint64_t sig, GByteArray *key)
+{
+  WhPatternStats *ps = &wh->ps;
+  ps->repeated++;
+  ps->repeated_from_file += e->from_file;
+  ps->hits[e->kind]++;
+  /* the current flows in the stored graph's vertex order */
+  g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
+  g_array_set_size(ordered, ids->len);
+  for (guint v = 0; v < ids->len; v++)
+    g_array_index(ordered, uint32_t, map[v]) = g_array_index(ids, uint32_t, v);
+  /* memo mode: a phase that ended in a completion is replayed; one that converged
+   * only with ReplayConverged, else it is left to the fast-forward, which parks it
+   * once it is steady (docs/wormhole.md: what each costs) */
+  if (wh->p.mode == WH_WORMHOLE_MEMO &&
+      (e->kind == WH_MEMO_COMPLETED || (e->kind == WH_MEMO_CONVERGED && wh->p.replay_converged))) {
+    queue_replay(wh, p, ordered, e);
+    return;
+  }
+  /* seen, but its outcome is not known yet: follow this phase for it */
+  if (e->kind == WH_MEMO_SEEN && !phase_open(wh, p)) {
+    g_byte_array_set_size(key, 0);
+    g_byte_array_append(key, e->key, e->key_len);
+    open_phase(wh, p, sig, key, ordered);
+  }
+}
+
 static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrArray *paths,
-                        GArray *lens, GArray *labels, GByteArray *key, GArray *map)
+                        GArray *lens, GArray *labels, GByteArray *key, GByteArray *raw, GArray *map)
 {
   WhPatternStats *ps = &wh->ps;
   const WhPartitions *pm = wh_detector_partitions(wh->det);
@@ -303,6 +397,17 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   g_autoptr(WhFcg) g =
       wh_fcg_from_paths(ids->len, (const uint32_t *const *)paths->pdata,
                         (const uint32_t *)lens->data, (const uint64_t *)labels->data);
+  /* the same graph in the same vertex order as one looked up before: the same match,
+   * without the hash and the exact check */
+  g_byte_array_set_size(raw, 0);
+  wh_fcg_serialize(g, raw);
+  const uint32_t *known_map = NULL;
+  const WhMemoEntry *known = lookup_recall(wh, raw, &known_map);
+  if (known) {
+    ps->recalled++;
+    repeat(wh, p, ids, known_map, known, known->signature, key);
+    return;
+  }
   uint64_t sig = wh_fcg_hash(g, wh->p.config_hash);
   uint32_t nc = 0;
   const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
@@ -314,30 +419,9 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     g_array_set_size(map, ids->len);
     WhFcgIso iso = wh_fcg_isomorphic(g, stored, (uint32_t *)map->data, WH_FCG_ISO_MAX_VERTICES);
     if (iso == WH_FCG_ISO_YES) {
-      ps->repeated++;
-      ps->repeated_from_file += cand[i].from_file;
-      ps->hits[cand[i].kind]++;
-      /* the current flows in the stored graph's vertex order */
-      g_autoptr(GArray) ordered = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ids->len);
-      g_array_set_size(ordered, ids->len);
-      for (guint v = 0; v < ids->len; v++)
-        g_array_index(ordered, uint32_t, g_array_index(map, uint32_t, v)) =
-            g_array_index(ids, uint32_t, v);
-      /* memo mode: a phase that ended in a completion is replayed; one that converged
-       * only with ReplayConverged, else it is left to the fast-forward, which parks it
-       * once it is steady (docs/wormhole.md: what each costs) */
-      if (wh->p.mode == WH_WORMHOLE_MEMO &&
-          (cand[i].kind == WH_MEMO_COMPLETED ||
-           (cand[i].kind == WH_MEMO_CONVERGED && wh->p.replay_converged))) {
-        queue_replay(wh, p, ordered, &cand[i]);
-        return;
-      }
-      /* seen, but its outcome is not known yet: follow this phase for it */
-      if (cand[i].kind == WH_MEMO_SEEN && !phase_open(wh, p)) {
-        g_byte_array_set_size(key, 0);
-        g_byte_array_append(key, cand[i].key, cand[i].key_len);
-        open_phase(wh, p, sig, key, ordered);
-      }
+      lookup_remember(wh, raw, sig, cand[i].key, cand[i].key_len, (const uint32_t *)map->data,
+                      ids->len);
+      repeat(wh, p, ids, (const uint32_t *)map->data, &cand[i], sig, key);
       return;
     }
     if (iso == WH_FCG_ISO_TOO_LARGE)
@@ -353,10 +437,12 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     ps->not_stored++;
     return;
   }
-  g_byte_array_set_size(key, 0);
-  wh_fcg_serialize(g, key);
-  wh_memo_db_insert(wh->memo, sig, WH_MEMO_SEEN, key->data, key->len, NULL, 0);
-  open_phase(wh, p, sig, key, ids);
+  wh_memo_db_insert(wh->memo, sig, WH_MEMO_SEEN, raw->data, raw->len, NULL, 0);
+  g_array_set_size(map, ids->len);
+  for (guint v = 0; v < ids->len; v++)
+    g_array_index(map, uint32_t, v) = v;
+  lookup_remember(wh, raw, sig, raw->data, raw->len, (const uint32_t *)map->data, ids->len);
+  open_phase(wh, p, sig, raw, ids);
 }
 
 void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
@@ -365,7 +451,7 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
   const WhPartitions *pm = wh_detector_partitions(wh->det);
   GArray *ids = NULL, *lens = NULL, *labels = NULL;
   GPtrArray *paths = NULL;
-  GByteArray *key = NULL;
+  GByteArray *key = NULL, *raw = NULL;
   GArray *map = NULL;
   for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
     WhPartition *p = wh_partitions_live(pm, i);
@@ -378,9 +464,10 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
       labels = g_array_new(FALSE, FALSE, sizeof(uint64_t));
       paths = g_ptr_array_new();
       key = g_byte_array_new();
+      raw = g_byte_array_new();
       map = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     }
-    count_phase(wh, p, ids, paths, lens, labels, key, map);
+    count_phase(wh, p, ids, paths, lens, labels, key, raw, map);
   }
   if (ids) {
     g_array_unref(ids);
@@ -388,6 +475,7 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
     g_array_unref(labels);
     g_ptr_array_unref(paths);
     g_byte_array_unref(key);
+    g_byte_array_unref(raw);
     g_array_unref(map);
   }
 }
@@ -399,16 +487,16 @@ void wh_patterns_json(const WhWormhole *wh, GString *out)
       out,
       "  \"patterns\": {\"rate_tolerance\": %g, \"phases\": %" G_GUINT64_FORMAT
       ", \"repeated\": %" G_GUINT64_FORMAT ", \"repeated_from_file\": %" G_GUINT64_FORMAT
-      ", \"hits\": {\"seen\": %" G_GUINT64_FORMAT ", \"converged\": %" G_GUINT64_FORMAT
-      ", \"completed\": %" G_GUINT64_FORMAT "}, \"replays\": {\"converged\": %" G_GUINT64_FORMAT
-      ", \"completed\": %" G_GUINT64_FORMAT "}"
+      ", \"recalled\": %" G_GUINT64_FORMAT ", \"hits\": {\"seen\": %" G_GUINT64_FORMAT
+      ", \"converged\": %" G_GUINT64_FORMAT ", \"completed\": %" G_GUINT64_FORMAT
+      "}, \"replays\": {\"converged\": %" G_GUINT64_FORMAT ", \"completed\": %" G_GUINT64_FORMAT "}"
       ", \"distinct\": %" G_GUINT64_FORMAT ", \"hash_collisions\": %" G_GUINT64_FORMAT
       ", \"too_large\": %" G_GUINT64_FORMAT ", \"not_stored\": %" G_GUINT64_FORMAT
       ", \"flows_max\": %" G_GUINT64_FORMAT
       ", \"flows_mean\": %.3f, \"outcomes\": {\"converged\": %" G_GUINT64_FORMAT
       ", \"completed\": %" G_GUINT64_FORMAT ", \"abandoned\": %" G_GUINT64_FORMAT
       "}, \"db_entries\": %u, \"db_bytes\": %" G_GUINT64_FORMAT "},\n",
-      wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file,
+      wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file, ps->recalled,
       ps->hits[WH_MEMO_SEEN], ps->hits[WH_MEMO_CONVERGED], ps->hits[WH_MEMO_COMPLETED],
       ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED], ps->distinct, ps->collisions,
       ps->too_large, ps->not_stored, ps->flows_max,

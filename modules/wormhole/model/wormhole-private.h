@@ -82,6 +82,8 @@ typedef struct {
   uint64_t phases;                   /* phases whose pattern was looked up */
   uint64_t repeated;                 /* ... and found among the patterns seen before */
   uint64_t repeated_from_file;       /* ... as a pattern loaded from a memo file */
+  uint64_t recalled;                 /* ... built in the same vertex order as one looked up
+                                        before, so matched without the hash and the check */
   uint64_t hits[WH_MEMO_N_KINDS];    /* repeated, by the kind of the stored entry found */
   uint64_t replays[WH_MEMO_N_KINDS]; /* memo mode: replays started, by that kind */
   uint64_t distinct;                 /* patterns stored (new ones) */
@@ -133,7 +135,12 @@ struct WhWormhole {
   /* contention patterns (patterns.c) */
   struct WhMemoDb *memo; /* nullable: Patterns off */
   WhPatternStats ps;
-  GPtrArray *phases;     /* open WhPhase */
+  GPtrArray *phases; /* open WhPhase */
+  /* graphs already looked up, by their bytes in the order built (wh_fcg_serialize): the
+   * stored entry each matched and the vertex map, so that a graph built again in the
+   * same order skips the hash and the exact check (GBytes -> WhLookup) */
+  GHashTable *lookups;
+  uint64_t lookups_bytes;
   GPtrArray *replays;    /* memo mode: replays found at the last tick */
   WhEvent *replay_event; /* pending: start them */
 };

@@ -374,6 +374,9 @@ START_TEST(test_patterns_repeat)
   ck_assert_uint_eq(pa.distinct, pa.phases / 3);
   ck_assert_uint_eq(pa.repeated, 2 * pa.phases / 3);
   ck_assert_uint_eq(pa.flows_max, 2);
+  /* the later rounds build their graphs in the first round's vertex order: each repeat
+   * is matched through the remembered graph, without the hash and the exact check */
+  ck_assert_uint_eq(pa.recalled, pa.repeated);
   /* a wider middle round: its phases are new, the third round still repeats the first */
   g_autoptr(WhScenario) b = rounds(3, 1);
   WhRun *rb = NULL;
@@ -416,6 +419,9 @@ START_TEST(test_hits_by_kind)
                     ps.repeated);
   ck_assert_uint_ge(ps.hits[WH_MEMO_SEEN], 1);
   ck_assert_uint_ge(ps.hits[WH_MEMO_CONVERGED] + ps.hits[WH_MEMO_COMPLETED], 2);
+  /* the twins' graphs are equal as built: every repeat is recalled, and a recalled
+   * match reads its entry again, so the second round finds the outcome stored since */
+  ck_assert_uint_eq(ps.recalled, ps.repeated);
   /* observe mode replays nothing */
   for (unsigned k = 0; k < WH_MEMO_N_KINDS; k++)
     ck_assert_uint_eq(ps.replays[k], 0);
