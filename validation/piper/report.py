@@ -88,43 +88,57 @@ def refuse(path, line, msg):
     sys.exit(2)
 
 
-def load(path):
-    """The rows of RESULTS (none if it does not exist), each field checked."""
+def read(path, fields):
+    """(line, row as a dict) of the CSV file PATH with the header FIELDS (none if it
+    does not exist), each row of as many fields."""
     if not os.path.exists(path):
-        return []
+        return
     with open(path, newline="") as f:
         r = csv.reader(f)
-        header = next(r, None)
-        if header != FIELDS:
-            refuse(path, 1, "header is not the %d fields %s" % (len(FIELDS), ",".join(FIELDS)))
-        got = []
+        if next(r, None) != fields:
+            refuse(path, 1, "header is not the %d fields %s" % (len(fields), ",".join(fields)))
         for row in r:
-            line = r.line_num
-            if len(row) != len(FIELDS):
-                refuse(path, line, "%d fields, want %d" % (len(row), len(FIELDS)))
-            d = dict(zip(FIELDS, row))
-            if not CELL_RE.match(d["cell"]):
-                refuse(path, line, "field cell: '%s' is neither micro nor NODES:BUFFER:CC" % d["cell"])
-            if d["alg"] not in ALGS:
-                refuse(path, line, "field alg: '%s' is not one of %s" % (d["alg"], ", ".join(ALGS)))
-            for k in FIELDS:
-                v = d[k]
-                try:
-                    if k in INT_FIELDS:
-                        d[k] = int(v)
-                        if d[k] < 0:
-                            raise ValueError
-                    elif k == "alpha_us":
-                        d[k] = None if v == "-" else int(v)
-                    elif k.endswith("_bytes") or k == "rss_kb":
-                        d[k] = None if v == "" else int(v)
-                    elif k.endswith("_busy_mean") or k.endswith("_busy_max") or k == "wall_s":
-                        d[k] = None if v == "" else float(v)
-                    elif k in CHECKS and v not in ["ok", "fail", "-"]:
+            if len(row) != len(fields):
+                refuse(path, r.line_num, "%d fields, want %d" % (len(row), len(fields)))
+            yield r.line_num, dict(zip(fields, row))
+
+
+def write(path, fields, rows):
+    """Writes the FIELDS of ROWS (lists of strings) to PATH through a temporary file."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(fields)
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def load(path):
+    """The rows of RESULTS (none if it does not exist), each field checked."""
+    got = []
+    for line, d in read(path, FIELDS):
+        if not CELL_RE.match(d["cell"]):
+            refuse(path, line, "field cell: '%s' is neither micro nor NODES:BUFFER:CC" % d["cell"])
+        if d["alg"] not in ALGS:
+            refuse(path, line, "field alg: '%s' is not one of %s" % (d["alg"], ", ".join(ALGS)))
+        for k in FIELDS:
+            v = d[k]
+            try:
+                if k in INT_FIELDS:
+                    d[k] = int(v)
+                    if d[k] < 0:
                         raise ValueError
-                except ValueError:
-                    refuse(path, line, "field %s: '%s' is not a valid value" % (k, v))
-            got.append(d)
+                elif k == "alpha_us":
+                    d[k] = None if v == "-" else int(v)
+                elif k.endswith("_bytes") or k == "rss_kb":
+                    d[k] = None if v == "" else int(v)
+                elif k.endswith("_busy_mean") or k.endswith("_busy_max") or k == "wall_s":
+                    d[k] = None if v == "" else float(v)
+                elif k in CHECKS and v not in ["ok", "fail", "-"]:
+                    raise ValueError
+            except ValueError:
+                refuse(path, line, "field %s: '%s' is not a valid value" % (k, v))
+        got.append(d)
     return got
 
 
@@ -149,58 +163,37 @@ def fmt(d, k):
 
 def save(path, rows):
     """Writes ROWS to PATH in their fixed order, through a temporary file."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(FIELDS)
-        for d in sorted(rows, key=order):
-            w.writerow([fmt(d, k) for k in FIELDS])
-    os.replace(tmp, path)
+    write(path, FIELDS, [[fmt(d, k) for k in FIELDS] for d in sorted(rows, key=order)])
 
 
 # --- the engines file: which engine reproduces which on the fingerprint cells ------------
 def load_engines(path):
     """The records of ENGINES (none if it does not exist), each field checked."""
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        r = csv.reader(f)
-        if next(r, None) != ENGINE_FIELDS:
-            refuse(path, 1, "header is not the %d fields %s" % (len(ENGINE_FIELDS), ",".join(ENGINE_FIELDS)))
-        got = []
-        for row in r:
-            line = r.line_num
-            if len(row) != len(ENGINE_FIELDS):
-                refuse(path, line, "%d fields, want %d" % (len(row), len(ENGINE_FIELDS)))
-            d = dict(zip(ENGINE_FIELDS, row))
-            for k in ["engine", "reproduces"]:
-                if not ENGINE_RE.match(d[k]):
-                    refuse(path, line, "field %s: '%s' is not an engine" % (k, d[k]))
-            if d["verdict"] != "equal" and not d["verdict"].startswith("differs: "):
-                refuse(path, line, "field verdict: '%s' is neither equal nor differs: ..." % d["verdict"])
-            cells = d["cells"].split(" ")
-            if not all(CELL_RE.match(c) and c != "micro" for c in cells):
-                refuse(path, line, "field cells: '%s' is not NODES:BUFFER:CC cells separated by spaces"
-                       % d["cells"])
-            try:
-                d["runs"] = int(d["runs"])
-                if d["runs"] <= 0:
-                    raise ValueError
-            except ValueError:
-                refuse(path, line, "field runs: '%s' is not a valid value" % d["runs"])
-            got.append(d)
+    got = []
+    for line, d in read(path, ENGINE_FIELDS):
+        for k in ["engine", "reproduces"]:
+            if not ENGINE_RE.match(d[k]):
+                refuse(path, line, "field %s: '%s' is not an engine" % (k, d[k]))
+        if d["verdict"] != "equal" and not d["verdict"].startswith("differs: "):
+            refuse(path, line, "field verdict: '%s' is neither equal nor differs: ..." % d["verdict"])
+        cells = d["cells"].split(" ")
+        if not all(CELL_RE.match(c) and c != "micro" for c in cells):
+            refuse(path, line, "field cells: '%s' is not NODES:BUFFER:CC cells separated by spaces"
+                   % d["cells"])
+        try:
+            d["runs"] = int(d["runs"])
+            if d["runs"] <= 0:
+                raise ValueError
+        except ValueError:
+            refuse(path, line, "field runs: '%s' is not a valid value" % d["runs"])
+        got.append(d)
     return got
 
 
 def save_engines(path, recs):
     """Writes the records in a fixed order (invocation, engine, engine reproduced)."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(ENGINE_FIELDS)
-        for d in sorted(recs, key=lambda d: (d["run"], d["engine"], d["reproduces"])):
-            w.writerow([d[k] for k in ENGINE_FIELDS])
-    os.replace(tmp, path)
+    write(path, ENGINE_FIELDS, [[str(d[k]) for k in ENGINE_FIELDS] for d in sorted(
+        recs, key=lambda d: (d["run"], d["engine"], d["reproduces"]))])
 
 
 def complete(rows, cell):
