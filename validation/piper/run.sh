@@ -70,7 +70,8 @@
 #             rows is reported (the report's "Engine equivalence") but is not by itself a
 #             check failure: the cells of the stored engine stay marked older engine,
 #             and a rerun of a cell, checked as above, replaces them
-#   --no-run  run no simulation: render the report from results.csv alone
+#   --no-run  run no simulation: render the report from results.csv and engines.csv
+#             alone
 #
 # Environment:
 #   WH_BUILD          build directory, relative to the source tree (default: build);
@@ -82,11 +83,11 @@
 #   WH_PIPER_CELLS    the cells to run, as NODES:BUFFER_MB:CC (e.g. "64:128:dcqcn
 #                     256:1:hpcc"; nodes 4 16 32 64 128 256 512, buffer 1 16 128, cc
 #                     dcqcn or hpcc), run in that order, each replacing its stored
-#                     rows; empty: none (the micro-benchmark only); unset: the grid
-#                     cells with no stored result whose runs each keep under 30 minutes
-#                     and whose memory fits (estimated from the stored cells; a cell of
-#                     4 nodes when nothing is stored to scale from), cheapest first, as
-#                     many as fit WH_PIPER_BUDGET
+#                     rows; empty: none (the micro-benchmark and the fingerprint
+#                     only); unset: the grid cells with no stored result whose runs
+#                     each keep under 30 minutes and whose memory fits (estimated from
+#                     the stored cells; a cell of 4 nodes when nothing is stored to
+#                     scale from), cheapest first, as many as fit WH_PIPER_BUDGET
 #   WH_PIPER_BUDGET   seconds of estimated wall for the cells chosen without
 #                     WH_PIPER_CELLS (default: 3600)
 #
