@@ -7,12 +7,20 @@ one row per run, kept between invocations so that grid cells add up over several
                                             or NODES:BUFFER_MB:CC), stores them in
                                             RESULTS if every check passes, else writes
                                             the failures to OUT/failed-CELL.txt
-  report.py render RESULTS REPORT CHECK(0|1) ENGINE OUT RAN(0|1)
-                                            writes REPORT from RESULTS alone (and, RAN,
-                                            the failures OUT/failed-*.txt of this
-                                            invocation); the plots' data go to OUT
+  report.py fingerprint-cells RESULTS       the fingerprint cells whose 6 runs are
+                                            all stored, one a line
+  report.py fingerprint OUT RESULTS ENGINES ENGINE RUN CELL...
+                                            compares the CELLs' runs in OUT, field by
+                                            simulated field, with their stored rows
+                                            (left as they are) and records in ENGINES,
+                                            per engine of the stored rows, whether
+                                            ENGINE reproduces it
+  report.py render RESULTS ENGINES REPORT CHECK(0|1) ENGINE OUT RAN(0|1)
+                                            writes REPORT from RESULTS and ENGINES alone
+                                            (and, RAN, the failures OUT/failed-*.txt of
+                                            this invocation); the plots' data go to OUT
 
-A malformed RESULTS is refused with its file, line and field, exit status 2.
+A malformed RESULTS or ENGINES is refused with its file, line and field, exit status 2.
 """
 import csv
 import os
@@ -47,6 +55,13 @@ FIELDS = (["cell", "gcds", "alg", "alpha_us", "time_ps", "flows", "events", "msg
 INT_FIELDS = {"gcds", "time_ps", "flows", "events", "msgs", "path", "p1_end_ps", "p2_end_ps",
               "p3_start_ps", "p3_end_ps", "global_links", "global_time_ps"}
 CELL_RE = re.compile(r"^(micro|[0-9]+:[0-9]+:(dcqcn|hpcc))$")
+FINGERPRINT = ["16:16:dcqcn", "16:16:hpcc"]  # run.sh's fingerprint cells
+# what a run computes, compared by the fingerprint: all but the cell's key, the repeat
+# verdict (run once per invocation) and what the machine or the invocation sets
+KEY = ["cell", "alg", "alpha_us"]
+SIMULATED = [k for k in FIELDS if k not in KEY + ["repeat", "engine", "run", "wall_s", "rss_kb"]]
+ENGINE_FIELDS = ["engine", "reproduces", "verdict", "cells", "runs", "run"]
+ENGINE_RE = re.compile(r"^([0-9a-f]{4,40}(\+modified)?|unknown)$")
 
 
 def cell_key(c):
@@ -73,43 +88,57 @@ def refuse(path, line, msg):
     sys.exit(2)
 
 
-def load(path):
-    """The rows of RESULTS (none if it does not exist), each field checked."""
+def read(path, fields):
+    """(line, row as a dict) of the CSV file PATH with the header FIELDS (none if it
+    does not exist), each row of as many fields."""
     if not os.path.exists(path):
-        return []
+        return
     with open(path, newline="") as f:
         r = csv.reader(f)
-        header = next(r, None)
-        if header != FIELDS:
-            refuse(path, 1, "header is not the %d fields %s" % (len(FIELDS), ",".join(FIELDS)))
-        got = []
+        if next(r, None) != fields:
+            refuse(path, 1, "header is not the %d fields %s" % (len(fields), ",".join(fields)))
         for row in r:
-            line = r.line_num
-            if len(row) != len(FIELDS):
-                refuse(path, line, "%d fields, want %d" % (len(row), len(FIELDS)))
-            d = dict(zip(FIELDS, row))
-            if not CELL_RE.match(d["cell"]):
-                refuse(path, line, "field cell: '%s' is neither micro nor NODES:BUFFER:CC" % d["cell"])
-            if d["alg"] not in ALGS:
-                refuse(path, line, "field alg: '%s' is not one of %s" % (d["alg"], ", ".join(ALGS)))
-            for k in FIELDS:
-                v = d[k]
-                try:
-                    if k in INT_FIELDS:
-                        d[k] = int(v)
-                        if d[k] < 0:
-                            raise ValueError
-                    elif k == "alpha_us":
-                        d[k] = None if v == "-" else int(v)
-                    elif k.endswith("_bytes") or k == "rss_kb":
-                        d[k] = None if v == "" else int(v)
-                    elif k.endswith("_busy_mean") or k.endswith("_busy_max") or k == "wall_s":
-                        d[k] = None if v == "" else float(v)
-                    elif k in CHECKS and v not in ["ok", "fail", "-"]:
+            if len(row) != len(fields):
+                refuse(path, r.line_num, "%d fields, want %d" % (len(row), len(fields)))
+            yield r.line_num, dict(zip(fields, row))
+
+
+def write(path, fields, rows):
+    """Writes the FIELDS of ROWS (lists of strings) to PATH through a temporary file."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(fields)
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def load(path):
+    """The rows of RESULTS (none if it does not exist), each field checked."""
+    got = []
+    for line, d in read(path, FIELDS):
+        if not CELL_RE.match(d["cell"]):
+            refuse(path, line, "field cell: '%s' is neither micro nor NODES:BUFFER:CC" % d["cell"])
+        if d["alg"] not in ALGS:
+            refuse(path, line, "field alg: '%s' is not one of %s" % (d["alg"], ", ".join(ALGS)))
+        for k in FIELDS:
+            v = d[k]
+            try:
+                if k in INT_FIELDS:
+                    d[k] = int(v)
+                    if d[k] < 0:
                         raise ValueError
-                except ValueError:
-                    refuse(path, line, "field %s: '%s' is not a valid value" % (k, v))
-            got.append(d)
+                elif k == "alpha_us":
+                    d[k] = None if v == "-" else int(v)
+                elif k.endswith("_bytes") or k == "rss_kb":
+                    d[k] = None if v == "" else int(v)
+                elif k.endswith("_busy_mean") or k.endswith("_busy_max") or k == "wall_s":
+                    d[k] = None if v == "" else float(v)
+                elif k in CHECKS and v not in ["ok", "fail", "-"]:
+                    raise ValueError
+            except ValueError:
+                refuse(path, line, "field %s: '%s' is not a valid value" % (k, v))
+        got.append(d)
     return got
 
 
@@ -134,13 +163,120 @@ def fmt(d, k):
 
 def save(path, rows):
     """Writes ROWS to PATH in their fixed order, through a temporary file."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(FIELDS)
-        for d in sorted(rows, key=order):
-            w.writerow([fmt(d, k) for k in FIELDS])
-    os.replace(tmp, path)
+    write(path, FIELDS, [[fmt(d, k) for k in FIELDS] for d in sorted(rows, key=order)])
+
+
+# --- the engines file: which engine reproduces which on the fingerprint cells ------------
+def load_engines(path):
+    """The records of ENGINES (none if it does not exist), each field checked."""
+    got = []
+    for line, d in read(path, ENGINE_FIELDS):
+        for k in ["engine", "reproduces"]:
+            if not ENGINE_RE.match(d[k]):
+                refuse(path, line, "field %s: '%s' is not an engine" % (k, d[k]))
+        if d["verdict"] != "equal" and not d["verdict"].startswith("differs: "):
+            refuse(path, line, "field verdict: '%s' is neither equal nor differs: ..." % d["verdict"])
+        cells = d["cells"].split(" ")
+        if not all(CELL_RE.match(c) and c != "micro" for c in cells):
+            refuse(path, line, "field cells: '%s' is not NODES:BUFFER:CC cells separated by spaces"
+                   % d["cells"])
+        try:
+            d["runs"] = int(d["runs"])
+            if d["runs"] <= 0:
+                raise ValueError
+        except ValueError:
+            refuse(path, line, "field runs: '%s' is not a valid value" % d["runs"])
+        got.append(d)
+    return got
+
+
+def save_engines(path, recs):
+    """Writes the records in a fixed order (invocation, engine, engine reproduced)."""
+    write(path, ENGINE_FIELDS, [[str(d[k]) for k in ENGINE_FIELDS] for d in sorted(
+        recs, key=lambda d: (d["run"], d["engine"], d["reproduces"]))])
+
+
+def complete(rows, cell):
+    """CELL's stored rows by (alg, alpha), or None if any of its 6 is missing."""
+    got = {(d["alg"], d["alpha_us"]): d for d in rows if d["cell"] == cell}
+    return got if len(got) == len(ALGS) * len(ALPHAS) else None
+
+
+def fingerprint_cells(results):
+    rows = load(results)
+    for c in FINGERPRINT:
+        if complete(rows, c):
+            print(c)
+
+
+def fingerprint(out, results, engines, engine, run, cells):
+    """Compares the CELLs' runs in OUT with their stored rows (which stay as they are);
+    per engine E of the stored rows, replaces the record (ENGINE, E) in ENGINES: equal,
+    or the first differing field."""
+    rows = load(results)
+    a = Analysis(out)
+    per = {}  # stored engine -> [cells, runs, first difference or None]
+    for cell in cells:
+        old = complete(rows, cell)
+        if not old:
+            print("run.sh: %s: fingerprint cell %s has not its 6 runs stored" % (results, cell),
+                  file=sys.stderr)
+            sys.exit(2)
+        k = cell_key(cell)
+        for alpha in ALPHAS:
+            for alg in ALGS:
+                s = old[(alg, alpha)]
+                d = a.run(run_name(k, alg, alpha), cell, k[0] * GCDS, alg, alpha, k[1] * 1_000_000)
+                e = per.setdefault(s["engine"], [[], 0, None])
+                if cell not in e[0]:
+                    e[0].append(cell)
+                e[1] += 1
+                diff = next((f for f in SIMULATED if fmt(s, f) != fmt(d, f)), None)
+                if diff and e[2] is None:
+                    e[2] = "differs: %s %s alpha %d %s: stored %s, new %s" % (
+                        cell, alg, alpha, diff, fmt(s, diff) or "(empty)", fmt(d, diff) or "(empty)")
+    recs = load_engines(engines)
+    for old_engine, (cs, n, diff) in sorted(per.items()):
+        recs = [r for r in recs if (r["engine"], r["reproduces"]) != (engine, old_engine)]
+        recs.append({"engine": engine, "reproduces": old_engine, "verdict": diff or "equal",
+                     "cells": " ".join(cs), "runs": n, "run": run})
+        if diff:
+            print("run.sh: engine %s does not reproduce engine %s on the fingerprint cells %s: %s"
+                  % (engine, old_engine, ", ".join(cs), diff[len("differs: "):]), file=sys.stderr)
+        else:
+            print("run.sh: engine %s reproduces engine %s on the fingerprint cells %s (%d runs, "
+                  "all fields equal)" % (engine, old_engine, ", ".join(cs), n), file=sys.stderr)
+    save_engines(engines, recs)
+
+
+def reproduced(recs, engine):
+    """Engine -> the chain of "equal" records that links it to ENGINE (the latest record
+    of a pair decides; equality on the fingerprint runs either way), found breadth-first
+    in a fixed order; ENGINE itself maps to []."""
+    latest = {}
+    for r in sorted(recs, key=lambda r: (r["run"], r["engine"], r["reproduces"])):
+        if r["engine"] != r["reproduces"]:
+            latest[tuple(sorted([r["engine"], r["reproduces"]]))] = r
+    edges = {}
+    for r in latest.values():
+        if r["verdict"] == "equal":
+            edges.setdefault(r["engine"], []).append((r["reproduces"], r))
+            edges.setdefault(r["reproduces"], []).append((r["engine"], r))
+    chain = {engine: []}
+    todo = [engine]
+    while todo:
+        e = todo.pop(0)
+        for f, r in sorted(edges.get(e, []), key=lambda x: (x[0], x[1]["run"])):
+            if f not in chain:
+                chain[f] = chain[e] + [r]
+                todo.append(f)
+    return chain
+
+
+def record_text(r):
+    return "engine `%s`, reproduced by `%s` on the fingerprint cells %s (%d runs, all fields " \
+           "equal; invocation %s)" % (r["reproduces"], r["engine"], ", ".join(r["cells"].split(" ")),
+                                      r["runs"], r["run"])
 
 
 # --- analysis of one invocation's outputs ----------------------------------------------
@@ -446,9 +582,11 @@ def plan(results, budget):
 
 
 # --- the report ------------------------------------------------------------------------
-def render(results, report, check, engine, out, ran):
+def render(results, engines, report, check, engine, out, ran):
     out = os.path.abspath(out)
     rows = load(results)
+    recs = load_engines(engines)
+    chain = reproduced(recs, engine)
     failures = []
     if ran:
         for name in sorted(os.listdir(out)):
@@ -722,21 +860,26 @@ def render(results, report, check, engine, out, ran):
               "commit of the engine's sources, `+modified` when the tree had uncommitted "
               "changes there), their summed wall time on this machine (2 cores, other work "
               "beside), the largest peak resident memory and the events. The engine of this "
-              "rendering is `%s`; a cell from another engine is marked **older engine** and is "
-              "rerun by naming it in WH_PIPER_CELLS." % engine, "",
+              "rendering is `%s`; a cell from another engine counts as current when a chain of "
+              "fingerprint reruns shows this engine computes the same as that engine (marked "
+              "*reproduced*, see \"Engine equivalence\" below), else it is marked **older "
+              "engine** and is rerun by naming it in WH_PIPER_CELLS." % engine, "",
               "| cell | run | engine | wall of its 6 runs | peak RSS | events |",
               "|---|---|---|---:|---:|---:|"]
     stale = []
+    linked = set()  # the engines of stored rows current through a chain of records
     for k in order_k:
         rs = list(cells[k].values())
         eng = sorted({d["engine"] for d in rs})
-        old = any(e != engine for e in eng)
+        old = any(e not in chain for e in eng)
+        linked |= {e for e in eng if chain.get(e)}
         if old:
             stale.append(cell_name(k))
         rss_max = max((d["rss_kb"] or 0) for d in rs)
         lines.append("| %d nodes, %d MB, %s | %s | `%s`%s | %.1f s | %s | %d |" % (
             k[0], k[1], k[2].upper(), ", ".join(sorted({d["run"] for d in rs})), ", ".join(eng),
-            " (**older engine**)" if old else "", walls[k],
+            " (**older engine**)" if old else " (*reproduced*)" if any(chain[e] for e in eng) else "",
+            walls[k],
             "%.2f GB" % (rss_max * 1024 / 1e9) if rss_max else "-", sum(d["events"] for d in rs)))
     if micro:
         rs = list(micro.values())
@@ -760,12 +903,38 @@ def render(results, report, check, engine, out, ran):
                 {"cell": c, "alpha_us": 0, "alg": "halo", "gcds": 0})))), v["runs"], v["wall"]))
     if stale:
         lines += ["", "Cells from an older engine: %s." % ", ".join(stale)]
+
     reps = [(k, a) for k in order_k for (a, al), d in cells[k].items() if d["repeat"] != "-"]
     lines += ["", "Determinism: each invocation runs the HALO alpha-10 run of its first cell "
               "twice and stores the verdict: %s." % (
                   ", ".join("%s %s" % (run_name(k, "halo", 10),
                                        "flows.csv identical" if cells[k][("halo", 10)]["repeat"] == "ok"
                                        else "flows.csv DIFFERENT") for k, _ in reps) or "none stored")]
+
+    # --- engine equivalence -----------------------------------------------------------
+    lines += ["", "### Engine equivalence", "",
+              "Each invocation that runs anything reruns the fingerprint cells %s (their 6 runs "
+              "each, unless it runs the cell anyway) and compares every simulated field of each "
+              "run (%s) with the stored row, which it leaves as it is; per engine of the stored "
+              "rows it records in [engines.csv](engines.csv) whether its engine reproduces "
+              "that engine (all fields equal) or the first field that differs. Exact equality "
+              "is symmetric and transitive, so a chain of equal records (the latest record of a "
+              "pair of engines decides) links a stored cell's engine to this rendering's engine "
+              "`%s` and the cell counts as current. A record that differs leaves the cells of "
+              "that engine marked older engine; it is reported here and is not by itself a "
+              "check failure." % (", ".join(FINGERPRINT), ", ".join(SIMULATED), engine), ""]
+    if linked:
+        lines += ["Stored cells current through the records: %s." % "; ".join(
+            " and ".join(record_text(r) for r in reversed(chain[e])) for e in sorted(linked)), ""]
+    if recs:
+        lines += ["| engine | reproduces | verdict | fingerprint cells | runs | invocation |",
+                  "|---|---|---|---|---:|---|"]
+        for r in sorted(recs, key=lambda r: (r["run"], r["engine"], r["reproduces"])):
+            lines.append("| `%s` | `%s` | %s | %s | %d | %s |" % (
+                r["engine"], r["reproduces"], "all fields equal" if r["verdict"] == "equal"
+                else "**" + r["verdict"] + "**", ", ".join(r["cells"].split(" ")), r["runs"], r["run"]))
+    else:
+        lines += ["No records yet."]
 
     # --- cells not run -----------------------------------------------------------------
     per, mem = memory_fit(rows)
@@ -884,8 +1053,12 @@ def main(argv):
         plan(argv[2], float(argv[3]))
     elif mode == "store" and len(argv) in (7, 8):
         store(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7] if len(argv) == 8 else "")
-    elif mode == "render" and len(argv) == 8:
-        render(argv[2], argv[3], argv[4] == "1", argv[5], argv[6], argv[7] == "1")
+    elif mode == "fingerprint-cells" and len(argv) == 3:
+        fingerprint_cells(argv[2])
+    elif mode == "fingerprint" and len(argv) >= 8:
+        fingerprint(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7:])
+    elif mode == "render" and len(argv) == 9:
+        render(argv[2], argv[3], argv[4], argv[5] == "1", argv[6], argv[7], argv[8] == "1")
     else:
         print("report.py: usage: see its docstring", file=sys.stderr)
         sys.exit(2)

@@ -31,8 +31,26 @@
 # byte for byte the same for the same runs apart from the run, wall_s and rss_kb
 # fields): once a cell's 6 runs (or the micro-benchmark's) have passed every check of
 # --check below, they replace that cell's rows there, so a cell whose checks fail is
-# not stored. The report is rendered from results.csv alone, so cells add up over
-# several invocations; it names the invocation and the engine of each cell.
+# not stored. The report is rendered from results.csv and engines.csv alone, so cells
+# add up over several invocations; it names the invocation and the engine of each cell.
+#
+# Engine equivalence: each invocation that runs anything also reruns the fingerprint
+# cells 16:16:dcqcn and 16:16:hpcc (16 nodes on 4 switches, each 3 algorithms x alpha 0
+# and 10 us, about 40 s in all; those of them stored with all 6 runs, and not a cell the
+# invocation runs anyway) and compares every simulated field of each rerun (time_ps,
+# flows, events, msgs, path, the phase times, every per-tier bytes and busy field, the
+# global fields and the clean, conservation and order verdicts, as results.csv writes
+# them; not run, wall_s, rss_kb, engine or repeat) with its stored row. The stored rows
+# stay as they are (with their engine); per engine E of those rows, one record goes to
+# validation/piper/engines.csv (engine, reproduces = E, verdict, the fingerprint cells,
+# runs compared, the invocation's start; rewritten in a fixed order, a later record of
+# the same two engines replacing the earlier): "equal" when every field of every run is
+# equal, else "differs: " and the first differing field (cell, algorithm, alpha, field,
+# stored and new values), which is also printed. The report counts a stored cell as
+# current when its engine is the rendering's or a chain of "equal" records links the
+# two (the latest record of a pair decides) and says which records; otherwise it marks
+# the cell "older engine". The engine is the last commit of the engine's sources
+# (engine_src below, "+modified" with uncommitted changes there).
 #
 # Without --check it reports only; a failing whsim run fails it (exit status 1; the
 # cells finished before it stay stored).
@@ -48,27 +66,34 @@
 #             has no evidence row (per-tier link load and alpha breakdown); a repeated
 #             run does not reproduce its flows.csv; or a stored row records a failed
 #             check. Each failure is printed as "run.sh: check failed: ...", else
-#             "run.sh: check passed"
-#   --no-run  run no simulation: render the report from results.csv alone
+#             "run.sh: check passed". A fingerprint rerun that differs from its stored
+#             rows is reported (the report's "Engine equivalence") but is not by itself a
+#             check failure: the cells of the stored engine stay marked older engine,
+#             and a rerun of a cell, checked as above, replaces them
+#   --no-run  run no simulation: render the report from results.csv and engines.csv
+#             alone
 #
 # Environment:
 #   WH_BUILD          build directory, relative to the source tree (default: build);
 #                     the runs' outputs go to $WH_BUILD/validation-piper
 #   WH_REPORT         where to write the report (default: validation/piper/report.md)
 #   WH_RESULTS        the results file (default: validation/piper/results.csv)
+#   WH_ENGINES        the engine-equivalence records (default: engines.csv beside the
+#                     results file)
 #   WH_PIPER_CELLS    the cells to run, as NODES:BUFFER_MB:CC (e.g. "64:128:dcqcn
 #                     256:1:hpcc"; nodes 4 16 32 64 128 256 512, buffer 1 16 128, cc
 #                     dcqcn or hpcc), run in that order, each replacing its stored
-#                     rows; empty: none (the micro-benchmark only); unset: the grid
-#                     cells with no stored result whose runs each keep under 30 minutes
-#                     and whose memory fits (estimated from the stored cells; a cell of
-#                     4 nodes when nothing is stored to scale from), cheapest first, as
-#                     many as fit WH_PIPER_BUDGET
+#                     rows; empty: none (the micro-benchmark and the fingerprint
+#                     only); unset: the grid cells with no stored result whose runs
+#                     each keep under 30 minutes and whose memory fits (estimated from
+#                     the stored cells; a cell of 4 nodes when nothing is stored to
+#                     scale from), cheapest first, as many as fit WH_PIPER_BUDGET
 #   WH_PIPER_BUDGET   seconds of estimated wall for the cells chosen without
 #                     WH_PIPER_CELLS (default: 3600)
 #
-# Each invocation that runs anything also reruns the micro-benchmark (about 15 s) and,
-# for determinism, the HALO alpha-10 run of its first cell.
+# Each invocation that runs anything also reruns the micro-benchmark (about 15 s), the
+# fingerprint cells (about 40 s) and, for determinism, the HALO alpha-10 run of its
+# first cell.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -76,6 +101,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../options.sh"
 parse_options "${BASH_SOURCE[0]}" "$@"
 results=${WH_RESULTS:-$here/results.csv}
+engines=${WH_ENGINES:-$(dirname "$results")/engines.csv}
 budget=${WH_PIPER_BUDGET:-3600}
 case $budget in
 '' | *[!0-9]*)
@@ -144,6 +170,18 @@ $alpha
 XML
 }
 
+# run_cell NODES:BUFFER_MB:CC: the cell's 6 runs (sets nodes, buf and cc)
+run_cell() {
+  IFS=: read -r nodes buf cc <<<"$1"
+  for alpha in 0 10; do
+    for alg in halo direct rccl; do
+      name="a2a-$alg-$nodes-${buf}MB-a$alpha-$cc"
+      a2a "$name" $((nodes * 8)) "$alg" "${buf}MB" "${alpha}us" "$cc"
+      harness_run "$name"
+    done
+  done
+}
+
 run_stamp=$(date -u +%Y-%m-%dT%H:%MZ)
 if [ "$norun" = 0 ]; then
   for n in $micro_gcds; do
@@ -151,16 +189,24 @@ if [ "$norun" = 0 ]; then
     harness_run "micro-$n"
   done
   python3 "$here/report.py" store "$out" "$results" micro "$engine" "$run_stamp"
+  # the fingerprint: the stored fingerprint cells this invocation does not run anyway
+  fingerprint=""
+  for cell in $(python3 "$here/report.py" fingerprint-cells "$results"); do
+    case " $cells " in
+    *" $cell "*) ;;
+    *) fingerprint="$fingerprint $cell" ;;
+    esac
+  done
+  for cell in $fingerprint; do
+    run_cell "$cell"
+  done
+  if [ -n "$fingerprint" ]; then
+    # shellcheck disable=SC2086 # the list of cells
+    python3 "$here/report.py" fingerprint "$out" "$results" "$engines" "$engine" "$run_stamp" $fingerprint
+  fi
   repeat=repeat # the first cell's HALO alpha-10 run again, for determinism
   for cell in $cells; do
-    IFS=: read -r nodes buf cc <<<"$cell"
-    for alpha in 0 10; do
-      for alg in halo direct rccl; do
-        name="a2a-$alg-$nodes-${buf}MB-a$alpha-$cc"
-        a2a "$name" $((nodes * 8)) "$alg" "${buf}MB" "${alpha}us" "$cc"
-        harness_run "$name"
-      done
-    done
+    run_cell "$cell"
     if [ -n "$repeat" ]; then
       harness_run "a2a-halo-$nodes-${buf}MB-a10-$cc" "$repeat"
     fi
@@ -171,4 +217,4 @@ if [ "$norun" = 0 ]; then
 fi
 
 mkdir -p "$out"
-python3 "$here/report.py" render "$results" "$report" "$check" "$engine" "$out" $((1 - norun))
+python3 "$here/report.py" render "$results" "$engines" "$report" "$check" "$engine" "$out" $((1 - norun))
