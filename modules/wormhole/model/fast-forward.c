@@ -222,14 +222,13 @@ static gboolean parkable(WhWormhole *wh, const WhFlow *f, const GlueFlow *g)
 }
 
 /* How long flow f may be skipped at r payload bytes per ps once it has sent `ahead`
- * more bytes: until it reaches its tail (its bytes in flight, r x (round trip +
- * TailMargin) and an MTU kept unsent), and no later than its next flowlet choice. */
-static WhTime tail_time(const WhWormhole *wh, const WhFlow *f, double r, WhTime rtt, uint64_t ahead)
+ * more bytes: until it reaches its tail (its bytes in flight, r x TailMargin and an MTU
+ * kept unsent), and no later than its next flowlet choice. */
+static WhTime tail_time(const WhWormhole *wh, const WhFlow *f, double r, uint64_t ahead)
 {
   const WhTransport *tp = wh->tp;
   WhTime now = wh->sim->now;
-  double keep =
-      (double)(f->snd_max_sent - f->snd_una) + r * (double)(rtt + wh->p.tail_margin) + tp->p.mtu;
+  double keep = (double)(f->snd_max_sent - f->snd_una) + r * (double)wh->p.tail_margin + tp->p.mtu;
   double left = (double)(f->size - f->snd_max_sent) - (double)ahead - keep;
   WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
   if (wh->net->router.choose) {
@@ -294,7 +293,7 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
       return 0;
     }
     g->rhat = r;
-    len = MIN(len, tail_time(wh, f, r, srtt, 0));
+    len = MIN(len, tail_time(wh, f, r, 0));
   }
   if (foreign_waiter(wh, p, ports)) {
     *retry = now + dp->period;
@@ -496,7 +495,7 @@ static WhTime skip_after(WhWormhole *wh, const uint32_t *flows, const uint64_t *
     if (steady[i].rate == 0 || steady[i].rtt == 0)
       return 0;
     len = MIN(len, tail_time(wh, wh_transport_flow(wh->tp, flows[i]),
-                             (double)steady[i].rate * 1e-12, (WhTime)steady[i].rtt, bytes[i]));
+                             (double)steady[i].rate * 1e-12, bytes[i]));
   }
   if (steady == NULL || n == 0 || len < MAX(wh->p.min_skip, 1))
     return 0;
