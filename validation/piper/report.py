@@ -23,9 +23,11 @@ one row per run, kept between invocations so that grid cells add up over several
 A malformed RESULTS or ENGINES is refused with its file, line and field, exit status 2.
 """
 import csv
+import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -458,6 +460,11 @@ def store(out, results, cell, engine, run, repeat):
 
 
 # --- estimates -------------------------------------------------------------------------
+SWITCH_NODES = 4  # nodes per switch of the preset
+PACKET = 4096  # MTU payload bytes
+RATE_MIN_WALL_S = 1.0  # shorter runs are mostly start-up and clock resolution: no rate fit
+
+
 def cell_walls(rows):
     """(nodes, buffer, cc) -> the summed wall of its stored runs."""
     w = {}
@@ -468,37 +475,97 @@ def cell_walls(rows):
     return w
 
 
-def longest_runs(rows):
-    """(nodes, buffer) -> the longest wall of one stored run (either cc)."""
-    w = {}
-    for d in rows:
-        if d["cell"] != "micro":
-            k = cell_key(d["cell"])[:2]
-            w[k] = max(w.get(k, 0), d["wall_s"])
-    return w
+def run_flows(alg, nodes):
+    """The flows of one run: n(n-1) for the flat all-to-alls (n = nodes x 8 GCDs); for
+    HALO, per GCD 7 Phase I and 7 Phase III messages in its node and one Phase II
+    message per other node (docs/workloads.md, HALO): n(nodes + 13)."""
+    n = nodes * GCDS
+    return n * (nodes + 13) if alg == "halo" else n * (n - 1)
 
 
-def estimate(walls, nd, b, longest=None):
-    """The wall time of a cell's 6 runs, scaled from the nearest stored cell (either
-    congestion control): the same node count's largest buffer by bytes (b / b0), else
-    the largest node count below by flows and bytes ((nd / n0)^2 x b / b0, its largest
-    buffer up to b). Returns (seconds or None, what it scaled, and the longest run
-    scaled alike when LONGEST, longest_runs(), is given)."""
-    w2 = {}
-    for (n, bb, _), w in walls.items():
-        w2[(n, bb)] = max(w2.get((n, bb), 0), w)
-    same = [(k[1], w) for k, w in w2.items() if k[0] == nd]
-    if same:
-        b0, w = max(same)
-        f, n0, frm = b / b0, nd, "%d nodes at %d MB x %g" % (nd, b0, b / b0)
-    else:
-        below = [(k[0], k[1], w) for k, w in w2.items() if k[0] < nd and k[1] <= b]
-        if not below:
-            return None, "no stored cell to scale", None
-        n0, b0, w = max(below)
-        f = (nd / n0) ** 2 * b / b0
-        frm = "%d nodes at %d MB x %g" % (n0, b0, f)
-    return w * f, frm, longest[(n0, b0)] * f if longest else None
+def hops(nodes):
+    """A path's tiers relative to one inside a node: 1 plus the shares of ordered GCD
+    pairs whose path leaves the node, the switch and the group."""
+    n = nodes * GCDS
+    return 1 + sum((n - min(nodes, m) * GCDS) / (n - 1) for m in [1, SWITCH_NODES, GROUP_NODES])
+
+
+def packets(alg, nodes, buf):
+    """MTU packets of one run: a flat all-to-all's n(n-1) messages of buffer/n bytes;
+    HALO's messages vary in size, so its bytes over the MTU."""
+    n, b = nodes * GCDS, buf * 1_000_000
+    if alg == "halo":
+        return n * b / PACKET
+    return run_flows(alg, nodes) * -(-(b // n) // PACKET)
+
+
+def run_features(alg, nodes, buf):
+    """What events scale with: flows and packets, each times the tiers it crosses."""
+    h = hops(nodes)
+    return run_flows(alg, nodes) * h, packets(alg, nodes, buf) * h
+
+
+def fit_events(runs):
+    """(per flow-tier, per packet-tier) minimising the squared relative error of the
+    events of RUNS ((features, events) pairs), or None."""
+    s11 = s12 = s22 = y1 = y2 = 0.0
+    for (f1, f2), e in runs:
+        f1, f2 = f1 / e, f2 / e
+        s11, s12, s22, y1, y2 = s11 + f1 * f1, s12 + f1 * f2, s22 + f2 * f2, y1 + f1, y2 + f2
+    det = s11 * s22 - s12 * s12
+    if len(runs) < 2 or det <= 1e-12 * s11 * s22:
+        return None
+    return (y1 * s22 - y2 * s12) / det, (y2 * s11 - y1 * s12) / det
+
+
+def fit_rate(points):
+    """Theil-Sen line of log(events per second) on log(flows) through POINTS: the median
+    of the pairwise slopes and the median intercept, robust to the runs a busy machine
+    slowed down; (intercept, slope) or None."""
+    slopes = sorted((y1 - y0) / (x1 - x0) for i, (x0, y0) in enumerate(points)
+                    for x1, y1 in points[i + 1:] if x1 != x0)
+    if not slopes:
+        return None
+    s = statistics.median(slopes)
+    return statistics.median(y - s * x for x, y in points), s
+
+
+def wall_model(rows):
+    """The wall-time model fitted on the stored cells' runs, or None: events ~ a x flows
+    x tiers + b x packets x tiers per algorithm and alpha (either cc), and events per
+    second ~ flows^s per algorithm (the larger the run, the slower each event: memory),
+    fitted on the runs of at least RATE_MIN_WALL_S."""
+    runs = [d for d in rows if d["cell"] != "micro" and d["wall_s"] is not None]
+    events, rate = {}, {}
+    for alg in ALGS:
+        for alpha in ALPHAS:
+            got = [(run_features(alg, cell_key(d["cell"])[0], cell_key(d["cell"])[1]), d["events"])
+                   for d in runs if d["alg"] == alg and d["alpha_us"] == alpha and d["events"]]
+            events[(alg, alpha)] = fit_events(got)
+        rate[alg] = fit_rate([(math.log(d["flows"]), math.log(d["events"] / d["wall_s"]))
+                              for d in runs if d["alg"] == alg and d["events"]
+                              and d["wall_s"] >= RATE_MIN_WALL_S])
+    if None in events.values() or None in rate.values():
+        return None
+    return {"events": events, "rate": rate, "runs": len(runs)}
+
+
+def estimate(model, nd, b):
+    """The wall time of a cell's 6 runs (either congestion control) from MODEL,
+    wall_model(): each run's events from its flows and packets, over the event rate of
+    its algorithm at its flows. Returns (seconds or None, the basis, the longest run)."""
+    if model is None:
+        return None, "too few stored runs to fit", None
+    walls, events = [], 0
+    for alg in ALGS:
+        c, s = model["rate"][alg]
+        for alpha in ALPHAS:
+            a, p = model["events"][(alg, alpha)]
+            f1, f2 = run_features(alg, nd, b)
+            e = max(a * f1 + p * f2, run_flows(alg, nd))
+            events += e
+            walls.append(e / math.exp(c + s * math.log(run_flows(alg, nd))))
+    return sum(walls), "%.2g G events; fit on %d stored runs" % (events / 1e9, model["runs"]), max(walls)
 
 
 def memory_fit(rows):
@@ -542,9 +609,9 @@ def grid():
     return [(n, b, cc) for n in GRID_NODES for b in GRID_BUFFERS for cc in GRID_CC]
 
 
-def why_not(walls, longest, per, mem, k, avail):
+def why_not(model, per, mem, k, avail):
     """(estimate, from, the bound it breaks or None)."""
-    w, frm, one = estimate(walls, k[0], k[1], longest)
+    w, frm, one = estimate(model, k[0], k[1])
     if one is not None and one > RUN_LIMIT_S:
         return w, frm, "a run over 30 minutes (the longest about %.0f s)" % one
     if per is not None and memory_need(per, mem, k[0]) > 0.9 * avail:
@@ -559,13 +626,14 @@ def plan(results, budget):
     4 nodes with nothing to scale from counts as 0 s."""
     rows = load(results)
     walls = cell_walls(rows)
+    model = wall_model(rows)
     per, mem = memory_fit(rows)
     avail = min(physical_bytes(), available_bytes() / 0.9)  # what is free now
     todo = []
     for k in grid():
         if k in walls:
             continue
-        w, _, bound = why_not(walls, longest_runs(rows), per, mem, k, avail)
+        w, _, bound = why_not(model, per, mem, k, avail)
         if bound:
             continue
         if w is None:
@@ -938,6 +1006,7 @@ def render(results, engines, report, check, engine, out, ran):
 
     # --- cells not run -----------------------------------------------------------------
     per, mem = memory_fit(rows)
+    model = wall_model(rows)
     avail = physical_bytes()
     missing = [k for k in grid() if k not in cells]
     if missing:
@@ -953,7 +1022,7 @@ def render(results, engines, report, check, engine, out, ran):
                   "|---:|---:|---|---:|---|---|"]
         left = 0.0
         for k in missing:
-            w, frm, bnd = why_not(walls, longest_runs(rows), per, mem, k, avail)
+            w, frm, bnd = why_not(model, per, mem, k, avail)
             if bnd is None:
                 bnd = "within the bounds: not run yet"
                 left += w or 0
