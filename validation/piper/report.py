@@ -520,13 +520,13 @@ def fit_events(runs):
 
 def fit_rate(points):
     """Theil-Sen line of log(events per second) on log(flows) through POINTS: the median
-    of the pairwise slopes and the median intercept, robust to the runs a busy machine
-    slowed down; (intercept, slope) or None."""
+    of the pairwise slopes (0 when all have the same flows) and the median intercept,
+    robust to the runs a busy machine slowed down; (intercept, slope) or None."""
+    if not points:
+        return None
     slopes = sorted((y1 - y0) / (x1 - x0) for i, (x0, y0) in enumerate(points)
                     for x1, y1 in points[i + 1:] if x1 != x0)
-    if not slopes:
-        return None
-    s = statistics.median(slopes)
+    s = statistics.median(slopes) if slopes else 0.0
     return statistics.median(y - s * x for x, y in points), s
 
 
@@ -534,17 +534,18 @@ def wall_model(rows):
     """The wall-time model fitted on the stored cells' runs, or None: events ~ a x flows
     x tiers + b x packets x tiers per algorithm and alpha (either cc), and events per
     second ~ flows^s per algorithm (the larger the run, the slower each event: memory),
-    fitted on the runs of at least RATE_MIN_WALL_S."""
-    runs = [d for d in rows if d["cell"] != "micro" and d["wall_s"] is not None]
+    fitted on the runs of at least RATE_MIN_WALL_S (all runs when none is as long)."""
+    runs = [d for d in rows if d["cell"] != "micro" and d["wall_s"] and d["events"]]
     events, rate = {}, {}
     for alg in ALGS:
         for alpha in ALPHAS:
-            got = [(run_features(alg, cell_key(d["cell"])[0], cell_key(d["cell"])[1]), d["events"])
-                   for d in runs if d["alg"] == alg and d["alpha_us"] == alpha and d["events"]]
+            got = [(run_features(alg, *cell_key(d["cell"])[:2]), d["events"])
+                   for d in runs if d["alg"] == alg and d["alpha_us"] == alpha]
             events[(alg, alpha)] = fit_events(got)
+        mine = [d for d in runs if d["alg"] == alg]
+        long = [d for d in mine if d["wall_s"] >= RATE_MIN_WALL_S] or mine
         rate[alg] = fit_rate([(math.log(d["flows"]), math.log(d["events"] / d["wall_s"]))
-                              for d in runs if d["alg"] == alg and d["events"]
-                              and d["wall_s"] >= RATE_MIN_WALL_S])
+                              for d in long])
     if None in events.values() or None in rate.values():
         return None
     return {"events": events, "rate": rate, "runs": len(runs)}
@@ -623,7 +624,7 @@ def why_not(model, per, mem, k, avail):
 def plan(results, budget):
     """The grid cells without stored results that keep within the bounds, cheapest
     first, as long as their estimated walls add up to at most BUDGET seconds; a cell of
-    4 nodes with nothing to scale from counts as 0 s."""
+    4 nodes counts as 0 s while too few runs are stored to fit the wall model."""
     rows = load(results)
     walls = cell_walls(rows)
     model = wall_model(rows)
@@ -1013,9 +1014,20 @@ def render(results, engines, report, check, engine, out, ran):
         lines += ["", "### Cells not run", "",
                   "Cells of the full grid (4-512 nodes x 1, 16, 128 MB x DCQCN, HPCC, each 3 "
                   "algorithms x 2 alphas = 6 runs) with no stored result, with an estimate of their "
-                  "wall time on this machine (2 cores) scaled from the stored cells (either "
-                  "congestion control): a run may take at most 30 minutes (the stored cell's "
-                  "longest run, scaled alike), and a flat all-to-all may need at most 90% of the machine's memory. Without WH_PIPER_CELLS an "
+                  "wall time on this machine (2 cores) from a model fitted on the stored runs "
+                  "(either congestion control). Events follow flows and MTU packets, each times "
+                  "the tiers its path crosses (1 plus the shares of GCD pairs leaving the node, "
+                  "the switch, the group): events = a x flows x tiers + b x packets x tiers, a "
+                  "and b fitted per algorithm and alpha (least squares on the relative error); "
+                  "the flows are n(n-1) for direct and rccl, n(nodes + 13) for HALO (n GCDs), the "
+                  "packets buffer/n bytes per message over the 4096-byte MTU (HALO: its bytes "
+                  "over the MTU). A run's wall is its events over the event rate of its algorithm "
+                  "at its flows (the more flows, the larger the run's memory and the fewer events "
+                  "per second): a line of log(events/s) on log(flows) through the stored runs of "
+                  "at least 1 s, the median of the pairwise slopes (Theil-Sen), so that a run "
+                  "slowed by a busy machine moves it little. \"from\" gives the cell's estimated "
+                  "events and the runs fitted. A run may take at most 30 minutes (the cell's "
+                  "longest run as estimated), and a flat all-to-all may need at most 90% of the machine's memory. Without WH_PIPER_CELLS an "
                   "invocation runs the cells within these bounds (and whose memory is free at "
                   "the time), cheapest first, up to WH_PIPER_BUDGET seconds of estimated wall.", "",
                   "| nodes | buffer | cc | estimated wall of its 6 runs | from | why not run |",

@@ -20,7 +20,8 @@
 #     runs, the three algorithms with wh::Workload::MessageAlpha 0 and 10 us (paid by
 #     each rank one message after another): time, halo/flat, and for every cell the
 #     per-tier link load (links.csv) and the message-overhead (alpha) breakdown; the
-#     cells with no stored result are listed with an estimate of their wall time;
+#     cells with no stored result are listed with an estimate of their wall time
+#     (a model of events and event rate fitted on the stored runs);
 #   - plots (gnuplot, when on the PATH): halo/flat time against nodes per buffer and
 #     alpha, and the micro-benchmark's per-GCD bandwidth against GCDs, as SVG files
 #     beside the report.
@@ -85,9 +86,12 @@
 #                     dcqcn or hpcc), run in that order, each replacing its stored
 #                     rows; empty: none (the micro-benchmark and the fingerprint
 #                     only); unset: the grid cells with no stored result whose runs
-#                     each keep under 30 minutes and whose memory fits (estimated from
-#                     the stored cells; a cell of 4 nodes when nothing is stored to
-#                     scale from), cheapest first, as many as fit WH_PIPER_BUDGET
+#                     each keep under 30 minutes and whose memory fits (wall from a
+#                     model fitted on the stored runs: events from flows and packets,
+#                     over an event rate that falls with flows, see the report's "Cells
+#                     not run"; memory from the stored direct runs; a cell of 4 nodes
+#                     while too few runs are stored to fit), cheapest first, as many
+#                     as fit WH_PIPER_BUDGET
 #   WH_PIPER_BUDGET   seconds of estimated wall for the cells chosen without
 #                     WH_PIPER_CELLS (default: 3600)
 #
