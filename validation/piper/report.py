@@ -563,10 +563,11 @@ def estimate(model, nd, b):
         for alpha in ALPHAS:
             a, p = model["events"][(alg, alpha)]
             f1, f2 = run_features(alg, nd, b)
-            e = max(a * f1 + p * f2, run_flows(alg, nd))
+            e = max(a * f1 + p * f2, run_flows(alg, nd))  # a flow is an event at least
             events += e
             walls.append(e / math.exp(c + s * math.log(run_flows(alg, nd))))
-    return sum(walls), "%.2g G events; fit on %d stored runs" % (events / 1e9, model["runs"]), max(walls)
+    frm = "%.2g G events; fit on %d stored runs" % (events / 1e9, model["runs"])
+    return sum(walls), frm, max(walls)
 
 
 def memory_fit(rows):
