@@ -666,8 +666,9 @@ WhFcgIso wh_fcg_isomorphic_bounded(WhFcg *a, WhFcg *b, uint32_t *map_out, uint32
   uint32_t n = a->n;
   /* the same graph in the same vertex order (a recurring phase whose flows were listed
    * alike): the identity, checked in O(n + m) with no search */
-  if (memcmp(a->label, b->label, sizeof(uint64_t) * n) == 0 &&
-      memcmp(a->edges->data, b->edges->data, sizeof(Edge) * a->edges->len) == 0) {
+  if ((n == 0 || memcmp(a->label, b->label, sizeof(uint64_t) * n) == 0) &&
+      (a->edges->len == 0 ||
+       memcmp(a->edges->data, b->edges->data, sizeof(Edge) * a->edges->len) == 0)) {
     for (uint32_t v = 0; map_out != NULL && v < n; v++)
       map_out[v] = v;
     return WH_FCG_ISO_YES;
