@@ -492,7 +492,7 @@ static WhTime skip_after(WhWormhole *wh, const uint32_t *flows, const uint64_t *
 {
   WhTime len = WH_TIME_MAX;
   for (uint32_t i = 0; i < n && steady; i++) {
-    if (steady[i].rate == 0 || steady[i].rtt == 0)
+    if (steady[i].rate == 0)
       return 0;
     len = MIN(len, tail_time(wh, wh_transport_flow(wh->tp, flows[i]),
                              (double)steady[i].rate * 1e-12, bytes[i]));

@@ -25,7 +25,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#define WH_MEMO_FORMAT_VERSION 3u
+#define WH_MEMO_FORMAT_VERSION 4u
 /* Largest file read (one iteration of MoE-32x22B at 1024 GPUs stores about 6 MB). */
 #define WH_MEMO_MAX_FILE_BYTES (256u << 20)
 /* Largest key or value of one entry. */

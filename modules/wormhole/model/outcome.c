@@ -55,7 +55,7 @@ void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const u
 {
   uint32_t n = head->n;
   gboolean converged = head->ended == UINT32_MAX;
-  WhOutcomeSteady prev = {0, 0};
+  WhOutcomeSteady prev = {0};
   wh_varint_put(out, head->duration);
   wh_varint_put(out, n);
   wh_varint_put(out, head->ended == UINT32_MAX ? 0 : (uint64_t)head->ended + 1);
@@ -63,9 +63,8 @@ void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const u
   for (uint32_t i = 0; i < n; i++) {
     wh_varint_put(out, wh_zigzag_diff(bytes[i], i ? bytes[i - 1] : 0));
     if (converged) {
-      WhOutcomeSteady s = steady ? steady[i] : (WhOutcomeSteady){0, 0};
+      WhOutcomeSteady s = steady ? steady[i] : (WhOutcomeSteady){0};
       wh_varint_put(out, wh_zigzag_diff(s.rate, prev.rate));
-      wh_varint_put(out, wh_zigzag_diff(s.rtt, prev.rtt));
       prev = s;
     }
     const uint8_t *snap = snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES;
@@ -117,18 +116,17 @@ gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcom
   if (steady)
     g_array_set_size(steady, n);
   uint64_t b = 0, w[WORDS];
-  WhOutcomeSteady st = {0, 0};
+  WhOutcomeSteady st = {0};
   for (uint32_t i = 0; i < n; i++) {
     uint64_t z, r, changed;
     if (!wh_varint_get(value, len, &at, &z))
       return FALSE;
     b = wh_zigzag_undiff(z, b);
     if (ended == 0) {
-      uint64_t zr, zt;
-      if (!wh_varint_get(value, len, &at, &zr) || !wh_varint_get(value, len, &at, &zt))
+      uint64_t zr;
+      if (!wh_varint_get(value, len, &at, &zr))
         return FALSE;
       st.rate = wh_zigzag_undiff(zr, st.rate);
-      st.rtt = wh_zigzag_undiff(zt, st.rtt);
     }
     if (steady)
       g_array_index(steady, WhOutcomeSteady, i) = st;

@@ -13,10 +13,10 @@
  * costs O(n x window x words), decoding O(n x words).
  *
  * A converged phase also keeps, per vertex, the steady state the fast-forward found
- * when it parked the partition at the phase's end: the delivery rate it measured and
- * the smoothed round-trip time (each written as the zigzag difference to the previous
- * vertex's), so that a replay of the phase can go straight on into a skip at those
- * rates. Zeros: not known (the phase converged without being parked). */
+ * when it parked the partition at the phase's end: the delivery rate it measured
+ * (written as the zigzag difference to the previous vertex's), so that a replay of the phase can go
+ * straight on into a skip at those rates. Zeros: not known (the phase converged without being
+ * parked). */
 #ifndef WH_OUTCOME_H
 #define WH_OUTCOME_H
 
@@ -34,7 +34,6 @@ typedef struct {
 /* A converged vertex's steady state. */
 typedef struct {
   uint64_t rate; /* payload bytes per second (0: not known) */
-  uint64_t rtt;  /* smoothed round-trip time, ps */
 } WhOutcomeSteady;
 
 /* Appends the value of `head` with bytes[0..n-1], the n snapshots at snaps (each

@@ -90,7 +90,6 @@ static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t 
     if (parked) {
       const GlueFlow *g = wh_wormhole_glue(wh, f->id);
       steady[i].rate = (uint64_t)llround(g->rhat * 1e12);
-      steady[i].rtt = (uint64_t)llround(g->srtt_ps);
     }
   }
   g_autoptr(GByteArray) v = g_byte_array_new();

@@ -544,7 +544,6 @@ static void check_steady(const WhMemoEntry *e, void *data)
   for (uint32_t v = 0; v < n; v++) {
     const WhOutcomeSteady *st = &g_array_index(steady, WhOutcomeSteady, v);
     ck_assert_uint_gt(st->rate, 0);
-    ck_assert_uint_gt(st->rtt, 0);
   }
   (*(uint32_t *)data)++;
 }
