@@ -341,6 +341,29 @@ static uint64_t digest_mix(uint64_t h, const void *p, gsize n)
   return h;
 }
 
+/* Whether `v` is the value of `s`'s default. */
+static gboolean at_default(const WhParamSpec *s, const WhParamValue *v)
+{
+  WhParamValue d;
+  wh_param_parse(s, s->def, &d, NULL);
+  switch (s->kind) {
+  case WH_PARAM_INT:
+    return d.i == v->i;
+  case WH_PARAM_DOUBLE:
+    return memcmp(&d.d, &v->d, sizeof d.d) == 0;
+  case WH_PARAM_BOOL:
+    return !d.b == !v->b;
+  case WH_PARAM_RATE:
+  case WH_PARAM_BYTES:
+    return d.u == v->u;
+  case WH_PARAM_TIME:
+    return d.t == v->t;
+  case WH_PARAM_CHOICE:
+    return d.choice == v->choice;
+  }
+  return FALSE;
+}
+
 uint64_t wh_config_digest(const WhConfig *cfg, const char *const *kinds)
 {
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -351,8 +374,10 @@ uint64_t wh_config_digest(const WhConfig *cfg, const char *const *kinds)
       continue;
     h = digest_mix(h, t->name, strlen(t->name) + 1);
     for (const WhParamSpec *s = t->params; s && s->name; s++) {
-      h = digest_mix(h, s->name, strlen(s->name) + 1);
       WhParamValue v = get(cfg, t->name, s->name, s->kind);
+      if ((s->flags & WH_PARAM_DIGEST_OMITS_DEFAULT) && at_default(s, &v))
+        continue;
+      h = digest_mix(h, s->name, strlen(s->name) + 1);
       uint64_t bits = 0;
       switch (s->kind) {
       case WH_PARAM_INT:

@@ -39,6 +39,14 @@ enum {
   WH_CHECK_POSITIVE = 1 << 2,
 };
 
+/* WhParamSpec.flags */
+enum {
+  /* At its default value the parameter leaves wh_config_digest unchanged: for a
+   * parameter added later whose default keeps the model exactly as it was before, so
+   * that stored runs and memo files made before it existed stay comparable. */
+  WH_PARAM_DIGEST_OMITS_DEFAULT = 1 << 0,
+};
+
 typedef struct {
   const char *name;
   WhParamKind kind;
@@ -47,6 +55,7 @@ typedef struct {
   unsigned check;
   double min, max;
   const char *const *choices; /* WH_PARAM_CHOICE: NULL-terminated */
+  unsigned flags;             /* WH_PARAM_DIGEST_OMITS_DEFAULT */
 } WhParamSpec;
 
 typedef struct {
@@ -124,7 +133,8 @@ const char *wh_config_choice(const WhConfig *cfg, const char *type, const char *
 /* A 64-bit digest of the values in force (set or default) of every parameter of every
  * registered type whose kind is in `kinds` (NULL-terminated: "network", "transport",
  * ...): type and parameter names with their parsed values, in name order, so it does
- * not depend on how or in which order values were set. */
+ * not depend on how or in which order values were set. A parameter flagged
+ * WH_PARAM_DIGEST_OMITS_DEFAULT is left out while it holds its default. */
 uint64_t wh_config_digest(const WhConfig *cfg, const char *const *kinds);
 
 #endif

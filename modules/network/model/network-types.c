@@ -1,8 +1,11 @@
 /* Registered parameters of links and switches (wh::Link, wh::Switch). Defaults follow
  * the HPCC project's ns-3 setup at 100 Gb/s: 32 MB shared buffer per switch
  * (16 MB per 50 Gb/s of link rate in its run.py), PFC and ECN on. PFC thresholds are
- * static per ingress port and priority here, where that setup uses dynamic ones. */
+ * static per ingress port and priority by default; PfcThreshold=dynamic gives
+ * thresholds that shrink as the shared buffer fills, after that setup's switch MMU. */
 #include "registry.h"
+
+static const char *const pfc_threshold_choices[] = {"static", "dynamic", NULL};
 
 static const WhParamSpec link_params[] = {
     {"Rate", WH_PARAM_RATE, "100Gbps", "link rate, both directions", WH_CHECK_POSITIVE},
@@ -24,6 +27,20 @@ static const WhParamSpec switch_params[] = {
     {"PfcXoff", WH_PARAM_BYTES, "1MB", "ingress bytes (per port and priority) that trigger PAUSE",
      WH_CHECK_POSITIVE},
     {"PfcXon", WH_PARAM_BYTES, "980KB", "ingress bytes at or below which RESUME is sent"},
+    {"PfcThreshold", WH_PARAM_CHOICE, "static",
+     "static: PAUSE above PfcXoff, RESUME at PfcXon; dynamic: PAUSE when an ingress port and "
+     "priority holds more than PfcAlpha x the switch's free shared buffer, each port keeping "
+     "headroom for what its link still brings after a PAUSE (2 x rate x delay + 3 frames; "
+     "docs/topology.md), as in the HPCC simulator's switch MMU",
+     0, 0, 0, pfc_threshold_choices, WH_PARAM_DIGEST_OMITS_DEFAULT},
+    {"PfcAlpha", WH_PARAM_DOUBLE, "0.125",
+     "PfcThreshold=dynamic: the share of the free shared buffer one ingress port and priority "
+     "may hold before PAUSE (HPCC simulator: 1/8)",
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 64, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
+    {"PfcResumeOffset", WH_PARAM_BYTES, "3KB",
+     "PfcThreshold=dynamic: RESUME once the port and priority's shared bytes are this far "
+     "below the threshold, or none are left (HPCC simulator: 3 KB)",
+     0, 0, 0, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
     {"EcnEnabled", WH_PARAM_BOOL, "true",
      "ECN marking on switch egress queues (thresholds from the CC)"},
     {"DeadlockTimeout", WH_PARAM_TIME, "10ms",

@@ -5,6 +5,7 @@
  * transmitter that is idle when a packet is enqueued starts at once. */
 #include "network.h"
 
+#include <math.h>
 #include <string.h>
 
 #define PKT_SLAB 4096
@@ -240,6 +241,41 @@ static void init_port_queue(WhNet *net, WhPort *port)
   port->delay += wh_net_switch_delay(net, port->peer_node);
 }
 
+/* Dynamic PFC: each switch port's headroom holds what its link still brings once the
+ * port decides to PAUSE: the frame it is sending, its PAUSE frame, the data the peer
+ * sends while the PAUSE travels, the frame the peer is sending when it arrives, the
+ * data already on the wire, and one frame more for the packet that crossed the
+ * threshold: 2 x rate x delay + 3 frames + the PAUSE frame. The shared pool is what the
+ * headroom of every port leaves of the buffer. */
+static gboolean init_dynamic_pfc(WhNet *net, GError **error)
+{
+  double alpha = net->p.pfc_alpha * 65536.0;
+  net->pfc_alpha_q16 = alpha < 1.0 ? 1 : (uint64_t)(alpha + 0.5);
+  for (uint32_t i = 0; i < net->n_nodes; i++) {
+    WhNode *n = &net->node[i];
+    if (!n->is_switch)
+      continue;
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < n->nports; k++) {
+      WhPort *p = &net->port[n->ports[k]];
+      WhTime rtt = p->delay + net->port[p->peer].delay;
+      double wire = ceil((double)p->rate_bps * (double)rtt / 8e12);
+      p->headroom = (uint64_t)wire + 3 * net->p.pfc_frame + WH_PFC_FRAME_BYTES;
+      total += p->headroom;
+    }
+    if (total >= net->p.buffer_bytes) {
+      g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
+                  "wh::Switch::PfcThreshold=dynamic: switch %u's %u ports need %" G_GUINT64_FORMAT
+                  " B of PFC headroom, which leaves nothing of its %" G_GUINT64_FORMAT
+                  " B buffer (wh::Switch::BufferSize) to share",
+                  n->index, n->nports, total, net->p.buffer_bytes);
+      return FALSE;
+    }
+    n->shared_cap = net->p.buffer_bytes - total;
+  }
+  return TRUE;
+}
+
 void wh_net_set_router(WhNet *net, const WhNetRouter *router)
 {
   g_return_if_fail(!net->finalized);
@@ -286,6 +322,8 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
   }
   for (uint32_t i = 0; i < net->n_ports; i++)
     init_port_queue(net, &net->port[i]);
+  if (net->p.pfc && net->p.pfc_dynamic && !init_dynamic_pfc(net, error))
+    return FALSE;
   if (net->router.route)
     return TRUE;
   uint64_t table = (uint64_t)net->n_nodes * net->n_leaves * sizeof(uint16_t);
@@ -456,6 +494,47 @@ static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
   return f;
 }
 
+/* Dynamic PFC: the bytes one ingress port and priority may hold in the shared pool,
+ * pfc_alpha x what is free of it. */
+static inline uint64_t pfc_threshold(const WhNet *net, const WhNode *node)
+{
+  uint64_t a = net->pfc_alpha_q16;
+  uint64_t free = node->shared_cap > node->shared_used ? node->shared_cap - node->shared_used : 0;
+  return (free >> 16) * a + (((free & 0xffff) * a) >> 16);
+}
+
+/* Dynamic PFC, a packet of `size` arrives from `in` in priority `q`: it goes to the
+ * shared pool while the port and priority's shared bytes stay within the threshold,
+ * else to the port's headroom; FALSE (drop) when neither holds it. */
+static gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *in, uint8_t q, uint64_t size)
+{
+  uint64_t shared = in->ingress_bytes[q] - in->hdrm_bytes[q];
+  if (shared + size > pfc_threshold(net, node)) {
+    if (in->hdrm_used + size > in->headroom)
+      return FALSE;
+    in->hdrm_bytes[q] += size;
+    in->hdrm_used += size;
+  } else {
+    node->shared_used += size;
+  }
+  in->ingress_bytes[q] += size;
+  return TRUE;
+}
+
+/* Whether the ingress port and priority should be paused (with `pausing`) or resumed. */
+static gboolean pfc_over(const WhNet *net, const WhNode *node, const WhPort *in, uint8_t q,
+                         gboolean pausing)
+{
+  if (!net->p.pfc_dynamic)
+    return pausing ? in->ingress_bytes[q] > net->p.pfc_xoff : in->ingress_bytes[q] > net->p.pfc_xon;
+  if (in->hdrm_bytes[q] > 0)
+    return TRUE;
+  uint64_t shared = in->ingress_bytes[q] - in->hdrm_bytes[q], t = pfc_threshold(net, node);
+  if (pausing)
+    return shared >= t && shared > 0;
+  return shared > 0 && shared + net->p.pfc_resume_offset > t;
+}
+
 /* A packet leaves a switch's buffer (at dequeue): release buffer and PFC counts. */
 static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
 {
@@ -466,8 +545,15 @@ static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (!(in->pfc_data_mask & bit))
     return;
-  in->ingress_bytes[pkt->in_prio] -= pkt->size;
-  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] <= net->p.pfc_xon) {
+  uint8_t q = pkt->in_prio;
+  if (net->p.pfc_dynamic) {
+    uint64_t from_hdrm = MIN(in->hdrm_bytes[q], (uint64_t)pkt->size);
+    in->hdrm_bytes[q] -= from_hdrm;
+    in->hdrm_used -= from_hdrm;
+    node->shared_used -= pkt->size - from_hdrm;
+  }
+  in->ingress_bytes[q] -= pkt->size;
+  if ((in->pfc_state & bit) && !pfc_over(net, node, in, q, FALSE)) {
     in->pfc_state &= (uint8_t)~bit;
     in->pfc_pending ^= bit;
     ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
@@ -539,27 +625,38 @@ void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt)
   port_try_send(net, port);
 }
 
+static void drop(WhNet *net, WhPort *out, WhPacket *pkt)
+{
+  net->c.drops++;
+  net->c.drop_bytes += pkt->size;
+  if (pkt->type == WH_PKT_DATA)
+    net->c.drop_data_payload += pkt->payload;
+  wh_queue_disc_report_drop(&out->qd, pkt);
+  wh_net_packet_free(net, pkt);
+}
+
 static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, WhPacket *pkt)
 {
   if (node->buffer_used + pkt->size > net->p.buffer_bytes) {
-    net->c.drops++;
-    net->c.drop_bytes += pkt->size;
-    if (pkt->type == WH_PKT_DATA)
-      net->c.drop_data_payload += pkt->payload;
-    wh_queue_disc_report_drop(&out->qd, pkt);
-    wh_net_packet_free(net, pkt);
+    drop(net, out, pkt);
     return;
   }
-  node->buffer_used += pkt->size;
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (in->pfc_data_mask & bit) {
-    in->ingress_bytes[pkt->in_prio] += pkt->size;
-    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff) {
+    uint8_t q = pkt->in_prio;
+    if (!net->p.pfc_dynamic)
+      in->ingress_bytes[q] += pkt->size;
+    else if (!dynamic_pfc_admit(net, node, in, q, pkt->size)) {
+      drop(net, out, pkt);
+      return;
+    }
+    if (!(in->pfc_state & bit) && pfc_over(net, node, in, q, TRUE)) {
       in->pfc_state |= bit;
       in->pfc_pending ^= bit;
       ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
     }
   }
+  node->buffer_used += pkt->size;
   wh_queue_disc_enqueue(&out->qd, pkt);
   if (out->qd.total_bytes > out->st.max_queue)
     out->st.max_queue = out->qd.total_bytes;

@@ -31,7 +31,15 @@ typedef struct {
   uint64_t buffer_bytes; /* per switch, shared by all its ports */
   WhTime switch_delay;   /* forwarding latency added at every switch */
   gboolean pfc;
-  uint64_t pfc_xoff, pfc_xon; /* per ingress port and priority */
+  uint64_t pfc_xoff, pfc_xon; /* per ingress port and priority (static thresholds) */
+  /* dynamic thresholds: PAUSE when an ingress port and priority holds more than
+   * pfc_alpha x the switch's free shared buffer (what its ports' headroom leaves of
+   * buffer_bytes), RESUME pfc_resume_offset below it; each port's headroom holds what
+   * its link brings after a PAUSE: 2 x rate x delay + 3 frames of pfc_frame bytes */
+  gboolean pfc_dynamic;
+  double pfc_alpha;
+  uint64_t pfc_resume_offset;
+  uint64_t pfc_frame; /* the largest data frame (MTU + headers) */
   gboolean ecn;
   uint64_t kmin, kmax; /* at ecn_ref_rate; scaled by port rate when ecn_scale */
   double pmax;
@@ -156,6 +164,10 @@ typedef struct {
                                        the next virtual channel (priority - 1, down to 1) */
   uint8_t tier;                     /* WhLinkTier */
   uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
+  /* dynamic PFC: of ingress_bytes, those held in this port's headroom (the rest are in
+   * the switch's shared pool), their sum, and the headroom's size */
+  uint64_t hdrm_bytes[WH_NPRIO];
+  uint64_t hdrm_used, headroom;
   uint64_t tx_bytes;
   WhPortStats st;
   WhQueueDisc qd;
@@ -167,9 +179,12 @@ typedef struct {
   uint32_t *ports;
   uint32_t nports;
   uint64_t buffer_used; /* switches */
-  uint64_t salt;        /* switches: ECMP hash salt */
-  WhTime fwd_delay;     /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
-  uint32_t leaf;        /* switches with hosts: leaf index, else WH_NO_PORT */
+  /* switches, dynamic PFC: the shared pool (buffer less every port's headroom) and
+   * the bytes in it */
+  uint64_t shared_cap, shared_used;
+  uint64_t salt;    /* switches: ECMP hash salt */
+  WhTime fwd_delay; /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
+  uint32_t leaf;    /* switches with hosts: leaf index, else WH_NO_PORT */
 } WhNode;
 
 struct WhNet {
@@ -197,6 +212,7 @@ struct WhNet {
   WhNetCounters c;
   GArray *build_nodes, *build_ports; /* until finalize */
   WhTime last_move;                  /* when a packet last arrived over a link */
+  uint64_t pfc_alpha_q16;            /* dynamic PFC: pfc_alpha in 1/65536 */
   WhNetDeadlock deadlock;
 };
 

@@ -1,7 +1,8 @@
 /* Network and traffic-control tests: queue-disc hooks see every packet on switch
  * ports and host NICs and change nothing (a run with an observer equals a run
  * without, events included); PFC frames cross the link and every PAUSE is undone;
- * the shared buffer and PFC ingress counters return to zero; ECMP spreads flows
+ * the shared buffer and PFC ingress counters return to zero; dynamic PFC thresholds
+ * keep an incast lossless that static ones do not; ECMP spreads flows
  * over equal-cost paths with shortest routes. */
 #include <check.h>
 #include <string.h>
@@ -122,6 +123,89 @@ START_TEST(test_pfc_pause_and_resume)
 }
 END_TEST
 
+/* Dynamic PFC's books, checked every microsecond: each switch's shared pool holds the
+ * shared bytes of its ports (ingress less headroom) and stays within its size, each
+ * port's headroom within its own, and the buffer within the switch's. */
+static void check_dynamic_pfc(WhSim *sim, void *ctx, uint64_t arg)
+{
+  WhNet *net = ctx;
+  (void)arg;
+  for (uint32_t i = 0; i < net->n_nodes; i++) {
+    const WhNode *n = &net->node[i];
+    if (!n->is_switch)
+      continue;
+    uint64_t shared = 0;
+    for (uint32_t k = 0; k < n->nports; k++) {
+      const WhPort *p = &net->port[n->ports[k]];
+      uint64_t hdrm = 0;
+      for (int q = 0; q < WH_NPRIO; q++) {
+        ck_assert_uint_le(p->hdrm_bytes[q], p->ingress_bytes[q]);
+        shared += p->ingress_bytes[q] - p->hdrm_bytes[q];
+        hdrm += p->hdrm_bytes[q];
+      }
+      ck_assert_uint_eq(hdrm, p->hdrm_used);
+      ck_assert_uint_le(p->hdrm_used, p->headroom);
+      ck_assert_uint_gt(p->headroom, 0);
+    }
+    ck_assert_uint_eq(shared, n->shared_used);
+    ck_assert_uint_le(n->shared_used, n->shared_cap);
+    ck_assert_uint_le(n->buffer_used, net->p.buffer_bytes);
+  }
+  if (net->pkt_live > 0 || sim->now < 20 * WH_US)
+    wh_sim_schedule_at(sim, sim->now + WH_US, check_dynamic_pfc, net, 0, 0);
+}
+
+/* A 16:1 incast into a 1 MB switch buffer: PAUSE at a static 200 KB per port lets 16
+ * ports overflow it, where thresholds that shrink as the shared pool fills, with
+ * headroom per port for what its link still brings, keep it lossless. */
+START_TEST(test_pfc_dynamic_thresholds)
+{
+  char *fixed[] = {"wh::Switch::BufferSize=1MB", NULL};
+  WhRunOptions opts = {.sets = fixed};
+  g_autoptr(WhRun) lossy = wh_test_run_file("scenarios/incast-16to1.xml", &opts);
+  ck_assert_uint_gt(lossy->net->c.drops, 0);
+
+  char *dynamic[] = {"wh::Switch::BufferSize=1MB", "wh::Switch::PfcThreshold=dynamic", NULL};
+  opts.sets = dynamic;
+  g_autoptr(WhRun) run = build("scenarios/incast-16to1.xml", &opts);
+  WhNet *net = run->net;
+  const WhNode *sw = &net->node[net->port[net->port[wh_net_host_port(net, 0)].peer].node];
+  /* 17 ports of 100 Gb/s, 1 us each way: 25,000 B on the wire, 3 frames of 1,062 B and
+   * the PAUSE frame of 64 B each */
+  ck_assert_uint_eq(sw->nports, 17);
+  ck_assert_uint_eq(sw->shared_cap, 1000000 - 17 * (25000 + 3 * 1062 + 64));
+  wh_sim_schedule_at(run->sim, 0, check_dynamic_pfc, net, 0, 0);
+  wh_run_execute(run);
+  wh_test_assert_clean_end(run);
+  ck_assert_uint_eq(net->c.drops, 0);
+  ck_assert_uint_gt(net->c.pfc_pauses, 0);
+  ck_assert_uint_eq(net->c.pfc_pauses, net->c.pfc_resumes);
+  check_buffers_empty(net);
+  for (uint32_t p = 0; p < net->n_ports; p++)
+    ck_assert_uint_eq(net->port[p].hdrm_used, 0);
+  ck_assert_uint_eq(sw->shared_used, 0);
+  for (uint32_t i = 0; i < run->tp->n_flows; i++)
+    ck_assert_uint_gt(wh_transport_flow(run->tp, i)->finish, 0);
+}
+END_TEST
+
+/* Headroom that leaves nothing to share is refused before the run. */
+START_TEST(test_pfc_dynamic_needs_shared_buffer)
+{
+  g_autofree char *path = wh_test_source_path("scenarios/incast-16to1.xml");
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhScenario) sc = wh_scenario_load(path, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  char *sets[] = {"wh::Switch::BufferSize=400KB", "wh::Switch::PfcThreshold=dynamic", NULL};
+  WhRunOptions opts = {.sets = sets};
+  WhRun *run = wh_run_new(sc, &opts, &err);
+  ck_assert(run == NULL);
+  ck_assert_msg(strstr(err->message, "PfcThreshold=dynamic") &&
+                    strstr(err->message, "BufferSize") && strstr(err->message, "headroom"),
+                "%s", err->message);
+}
+END_TEST
+
 START_TEST(test_ecmp_spreads_and_routes_are_shortest)
 {
   g_autoptr(WhScenario) sc = wh_scenario_new("ecmp", "wh::FatTree");
@@ -163,6 +247,8 @@ Suite *wh_network_suite(void)
   tc = tcase_create("switching");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_pfc_pause_and_resume);
+  tcase_add_test(tc, test_pfc_dynamic_thresholds);
+  tcase_add_test(tc, test_pfc_dynamic_needs_shared_buffer);
   tcase_add_test(tc, test_ecmp_spreads_and_routes_are_shortest);
   suite_add_tcase(s, tc);
   return s;

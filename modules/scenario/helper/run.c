@@ -172,9 +172,9 @@ static gboolean check_frame_fits(const WhRun *run, const WhNetParams *np, GError
   const WhConfig *cfg = run->cfg;
   uint64_t frame = wh_config_bytes(cfg, "wh::RdmaFlow", "Mtu") +
                    wh_config_bytes(cfg, "wh::RdmaFlow", "HeaderBytes");
-  const char *param = np->buffer_bytes < frame          ? "BufferSize"
-                      : np->pfc && np->pfc_xoff < frame ? "PfcXoff"
-                                                        : NULL;
+  const char *param = np->buffer_bytes < frame                              ? "BufferSize"
+                      : np->pfc && !np->pfc_dynamic && np->pfc_xoff < frame ? "PfcXoff"
+                                                                            : NULL;
   if (param == NULL)
     return TRUE;
   const char *o = wh_config_origin(cfg, "wh::Switch", param);
@@ -250,6 +250,11 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
       .pfc = wh_config_bool(cfg, "wh::Switch", "PfcEnabled"),
       .pfc_xoff = wh_config_bytes(cfg, "wh::Switch", "PfcXoff"),
       .pfc_xon = wh_config_bytes(cfg, "wh::Switch", "PfcXon"),
+      .pfc_dynamic = strcmp(wh_config_choice(cfg, "wh::Switch", "PfcThreshold"), "dynamic") == 0,
+      .pfc_alpha = wh_config_double(cfg, "wh::Switch", "PfcAlpha"),
+      .pfc_resume_offset = wh_config_bytes(cfg, "wh::Switch", "PfcResumeOffset"),
+      .pfc_frame = wh_config_bytes(cfg, "wh::RdmaFlow", "Mtu") +
+                   wh_config_bytes(cfg, "wh::RdmaFlow", "HeaderBytes"),
       .ecn = ecn.ecn && wh_config_bool(cfg, "wh::Switch", "EcnEnabled"),
       .kmin = ecn.kmin,
       .kmax = ecn.kmax,
@@ -260,7 +265,7 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
       .seed = run->seed,
       .deadlock_timeout = wh_config_time(cfg, "wh::Switch", "DeadlockTimeout"),
   };
-  if (np.pfc && np.pfc_xon > np.pfc_xoff) {
+  if (np.pfc && !np.pfc_dynamic && np.pfc_xon > np.pfc_xoff) {
     const char *o = wh_config_origin(cfg, "wh::Switch", "PfcXon");
     if (o == NULL)
       o = wh_config_origin(cfg, "wh::Switch", "PfcXoff");
