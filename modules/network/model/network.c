@@ -503,10 +503,25 @@ static inline uint64_t pfc_threshold(const WhNet *net, const WhNode *node)
   return (free >> 16) * a + (((free & 0xffff) * a) >> 16);
 }
 
+/* Dynamic PFC: whether an ingress port and priority holding headroom bytes or pool
+ * bytes should be paused (`pausing`) or stay paused. */
+static inline gboolean dynamic_pfc_over(const WhNet *net, const WhNode *node, const WhPort *in,
+                                        uint8_t q, gboolean pausing)
+{
+  if (in->hdrm_bytes[q] > 0)
+    return TRUE;
+  uint64_t shared = in->ingress_bytes[q], t = pfc_threshold(net, node);
+  if (pausing)
+    return shared > 0 && shared >= t;
+  return shared > 0 && shared + net->p.pfc_resume_offset > t;
+}
+
 /* Dynamic PFC, a packet of `size` arrives from `in` in priority `q`: it goes to the
- * shared pool while the port and priority's shared bytes stay within the threshold,
- * else to the port's headroom; FALSE (drop) when neither holds it. */
-static gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *in, uint8_t q, uint64_t size)
+ * shared pool while the port and priority's pool bytes stay within the threshold, else
+ * to the port's headroom; FALSE (drop) when neither holds it. Pauses the priority when
+ * it holds headroom bytes or its pool bytes reach the threshold. */
+static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *in, uint8_t q,
+                                              uint64_t size)
 {
   uint64_t shared = in->ingress_bytes[q] - in->hdrm_bytes[q];
   if (shared + size > pfc_threshold(net, node)) {
@@ -518,21 +533,32 @@ static gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *in, uint8_t 
     node->shared_used += size;
   }
   in->ingress_bytes[q] += size;
+  uint8_t bit = (uint8_t)(1u << q);
+  if (!(in->pfc_state & bit) && dynamic_pfc_over(net, node, in, q, TRUE)) {
+    in->pfc_state |= bit;
+    in->pfc_pending ^= bit;
+    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
+  }
   return TRUE;
 }
 
-/* Whether the ingress port and priority should be paused (with `pausing`) or resumed. */
-static gboolean pfc_over(const WhNet *net, const WhNode *node, const WhPort *in, uint8_t q,
-                         gboolean pausing)
+/* Dynamic PFC, a packet of `size` from `in` in priority `q` leaves: headroom bytes go
+ * first, then pool bytes; resumes the priority once it holds no headroom bytes and its
+ * pool bytes are PfcResumeOffset below the threshold, or none are left. */
+static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in, uint8_t q,
+                                            uint64_t size)
 {
-  if (!net->p.pfc_dynamic)
-    return pausing ? in->ingress_bytes[q] > net->p.pfc_xoff : in->ingress_bytes[q] > net->p.pfc_xon;
-  if (in->hdrm_bytes[q] > 0)
-    return TRUE;
-  uint64_t shared = in->ingress_bytes[q] - in->hdrm_bytes[q], t = pfc_threshold(net, node);
-  if (pausing)
-    return shared >= t && shared > 0;
-  return shared > 0 && shared + net->p.pfc_resume_offset > t;
+  uint64_t from_hdrm = MIN(in->hdrm_bytes[q], size);
+  in->hdrm_bytes[q] -= from_hdrm;
+  in->hdrm_used -= from_hdrm;
+  node->shared_used -= size - from_hdrm;
+  in->ingress_bytes[q] -= size;
+  uint8_t bit = (uint8_t)(1u << q);
+  if ((in->pfc_state & bit) && !dynamic_pfc_over(net, node, in, q, FALSE)) {
+    in->pfc_state &= (uint8_t)~bit;
+    in->pfc_pending ^= bit;
+    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
+  }
 }
 
 /* A packet leaves a switch's buffer (at dequeue): release buffer and PFC counts. */
@@ -545,15 +571,12 @@ static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (!(in->pfc_data_mask & bit))
     return;
-  uint8_t q = pkt->in_prio;
-  if (net->p.pfc_dynamic) {
-    uint64_t from_hdrm = MIN(in->hdrm_bytes[q], (uint64_t)pkt->size);
-    in->hdrm_bytes[q] -= from_hdrm;
-    in->hdrm_used -= from_hdrm;
-    node->shared_used -= pkt->size - from_hdrm;
+  if (G_UNLIKELY(net->p.pfc_dynamic)) {
+    dynamic_pfc_release(net, node, in, pkt->in_prio, pkt->size);
+    return;
   }
-  in->ingress_bytes[q] -= pkt->size;
-  if ((in->pfc_state & bit) && !pfc_over(net, node, in, q, FALSE)) {
+  in->ingress_bytes[pkt->in_prio] -= pkt->size;
+  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] <= net->p.pfc_xon) {
     in->pfc_state &= (uint8_t)~bit;
     in->pfc_pending ^= bit;
     ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
@@ -643,17 +666,18 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
   }
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (in->pfc_data_mask & bit) {
-    uint8_t q = pkt->in_prio;
-    if (!net->p.pfc_dynamic)
-      in->ingress_bytes[q] += pkt->size;
-    else if (!dynamic_pfc_admit(net, node, in, q, pkt->size)) {
-      drop(net, out, pkt);
-      return;
-    }
-    if (!(in->pfc_state & bit) && pfc_over(net, node, in, q, TRUE)) {
-      in->pfc_state |= bit;
-      in->pfc_pending ^= bit;
-      ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
+    if (G_UNLIKELY(net->p.pfc_dynamic)) {
+      if (!dynamic_pfc_admit(net, node, in, pkt->in_prio, pkt->size)) {
+        drop(net, out, pkt);
+        return;
+      }
+    } else {
+      in->ingress_bytes[pkt->in_prio] += pkt->size;
+      if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff) {
+        in->pfc_state |= bit;
+        in->pfc_pending ^= bit;
+        ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
+      }
     }
   }
   node->buffer_used += pkt->size;
