@@ -15,6 +15,7 @@
 #include "fcg.h"
 #include "flow-state.h"
 #include "memo-db.h"
+#include "varint.h"
 #include "wormhole-private.h"
 
 /* The bytes of graphs remembered with their match (lookup_remember): a graph built
@@ -360,6 +361,113 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
   }
 }
 
+/* A large phase's in-place key starts with this byte, which no graph's bytes start
+ * with (they start with the vertex count, a varint of at least 1). */
+#define WH_IN_PLACE_TAG 0
+
+/* The in-place key of a phase: the tag, the flow count, the distinct vertex labels
+ * (8 B each, in order of first use), then per flow (in the partition's order) its
+ * label's index, its port count and its ports, each as the zigzag difference to the
+ * port at the same position on the previous flow's path (or to the flow's previous
+ * port): equal keys mean the same labels on the same ports in the same order, so the
+ * same graph in the same vertex order. */
+static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *lens,
+                         const GArray *labels)
+{
+  g_byte_array_set_size(out, 0);
+  uint8_t tag = WH_IN_PLACE_TAG;
+  g_byte_array_append(out, &tag, 1);
+  uint32_t n = lens->len;
+  wh_varint_put(out, n);
+  g_autoptr(GHashTable) index = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autoptr(GArray) idx = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), n);
+  g_autoptr(GByteArray) table = g_byte_array_new();
+  for (uint32_t f = 0; f < n; f++) {
+    const uint64_t *l = &g_array_index(labels, uint64_t, f);
+    gpointer v;
+    if (!g_hash_table_lookup_extended(index, l, NULL, &v)) {
+      v = GUINT_TO_POINTER(g_hash_table_size(index));
+      g_hash_table_insert(index, (gpointer)l, v);
+      g_byte_array_append(table, (const uint8_t *)l, sizeof *l);
+    }
+    uint32_t i = GPOINTER_TO_UINT(v);
+    g_array_append_val(idx, i);
+  }
+  wh_varint_put(out, g_hash_table_size(index));
+  g_byte_array_append(out, table->data, table->len);
+  const uint32_t *prev = NULL;
+  uint32_t prev_len = 0;
+  for (uint32_t f = 0; f < n; f++) {
+    const uint32_t *path = paths->pdata[f];
+    uint32_t len = g_array_index(lens, uint32_t, f);
+    wh_varint_put(out, g_array_index(idx, uint32_t, f));
+    wh_varint_put(out, len);
+    for (uint32_t k = 0; k < len; k++) {
+      uint64_t ref = k < prev_len ? prev[k] : k > 0 ? path[k - 1] : 0;
+      wh_varint_put(out, wh_zigzag_diff(path[k], ref));
+    }
+    prev = path;
+    prev_len = len;
+  }
+}
+
+/* A 64-bit signature of `len` bytes in the namespace `ns`. */
+static uint64_t bytes_signature(const uint8_t *b, size_t len, uint64_t ns)
+{
+  uint64_t h = wh_mix64(ns ^ len);
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, b + i, 8);
+    h = wh_mix64(h ^ w);
+  }
+  uint64_t w = 0;
+  memcpy(&w, b + i, len - i);
+  return wh_mix64(h ^ w ^ (uint64_t)(len - i) << 56);
+}
+
+/* A phase with more flows than the exact check takes (LargePhases=in-place): repeated
+ * only where a stored one had the same in-place key (byte for byte, never a bare
+ * signature), taken with the identity map; no graph is built. */
+static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrArray *paths,
+                           GArray *lens, GArray *labels, GByteArray *key, GByteArray *raw,
+                           GArray *map)
+{
+  WhPatternStats *ps = &wh->ps;
+  in_place_key(raw, paths, lens, labels);
+  const uint32_t *known_map = NULL;
+  const WhMemoEntry *known = lookup_recall(wh, raw, &known_map);
+  if (known) {
+    ps->recalled++;
+    ps->large_repeated++;
+    repeat(wh, p, ids, known_map, known, known->signature, key);
+    return;
+  }
+  g_array_set_size(map, ids->len);
+  for (guint v = 0; v < ids->len; v++)
+    g_array_index(map, uint32_t, v) = v;
+  uint64_t sig = bytes_signature(raw->data, raw->len, wh->p.config_hash);
+  uint32_t nc = 0;
+  const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
+  for (uint32_t i = 0; i < nc; i++) {
+    if (cand[i].key_len == raw->len && memcmp(cand[i].key, raw->data, raw->len) == 0) {
+      lookup_remember(wh, raw, sig, cand[i].key, cand[i].key_len, (const uint32_t *)map->data,
+                      ids->len);
+      ps->large_repeated++;
+      repeat(wh, p, ids, (const uint32_t *)map->data, &cand[i], sig, key);
+      return;
+    }
+  }
+  ps->distinct++;
+  if (wh_memo_db_bytes(wh->memo) >= wh->p.memo_max_bytes) {
+    ps->not_stored++;
+    return;
+  }
+  wh_memo_db_insert(wh->memo, sig, WH_MEMO_SEEN, raw->data, raw->len, NULL, 0);
+  lookup_remember(wh, raw, sig, raw->data, raw->len, (const uint32_t *)map->data, ids->len);
+  open_phase(wh, p, sig, raw, ids);
+}
+
 static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrArray *paths,
                         GArray *lens, GArray *labels, GByteArray *key, GByteArray *raw, GArray *map)
 {
@@ -386,9 +494,15 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   ps->phases++;
   ps->flows_sum += ids->len;
   ps->flows_max = MAX(ps->flows_max, ids->len);
-  /* more flows than the exact check takes: no repeat could ever be confirmed, so the
-   * phase is new, and neither its graph nor its outcome is kept */
+  /* more flows than the exact check takes: matched only in place (LargePhases=in-place),
+   * else no repeat could ever be confirmed, so the phase is new, and neither its graph
+   * nor its outcome is kept */
   if (ids->len > WH_FCG_ISO_MAX_VERTICES) {
+    ps->large++;
+    if (wh->p.large_in_place) {
+      count_in_place(wh, p, ids, paths, lens, labels, key, raw, map);
+      return;
+    }
     ps->too_large++;
     ps->distinct++;
     return;
@@ -412,6 +526,8 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
   gboolean gave_up = FALSE;
   for (uint32_t i = 0; i < nc; i++) {
+    if (cand[i].key_len > 0 && cand[i].key[0] == WH_IN_PLACE_TAG)
+      continue; /* a large phase's in-place key, never a graph */
     g_autoptr(WhFcg) stored = wh_fcg_deserialize(cand[i].key, cand[i].key_len);
     if (stored == NULL)
       continue;
@@ -490,7 +606,8 @@ void wh_patterns_json(const WhWormhole *wh, GString *out)
       ", \"converged\": %" G_GUINT64_FORMAT ", \"completed\": %" G_GUINT64_FORMAT
       "}, \"replays\": {\"converged\": %" G_GUINT64_FORMAT ", \"completed\": %" G_GUINT64_FORMAT "}"
       ", \"distinct\": %" G_GUINT64_FORMAT ", \"hash_collisions\": %" G_GUINT64_FORMAT
-      ", \"too_large\": %" G_GUINT64_FORMAT ", \"not_stored\": %" G_GUINT64_FORMAT
+      ", \"too_large\": %" G_GUINT64_FORMAT ", \"large\": %" G_GUINT64_FORMAT
+      ", \"large_repeated\": %" G_GUINT64_FORMAT ", \"not_stored\": %" G_GUINT64_FORMAT
       ", \"flows_max\": %" G_GUINT64_FORMAT
       ", \"flows_mean\": %.3f, \"outcomes\": {\"converged\": %" G_GUINT64_FORMAT
       ", \"completed\": %" G_GUINT64_FORMAT ", \"abandoned\": %" G_GUINT64_FORMAT
@@ -498,7 +615,7 @@ void wh_patterns_json(const WhWormhole *wh, GString *out)
       wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file, ps->recalled,
       ps->hits[WH_MEMO_SEEN], ps->hits[WH_MEMO_CONVERGED], ps->hits[WH_MEMO_COMPLETED],
       ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED], ps->distinct, ps->collisions,
-      ps->too_large, ps->not_stored, ps->flows_max,
+      ps->too_large, ps->large, ps->large_repeated, ps->not_stored, ps->flows_max,
       ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, ps->converged, ps->completed,
       ps->abandoned, wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
 }

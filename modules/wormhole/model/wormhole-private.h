@@ -89,7 +89,9 @@ typedef struct {
   uint64_t distinct;                 /* patterns stored (new ones) */
   uint64_t collisions;               /* a stored pattern with the same hash, not isomorphic */
   uint64_t too_large;                /* the exact check gave up, or the phase has more flows than it
-                                        takes (not stored): counted as new */
+                                        takes and LargePhases=new (not stored): counted as new */
+  uint64_t large;                    /* phases with more flows than the exact check takes */
+  uint64_t large_repeated;           /* ... matched in place (LargePhases=in-place) */
   uint64_t not_stored;               /* new patterns left out: the store had reached MemoMaxBytes */
   uint64_t flows_max;                /* the largest phase, in flows */
   uint64_t flows_sum;                /* flows over all phases */

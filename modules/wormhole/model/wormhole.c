@@ -7,6 +7,7 @@
 #include "wormhole-private.h"
 
 static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NULL};
+static const char *const large_choices[] = {"new", "in-place", NULL};
 static const char *const quantity_choices[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
                                                NULL};
 
@@ -83,6 +84,12 @@ static const WhParamSpec wormhole_params[] = {
      "end in a completion are replayed; converged ones are left to the fast-forward, which "
      "measures their rates again)",
      0, 0, 0, NULL},
+    {"LargePhases", WH_PARAM_CHOICE, "new",
+     "patterns: a phase with more flows than the exact isomorphism check takes (256): new: "
+     "counted as new, not stored; in-place: stored, and repeated where the same flow labels "
+     "cross the same ports in the same order (a collective repeated on the same ranks), "
+     "confirmed byte for byte, with no graph built (docs/wormhole.md)",
+     0, 0, 0, large_choices},
     {"StatsFrom", WH_PARAM_TIME, "0us",
      "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
      "out a warm-up); detection itself is unaffected",
@@ -189,6 +196,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
   p->replay_converged = wh_config_bool(cfg, T, "ReplayConverged");
   p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
+  p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
     return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
   static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",

@@ -44,6 +44,7 @@ typedef struct {
   uint64_t config_hash;      /* patterns: the namespace (network, transport, CC parameters) */
   gboolean replay_converged; /* memo: also replay phases whose stored outcome converged */
   uint64_t memo_max_bytes;   /* patterns: no new pattern is stored beyond this */
+  gboolean large_in_place;   /* patterns: phases above the exact check matched in place */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;
