@@ -23,10 +23,10 @@
 # of each model, without the paper's defaults and the k=8 row.
 #
 # --large runs the 1024-GPU evaluation instead, into its own report: GPT-175B with
-# DCQCN (skip, memo, memo at the paper's defaults) and MoE-32x22B with DCQCN (memo, and
-# memo with LargePhases=in-place), each compared with a stored exact run (`whsim
-# compare --exact`). The exact engine takes half an hour to an hour on one iteration
-# there (more on a busy machine), so its run is made once, into
+# DCQCN (skip, memo, memo at the paper's defaults) and MoE-32x22B with DCQCN (memo, memo
+# with LargePhases=in-place, memo at the paper's defaults), each compared with a stored
+# exact run (`whsim compare --exact`). The exact engine takes half an hour to an hour on
+# one iteration there (more on a busy machine), so its run is made once, into
 # $WH_REFERENCES/gpt-175b-dcqcn and moe-32x22b-dcqcn (default BUILD_DIR/references),
 # and reused by every later --large run (delete the directory to make it again, e.g.
 # after a change of the engine). The report says which reference it used and when
@@ -183,6 +183,8 @@ if [ "$large" = 1 ]; then
     --set wh::Wormhole::LargePhases=in-place
   row moe32-in-place "MoE-32x22B, 1024 GPUs, DCQCN, memo, LargePhases=in-place" >> "$report"
   bound moe32-in-place "abs(j['iteration_time_error']) <= 0.02 and j['fct_error']['mean'] <= 0.02" "MoE-32x22B DCQCN in place: errors above 2% / 2%"
+  run moe32-paper "$presets/moe-32x22b-dcqcn.xml" --exact "$ref32" "${paper[@]}"
+  row moe32-paper "MoE-32x22B, 1024 GPUs, DCQCN, memo, paper's defaults" >> "$report"
   for r in gpt175-memo moe32-memo; do
     python3 - "$work/$r/wormhole/wormhole.json" <<'PY' || fail "$r: pattern store above 1 MB"
 import json, sys
