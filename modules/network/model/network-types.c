@@ -29,14 +29,14 @@ static const WhParamSpec switch_params[] = {
     {"PfcXon", WH_PARAM_BYTES, "980KB", "ingress bytes at or below which RESUME is sent"},
     {"PfcThreshold", WH_PARAM_CHOICE, "static",
      "static: PAUSE above PfcXoff, RESUME at PfcXon; dynamic: PAUSE when an ingress port and "
-     "priority holds more than PfcAlpha x the switch's free shared buffer, each port keeping "
-     "headroom for what its link still brings after a PAUSE (2 x rate x delay + 3 frames; "
-     "docs/topology.md), as in the HPCC simulator's switch MMU",
+     "priority holds PfcAlpha x the switch's free shared buffer, each port keeping headroom "
+     "for what its link still brings after a PAUSE (2 x rate x delay + 3 frames + the PAUSE "
+     "frame; docs/user-guide.md), as in the HPCC simulator's switch MMU",
      0, 0, 0, pfc_threshold_choices, WH_PARAM_DIGEST_OMITS_DEFAULT},
     {"PfcAlpha", WH_PARAM_DOUBLE, "0.125",
      "PfcThreshold=dynamic: the share of the free shared buffer one ingress port and priority "
-     "may hold before PAUSE (HPCC simulator: 1/8)",
-     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 64, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
+     "may hold before PAUSE, in (0, 1] (HPCC simulator: 1/8; kept in steps of 1/65536)",
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
     {"PfcResumeOffset", WH_PARAM_BYTES, "3KB",
      "PfcThreshold=dynamic: RESUME once the port and priority's shared bytes are this far "
      "below the threshold, or none are left (HPCC simulator: 3 KB)",

@@ -242,11 +242,13 @@ static void init_port_queue(WhNet *net, WhPort *port)
 }
 
 /* Dynamic PFC: each switch port's headroom holds what its link still brings once the
- * port decides to PAUSE: the frame it is sending, its PAUSE frame, the data the peer
- * sends while the PAUSE travels, the frame the peer is sending when it arrives, the
- * data already on the wire, and one frame more for the packet that crossed the
- * threshold: 2 x rate x delay + 3 frames + the PAUSE frame. The shared pool is what the
- * headroom of every port leaves of the buffer. */
+ * port decides to PAUSE a priority: the frame it is sending, its PAUSE frame, the data
+ * the peer sends while the PAUSE travels, the frame the peer is sending when it
+ * arrives, the data already on the wire, and one frame more for the packet that
+ * crossed the threshold: rate x (delay both ways, each with the receiving switch's
+ * forwarding latency) + 3 frames + the PAUSE frame, for each priority. The shared pool
+ * is what one headroom per port leaves of the buffer (as in the HPCC simulator: a
+ * pause of several priorities of one port at once takes more). */
 static gboolean init_dynamic_pfc(WhNet *net, GError **error)
 {
   double alpha = net->p.pfc_alpha * 65536.0;
@@ -255,23 +257,24 @@ static gboolean init_dynamic_pfc(WhNet *net, GError **error)
     WhNode *n = &net->node[i];
     if (!n->is_switch)
       continue;
-    uint64_t total = 0;
+    double total = 0;
     for (uint32_t k = 0; k < n->nports; k++) {
       WhPort *p = &net->port[n->ports[k]];
       WhTime rtt = p->delay + net->port[p->peer].delay;
-      double wire = ceil((double)p->rate_bps * (double)rtt / 8e12);
-      p->headroom = (uint64_t)wire + 3 * net->p.pfc_frame + WH_PFC_FRAME_BYTES;
-      total += p->headroom;
+      double room = ceil((double)p->rate_bps * (double)rtt / 8e12) +
+                    3.0 * (double)net->p.pfc_frame + WH_PFC_FRAME_BYTES;
+      p->headroom = room < (double)net->p.buffer_bytes ? (uint64_t)room : net->p.buffer_bytes;
+      total += room;
     }
-    if (total >= net->p.buffer_bytes) {
-      g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY,
-                  "wh::Switch::PfcThreshold=dynamic: switch %u's %u ports need %" G_GUINT64_FORMAT
-                  " B of PFC headroom, which leaves nothing of its %" G_GUINT64_FORMAT
+    if (total >= (double)net->p.buffer_bytes) {
+      g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER,
+                  "wh::Switch::PfcThreshold=dynamic: switch %u's %u ports need %.0f B of PFC "
+                  "headroom, which leaves nothing of its %" G_GUINT64_FORMAT
                   " B buffer (wh::Switch::BufferSize) to share",
                   n->index, n->nports, total, net->p.buffer_bytes);
       return FALSE;
     }
-    n->shared_cap = net->p.buffer_bytes - total;
+    n->shared_cap = net->p.buffer_bytes - (uint64_t)total;
   }
   return TRUE;
 }
@@ -513,7 +516,7 @@ static inline gboolean dynamic_pfc_over(const WhNet *net, const WhNode *node, co
   uint64_t shared = in->ingress_bytes[q], t = pfc_threshold(net, node);
   if (pausing)
     return shared > 0 && shared >= t;
-  return shared > 0 && shared + net->p.pfc_resume_offset > t;
+  return shared > 0 && (shared >= t || t - shared < net->p.pfc_resume_offset);
 }
 
 /* Dynamic PFC, a packet of `size` arrives from `in` in priority `q`: it goes to the
@@ -525,10 +528,9 @@ static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *
 {
   uint64_t shared = in->ingress_bytes[q] - in->hdrm_bytes[q];
   if (shared + size > pfc_threshold(net, node)) {
-    if (in->hdrm_used + size > in->headroom)
+    if (in->hdrm_bytes[q] + size > in->headroom)
       return FALSE;
     in->hdrm_bytes[q] += size;
-    in->hdrm_used += size;
   } else {
     node->shared_used += size;
   }
@@ -550,7 +552,6 @@ static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in
 {
   uint64_t from_hdrm = MIN(in->hdrm_bytes[q], size);
   in->hdrm_bytes[q] -= from_hdrm;
-  in->hdrm_used -= from_hdrm;
   node->shared_used -= size - from_hdrm;
   in->ingress_bytes[q] -= size;
   uint8_t bit = (uint8_t)(1u << q);

@@ -23,6 +23,7 @@ GQuark wh_network_error_quark(void);
 typedef enum {
   WH_NETWORK_ERROR_TOPOLOGY,
   WH_NETWORK_ERROR_ROUTE,
+  WH_NETWORK_ERROR_BUFFER, /* the switch buffer cannot hold what its parameters ask */
 } WhNetworkError;
 
 typedef struct WhNet WhNet;
@@ -35,7 +36,8 @@ typedef struct {
   /* dynamic thresholds: PAUSE when an ingress port and priority holds more than
    * pfc_alpha x the switch's free shared buffer (what its ports' headroom leaves of
    * buffer_bytes), RESUME pfc_resume_offset below it; each port's headroom holds what
-   * its link brings after a PAUSE: 2 x rate x delay + 3 frames of pfc_frame bytes */
+   * its link brings after a PAUSE: 2 x rate x delay + 3 frames of pfc_frame bytes + the
+   * PAUSE frame */
   gboolean pfc_dynamic;
   double pfc_alpha;
   uint64_t pfc_resume_offset;
@@ -165,9 +167,9 @@ typedef struct {
   uint8_t tier;                     /* WhLinkTier */
   uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
   /* dynamic PFC: of ingress_bytes, those held in this port's headroom (the rest are in
-   * the switch's shared pool), their sum, and the headroom's size */
+   * the switch's shared pool), and the headroom's size (per priority) */
   uint64_t hdrm_bytes[WH_NPRIO];
-  uint64_t hdrm_used, headroom;
+  uint64_t headroom;
   uint64_t tx_bytes;
   WhPortStats st;
   WhQueueDisc qd;

@@ -320,8 +320,18 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
       return fail_at(error, sc, sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
                      err->message);
   }
-  if (!wh_net_finalize(run->net, &err))
+  if (!wh_net_finalize(run->net, &err)) {
+    if (g_error_matches(err, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER)) {
+      const char *o = wh_config_origin(cfg, "wh::Switch", "BufferSize");
+      if (o == NULL)
+        o = wh_config_origin(cfg, "wh::Switch", "PfcThreshold");
+      if (o != NULL) {
+        g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: %s", o, err->message);
+        return FALSE;
+      }
+    }
     return fail_at(error, sc, sc->topology_line, "topology: %s", err->message);
+  }
   return TRUE;
 }
 

@@ -428,21 +428,14 @@ static uint64_t bytes_signature(const uint8_t *b, size_t len, uint64_t ns)
 
 /* A phase with more flows than the exact check takes (LargePhases=in-place): repeated
  * only where a stored one had the same in-place key (byte for byte, never a bare
- * signature), taken with the identity map; no graph is built. */
+ * signature), taken with the identity map; no graph is built, and nothing goes to the
+ * remembered lookups (the key is its own lookup). */
 static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrArray *paths,
                            GArray *lens, GArray *labels, GByteArray *key, GByteArray *raw,
                            GArray *map)
 {
   WhPatternStats *ps = &wh->ps;
   in_place_key(raw, paths, lens, labels);
-  const uint32_t *known_map = NULL;
-  const WhMemoEntry *known = lookup_recall(wh, raw, &known_map);
-  if (known) {
-    ps->recalled++;
-    ps->large_repeated++;
-    repeat(wh, p, ids, known_map, known, known->signature, key);
-    return;
-  }
   g_array_set_size(map, ids->len);
   for (guint v = 0; v < ids->len; v++)
     g_array_index(map, uint32_t, v) = v;
@@ -451,8 +444,6 @@ static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GP
   const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
   for (uint32_t i = 0; i < nc; i++) {
     if (cand[i].key_len == raw->len && memcmp(cand[i].key, raw->data, raw->len) == 0) {
-      lookup_remember(wh, raw, sig, cand[i].key, cand[i].key_len, (const uint32_t *)map->data,
-                      ids->len);
       ps->large_repeated++;
       repeat(wh, p, ids, (const uint32_t *)map->data, &cand[i], sig, key);
       return;
@@ -464,7 +455,6 @@ static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GP
     return;
   }
   wh_memo_db_insert(wh->memo, sig, WH_MEMO_SEEN, raw->data, raw->len, NULL, 0);
-  lookup_remember(wh, raw, sig, raw->data, raw->len, (const uint32_t *)map->data, ids->len);
   open_phase(wh, p, sig, raw, ids);
 }
 

@@ -467,24 +467,25 @@ START_TEST(test_too_large_not_stored)
 }
 END_TEST
 
-/* Two rounds, 30 ms apart, of 260 flows of 1 MB at once over one bottleneck: with
- * LargePhases=in-place the second round's phases of more flows than the exact check
- * takes repeat the first round's (the same labels on the same ports in the same
- * order), and are replayed in memo mode, every byte still delivered exactly once; with
- * the default they are new and not stored. */
-static WhScenario *crowd_rounds(void)
+/* Two rounds, 10 ms apart, of a ring of 300 flows of 4 MB on a star (host i sends to
+ * host i + 1): one partition, joined through the hosts' ports, quiet, each flow at its
+ * line rate. With LargePhases=in-place the second round repeats the first round's
+ * phase of more flows than the exact check takes (the same labels on the same ports in
+ * the same order) and replays its stored outcome in memo mode, every byte still
+ * delivered exactly once; with the default the phase is new and not stored. */
+static WhScenario *ring_rounds(void)
 {
-  WhScenario *sc = wh_scenario_new("crowd-rounds", "wh::Dumbbell");
-  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "260");
+  WhScenario *sc = wh_scenario_new("ring-rounds", "wh::Star");
+  wh_scenario_add_set(sc, "wh::Star::Hosts", "300");
   for (unsigned r = 0; r < 2; r++)
-    for (unsigned i = 0; i < 260; i++)
-      wh_scenario_add_flow(sc, i, 260 + i, 1000000, r * 30 * WH_MS);
+    for (unsigned i = 0; i < 300; i++)
+      wh_scenario_add_flow(sc, i, (i + 1) % 300, 4000000, r * 10 * WH_MS);
   return sc;
 }
 
 START_TEST(test_large_in_place)
 {
-  g_autoptr(WhScenario) sc = crowd_rounds();
+  g_autoptr(WhScenario) sc = ring_rounds();
   char *plain[] = {"wh::Wormhole::Mode=memo", NULL};
   char *in_place[] = {"wh::Wormhole::Mode=memo", "wh::Wormhole::LargePhases=in-place", NULL};
   WhRunOptions eo = {.cc = "hpcc"}, no = {.cc = "hpcc", .sets = plain},
@@ -510,11 +511,13 @@ START_TEST(test_large_in_place)
   ck_assert_uint_ge(pi->large_repeated, 1);
   ck_assert_uint_lt(pi->large_repeated, pi->large);
   ck_assert_uint_eq(pi->phases, pi->repeated + pi->distinct);
-  ck_assert_uint_gt(pi->replays[WH_MEMO_CONVERGED] + pi->replays[WH_MEMO_COMPLETED], 0);
-  ck_assert_uint_le(on->sim->events_executed, off->sim->events_executed);
+  ck_assert_uint_gt(pi->replays[WH_MEMO_CONVERGED] + pi->replays[WH_MEMO_COMPLETED],
+                    po->replays[WH_MEMO_CONVERGED] + po->replays[WH_MEMO_COMPLETED]);
+  ck_assert_uint_lt(on->sim->events_executed, off->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(on->wormhole, NULL));
-  /* each flow's FCT as far from the exact engine's as without the replays, give or take
-   * a tenth of a percent */
+  /* each flow's FCT within 1% of the exact engine's (the bound of a cross-flow
+   * restore; without the replay the fast-forward skips nothing in this ring, 16.7 M
+   * events as the exact engine, and with it half of them are left) */
   double worst_on = 0, worst_off = 0;
   for (uint32_t i = 0; i < on->tp->n_flows; i++) {
     const WhFlow *e = wh_transport_flow(exact->tp, i);
@@ -525,7 +528,8 @@ START_TEST(test_large_in_place)
   }
   fprintf(stderr, "large phases: worst FCT error %.3f%% in place, %.3f%% without\n", worst_on * 100,
           worst_off * 100);
-  ck_assert_double_le(worst_on, worst_off + 0.001);
+  ck_assert_double_le(worst_off, 0.01);
+  ck_assert_double_le(worst_on, 0.01);
   /* deterministic */
   g_autoptr(WhRun) again = wh_test_run(sc, &io);
   g_autofree char *f1 = wh_test_fingerprint(on);
