@@ -237,7 +237,8 @@ static void init_port_queue(WhNet *net, WhPort *port)
     wh_rng_init(&port->qd.rng, net->p.seed, 0x100000000ULL + port->id);
   }
   if (n->is_switch && net->p.pfc)
-    port->pfc_data_mask = (uint8_t) ~(1u << WH_PRIO_CONTROL);
+    *(net->p.pfc_dynamic ? &port->pfc_dyn_mask : &port->pfc_data_mask) =
+        (uint8_t) ~(1u << WH_PRIO_CONTROL);
   port->delay += wh_net_switch_delay(net, port->peer_node);
 }
 
@@ -570,10 +571,9 @@ static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
     return;
   WhPort *in = &net->port[pkt->in_port];
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
-  if (!(in->pfc_data_mask & bit))
-    return;
-  if (G_UNLIKELY(net->p.pfc_dynamic)) {
-    dynamic_pfc_release(net, node, in, pkt->in_prio, pkt->size);
+  if (!(in->pfc_data_mask & bit)) {
+    if (G_UNLIKELY(in->pfc_dyn_mask & bit))
+      dynamic_pfc_release(net, node, in, pkt->in_prio, pkt->size);
     return;
   }
   in->ingress_bytes[pkt->in_prio] -= pkt->size;
@@ -667,19 +667,16 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
   }
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (in->pfc_data_mask & bit) {
-    if (G_UNLIKELY(net->p.pfc_dynamic)) {
-      if (!dynamic_pfc_admit(net, node, in, pkt->in_prio, pkt->size)) {
-        drop(net, out, pkt);
-        return;
-      }
-    } else {
-      in->ingress_bytes[pkt->in_prio] += pkt->size;
-      if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff) {
-        in->pfc_state |= bit;
-        in->pfc_pending ^= bit;
-        ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-      }
+    in->ingress_bytes[pkt->in_prio] += pkt->size;
+    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff) {
+      in->pfc_state |= bit;
+      in->pfc_pending ^= bit;
+      ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
     }
+  } else if (G_UNLIKELY(in->pfc_dyn_mask & bit) &&
+             !dynamic_pfc_admit(net, node, in, pkt->in_prio, pkt->size)) {
+    drop(net, out, pkt);
+    return;
   }
   node->buffer_used += pkt->size;
   wh_queue_disc_enqueue(&out->qd, pkt);

@@ -160,7 +160,8 @@ typedef struct {
   uint8_t paused;                   /* priorities paused by the peer (PFC) */
   uint8_t pfc_state;                /* priorities we have asked the peer to pause */
   uint8_t pfc_pending;              /* priorities whose state the peer has not been told yet */
-  uint8_t pfc_data_mask;            /* priorities subject to PFC */
+  uint8_t pfc_data_mask;            /* priorities subject to PFC (static thresholds) */
+  uint8_t pfc_dyn_mask;             /* ... (dynamic thresholds) */
   uint8_t frozen;                   /* held still by wh_net_freeze_port: no dequeue */
   uint8_t vc_bump;                  /* WhVcBump: when data crossing this link moves to
                                        the next virtual channel (priority - 1, down to 1) */
