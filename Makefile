@@ -11,7 +11,7 @@
 #                  on the sanitizer build (FUZZ_CASES cases, FUZZ_SEED)
 #   make sanitize-slice  what CI runs before make test (about 3 minutes on 2 cores): a
 #                  sanitizer build without ns-3 (build-sanitize-slice/), the hardening,
-#                  bad-inputs, simai, fcg and memo-db suites, and 5000 fuzz cases
+#                  bad-inputs, simai, fcg, memo-db and network suites, and 5000 fuzz cases
 
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev check \
             clang-format gnuplot-nox python3 libxml2-utils time \
@@ -81,7 +81,7 @@ fuzz: sanitize-build
 
 sanitize-slice: deps $(SLICE_BUILD)/build.ninja
 	ninja -C $(SLICE_BUILD) whsim fuzz-loaders tests/runner
-	for suite in hardening bad-inputs simai fcg memo-db; do \
+	for suite in hardening bad-inputs simai fcg memo-db network; do \
 	  (cd $(SLICE_BUILD) && $(SANITIZE_ENV) CK_RUN_SUITE=$$suite WH_SOURCE_ROOT=$(CURDIR) \
 	    ./tests/runner) || exit 1; \
 	done
