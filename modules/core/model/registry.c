@@ -3,6 +3,7 @@
 #include "registry.h"
 
 #include <string.h>
+#include "rng.h"
 #include "units.h"
 
 GQuark wh_config_error_quark(void)
@@ -333,14 +334,6 @@ const char *wh_config_choice(const WhConfig *cfg, const char *type, const char *
   return spec->choices[get(cfg, type, param, WH_PARAM_CHOICE).choice];
 }
 
-static uint64_t digest_mix(uint64_t h, const void *p, gsize n)
-{
-  const uint8_t *b = p;
-  for (gsize i = 0; i < n; i++)
-    h = (h ^ b[i]) * 0x100000001b3ULL; /* FNV-1a */
-  return h;
-}
-
 /* Whether `v` is the value of `s`'s default. */
 static gboolean at_default(const WhParamSpec *s, const WhParamValue *v)
 {
@@ -366,18 +359,18 @@ static gboolean at_default(const WhParamSpec *s, const WhParamValue *v)
 
 uint64_t wh_config_digest(const WhConfig *cfg, const char *const *kinds)
 {
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = WH_FNV1A_INIT;
   g_autoptr(GPtrArray) types = wh_registry_types();
   for (guint i = 0; i < types->len; i++) {
     const WhTypeInfo *t = types->pdata[i];
     if (!g_strv_contains((const char *const *)kinds, t->kind))
       continue;
-    h = digest_mix(h, t->name, strlen(t->name) + 1);
+    h = wh_fnv1a(h, t->name, strlen(t->name) + 1);
     for (const WhParamSpec *s = t->params; s && s->name; s++) {
       WhParamValue v = get(cfg, t->name, s->name, s->kind);
       if ((s->flags & WH_PARAM_DIGEST_OMITS_DEFAULT) && at_default(s, &v))
         continue;
-      h = digest_mix(h, s->name, strlen(s->name) + 1);
+      h = wh_fnv1a(h, s->name, strlen(s->name) + 1);
       uint64_t bits = 0;
       switch (s->kind) {
       case WH_PARAM_INT:
@@ -397,10 +390,10 @@ uint64_t wh_config_digest(const WhConfig *cfg, const char *const *kinds)
         bits = (uint64_t)v.t;
         break;
       case WH_PARAM_CHOICE:
-        h = digest_mix(h, s->choices[v.choice], strlen(s->choices[v.choice]) + 1);
+        h = wh_fnv1a(h, s->choices[v.choice], strlen(s->choices[v.choice]) + 1);
         break;
       }
-      h = digest_mix(h, &bits, sizeof bits);
+      h = wh_fnv1a(h, &bits, sizeof bits);
     }
   }
   return h;

@@ -5,6 +5,7 @@
 #ifndef WH_RNG_H
 #define WH_RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -36,6 +37,17 @@ static inline uint64_t wh_rng_next(WhRng *r)
 static inline double wh_rng_uniform(WhRng *r)
 {
   return (double)(wh_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* FNV-1a, 64 bits, of n bytes at p, continuing from h (WH_FNV1A_INIT to start): the
+ * configuration digest, the memo file's checksum, the memo keys' signatures. */
+#define WH_FNV1A_INIT 0xcbf29ce484222325ULL
+static inline uint64_t wh_fnv1a(uint64_t h, const void *p, size_t n)
+{
+  const uint8_t *b = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
 }
 
 /* A well-mixed 64-bit hash (splitmix64 finalizer), also used for ECMP. */

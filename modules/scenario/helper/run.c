@@ -170,8 +170,7 @@ static gboolean check_custom(const WhScenario *sc, GError **error)
 static gboolean check_frame_fits(const WhRun *run, const WhNetParams *np, GError **error)
 {
   const WhConfig *cfg = run->cfg;
-  uint64_t frame = wh_config_bytes(cfg, "wh::RdmaFlow", "Mtu") +
-                   wh_config_bytes(cfg, "wh::RdmaFlow", "HeaderBytes");
+  uint64_t frame = np->pfc_frame;
   const char *param = np->buffer_bytes < frame                              ? "BufferSize"
                       : np->pfc && !np->pfc_dynamic && np->pfc_xoff < frame ? "PfcXoff"
                                                                             : NULL;

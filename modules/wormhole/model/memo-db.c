@@ -1,5 +1,6 @@
 /* The memo database: see memo-db.h. */
 #include "memo-db.h"
+#include "rng.h"
 #include "varint.h"
 
 #include <errno.h>
@@ -158,15 +159,6 @@ const WhMemoEntry *wh_memo_db_candidates(const WhMemoDb *db, uint64_t signature,
 
 /* ---- the file ---- */
 
-/* FNV-1a, 64 bits. */
-static uint64_t checksum(const uint8_t *p, gsize n)
-{
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (gsize i = 0; i < n; i++)
-    h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-
 static void put(GByteArray *out, const void *p, gsize n)
 {
   g_byte_array_append(out, p, (guint)n);
@@ -229,7 +221,7 @@ gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
       put(out, e->value, e->value_len);
     }
   }
-  uint64_t sum = checksum(out->data, out->len);
+  uint64_t sum = wh_fnv1a(WH_FNV1A_INIT, out->data, out->len);
   put(out, &sum, 8);
 
   if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
@@ -327,7 +319,7 @@ gboolean wh_memo_db_load(WhMemoDb *db, const char *path, GError **error)
                   wh_memo_build_id());
   uint64_t stored_sum, cfg, n;
   memcpy(&stored_sum, p + len - 8, 8);
-  if (checksum(p, len - 8) != stored_sum)
+  if (wh_fnv1a(WH_FNV1A_INIT, p, len - 8) != stored_sum)
     return refuse(error, WH_MEMO_ERROR_CORRUPT, path, "checksum mismatch (truncated or damaged)");
   memcpy(&cfg, p + 16 + BUILD_ID_BYTES, 8);
   memcpy(&n, p + 24 + BUILD_ID_BYTES, 8);

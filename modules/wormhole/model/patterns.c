@@ -411,21 +411,6 @@ static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *
   }
 }
 
-/* A 64-bit signature of `len` bytes in the namespace `ns`. */
-static uint64_t bytes_signature(const uint8_t *b, size_t len, uint64_t ns)
-{
-  uint64_t h = wh_mix64(ns ^ len);
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    uint64_t w;
-    memcpy(&w, b + i, 8);
-    h = wh_mix64(h ^ w);
-  }
-  uint64_t w = 0;
-  memcpy(&w, b + i, len - i);
-  return wh_mix64(h ^ w ^ (uint64_t)(len - i) << 56);
-}
-
 /* A phase with more flows than the exact check takes (LargePhases=in-place): repeated
  * only where a stored one had the same in-place key (byte for byte, never a bare
  * signature), taken with the identity map; no graph is built, and nothing goes to the
@@ -439,7 +424,7 @@ static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GP
   g_array_set_size(map, ids->len);
   for (guint v = 0; v < ids->len; v++)
     g_array_index(map, uint32_t, v) = v;
-  uint64_t sig = bytes_signature(raw->data, raw->len, wh->p.config_hash);
+  uint64_t sig = wh_mix64(wh_fnv1a(WH_FNV1A_INIT ^ wh->p.config_hash, raw->data, raw->len));
   uint32_t nc = 0;
   const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
   for (uint32_t i = 0; i < nc; i++) {
