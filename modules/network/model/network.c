@@ -46,6 +46,8 @@ void wh_net_free(WhNet *net)
     g_free(net->node);
     g_free(net->port);
   }
+  g_free(net->pfc_port);
+  g_free(net->pfc_node);
   g_free(net->host_node);
   g_free(net->dist);
   if (net->router.free_data)
@@ -254,6 +256,8 @@ static gboolean init_dynamic_pfc(WhNet *net, GError **error)
 {
   double alpha = net->p.pfc_alpha * 65536.0;
   net->pfc_alpha_q16 = alpha < 1.0 ? 1 : (uint64_t)(alpha + 0.5);
+  net->pfc_port = g_new0(WhPortPfc, net->n_ports);
+  net->pfc_node = g_new0(WhNodePfc, net->n_nodes);
   for (uint32_t i = 0; i < net->n_nodes; i++) {
     WhNode *n = &net->node[i];
     if (!n->is_switch)
@@ -264,7 +268,8 @@ static gboolean init_dynamic_pfc(WhNet *net, GError **error)
       WhTime rtt = p->delay + net->port[p->peer].delay;
       double room = ceil((double)p->rate_bps * (double)rtt / 8e12) +
                     3.0 * (double)net->p.pfc_frame + WH_PFC_FRAME_BYTES;
-      p->headroom = room < (double)net->p.buffer_bytes ? (uint64_t)room : net->p.buffer_bytes;
+      net->pfc_port[p->id].headroom =
+          room < (double)net->p.buffer_bytes ? (uint64_t)room : net->p.buffer_bytes;
       total += room;
     }
     if (total >= (double)net->p.buffer_bytes) {
@@ -275,7 +280,7 @@ static gboolean init_dynamic_pfc(WhNet *net, GError **error)
                   n->index, n->nports, total, net->p.buffer_bytes);
       return FALSE;
     }
-    n->shared_cap = net->p.buffer_bytes - (uint64_t)total;
+    net->pfc_node[i].shared_cap = net->p.buffer_bytes - (uint64_t)total;
   }
   return TRUE;
 }
@@ -500,21 +505,21 @@ static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
 
 /* Dynamic PFC: the bytes one ingress port and priority may hold in the shared pool,
  * pfc_alpha x what is free of it. */
-static inline uint64_t pfc_threshold(const WhNet *net, const WhNode *node)
+static inline uint64_t pfc_threshold(const WhNet *net, const WhNodePfc *sw)
 {
   uint64_t a = net->pfc_alpha_q16;
-  uint64_t free = node->shared_cap > node->shared_used ? node->shared_cap - node->shared_used : 0;
+  uint64_t free = sw->shared_cap > sw->shared_used ? sw->shared_cap - sw->shared_used : 0;
   return (free >> 16) * a + (((free & 0xffff) * a) >> 16);
 }
 
 /* Dynamic PFC: whether an ingress port and priority holding headroom bytes or pool
  * bytes should be paused (`pausing`) or stay paused. */
-static inline gboolean dynamic_pfc_over(const WhNet *net, const WhNode *node, const WhPort *in,
-                                        uint8_t q, gboolean pausing)
+static inline gboolean dynamic_pfc_over(const WhNet *net, const WhNodePfc *sw, const WhPort *in,
+                                        const WhPortPfc *pp, uint8_t q, gboolean pausing)
 {
-  if (in->hdrm_bytes[q] > 0)
+  if (pp->hdrm_bytes[q] > 0)
     return TRUE;
-  uint64_t shared = in->ingress_bytes[q], t = pfc_threshold(net, node);
+  uint64_t shared = in->ingress_bytes[q], t = pfc_threshold(net, sw);
   if (pausing)
     return shared > 0 && shared >= t;
   return shared > 0 && (shared >= t || t - shared < net->p.pfc_resume_offset);
@@ -527,17 +532,19 @@ static inline gboolean dynamic_pfc_over(const WhNet *net, const WhNode *node, co
 static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *in, uint8_t q,
                                               uint64_t size)
 {
-  uint64_t shared = in->ingress_bytes[q] - in->hdrm_bytes[q];
-  if (shared + size > pfc_threshold(net, node)) {
-    if (in->hdrm_bytes[q] + size > in->headroom)
+  WhNodePfc *sw = &net->pfc_node[node - net->node];
+  WhPortPfc *pp = &net->pfc_port[in->id];
+  uint64_t shared = in->ingress_bytes[q] - pp->hdrm_bytes[q];
+  if (shared + size > pfc_threshold(net, sw)) {
+    if (pp->hdrm_bytes[q] + size > pp->headroom)
       return FALSE;
-    in->hdrm_bytes[q] += size;
+    pp->hdrm_bytes[q] += size;
   } else {
-    node->shared_used += size;
+    sw->shared_used += size;
   }
   in->ingress_bytes[q] += size;
   uint8_t bit = (uint8_t)(1u << q);
-  if (!(in->pfc_state & bit) && dynamic_pfc_over(net, node, in, q, TRUE)) {
+  if (!(in->pfc_state & bit) && dynamic_pfc_over(net, sw, in, pp, q, TRUE)) {
     in->pfc_state |= bit;
     in->pfc_pending ^= bit;
     ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
@@ -551,12 +558,14 @@ static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *
 static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in, uint8_t q,
                                             uint64_t size)
 {
-  uint64_t from_hdrm = MIN(in->hdrm_bytes[q], size);
-  in->hdrm_bytes[q] -= from_hdrm;
-  node->shared_used -= size - from_hdrm;
+  WhNodePfc *sw = &net->pfc_node[node - net->node];
+  WhPortPfc *pp = &net->pfc_port[in->id];
+  uint64_t from_hdrm = MIN(pp->hdrm_bytes[q], size);
+  pp->hdrm_bytes[q] -= from_hdrm;
+  sw->shared_used -= size - from_hdrm;
   in->ingress_bytes[q] -= size;
   uint8_t bit = (uint8_t)(1u << q);
-  if ((in->pfc_state & bit) && !dynamic_pfc_over(net, node, in, q, FALSE)) {
+  if ((in->pfc_state & bit) && !dynamic_pfc_over(net, sw, in, pp, q, FALSE)) {
     in->pfc_state &= (uint8_t)~bit;
     in->pfc_pending ^= bit;
     ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));

@@ -147,6 +147,21 @@ typedef struct {
 
 /* One direction of a link. 512 bytes on x86-64, so that indexing net->port is a shift:
  * keep new fields in the padding (after the uint8_t group) or mind the size. */
+/* Dynamic PFC's books, kept beside the ports and nodes (WhNet.pfc_port, pfc_node, only
+ * with dynamic thresholds) so that the port and node structs every packet touches stay
+ * as small as without them. */
+typedef struct {
+  /* of the port's ingress_bytes, those held in its headroom (the rest are in the
+   * switch's shared pool), and the headroom's size (per priority) */
+  uint64_t hdrm_bytes[WH_NPRIO];
+  uint64_t headroom;
+} WhPortPfc;
+
+typedef struct {
+  uint64_t shared_cap, shared_used; /* the shared pool (buffer less every port's headroom)
+                                       and the bytes in it */
+} WhNodePfc;
+
 typedef struct {
   uint32_t id;
   uint32_t node, peer_node;
@@ -167,10 +182,6 @@ typedef struct {
                                        the next virtual channel (priority - 1, down to 1) */
   uint8_t tier;                     /* WhLinkTier */
   uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
-  /* dynamic PFC: of ingress_bytes, those held in this port's headroom (the rest are in
-   * the switch's shared pool), and the headroom's size (per priority) */
-  uint64_t hdrm_bytes[WH_NPRIO];
-  uint64_t headroom;
   uint64_t tx_bytes;
   WhPortStats st;
   WhQueueDisc qd;
@@ -182,12 +193,9 @@ typedef struct {
   uint32_t *ports;
   uint32_t nports;
   uint64_t buffer_used; /* switches */
-  /* switches, dynamic PFC: the shared pool (buffer less every port's headroom) and
-   * the bytes in it */
-  uint64_t shared_cap, shared_used;
-  uint64_t salt;    /* switches: ECMP hash salt */
-  WhTime fwd_delay; /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
-  uint32_t leaf;    /* switches with hosts: leaf index, else WH_NO_PORT */
+  uint64_t salt;        /* switches: ECMP hash salt */
+  WhTime fwd_delay;     /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
+  uint32_t leaf;        /* switches with hosts: leaf index, else WH_NO_PORT */
 } WhNode;
 
 struct WhNet {
@@ -216,6 +224,8 @@ struct WhNet {
   GArray *build_nodes, *build_ports; /* until finalize */
   WhTime last_move;                  /* when a packet last arrived over a link */
   uint64_t pfc_alpha_q16;            /* dynamic PFC: pfc_alpha in 1/65536 */
+  WhPortPfc *pfc_port;               /* dynamic PFC: per port (NULL without) */
+  WhNodePfc *pfc_node;               /* dynamic PFC: per node (NULL without) */
   WhNetDeadlock deadlock;
 };
 

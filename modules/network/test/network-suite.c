@@ -134,18 +134,20 @@ static void check_dynamic_pfc(WhSim *sim, void *ctx, uint64_t arg)
     const WhNode *n = &net->node[i];
     if (!n->is_switch)
       continue;
+    const WhNodePfc *sw = &net->pfc_node[i];
     uint64_t shared = 0;
     for (uint32_t k = 0; k < n->nports; k++) {
       const WhPort *p = &net->port[n->ports[k]];
+      const WhPortPfc *pp = &net->pfc_port[p->id];
       for (int q = 0; q < WH_NPRIO; q++) {
-        ck_assert_uint_le(p->hdrm_bytes[q], p->ingress_bytes[q]);
-        ck_assert_uint_le(p->hdrm_bytes[q], p->headroom);
-        shared += p->ingress_bytes[q] - p->hdrm_bytes[q];
+        ck_assert_uint_le(pp->hdrm_bytes[q], p->ingress_bytes[q]);
+        ck_assert_uint_le(pp->hdrm_bytes[q], pp->headroom);
+        shared += p->ingress_bytes[q] - pp->hdrm_bytes[q];
       }
-      ck_assert_uint_gt(p->headroom, 0);
+      ck_assert_uint_gt(pp->headroom, 0);
     }
-    ck_assert_uint_eq(shared, n->shared_used);
-    ck_assert_uint_le(n->shared_used, n->shared_cap);
+    ck_assert_uint_eq(shared, sw->shared_used);
+    ck_assert_uint_le(sw->shared_used, sw->shared_cap);
     ck_assert_uint_le(n->buffer_used, net->p.buffer_bytes);
   }
   if (net->pkt_live > 0 || sim->now < 20 * WH_US)
@@ -166,11 +168,13 @@ START_TEST(test_pfc_dynamic_thresholds)
   opts.sets = dynamic;
   g_autoptr(WhRun) run = build("scenarios/incast-16to1.xml", &opts);
   WhNet *net = run->net;
-  const WhNode *sw = &net->node[net->port[net->port[wh_net_host_port(net, 0)].peer].node];
+  uint32_t swi = net->port[net->port[wh_net_host_port(net, 0)].peer].node;
+  const WhNode *sw = &net->node[swi];
+  const WhNodePfc *pool = &net->pfc_node[swi];
   /* 17 ports of 100 Gb/s, 1 us each way: 25,000 B on the wire, 3 frames of 1,062 B and
    * the PAUSE frame of 64 B each */
   ck_assert_uint_eq(sw->nports, 17);
-  ck_assert_uint_eq(sw->shared_cap, 1000000 - 17 * (25000 + 3 * 1062 + 64));
+  ck_assert_uint_eq(pool->shared_cap, 1000000 - 17 * (25000 + 3 * 1062 + 64));
   wh_sim_schedule_at(run->sim, 0, check_dynamic_pfc, net, 0, 0);
   wh_run_execute(run);
   wh_test_assert_clean_end(run);
@@ -180,8 +184,8 @@ START_TEST(test_pfc_dynamic_thresholds)
   check_buffers_empty(net);
   for (uint32_t p = 0; p < net->n_ports; p++)
     for (int q = 0; q < WH_NPRIO; q++)
-      ck_assert_uint_eq(net->port[p].hdrm_bytes[q], 0);
-  ck_assert_uint_eq(sw->shared_used, 0);
+      ck_assert_uint_eq(net->pfc_port[p].hdrm_bytes[q], 0);
+  ck_assert_uint_eq(pool->shared_used, 0);
   for (uint32_t i = 0; i < run->tp->n_flows; i++)
     ck_assert_uint_gt(wh_transport_flow(run->tp, i)->finish, 0);
 }
