@@ -751,19 +751,23 @@ static uint32_t df_route(const WhNet *net, const void *data, uint32_t src, uint3
   return df_path(net, df, src, dst, hash, ch, out, cap);
 }
 
-/* The interned copy of a route: [hops, port, port, ...]. */
-static const uint32_t *interned(const WhNet *net, WhDragonfly *df, uint32_t src, uint32_t dst,
-                                uint64_t hash, Choice ch)
+/* A candidate route, built in `buf` (65 words): [hops, port, port, ...]. */
+static void build_route(const WhNet *net, const WhDragonfly *df, uint32_t src, uint32_t dst,
+                        uint64_t hash, Choice ch, uint32_t *buf)
 {
-  uint32_t buf[65];
   buf[0] = df_path(net, df, src, dst, hash, ch, buf + 1, 64);
   g_assert(buf[0] > 0);
-  uint32_t *r = g_hash_table_lookup(df->interned, buf);
-  if (r == NULL) {
-    r = g_memdup2(buf, (buf[0] + 1) * sizeof(uint32_t));
-    g_hash_table_add(df->interned, r);
+}
+
+/* The interned copy of route `r`, stored on first use. */
+static const uint32_t *intern_route(WhDragonfly *df, const uint32_t *r)
+{
+  uint32_t *k = g_hash_table_lookup(df->interned, r);
+  if (k == NULL) {
+    k = g_memdup2(r, (r[0] + 1) * sizeof(uint32_t));
+    g_hash_table_add(df->interned, k);
   }
-  return r;
+  return k;
 }
 
 /* What UGAL knows of a path: bytes queued at its switch egress ports inside the source
@@ -861,30 +865,35 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
                                  uint16_t *nhops)
 {
   WhDragonfly *df = data;
-  const uint32_t *pick = interned(net, df, src, dst, hash, by_hash);
-  PathLoad lp = path_load(net, df, pick);
+  /* The candidates are built on the stack and only the one taken is interned (one
+   * table lookup per choice, none when the flow keeps its path). */
+  uint32_t bufs[3][65];
+  uint32_t *best = bufs[0], *cand = bufs[1], *other = bufs[2], *swap;
+  build_route(net, df, src, dst, hash, by_hash, best);
+  PathLoad lp = path_load(net, df, best);
   uint32_t n, c, a = df->shape.a, G = df->shape.groups, L = df->shape.links_per_pair;
   uint32_t S = host_switch(df, src, &n, &c), D = host_switch(df, dst, &n, &c);
   uint32_t gs = S / a, gd = D / a;
   uint64_t r = wh_mix64(hash ^ (flowlet * 0x9e3779b97f4a7c15ULL));
-  const uint32_t *alt = NULL; /* the best non-minimal candidate */
+  gboolean have_alt = FALSE; /* `other` holds the best non-minimal candidate */
   PathLoad la = {UINT64_MAX / 64, 1, FALSE};
   uint32_t alt_flows = 0;
   size_t base = ((size_t)gs * G + gd) * L;
   uint32_t link = (uint32_t)(wh_mix64(hash) % L); /* the hashed path's */
   if (gs != gd) {
     for (uint32_t k = 0; k < L && L > 1; k++) {
-      const uint32_t *m = interned(net, df, src, dst, hash, (Choice){NONE, NONE, k});
-      PathLoad lm = path_load(net, df, m);
+      build_route(net, df, src, dst, hash, (Choice){NONE, NONE, k}, cand);
+      PathLoad lm = path_load(net, df, cand);
       if (lm.q < lp.q || (lm.q == lp.q && df->link_flows[base + k] < df->link_flows[base + link])) {
-        pick = m;
+        swap = best, best = cand, cand = swap;
         lp = lm;
         link = k;
       }
     }
     if (G >= 3) {
-      alt = interned(net, df, src, dst, hash, (Choice){pick_via(df, gs, gd, r), NONE, NONE});
-      la = path_load(net, df, alt);
+      build_route(net, df, src, dst, hash, (Choice){pick_via(df, gs, gd, r), NONE, NONE}, other);
+      la = path_load(net, df, other);
+      have_alt = TRUE;
     }
   } else if (S != D && a >= 3) {
     uint32_t lo = MIN(S % a, D % a), hi = MAX(S % a, D % a);
@@ -893,17 +902,19 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
       uint32_t t = (uint32_t)(r % (a - 2));
       t += t >= lo;
       t += t >= hi;
-      const uint32_t *d = interned(net, df, src, dst, hash, (Choice){NONE, t, NONE});
-      PathLoad ld = path_load(net, df, d);
-      uint32_t fd = local_flows(net, df, d, 0);
-      if (alt == NULL || ld.q * ld.hops < la.q * la.hops ||
+      build_route(net, df, src, dst, hash, (Choice){NONE, t, NONE}, cand);
+      PathLoad ld = path_load(net, df, cand);
+      uint32_t fd = local_flows(net, df, cand, 0);
+      if (!have_alt || ld.q * ld.hops < la.q * la.hops ||
           (ld.q * ld.hops == la.q * la.hops && fd < alt_flows)) {
-        alt = d;
+        swap = other, other = cand, cand = swap;
         la = ld;
         alt_flows = fd;
+        have_alt = TRUE;
       }
     }
   }
+  const uint32_t *pick = best, *alt = have_alt ? other : NULL;
   gboolean take = alt && ugal_cost(lp, la) > ugal_cost(la, lp) + df->ugal_bias;
   if (alt && gs == gd && !take && current == NULL)
     take = (uint64_t)local_flows(net, df, pick, 0) + 1 > 2 * ((uint64_t)alt_flows + 1);
@@ -915,7 +926,8 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
   /* hysteresis: leaving the current path costs a drained flight, so it is left only
    * for a path cheaper by the bias */
   uint32_t old = gs != gd && current ? minimal_link(net, df, current - 1, base) : NONE;
-  if (current && current - 1 != pick) {
+  gboolean moved = current == NULL || !route_equal(current - 1, pick);
+  if (current && moved) {
     PathLoad lc = path_load(net, df, current - 1);
     gboolean worse = ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias;
     if (old != NONE && link != NONE)
@@ -923,19 +935,23 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
     if (gs == gd)
       worse |= local_flows(net, df, pick, 0) + 2 > local_flows(net, df, current - 1, 0);
     if (worse)
-      pick = current - 1;
+      moved = FALSE;
   }
-  if (gs == gd && (current == NULL || current - 1 != pick)) {
+  if (!moved) {
+    *nhops = (uint16_t)current[-1];
+    return current;
+  }
+  if (gs == gd) {
     local_flows(net, df, pick, 1);
     if (current)
       local_flows(net, df, current - 1, -1);
-  }
-  if (gs != gd && (current == NULL || current - 1 != pick)) {
+  } else {
     if (link != NONE)
       df->link_flows[base + link]++;
     if (old != NONE && df->link_flows[base + old] > 0)
       df->link_flows[base + old]--;
   }
+  pick = intern_route(df, pick);
   *nhops = (uint16_t)pick[0];
   return pick + 1;
 }
