@@ -236,17 +236,18 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
     sample[k++] = calendar_pop(&c->parent);
   WhTime new_w = estimate_width(sample, k, c->w);
 
-  /* Collect the remaining events into one chain. */
-  WhEvent *chain = NULL;
+  /* Collect the remaining events into one chain, each bucket's in its (time, seq)
+   * order, so that reinserting them, scanned from a bucket's tail, finds each one's
+   * place at once: in reverse order, a bucket of many equal times (timers that flows
+   * started together arm for the same instant) took quadratic time. */
+  WhEvent *chain = NULL, **link = &chain;
   for (uint32_t i = 0; i < c->nb; i++) {
-    WhEvent *e = c->b[i].head;
-    while (e) {
-      WhEvent *next = e->next;
-      e->next = chain;
-      chain = e;
-      e = next;
+    if (c->b[i].head) {
+      *link = c->b[i].head;
+      link = &c->b[i].tail->next;
     }
   }
+  *link = NULL;
   g_free(c->b);
   c->nb = new_nb;
   c->w = new_w;
