@@ -141,7 +141,7 @@ END_TEST
 
 /* ---- schedulers: both stock classes against a sorted reference ---- */
 
-typedef enum { DIST_UNIFORM, DIST_SKEWED, DIST_BURSTY, DIST_TIED } Dist;
+typedef enum { DIST_UNIFORM, DIST_SKEWED, DIST_BURSTY, DIST_TIED, DIST_ARMED } Dist;
 
 static WhTime draw(WhRng *r, Dist d, WhTime now)
 {
@@ -154,6 +154,8 @@ static WhTime draw(WhRng *r, Dist d, WhTime now)
     return now + (wh_rng_next(r) % 8 == 0 ? 10 * WH_MS : 0) + wh_rng_next(r) % 50;
   case DIST_TIED:
     return now + (wh_rng_next(r) % 4) * WH_US;
+  case DIST_ARMED: /* packet spacing, and timers armed together for one far instant */
+    return wh_rng_next(r) % 2 ? (now / (2 * WH_MS) + 1) * 2 * WH_MS : now + wh_rng_next(r) % 50;
   }
   return now;
 }
@@ -400,7 +402,7 @@ Suite *wh_core_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("scheduler");
   tcase_set_timeout(tc, 120);
-  tcase_add_loop_test(tc, test_scheduler_distributions, DIST_UNIFORM, DIST_TIED + 1);
+  tcase_add_loop_test(tc, test_scheduler_distributions, DIST_UNIFORM, DIST_ARMED + 1);
   tcase_add_test(tc, test_scheduler_lookup);
   suite_add_tcase(s, tc);
   tc = tcase_create("simulator");
