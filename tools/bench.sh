@@ -12,6 +12,8 @@
 # Environment: WH_SOURCE_ROOT  source tree (default: the parent of tools/)
 #              WH_BENCH_CASES  space-separated cases (scenario:limit) instead of the list
 #              WH_BENCH_WALL_LIMIT  wall-clock limit of the 1024-GPU training case (600 s)
+#              WH_BENCH_SCHEDULER  event scheduler of every case (heap, calendar; default:
+#                                  whsim's), recorded per case in bench.json
 set -euo pipefail
 
 build=${1:-build}
@@ -60,6 +62,7 @@ for entry in "${cases[@]}"; do
   status=0
   limit_opt=()
   [ "$limit" != 0 ] && limit_opt=(--wall-limit "$limit") # 0: no limit (whsim refuses 0)
+  [ -n "${WH_BENCH_SCHEDULER:-}" ] && limit_opt+=(--scheduler "$WH_BENCH_SCHEDULER")
   if [ -n "$time_bin" ]; then
     "$time_bin" -v -o "$out/time.txt" "$whsim" run "$scen" --out "$out" --quiet \
       "${limit_opt[@]}" >"$out/whsim.log" 2>&1 || status=$?
@@ -98,6 +101,7 @@ for case, out in zip(args[0::2], args[1::2]):
     ev, lt = s["events_executed"], s["link_traversals"]
     rows.append({
         "case": case,
+        "scheduler": s.get("scheduler"),
         "hosts": s["hosts"],
         "events": ev,
         "events_per_s": round(ev / wall),
@@ -161,9 +165,9 @@ def verdict(r):
 def rss(r):
     return "n/a" if r["peak_rss_mb"] is None else "%.1f" % r["peak_rss_mb"]
 
-head = ["case", "hosts", "events", "M ev/s", "link trav.", "M trav/s",
+head = ["case", "scheduler", "hosts", "events", "M ev/s", "link trav.", "M trav/s",
         "sim end (us)", "wall (s)", "peak RSS (MB)", "target", "vs target"]
-body = [[r["case"], str(r["hosts"]), str(r["events"]),
+body = [[r["case"], str(r["scheduler"]), str(r["hosts"]), str(r["events"]),
          "%.2f" % (r["events_per_s"] / 1e6), str(r["link_traversals"]),
          "%.2f" % (r["link_traversals_per_s"] / 1e6),
          "%.1f" % (r["sim_end_ps"] / 1e6), "%.3f" % r["wall_s"], rss(r),
