@@ -145,8 +145,6 @@ typedef struct {
   uint64_t reclaimed_data_payload; /* data bytes they carried */
 } WhNetCounters;
 
-/* One direction of a link. 512 bytes on x86-64, so that indexing net->port is a shift:
- * keep new fields in the padding (after the uint8_t group) or mind the size. */
 /* Dynamic PFC's books, kept beside the ports and nodes (WhNet.pfc_port, pfc_node, only
  * with dynamic thresholds) so that the port and node structs every packet touches stay
  * as small as without them. */
@@ -162,6 +160,8 @@ typedef struct {
                                        and the bytes in it */
 } WhNodePfc;
 
+/* One direction of a link. 512 bytes on x86-64, so that indexing net->port is a shift:
+ * keep new fields in the padding (after the uint8_t group) or mind the size. */
 typedef struct {
   uint32_t id;
   uint32_t node, peer_node;
