@@ -319,8 +319,8 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "write the outputs to DIR (default: out/<file name without .xml>)", "DIR"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &a->seed, "random seed (overrides the scenario's)", "N"},
       {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler,
-       "event scheduler: heap (default), calendar, a plugin's, or wormhole (Wormhole around the "
-       "heap, in mode skip, the fast-forward of steady partitions, unless wh::Wormhole::Mode "
+       "event scheduler: calendar (default), heap, a plugin's, or wormhole (Wormhole around the "
+       "calendar, in mode skip, the fast-forward of steady partitions, unless wh::Wormhole::Mode "
        "says otherwise)",
        "NAME"},
       {"cc", 0, 0, G_OPTION_ARG_STRING, &a->cc,
@@ -381,7 +381,7 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
   if (compare) {
     entries[0].description = "write the comparison and both runs' outputs to DIR (default: "
                              "out/<file name without .xml>-compare)";
-    entries[2].description = "the exact run's scheduler: heap (default), calendar or a "
+    entries[2].description = "the exact run's scheduler: calendar (default), heap or a "
                              "plugin's; the Wormhole run always uses wormhole";
     entries[G_N_ELEMENTS(entries) - 3].description =
         "keep the Wormhole run's memo database in FILE (see whsim run --help)";

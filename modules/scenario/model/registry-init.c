@@ -21,9 +21,10 @@ extern const WhTypeInfo wh_workload_type;
 extern const WhTypeInfo wh_piper_type;
 
 static const WhTypeInfo heap_type = {"wh::HeapScheduler", "scheduler",
-                                     "4-ary min-heap event scheduler (default)", NULL};
+                                     "4-ary min-heap event scheduler", NULL};
 static const WhTypeInfo calendar_type = {"wh::CalendarScheduler", "scheduler",
-                                         "calendar-queue event scheduler (Brown 1988)", NULL};
+                                         "calendar-queue event scheduler (Brown 1988; default)",
+                                         NULL};
 
 void wh_registry_init(void)
 {

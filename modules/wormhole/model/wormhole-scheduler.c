@@ -90,7 +90,7 @@ static WhScheduler *ws_wrap(const WhSchedulerClass *inner)
 
 static WhScheduler *ws_create(void)
 {
-  return ws_wrap(&wh_heap_scheduler_class);
+  return ws_wrap(&wh_calendar_scheduler_class);
 }
 
 static void ws_destroy(WhScheduler *self)
@@ -168,7 +168,7 @@ static size_t ws_size(const WhScheduler *self)
 const WhSchedulerClass wh_wormhole_scheduler_class = {
     .name = "wormhole",
     .type_name = "wh::WormholeScheduler",
-    .help = "Wormhole: wraps a stock scheduler (heap unless --scheduler names another with "
+    .help = "Wormhole: wraps a stock scheduler (calendar unless --scheduler names another with "
             "wh::Wormhole::Mode set) and attributes events to network partitions",
     .create = ws_create,
     .destroy = ws_destroy,
