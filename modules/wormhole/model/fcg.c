@@ -17,10 +17,11 @@ typedef struct {
 struct WhFcg {
   uint32_t n;
   uint64_t *label;
-  GArray *edges; /* Edge; sorted and merged while `built` */
-  gboolean built;
-  uint32_t *off; /* n + 1 offsets into nbr/wt */
-  uint32_t *nbr; /* neighbours, ascending per vertex */
+  GArray *edges;   /* Edge; sorted and merged while `merged` */
+  gboolean merged; /* until an edge is added */
+  gboolean built;  /* the adjacency below is the edges' */
+  uint32_t *off;   /* n + 1 offsets into nbr/wt */
+  uint32_t *nbr;   /* neighbours, ascending per vertex */
   uint32_t *wt;
 };
 
@@ -52,6 +53,11 @@ static inline uint64_t fold(uint64_t h, uint64_t x)
 }
 
 #define CMP(x, y) (((x) > (y)) - ((x) < (y)))
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+  return CMP(*(const uint32_t *)pa, *(const uint32_t *)pb);
+}
 
 static int cmp_u64(const void *pa, const void *pb)
 {
@@ -145,6 +151,7 @@ static int cmp_cell(const void *pa, const void *pb)
     NAME##_rec(a, n, depth);                                                                       \
   }
 
+DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
 DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
 DEFINE_SORT(sort_edges, Edge, cmp_edge)
 DEFINE_SORT(sort_colour_edges, ColourEdge, cmp_colour_edge)
@@ -188,19 +195,24 @@ void wh_fcg_add_edge(WhFcg *g, uint32_t a, uint32_t b, uint32_t w)
   g_return_if_fail(g != NULL && a < g->n && b < g->n && a != b && w > 0);
   Edge e = {MIN(a, b), MAX(a, b), w};
   g_array_append_val(g->edges, e);
+  g->merged = FALSE;
   if (g->built)
     drop_adjacency(g);
 }
 
-/* Sorts and merges the edge list, then builds the adjacency (neighbours ascending: the
- * edges come sorted by their lower end, then their upper end). */
-static void build(WhFcg *g)
+/* Sorts and merges the edge list (serialization needs no more). */
+static void merge_edges(WhFcg *g)
 {
-  if (g->built)
+  if (g->merged)
     return;
   Edge *e = (Edge *)(void *)g->edges->data;
   guint len = g->edges->len, m = 0;
-  sort_edges(e, len);
+  /* wh_fcg_from_paths gives them sorted and distinct: no sort then */
+  gboolean sorted = TRUE;
+  for (guint i = 1; sorted && i < len; i++)
+    sorted = e[i - 1].a < e[i].a || (e[i - 1].a == e[i].a && e[i - 1].b < e[i].b);
+  if (!sorted)
+    sort_edges(e, len);
   for (guint i = 0; i < len; i++) {
     if (m > 0 && e[m - 1].a == e[i].a && e[m - 1].b == e[i].b)
       e[m - 1].w = e[i].w > UINT32_MAX - e[m - 1].w ? UINT32_MAX : e[m - 1].w + e[i].w;
@@ -208,6 +220,18 @@ static void build(WhFcg *g)
       e[m++] = e[i];
   }
   g_array_set_size(g->edges, m);
+  g->merged = TRUE;
+}
+
+/* Merges the edge list, then builds the adjacency (neighbours ascending: the edges come
+ * sorted by their lower end, then their upper end). */
+static void build(WhFcg *g)
+{
+  if (g->built)
+    return;
+  merge_edges(g);
+  const Edge *e = (const Edge *)(const void *)g->edges->data;
+  guint m = g->edges->len;
   g->off = g_new0(uint32_t, g->n + 1);
   g->nbr = g_new(uint32_t, 2 * (size_t)m);
   g->wt = g_new(uint32_t, 2 * (size_t)m);
@@ -294,10 +318,25 @@ WhFcg *wh_fcg_from_paths(uint32_t n, const uint32_t *const *ports, const uint32_
           touched[n_touched++] = b;
       }
     }
-    for (uint32_t k = 0; k < n_touched; k++) {
-      Edge e = {a, touched[k], shared[touched[k]]};
-      g_array_append_val(g->edges, e);
-      shared[touched[k]] = 0;
+    /* the edges of a in ascending b, so that build() need not sort: a scan of the
+     * later flows when they are few against those touched, else a sort of these */
+    guint m = g->edges->len;
+    g_array_set_size(g->edges, m + n_touched);
+    Edge *e = &g_array_index(g->edges, Edge, m);
+    if ((uint64_t)n_touched * 8 >= n - a - 1) {
+      for (uint32_t b = a + 1, left = n_touched; left > 0; b++) {
+        if (shared[b] == 0)
+          continue;
+        left--;
+        *e++ = (Edge){a, b, shared[b]};
+        shared[b] = 0;
+      }
+    } else {
+      sort_u32(touched, n_touched);
+      for (uint32_t k = 0; k < n_touched; k++) {
+        *e++ = (Edge){a, touched[k], shared[touched[k]]};
+        shared[touched[k]] = 0;
+      }
     }
   }
   return g;
@@ -328,7 +367,7 @@ uint32_t wh_fcg_n_edges(WhFcg *g)
 void wh_fcg_serialize(WhFcg *g, GByteArray *out)
 {
   g_return_if_fail(g != NULL && out != NULL);
-  build(g);
+  merge_edges(g);
   /* the distinct labels, in the order of their first vertex */
   g_autoptr(GHashTable) index = g_hash_table_new(g_int64_hash, g_int64_equal);
   g_autofree uint32_t *of = g_new(uint32_t, MAX(g->n, 1u));
@@ -342,14 +381,23 @@ void wh_fcg_serialize(WhFcg *g, GByteArray *out)
     }
     of[v] = GPOINTER_TO_UINT(at);
   }
-  wh_varint_put(out, g->n);
-  wh_varint_put(out, g->edges->len);
-  wh_varint_put(out, distinct->len);
-  if (distinct->len)
-    g_byte_array_append(out, (const guint8 *)distinct->data,
-                        distinct->len * (guint)sizeof(uint64_t));
+  /* written in place, into room for the longest form: three counts, the labels, per
+   * vertex its label index and edge count, per edge two varints */
+  guint from = out->len;
+  size_t room = 3 * WH_VARINT_MAX_BYTES + (size_t)distinct->len * sizeof(uint64_t) +
+                (size_t)g->n * 2 * WH_VARINT_MAX_BYTES +
+                (size_t)g->edges->len * 2 * WH_VARINT_MAX_BYTES;
+  g_byte_array_set_size(out, (guint)(from + room));
+  uint8_t *w = out->data + from;
+  w = wh_varint_write(w, g->n);
+  w = wh_varint_write(w, g->edges->len);
+  w = wh_varint_write(w, distinct->len);
+  if (distinct->len) {
+    memcpy(w, distinct->data, distinct->len * sizeof(uint64_t));
+    w += distinct->len * sizeof(uint64_t);
+  }
   for (uint32_t v = 0; v < g->n; v++)
-    wh_varint_put(out, of[v]);
+    w = wh_varint_write(w, of[v]);
   /* per vertex, the edges to higher vertices: their count, then each as the gap to the
    * previous upper end with the weight in the low bits */
   const Edge *e = (const Edge *)(const void *)g->edges->data;
@@ -358,14 +406,15 @@ void wh_fcg_serialize(WhFcg *g, GByteArray *out)
     guint j = i;
     while (j < g->edges->len && e[j].a == a)
       j++;
-    wh_varint_put(out, j - i);
+    w = wh_varint_write(w, j - i);
     for (uint32_t prev = a; i < j; prev = e[i++].b) {
-      uint32_t w = MIN(e[i].w - 1, SMALL_WEIGHTS);
-      wh_varint_put(out, (uint64_t)(e[i].b - prev - 1) << 2 | w);
-      if (w == SMALL_WEIGHTS)
-        wh_varint_put(out, e[i].w - 1 - SMALL_WEIGHTS);
+      uint32_t wt = MIN(e[i].w - 1, SMALL_WEIGHTS);
+      w = wh_varint_write(w, (uint64_t)(e[i].b - prev - 1) << 2 | wt);
+      if (wt == SMALL_WEIGHTS)
+        w = wh_varint_write(w, e[i].w - 1 - SMALL_WEIGHTS);
     }
   }
+  g_byte_array_set_size(out, (guint)(w - out->data));
 }
 
 WhFcg *wh_fcg_deserialize(const uint8_t *bytes, size_t len)

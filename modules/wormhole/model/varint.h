@@ -13,16 +13,21 @@
 
 #define WH_VARINT_MAX_BYTES 10
 
+/* Writes v at p (room for WH_VARINT_MAX_BYTES) and returns the byte after it. */
+static inline uint8_t *wh_varint_write(uint8_t *p, uint64_t v)
+{
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
 static inline void wh_varint_put(GByteArray *out, uint64_t v)
 {
   uint8_t buf[WH_VARINT_MAX_BYTES];
-  guint n = 0;
-  while (v >= 0x80) {
-    buf[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = (uint8_t)v;
-  g_byte_array_append(out, buf, n);
+  g_byte_array_append(out, buf, (guint)(wh_varint_write(buf, v) - buf));
 }
 
 /* Reads a value at *at (< end) and moves *at past it; FALSE (nothing moved) when the
