@@ -259,22 +259,31 @@ WhFcg *wh_fcg_from_paths(uint32_t n, const uint32_t *const *ports, const uint32_
   WhFcg *g = wh_fcg_new(n);
   if (labels != NULL && n > 0)
     memcpy(g->label, labels, sizeof(uint64_t) * n);
-  /* dense port indices, in order of first use */
-  g_autoptr(GHashTable) dense = g_hash_table_new(g_direct_hash, g_direct_equal);
+  /* dense port indices, in order of first use, through an open-addressing table of
+   * at least twice the port uses (a slot's dense index UINT32_MAX: empty) */
   size_t uses = 0;
   for (uint32_t f = 0; f < n; f++)
     uses += n_ports[f];
-  g_autofree uint32_t *use_port = g_new(uint32_t, uses); /* dense port of each use */
+  g_autofree uint32_t *use_port = g_new(uint32_t, MAX(uses, 1u)); /* dense port of each use */
+  size_t cap = 16;
+  while (cap < 2 * uses)
+    cap *= 2;
+  g_autofree uint32_t *slot_port = g_new(uint32_t, cap);
+  g_autofree uint32_t *slot_dense = g_new(uint32_t, cap);
+  memset(slot_dense, 0xff, cap * sizeof(uint32_t));
   uint32_t n_dense = 0;
   size_t u = 0;
   for (uint32_t f = 0; f < n; f++)
     for (uint32_t i = 0; i < n_ports[f]; i++) {
-      gpointer key = GUINT_TO_POINTER(ports[f][i]), val;
-      if (!g_hash_table_lookup_extended(dense, key, NULL, &val)) {
-        val = GUINT_TO_POINTER(n_dense++);
-        g_hash_table_insert(dense, key, val);
+      uint32_t port = ports[f][i];
+      size_t h = (size_t)(mix64(port) & (cap - 1));
+      while (slot_dense[h] != UINT32_MAX && slot_port[h] != port)
+        h = (h + 1) & (cap - 1);
+      if (slot_dense[h] == UINT32_MAX) {
+        slot_port[h] = port;
+        slot_dense[h] = n_dense++;
       }
-      use_port[u++] = GPOINTER_TO_UINT(val);
+      use_port[u++] = slot_dense[h];
     }
   /* port -> flows (ascending, each flow once), as offsets into `members` */
   g_autofree uint32_t *start = g_new0(uint32_t, (size_t)n_dense + 1);
