@@ -32,6 +32,8 @@ void wh_patterns_init(WhWormhole *wh)
   wh->replays = g_ptr_array_new_with_free_func(replay_free);
   wh->lookups = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
                                       lookup_free);
+  wh->lookups_at = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
+                                         (GDestroyNotify)g_bytes_unref);
 }
 
 static void phase_free(WhPhase *ph)
@@ -56,6 +58,7 @@ void wh_patterns_free(WhWormhole *wh)
   }
   g_clear_pointer(&wh->replays, g_ptr_array_unref);
   g_clear_pointer(&wh->lookups, g_hash_table_unref);
+  g_clear_pointer(&wh->lookups_at, g_hash_table_unref);
 }
 
 /* ---- outcomes ---- */
@@ -312,9 +315,8 @@ static void lookup_remember(WhWormhole *wh, const GByteArray *raw, uint64_t sig,
 /* The stored entry that the graph of bytes `raw` matched when it was looked up before,
  * as it is now (its kind may have moved from seen to an outcome), and the map to it;
  * NULL if the graph was not looked up before. */
-static const WhMemoEntry *lookup_recall(WhWormhole *wh, const GByteArray *raw, const uint32_t **map)
+static const WhMemoEntry *lookup_recall_bytes(WhWormhole *wh, GBytes *b, const uint32_t **map)
 {
-  g_autoptr(GBytes) b = g_bytes_new_static(raw->data, raw->len);
   const WhLookup *lk = g_hash_table_lookup(wh->lookups, b);
   if (lk == NULL)
     return NULL;
@@ -329,6 +331,24 @@ static const WhMemoEntry *lookup_recall(WhWormhole *wh, const GByteArray *raw, c
     }
   }
   return NULL;
+}
+
+static const WhMemoEntry *lookup_recall(WhWormhole *wh, const GByteArray *raw, const uint32_t **map)
+{
+  g_autoptr(GBytes) b = g_bytes_new_static(raw->data, raw->len);
+  return lookup_recall_bytes(wh, b, map);
+}
+
+/* Remembers that the phase of in-place key `at` has the graph of bytes `raw` (looked up
+ * before, so in wh->lookups), while those keys hold under WH_LOOKUPS_MAX_BYTES. */
+static void lookup_remember_at(WhWormhole *wh, const GByteArray *at, const GByteArray *raw)
+{
+  uint64_t cost = (uint64_t)at->len + raw->len + 2 * sizeof(GBytes *);
+  if (wh->lookups_at_bytes + cost > WH_LOOKUPS_MAX_BYTES)
+    return;
+  if (g_hash_table_insert(wh->lookups_at, g_bytes_new(at->data, at->len),
+                          g_bytes_new(raw->data, raw->len)))
+    wh->lookups_at_bytes += cost;
 }
 
 /* A repeat of the stored entry `e`, whose graph's vertex map[v] is the current flow
@@ -444,7 +464,8 @@ static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GP
 }
 
 static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrArray *paths,
-                        GArray *lens, GArray *labels, GByteArray *key, GByteArray *raw, GArray *map)
+                        GArray *lens, GArray *labels, GByteArray *key, GByteArray *raw, GArray *map,
+                        GByteArray *at)
 {
   WhPatternStats *ps = &wh->ps;
   const WhPartitions *pm = wh_detector_partitions(wh->det);
@@ -482,6 +503,21 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     ps->distinct++;
     return;
   }
+  /* the same flows' labels on the same ports as a phase looked up before: the same
+   * graph in the same vertex order, whose bytes are recalled without building it */
+  in_place_key(at, paths, lens, labels);
+  const uint32_t *known_map = NULL;
+  const WhMemoEntry *known = NULL;
+  {
+    g_autoptr(GBytes) b = g_bytes_new_static(at->data, at->len);
+    GBytes *graph = g_hash_table_lookup(wh->lookups_at, b);
+    known = graph ? lookup_recall_bytes(wh, graph, &known_map) : NULL;
+  }
+  if (known) {
+    ps->recalled++;
+    repeat(wh, p, ids, known_map, known, known->signature, key);
+    return;
+  }
   g_autoptr(WhFcg) g =
       wh_fcg_from_paths(ids->len, (const uint32_t *const *)paths->pdata,
                         (const uint32_t *)lens->data, (const uint64_t *)labels->data);
@@ -489,9 +525,9 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
    * without the hash and the exact check */
   g_byte_array_set_size(raw, 0);
   wh_fcg_serialize(g, raw);
-  const uint32_t *known_map = NULL;
-  const WhMemoEntry *known = lookup_recall(wh, raw, &known_map);
+  known = lookup_recall(wh, raw, &known_map);
   if (known) {
+    lookup_remember_at(wh, at, raw);
     ps->recalled++;
     repeat(wh, p, ids, known_map, known, known->signature, key);
     return;
@@ -511,6 +547,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     if (iso == WH_FCG_ISO_YES) {
       lookup_remember(wh, raw, sig, cand[i].key, cand[i].key_len, (const uint32_t *)map->data,
                       ids->len);
+      lookup_remember_at(wh, at, raw);
       repeat(wh, p, ids, (const uint32_t *)map->data, &cand[i], sig, key);
       return;
     }
@@ -532,6 +569,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   for (guint v = 0; v < ids->len; v++)
     g_array_index(map, uint32_t, v) = v;
   lookup_remember(wh, raw, sig, raw->data, raw->len, (const uint32_t *)map->data, ids->len);
+  lookup_remember_at(wh, at, raw);
   open_phase(wh, p, sig, raw, ids);
 }
 
@@ -541,7 +579,7 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
   const WhPartitions *pm = wh_detector_partitions(wh->det);
   GArray *ids = NULL, *lens = NULL, *labels = NULL;
   GPtrArray *paths = NULL;
-  GByteArray *key = NULL, *raw = NULL;
+  GByteArray *key = NULL, *raw = NULL, *at = NULL;
   GArray *map = NULL;
   for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
     WhPartition *p = wh_partitions_live(pm, i);
@@ -555,9 +593,10 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
       paths = g_ptr_array_new();
       key = g_byte_array_new();
       raw = g_byte_array_new();
+      at = g_byte_array_new();
       map = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     }
-    count_phase(wh, p, ids, paths, lens, labels, key, raw, map);
+    count_phase(wh, p, ids, paths, lens, labels, key, raw, map, at);
   }
   if (ids) {
     g_array_unref(ids);
@@ -566,6 +605,7 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
     g_ptr_array_unref(paths);
     g_byte_array_unref(key);
     g_byte_array_unref(raw);
+    g_byte_array_unref(at);
     g_array_unref(map);
   }
 }

@@ -143,6 +143,11 @@ struct WhWormhole {
    * same order skips the hash and the exact check (GBytes -> WhLookup) */
   GHashTable *lookups;
   uint64_t lookups_bytes;
+  /* the same graphs by their in-place keys (flows' labels and ports, in order): a phase
+   * on the same ports as one looked up before finds its graph's bytes without building
+   * the graph (GBytes -> GBytes) */
+  GHashTable *lookups_at;
+  uint64_t lookups_at_bytes;
   GPtrArray *replays;    /* memo mode: replays found at the last tick */
   WhEvent *replay_event; /* pending: start them */
 };
