@@ -33,6 +33,11 @@ struct WhScheduler {
 extern const WhSchedulerClass wh_heap_scheduler_class;
 extern const WhSchedulerClass wh_calendar_scheduler_class;
 
+/* The scheduler a run uses when neither its scenario nor the command line names one,
+ * and the one Wormhole wraps unless told otherwise: the calendar queue, which pops the
+ * heap's order in less time on every large run measured (docs/user-guide.md). */
+#define WH_SCHEDULER_DEFAULT "calendar"
+
 /* Looks a class up by short name ("heap", "calendar") or type name
  * ("wh::HeapScheduler"); NULL if unknown. (transfer none) */
 const WhSchedulerClass *wh_scheduler_class_lookup(const char *name);

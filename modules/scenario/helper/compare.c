@@ -184,7 +184,7 @@ static void side_options(WhCompare *c, int k, const WhRunOptions *opts)
     const char *user = opts ? opts->scheduler : NULL;
     if (g_strcmp0(user, "wormhole") == 0 ||
         (user == NULL && g_strcmp0(c->sc->scheduler, "wormhole") == 0))
-      s->opts.scheduler = "calendar";
+      s->opts.scheduler = WH_SCHEDULER_DEFAULT;
   } else {
     s->opts.scheduler = "wormhole";
   }

@@ -73,7 +73,7 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
   gboolean sched_cli = opts && opts->scheduler;
   const char *sched = sched_cli ? opts->scheduler : sc->scheduler;
   gboolean sched_wormhole = g_strcmp0(sched, "wormhole") == 0;
-  run->sched = wh_scheduler_class_lookup(sched && !sched_wormhole ? sched : "calendar");
+  run->sched = wh_scheduler_class_lookup(sched && !sched_wormhole ? sched : WH_SCHEDULER_DEFAULT);
   if (run->sched == NULL) {
     g_autoptr(GString) known = g_string_new(NULL);
     for (const WhSchedulerClass *const *k = wh_scheduler_classes(); *k; k++)

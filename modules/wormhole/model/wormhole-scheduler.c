@@ -90,7 +90,7 @@ static WhScheduler *ws_wrap(const WhSchedulerClass *inner)
 
 static WhScheduler *ws_create(void)
 {
-  return ws_wrap(&wh_calendar_scheduler_class);
+  return ws_wrap(wh_scheduler_class_lookup(WH_SCHEDULER_DEFAULT));
 }
 
 static void ws_destroy(WhScheduler *self)
