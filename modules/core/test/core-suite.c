@@ -1,10 +1,12 @@
 /* Core tests: unit parsing, the type registry and configuration precedence, the two
  * stock schedulers against a sorted reference (uniform, skewed, bursty and tied time
- * distributions, with cancellations), the simulator loop and its event pool, and
- * random streams. */
+ * distributions, with cancellations), the simulator loop and its event pool, random
+ * streams, and bulk memory and tables. */
 #include <check.h>
 #include <math.h>
+#include <string.h>
 
+#include "bulk.h"
 #include "registry.h"
 #include "rng.h"
 #include "simulator.h"
@@ -386,6 +388,78 @@ START_TEST(test_rng_streams)
 }
 END_TEST
 
+/* ---- bulk memory ---- */
+
+/* Blocks are zero, aligned, distinct and keep their contents as the arena grows past
+ * its malloc'ed start into mapped regions, including a block larger than a region. */
+START_TEST(test_bulk_blocks)
+{
+  WhBulk *b = wh_bulk_new();
+  enum { N = 64 };
+  uint8_t *blk[N];
+  size_t size[N];
+  for (int i = 0; i < N; i++) {
+    size[i] = i == N / 2 ? (size_t)WH_BULK_REGION + 12345 : (size_t)100000 + (size_t)i * 977;
+    blk[i] = wh_bulk_alloc0(b, size[i]);
+    ck_assert_uint_eq((uintptr_t)blk[i] % WH_BULK_ALIGN, 0);
+    for (size_t k = 0; k < size[i]; k += 511)
+      ck_assert_uint_eq(blk[i][k], 0);
+    ck_assert_uint_eq(blk[i][size[i] - 1], 0);
+    memset(blk[i], i + 1, size[i]);
+  }
+  for (int i = 0; i < N; i++) {
+    ck_assert_uint_eq(blk[i][0], (uint8_t)(i + 1));
+    ck_assert_uint_eq(blk[i][size[i] - 1], (uint8_t)(i + 1));
+  }
+  ck_assert_uint_ge(wh_bulk_used(b), WH_BULK_REGION + 63u * 100000u);
+  ck_assert_uint_ge(wh_bulk_reserved(b), wh_bulk_used(b));
+  wh_bulk_free(b);
+  wh_bulk_free(NULL);
+}
+END_TEST
+
+/* A table grows without moving its elements; new elements are zero; clear empties it. */
+START_TEST(test_bulk_table)
+{
+  typedef struct {
+    uint64_t a;
+    uint32_t b;
+    uint8_t c[20];
+  } Elem;
+  WhTable t;
+  wh_table_init(&t, sizeof(Elem));
+  ck_assert_uint_eq(t.len, 0);
+  wh_table_grow(&t, 1);
+  Elem *first = wh_table_at(&t, 0);
+  first->a = 42;
+  uint32_t n = 300000; /* 11 MB: past the malloc'ed start, into regions */
+  for (uint32_t i = 1; i <= n; i += 997) {
+    wh_table_grow(&t, i + 1);
+    Elem *e = wh_table_at(&t, i);
+    ck_assert_uint_eq(e->a, 0);
+    ck_assert_uint_eq(e->c[19], 0);
+    e->a = i;
+    e->b = ~i;
+  }
+  wh_table_grow(&t, 5); /* never shrinks */
+  ck_assert_uint_ge(t.len, n - 997);
+  ck_assert_ptr_eq(wh_table_at(&t, 0), first);
+  ck_assert_uint_eq(first->a, 42);
+  for (uint32_t i = 1; i <= n; i += 997) {
+    Elem *e = wh_table_at(&t, i);
+    ck_assert_uint_eq(e->a, i);
+    ck_assert_uint_eq(e->b, ~i);
+    ck_assert_uint_eq(((Elem *)wh_table_at(&t, i + 1))->a, 0);
+  }
+  wh_table_clear(&t);
+  ck_assert_uint_eq(t.len, 0);
+  ck_assert_uint_eq(t.elem, sizeof(Elem));
+  wh_table_grow(&t, 3);
+  ck_assert_uint_eq(((Elem *)wh_table_at(&t, 2))->a, 0);
+  wh_table_clear(&t);
+}
+END_TEST
+
 Suite *wh_core_suite(void)
 {
   Suite *s = suite_create("core");
@@ -410,6 +484,10 @@ Suite *wh_core_suite(void)
   tcase_add_test(tc, test_sim_horizon);
   tcase_add_test(tc, test_sim_pool_reuse);
   tcase_add_test(tc, test_rng_streams);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bulk");
+  tcase_add_test(tc, test_bulk_blocks);
+  tcase_add_test(tc, test_bulk_table);
   suite_add_tcase(s, tc);
   return s;
 }

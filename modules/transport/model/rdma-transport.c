@@ -608,6 +608,7 @@ WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *p
   tp->cc = cc;
   tp->cc_params = cc_params;
   tp->hosts = g_new0(WhHostSched, net->n_hosts);
+  tp->chunk_mem = wh_bulk_new();
   WhNetTransport ops = {.deliver = tp_deliver, .pull = tp_pull, .ready_at = tp_ready_at};
   wh_net_set_transport(net, &ops, tp);
   return tp;
@@ -621,8 +622,7 @@ void wh_transport_free(WhTransport *tp)
     WhFlow *f = wh_transport_flow(tp, i);
     g_free(f->route_mem);
   }
-  for (uint32_t i = 0; i < tp->n_chunks; i++)
-    g_free(tp->chunks[i]);
+  wh_bulk_free(tp->chunk_mem);
   g_free(tp->chunks);
   for (uint32_t h = 0; h < tp->net->n_hosts; h++)
     g_free(tp->hosts[h].heap);
@@ -666,7 +666,7 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   uint32_t id = tp->n_flows;
   if (id % WH_FLOW_CHUNK == 0) {
     tp->chunks = g_renew(WhFlow *, tp->chunks, tp->n_chunks + 1);
-    tp->chunks[tp->n_chunks++] = g_new0(WhFlow, WH_FLOW_CHUNK);
+    tp->chunks[tp->n_chunks++] = wh_bulk_alloc0(tp->chunk_mem, WH_FLOW_CHUNK * sizeof(WhFlow));
   }
   WhFlow *f = wh_transport_flow(tp, id);
   memset(f, 0, sizeof *f);

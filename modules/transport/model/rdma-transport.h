@@ -9,6 +9,7 @@
 #define WH_RDMA_TRANSPORT_H
 
 #include <glib.h>
+#include "bulk.h"
 #include "congestion-control.h"
 #include "flow.h"
 #include "network.h"
@@ -86,7 +87,8 @@ struct WhTransport {
   WhTransportParams p;
   const WhCcClass *cc;
   void *cc_params;
-  WhFlow **chunks; /* flows in chunks of WH_FLOW_CHUNK: pointers stay valid */
+  WhFlow **chunks;   /* flows in chunks of WH_FLOW_CHUNK: pointers stay valid */
+  WhBulk *chunk_mem; /* the chunks' memory */
   uint32_t n_flows, n_chunks;
   WhHostSched *hosts;
   uint64_t heap_seq;

@@ -664,7 +664,7 @@ void wh_wormhole_skip_summary(const WhWormhole *wh, WhWormholeSkipSummary *out)
 
 void wh_wormhole_flow_skip(const WhWormhole *wh, uint32_t flow, WhTime *time, uint64_t *bytes)
 {
-  const GlueFlow *g = flow < wh->flows->len ? &g_array_index(wh->flows, GlueFlow, flow) : NULL;
+  const GlueFlow *g = flow < wh->flows.len ? wh_table_at(&wh->flows, flow) : NULL;
   *time = g ? g->skipped : 0;
   *bytes = g ? g->advanced : 0;
 }
@@ -675,7 +675,7 @@ gboolean wh_wormhole_check_bytes(const WhWormhole *wh, GError **error)
     const WhFlow *f = wh_transport_flow(wh->tp, i);
     if (f->finish == 0)
       continue;
-    uint64_t adv = i < wh->flows->len ? g_array_index(wh->flows, GlueFlow, i).advanced : 0;
+    uint64_t adv = i < wh->flows.len ? ((const GlueFlow *)wh_table_at(&wh->flows, i))->advanced : 0;
     if (f->rcv_nxt != f->size || f->bytes_sent - f->retx_bytes + adv != f->size) {
       g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
                   "wormhole: flow %u of %" G_GUINT64_FORMAT " bytes: received %" G_GUINT64_FORMAT

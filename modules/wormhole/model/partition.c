@@ -2,6 +2,7 @@
 #include "partition.h"
 
 #include <string.h>
+#include "bulk.h"
 
 #define NONE WH_PARTITION_NONE
 
@@ -20,7 +21,7 @@ struct WhPartitions {
   uint32_t *root_slot; /* at a root: its partition's slot */
   uint8_t *in_tree;    /* the port is in some partition's union-find tree */
   WhTime *signal;      /* latest congestion signal per port */
-  GArray *flows;       /* PFlow by flow id */
+  WhTable flows;       /* PFlow by flow id */
   GArray *parts;       /* WhPartition by slot */
   GArray *free_slots;  /* uint32 */
   GArray *live;        /* uint32 slots */
@@ -30,6 +31,11 @@ struct WhPartitions {
   uint64_t merges, splits, rebuilds;
   GArray *scratch; /* uint32 */
 };
+
+static inline PFlow *flow_at(const WhPartitions *pm, uint32_t f)
+{
+  return wh_table_at(&pm->flows, f);
+}
 
 WhPartitions *wh_partitions_new(uint32_t n_ports, WhPartitionFn before_change, void *data)
 {
@@ -43,7 +49,7 @@ WhPartitions *wh_partitions_new(uint32_t n_ports, WhPartitionFn before_change, v
   pm->signal = g_new0(WhTime, n_ports);
   for (uint32_t p = 0; p < n_ports; p++)
     pm->root_slot[p] = NONE;
-  pm->flows = g_array_new(FALSE, TRUE, sizeof(PFlow));
+  wh_table_init(&pm->flows, sizeof(PFlow));
   pm->parts = g_array_new(FALSE, TRUE, sizeof(WhPartition));
   pm->free_slots = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   pm->live = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -58,14 +64,14 @@ void wh_partitions_free(WhPartitions *pm)
 {
   if (pm == NULL)
     return;
-  for (guint i = 0; i < pm->flows->len; i++)
-    g_free(g_array_index(pm->flows, PFlow, i).ports);
+  for (uint32_t i = 0; i < pm->flows.len; i++)
+    g_free(flow_at(pm, i)->ports);
   for (guint i = 0; i < pm->parts->len; i++) {
     WhPartition *p = &g_array_index(pm->parts, WhPartition, i);
     if (p->departed)
       g_array_unref(p->departed);
   }
-  g_array_unref(pm->flows);
+  wh_table_clear(&pm->flows);
   g_array_unref(pm->parts);
   g_array_unref(pm->free_slots);
   g_array_unref(pm->live);
@@ -78,11 +84,6 @@ void wh_partitions_free(WhPartitions *pm)
   g_free(pm->in_tree);
   g_free(pm->signal);
   g_free(pm);
-}
-
-static inline PFlow *flow_at(const WhPartitions *pm, uint32_t f)
-{
-  return &g_array_index(pm->flows, PFlow, f);
 }
 
 static inline WhPartition *slot_at(const WhPartitions *pm, uint32_t s)
@@ -252,9 +253,9 @@ static void part_absorb(WhPartitions *pm, uint32_t to, uint32_t from, WhTime now
 
 static void ensure_flow(WhPartitions *pm, uint32_t f)
 {
-  if (f >= pm->flows->len) {
-    guint old = pm->flows->len;
-    g_array_set_size(pm->flows, f + 1);
+  if (f >= pm->flows.len) {
+    uint32_t old = pm->flows.len;
+    wh_table_grow(&pm->flows, f + 1);
     for (guint i = old; i <= f; i++)
       flow_at(pm, i)->part = NONE;
   }
@@ -404,7 +405,7 @@ static gboolean rebuild_due(const WhPartition *p)
 
 void wh_partitions_remove_flow(WhPartitions *pm, uint32_t flow, WhTime now)
 {
-  g_return_if_fail(flow < pm->flows->len && flow_at(pm, flow)->part != NONE);
+  g_return_if_fail(flow < pm->flows.len && flow_at(pm, flow)->part != NONE);
   PFlow *x = flow_at(pm, flow);
   uint32_t slot = x->part;
   WhPartition *p = slot_at(pm, slot);
@@ -460,7 +461,7 @@ void wh_partitions_set_flags(WhPartitions *pm, uint32_t flow, uint8_t flags)
 
 uint8_t wh_partitions_flags(const WhPartitions *pm, uint32_t flow)
 {
-  return flow < pm->flows->len ? flow_at(pm, flow)->flags : 0;
+  return flow < pm->flows.len ? flow_at(pm, flow)->flags : 0;
 }
 
 void wh_partitions_port_signal(WhPartitions *pm, uint32_t port, WhTime now)
@@ -489,7 +490,7 @@ void wh_partitions_settle(WhPartitions *pm, WhTime now)
 
 WhPartition *wh_partitions_of_flow(const WhPartitions *pm, uint32_t flow)
 {
-  if (flow >= pm->flows->len || flow_at(pm, flow)->part == NONE)
+  if (flow >= pm->flows.len || flow_at(pm, flow)->part == NONE)
     return NULL;
   return slot_at(pm, flow_at(pm, flow)->part);
 }
@@ -517,7 +518,7 @@ uint32_t wh_partitions_next_flow(const WhPartitions *pm, const WhPartition *part
 
 const uint32_t *wh_partitions_flow_ports(const WhPartitions *pm, uint32_t flow, uint32_t *n)
 {
-  if (flow >= pm->flows->len) {
+  if (flow >= pm->flows.len) {
     *n = 0;
     return NULL;
   }

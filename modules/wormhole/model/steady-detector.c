@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "bulk.h"
 #include "steady-window.h"
 
 #define NONE WH_PARTITION_NONE
@@ -40,7 +41,7 @@ struct WhDetector {
   WhDetectorSource src;
   const WhEventCounts *counts;
   WhPartitions *pm;
-  GArray *flows;  /* DFlow by id */
+  WhTable flows;  /* DFlow by id */
   GArray *active; /* uint32 flow ids */
   GArray *intervals;
   WhDrStats dr;
@@ -56,7 +57,7 @@ struct WhDetector {
 
 static inline DFlow *flow_at(const WhDetector *d, uint32_t f)
 {
-  return &g_array_index(d->flows, DFlow, f);
+  return wh_table_at(&d->flows, f);
 }
 
 /* Events run so far by a partition's ports (each once) and flows. */
@@ -139,7 +140,7 @@ WhDetector *wh_detector_new(const WhDetectorParams *p, uint32_t n_ports,
   d->counts = counts;
   d->n_ports = n_ports;
   d->pm = wh_partitions_new(n_ports, before_change, d);
-  d->flows = g_array_new(FALSE, TRUE, sizeof(DFlow));
+  wh_table_init(&d->flows, sizeof(DFlow));
   d->active = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   d->intervals = g_array_new(FALSE, FALSE, sizeof(Interval));
   d->stamp = g_new0(uint32_t, n_ports);
@@ -150,10 +151,10 @@ void wh_detector_free(WhDetector *d)
 {
   if (d == NULL)
     return;
-  for (guint i = 0; i < d->flows->len; i++)
+  for (guint i = 0; i < d->flows.len; i++)
     g_free(flow_at(d, i)->win);
   wh_partitions_free(d->pm);
-  g_array_unref(d->flows);
+  wh_table_clear(&d->flows);
   g_array_unref(d->active);
   g_array_unref(d->intervals);
   g_free(d->stamp);
@@ -164,8 +165,8 @@ void wh_detector_flow_start(WhDetector *d, uint32_t flow, const uint32_t *ports,
                             WhTime now)
 {
   d->now = now;
-  if (flow >= d->flows->len)
-    g_array_set_size(d->flows, flow + 1);
+  if (flow >= d->flows.len)
+    wh_table_grow(&d->flows, flow + 1);
   DFlow *x = flow_at(d, flow);
   g_return_if_fail(x->state == 0);
   x->state = 1;
@@ -184,7 +185,7 @@ void wh_detector_flow_start(WhDetector *d, uint32_t flow, const uint32_t *ports,
 void wh_detector_flow_end(WhDetector *d, uint32_t flow, WhTime now)
 {
   d->now = now;
-  g_return_if_fail(flow < d->flows->len && flow_at(d, flow)->state == 1);
+  g_return_if_fail(flow < d->flows.len && flow_at(d, flow)->state == 1);
   DFlow *x = flow_at(d, flow);
   wh_partitions_remove_flow(d->pm, flow, now);
   x->state = 2;
@@ -201,7 +202,7 @@ void wh_detector_flow_end(WhDetector *d, uint32_t flow, WhTime now)
 
 void wh_detector_flow_hold(WhDetector *d, uint32_t flow, gboolean held)
 {
-  g_return_if_fail(flow < d->flows->len && flow_at(d, flow)->state == 1);
+  g_return_if_fail(flow < d->flows.len && flow_at(d, flow)->state == 1);
   DFlow *x = flow_at(d, flow);
   if (x->held == (held != 0))
     return;
@@ -367,7 +368,7 @@ const WhPartitions *wh_detector_partitions(const WhDetector *d)
 
 gboolean wh_detector_flow_steady(const WhDetector *d, uint32_t flow)
 {
-  return flow < d->flows->len && flow_at(d, flow)->steady;
+  return flow < d->flows.len && flow_at(d, flow)->steady;
 }
 
 /* ---- report ---- */
@@ -471,7 +472,7 @@ static void json_flows(const WhDetector *d, GString *j)
                      "\"dr_min\", \"dr_mean\", \"dr_max\"], \"rows\": [\n");
   gboolean first = TRUE;
   char buf[24];
-  for (guint i = 0; i < d->flows->len; i++) {
+  for (guint i = 0; i < d->flows.len; i++) {
     const DFlow *x = flow_at(d, i);
     if (x->state == 0)
       continue;

@@ -2,6 +2,7 @@
 #ifndef WH_WORMHOLE_PRIVATE_H
 #define WH_WORMHOLE_PRIVATE_H
 
+#include "bulk.h"
 #include "flow-state.h"
 #include "memo-db.h"
 #include "outcome.h"
@@ -123,7 +124,7 @@ struct WhWormhole {
   uint32_t monitor;
   WhTime next_tick;
   gboolean ticking;
-  GArray *flows; /* GlueFlow by flow id */
+  WhTable flows; /* GlueFlow by flow id */
   uint64_t frame_bytes;
   const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
   void *label_ctx;

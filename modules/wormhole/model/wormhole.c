@@ -214,9 +214,9 @@ static const uint32_t study_windows[WH_STUDY_WINDOWS] = {100, 500, 2000};
 
 GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id)
 {
-  if (id >= wh->flows->len)
-    g_array_set_size(wh->flows, id + 1);
-  return &g_array_index(wh->flows, GlueFlow, id);
+  if (id >= wh->flows.len)
+    wh_table_grow(&wh->flows, id + 1);
+  return wh_table_at(&wh->flows, id);
 }
 
 static uint32_t flow_ports(const WhFlow *f, uint32_t *out)
@@ -445,7 +445,7 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh->p = *p;
   wh->label = label_fn;
   wh->label_ctx = label_ctx;
-  wh->flows = g_array_new(FALSE, TRUE, sizeof(GlueFlow));
+  wh_table_init(&wh->flows, sizeof(GlueFlow));
   wh->frame_bytes = (uint64_t)tp->p.mtu + tp->p.header_bytes;
   if (p->study)
     wh->study = g_new0(WhDrStats, 4 * WH_STUDY_WINDOWS);
@@ -472,13 +472,14 @@ void wh_wormhole_free(WhWormhole *wh)
     wh_net_remove_hooks(wh->net, &signal_hooks, wh);
   wh_ff_free(wh);
   wh_patterns_free(wh);
-  for (guint i = 0; i < wh->flows->len; i++) {
-    g_free(g_array_index(wh->flows, GlueFlow, i).ring);
-    g_free(g_array_index(wh->flows, GlueFlow, i).study);
-    g_free(g_array_index(wh->flows, GlueFlow, i).ff);
+  for (uint32_t i = 0; i < wh->flows.len; i++) {
+    GlueFlow *g = wh_table_at(&wh->flows, i);
+    g_free(g->ring);
+    g_free(g->study);
+    g_free(g->ff);
   }
   g_free(wh->study);
-  g_array_unref(wh->flows);
+  wh_table_clear(&wh->flows);
   wh_detector_free(wh->det);
   g_free(wh);
 }
@@ -560,8 +561,8 @@ char *wh_wormhole_json(const WhWormhole *wh)
     g_string_append(h, "  \"skipped_flows\": {\"columns\": [\"flow\", \"skipped_ps\", "
                        "\"advanced_bytes\"], \"rows\": [");
     gboolean first = TRUE;
-    for (guint i = 0; i < wh->flows->len; i++) {
-      const GlueFlow *g = &g_array_index(wh->flows, GlueFlow, i);
+    for (uint32_t i = 0; i < wh->flows.len; i++) {
+      const GlueFlow *g = wh_table_at(&wh->flows, i);
       if (g->skipped == 0)
         continue;
       char buf[24];
