@@ -30,6 +30,8 @@ struct WhPartitions {
   void *data;
   uint64_t merges, splits, rebuilds;
   GArray *scratch; /* uint32 */
+  uint32_t *stamp; /* per port: the rebuild that last reset it */
+  uint32_t stamp_gen;
 };
 
 static inline PFlow *flow_at(const WhPartitions *pm, uint32_t f)
@@ -47,6 +49,7 @@ WhPartitions *wh_partitions_new(uint32_t n_ports, WhPartitionFn before_change, v
   pm->root_slot = g_new(uint32_t, n_ports);
   pm->in_tree = g_new0(uint8_t, n_ports);
   pm->signal = g_new0(WhTime, n_ports);
+  pm->stamp = g_new0(uint32_t, n_ports);
   for (uint32_t p = 0; p < n_ports; p++)
     pm->root_slot[p] = NONE;
   wh_table_init(&pm->flows, sizeof(PFlow));
@@ -83,6 +86,7 @@ void wh_partitions_free(WhPartitions *pm)
   g_free(pm->root_slot);
   g_free(pm->in_tree);
   g_free(pm->signal);
+  g_free(pm->stamp);
   g_free(pm);
 }
 
@@ -114,6 +118,16 @@ static uint32_t unite(WhPartitions *pm, uint32_t a, uint32_t b)
   pm->parent[b] = a;
   pm->size[a] += pm->size[b];
   return a;
+}
+
+/* unite(), returning 1 when a and b were in different sets */
+static inline uint32_t unite_joined(WhPartitions *pm, uint32_t a, uint32_t b)
+{
+  uint32_t ra = find(pm, a), rb = find(pm, b);
+  if (ra == rb)
+    return 0;
+  unite(pm, ra, rb);
+  return 1;
 }
 
 static void record_new(WhPartitions *pm, WhPartitionCause cause, const uint32_t *parents,
@@ -333,21 +347,20 @@ void wh_partitions_add_flow(WhPartitions *pm, uint32_t flow, const uint32_t *por
 }
 
 /* Rebuilds the union-find of partition `slot` from its members, splitting it if they
- * no longer form one component. */
+ * no longer form one component. One pass over the members: a port is reset when first
+ * met (its stamp), before any union touches it, and the components are counted as
+ * ports are reset and unions join them, so the unions run in the same order as a reset
+ * of every port followed by the unions would run them (the same trees, the same roots). */
 static void rebuild(WhPartitions *pm, uint32_t slot, WhTime now)
 {
   pm->rebuilds++;
   WhPartition *p = slot_at(pm, slot);
-  /* reset every port of the tree: members' and departed flows' */
-  for (uint32_t f = p->head; f != NONE; f = wh_partitions_next_flow(pm, p, f)) {
-    PFlow *x = flow_at(pm, f);
-    for (uint32_t i = 0; i < x->n_ports; i++) {
-      uint32_t q = x->ports[i];
-      pm->parent[q] = q;
-      pm->size[q] = 1;
-      pm->root_slot[q] = NONE;
-    }
+  if (++pm->stamp_gen == 0) {
+    memset(pm->stamp, 0, pm->n_ports * sizeof *pm->stamp);
+    pm->stamp_gen = 1;
   }
+  uint32_t gen = pm->stamp_gen;
+  /* departed flows' ports leave the tree unless a member still uses them */
   for (guint i = 0; p->departed && i < p->departed->len; i++) {
     uint32_t q = g_array_index(p->departed, uint32_t, i);
     pm->parent[q] = q;
@@ -357,17 +370,25 @@ static void rebuild(WhPartitions *pm, uint32_t slot, WhTime now)
   }
   if (p->departed)
     g_array_set_size(p->departed, 0);
+  uint32_t components = 0;
   for (uint32_t f = p->head; f != NONE; f = wh_partitions_next_flow(pm, p, f)) {
     PFlow *x = flow_at(pm, f);
+    for (uint32_t i = 0; i < x->n_ports; i++) {
+      uint32_t q = x->ports[i];
+      if (pm->stamp[q] != gen) {
+        pm->stamp[q] = gen;
+        pm->parent[q] = q;
+        pm->size[q] = 1;
+        pm->root_slot[q] = NONE;
+        components++;
+      }
+    }
     for (uint32_t i = 1; i < x->n_ports; i++)
-      unite(pm, x->ports[0], x->ports[i]);
+      components -= unite_joined(pm, x->ports[0], x->ports[i]);
   }
   /* one component: the partition goes on */
-  uint32_t root = find(pm, flow_at(pm, p->head)->ports[0]);
-  gboolean one = TRUE;
-  for (uint32_t f = p->head; f != NONE && one; f = wh_partitions_next_flow(pm, p, f))
-    one = find(pm, flow_at(pm, f)->ports[0]) == root;
-  if (one) {
+  if (components == 1) {
+    uint32_t root = find(pm, flow_at(pm, p->head)->ports[0]);
     p->root = root;
     pm->root_slot[root] = slot;
     return;

@@ -394,14 +394,11 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
 static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *lens,
                          const GArray *labels)
 {
-  g_byte_array_set_size(out, 0);
-  uint8_t tag = WH_IN_PLACE_TAG;
-  g_byte_array_append(out, &tag, 1);
   uint32_t n = lens->len;
-  wh_varint_put(out, n);
   g_autoptr(GHashTable) index = g_hash_table_new(g_int64_hash, g_int64_equal);
   g_autoptr(GArray) idx = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), n);
   g_autoptr(GByteArray) table = g_byte_array_new();
+  size_t room = 1 + 2 * WH_VARINT_MAX_BYTES; /* tag, counts */
   for (uint32_t f = 0; f < n; f++) {
     const uint64_t *l = &g_array_index(labels, uint64_t, f);
     gpointer v;
@@ -412,23 +409,32 @@ static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *
     }
     uint32_t i = GPOINTER_TO_UINT(v);
     g_array_append_val(idx, i);
+    room += (2 + (size_t)g_array_index(lens, uint32_t, f)) * WH_VARINT_MAX_BYTES;
   }
-  wh_varint_put(out, g_hash_table_size(index));
-  g_byte_array_append(out, table->data, table->len);
+  room += table->len;
+  /* written in place into room for the longest form, then cut to what was written */
+  g_byte_array_set_size(out, (guint)room);
+  uint8_t *w = out->data;
+  *w++ = WH_IN_PLACE_TAG;
+  w = wh_varint_write(w, n);
+  w = wh_varint_write(w, g_hash_table_size(index));
+  memcpy(w, table->data, table->len);
+  w += table->len;
   const uint32_t *prev = NULL;
   uint32_t prev_len = 0;
   for (uint32_t f = 0; f < n; f++) {
     const uint32_t *path = paths->pdata[f];
     uint32_t len = g_array_index(lens, uint32_t, f);
-    wh_varint_put(out, g_array_index(idx, uint32_t, f));
-    wh_varint_put(out, len);
+    w = wh_varint_write(w, g_array_index(idx, uint32_t, f));
+    w = wh_varint_write(w, len);
     for (uint32_t k = 0; k < len; k++) {
       uint64_t ref = k < prev_len ? prev[k] : k > 0 ? path[k - 1] : 0;
-      wh_varint_put(out, wh_zigzag_diff(path[k], ref));
+      w = wh_varint_write(w, wh_zigzag_diff(path[k], ref));
     }
     prev = path;
     prev_len = len;
   }
+  g_byte_array_set_size(out, (guint)(w - out->data));
 }
 
 /* A phase with more flows than the exact check takes (LargePhases=in-place): repeated
