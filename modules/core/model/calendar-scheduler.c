@@ -13,15 +13,21 @@
 #define CAL_SAMPLE 64u
 #define CAL_COST_LIMIT 6u /* mean scan steps per operation that triggers a re-estimate */
 
+/* A bucket keeps its tail's (time, seq), so an insert at or after the tail, the common
+ * case, links the event without first reading the tail event (a cache miss that cost
+ * most of an insert's time). */
 typedef struct {
   WhEvent *head, *tail;
+  WhTime tail_time;
+  uint64_t tail_seq;
 } Bucket;
 
 typedef struct {
   WhScheduler parent;
   Bucket *b;
-  uint32_t nb; /* power of two */
-  WhTime w;    /* bucket width in ps, >= 1 */
+  uint32_t nb;    /* power of two */
+  uint32_t shift; /* bucket width: 2^shift ps (a shift, not a division, per insert) */
+  WhTime w;       /* 2^shift */
   size_t n;
   uint32_t cur;   /* bucket being scanned */
   WhTime cur_top; /* exclusive end of the current bucket's window */
@@ -31,7 +37,7 @@ typedef struct {
 
 static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
 {
-  return (uint32_t)((t / c->w) & (c->nb - 1));
+  return (uint32_t)((t >> c->shift) & (c->nb - 1));
 }
 
 static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
@@ -39,8 +45,23 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   uint32_t i = bucket_of(c, ev->time);
   Bucket *bk = &c->b[i];
   ev->pos = i;
-  /* Scan from the tail: new events are usually the latest in their bucket. */
-  WhEvent *after = bk->tail;
+  if (bk->tail == NULL || ev->time > bk->tail_time ||
+      (ev->time == bk->tail_time && ev->seq > bk->tail_seq)) {
+    /* the latest in its bucket: appended */
+    ev->prev = bk->tail;
+    ev->next = NULL;
+    if (bk->tail)
+      bk->tail->next = ev;
+    else
+      bk->head = ev;
+    bk->tail = ev;
+    bk->tail_time = ev->time;
+    bk->tail_seq = ev->seq;
+    return;
+  }
+  /* Scan from the tail: new events are usually late in their bucket. */
+  WhEvent *after = bk->tail->prev;
+  c->cost++;
   while (after && wh_event_before(ev, after)) {
     after = after->prev;
     c->cost++;
@@ -53,10 +74,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
     ev->next = bk->head;
     bk->head = ev;
   }
-  if (ev->next)
-    ev->next->prev = ev;
-  else
-    bk->tail = ev;
+  ev->next->prev = ev; /* never the tail here */
 }
 
 static void bucket_unlink(CalendarScheduler *c, WhEvent *ev)
@@ -66,17 +84,22 @@ static void bucket_unlink(CalendarScheduler *c, WhEvent *ev)
     ev->prev->next = ev->next;
   else
     bk->head = ev->next;
-  if (ev->next)
+  if (ev->next) {
     ev->next->prev = ev->prev;
-  else
+  } else {
     bk->tail = ev->prev;
+    if (bk->tail) {
+      bk->tail_time = bk->tail->time;
+      bk->tail_seq = bk->tail->seq;
+    }
+  }
   ev->next = ev->prev = NULL;
 }
 
 static void set_position(CalendarScheduler *c, WhTime t)
 {
   c->cur = bucket_of(c, t);
-  c->cur_top = (t / c->w + 1) * c->w;
+  c->cur_top = ((t >> c->shift) + 1) << c->shift;
 }
 
 /* Finds the earliest event without changing the scan position when `commit` is
@@ -136,7 +159,8 @@ static WhScheduler *calendar_create(void)
   CalendarScheduler *c = g_new0(CalendarScheduler, 1);
   c->parent.klass = &wh_calendar_scheduler_class;
   c->nb = CAL_MIN_BUCKETS;
-  c->w = WH_US;
+  c->shift = 20; /* about 1 us */
+  c->w = (WhTime)1 << c->shift;
   c->b = g_new0(Bucket, c->nb);
   set_position(c, 0);
   return &c->parent;
@@ -250,7 +274,14 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
   *link = NULL;
   g_free(c->b);
   c->nb = new_nb;
-  c->w = new_w;
+  /* the nearest power of two (in log scale) to Brown's estimate */
+  uint32_t shift = 0;
+  while (shift < 62 && ((WhTime)1 << (shift + 1)) <= new_w)
+    shift++;
+  if (shift < 62 && (double)new_w > 1.4142135623730951 * (double)((WhTime)1 << shift))
+    shift++;
+  c->shift = shift;
+  c->w = (WhTime)1 << shift;
   c->b = g_new0(Bucket, c->nb);
   c->n = 0;
   set_position(c, k ? sample[0]->time : 0);
