@@ -8,7 +8,10 @@
 #
 # Every row is one `whsim compare`. The memo-mode row (the one the bounds are on) runs
 # the exact engine and Wormhole on the same scenario, in one process, one after the
-# other, so its speedup stands beside its errors from the same run; the scenario's other
+# other, so its speedup stands beside its errors from the same run; it is run three
+# times, as the targets are stated (best of 3): its walls are the fastest exact and the
+# fastest Wormhole wall of the three, and the repeats must write the same flows.csv,
+# exact and Wormhole (a difference fails the check); the scenario's other
 # rows compare against that row's exact run (`--exact`), so the exact engine runs once
 # per scenario, and their wall speedups divide a wall measured minutes apart. Per
 # scenario: skip mode (fast-forward only) and memo mode (fast-forward and replays of
@@ -34,7 +37,8 @@
 #
 # --check exits 1 when a bound of the targets below is missed (memo mode, recommended
 # setting): GPT-13B rail iteration and mean FCT error 1%, p99 2%, wall speedup 100x;
-# MoE-8x7B iteration 1%, mean FCT 2%, p99 5%, wall speedup 10x; k=8 iteration and mean
+# MoE-8x7B iteration 1%, mean FCT 2%, p99 5%, wall speedup 10x (both best of 3; a
+# repeat that writes another flows.csv fails too); k=8 iteration and mean
 # FCT 2%, p99 5%; with --large, GPT-175B iteration and mean FCT error 1%, p99 3%, wall
 # speedup 20x over the stored exact run, and its Wormhole run under 10 minutes;
 # MoE-32x22B iteration and mean FCT error 2% (both rows); the pattern store of each
@@ -62,13 +66,16 @@ run() {
 # row NAME TITLE: a table row from $work/NAME
 row() {
   python3 - "$work/$1" "$2" <<'PY'
-import json, sys
+import json, os, sys
 d, title = sys.argv[1:3]
 j = json.load(open(d + '/compare.json'))
 w = json.load(open(d + '/wormhole/wormhole.json'))
 f = j['fct_error']
 pct = lambda v: '-' if v is None else f'{v*100:.3f}%'
 ew, ww = j['exact']['wall_s'], j['wormhole']['wall_s']
+if os.path.exists(d + '/best.json'):
+    b = json.load(open(d + '/best.json'))
+    ew, ww = b['exact_wall_s'], b['wormhole_wall_s']
 p = w.get('patterns', {})
 r = w.get('skip', {}).get('replays', {})
 pat = f"{p['phases']} / {p['distinct']}" if p else '-'
@@ -80,12 +87,41 @@ print(f"| {title} | {pct(j.get('iteration_time_error'))} | {pct(f['mean'])} | {p
 PY
 }
 
-# bound NAME EXPR MESSAGE: EXPR on compare.json (as j) must hold
-bound() {
-  python3 - "$work/$1/compare.json" "$2" <<'PY' || fail "$1: $3"
+# run_best NAME FILE ARGS...: `run` three times (NAME, NAME.2, NAME.3); the repeats
+# must write NAME's flows.csv (exact and Wormhole); NAME/best.json gets the fastest
+# exact and Wormhole walls
+run_best() {
+  local name=$1 i side
+  shift
+  run "$name" "$@"
+  for i in 2 3; do
+    run "$name.$i" "$@"
+    for side in exact wormhole; do
+      cmp -s "$work/$name/$side/flows.csv" "$work/$name.$i/$side/flows.csv" ||
+        fail "$name: repeat $i wrote another $side/flows.csv"
+    done
+  done
+  python3 - "$work/$name" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[1]))
+d = sys.argv[1]
+runs = [json.load(open(p + '/compare.json')) for p in (d, d + '.2', d + '.3')]
+walls = [[r['exact']['wall_s'], r['wormhole']['wall_s']] for r in runs]
+json.dump({'exact_wall_s': min(w[0] for w in walls), 'wormhole_wall_s': min(w[1] for w in walls),
+           'runs': walls}, open(d + '/best.json', 'w'))
+PY
+}
+
+# bound NAME EXPR MESSAGE: EXPR on compare.json (as j, with ws the wall speedup, best of
+# 3 where the row was run three times) must hold
+bound() {
+  python3 - "$work/$1" "$2" <<'PY' || fail "$1: $3"
+import json, os, sys
+d = sys.argv[1]
+j = json.load(open(d + '/compare.json'))
 ws = j['exact']['wall_s'] / j['wormhole']['wall_s']
+if os.path.exists(d + '/best.json'):
+    b = json.load(open(d + '/best.json'))
+    ws = b['exact_wall_s'] / b['wormhole_wall_s']
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
@@ -105,7 +141,10 @@ rule="|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     echo "Every row is one \`whsim compare\`. Memo rows run the exact engine and Wormhole in one"
     echo "process: errors and speedups from the same run. Skip rows and the paper's defaults"
     echo "compare against the memo row's exact run (\`--exact\`), whose wall was measured minutes"
-    echo "earlier. Single runs, so wall speedups carry the machine's noise (event speedups do not)."
+    echo "earlier. The memo rows of the 64- and 128-GPU scenarios are the best of 3 such runs, as the"
+    echo "targets are stated (the fastest exact and the fastest Wormhole wall of three; every repeat"
+    echo "wrote the same flows.csv); the other rows are single runs, so their wall speedups carry"
+    echo "the machine's noise (event speedups do not)."
   else
     echo "Every row is one \`whsim compare\` against the stored exact run named below."
     echo "Single runs, so wall speedups carry the machine's noise (event speedups do not)."
@@ -120,7 +159,7 @@ rule="|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 case_rows() {
   local name=$1 title=$2 file=$3
   shift 3
-  run "$name-memo" "$file" "$@" "${memo[@]}"
+  run_best "$name-memo" "$file" "$@" "${memo[@]}"
   run "$name-skip" "$file" "$@" --exact "$work/$name-memo/exact"
   row "$name-skip" "$title, skip" >> "$report"
   row "$name-memo" "$title, memo" >> "$report"
