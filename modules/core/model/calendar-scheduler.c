@@ -25,9 +25,8 @@ typedef struct {
 typedef struct {
   WhScheduler parent;
   Bucket *b;
-  uint32_t nb;    /* power of two */
-  uint32_t shift; /* bucket width: 2^shift ps (a shift, not a division, per insert) */
-  WhTime w;       /* 2^shift */
+  uint32_t nb; /* power of two */
+  WhTime w;    /* bucket width in ps, >= 1 */
   size_t n;
   uint32_t cur;   /* bucket being scanned */
   WhTime cur_top; /* exclusive end of the current bucket's window */
@@ -37,7 +36,7 @@ typedef struct {
 
 static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
 {
-  return (uint32_t)((t >> c->shift) & (c->nb - 1));
+  return (uint32_t)((t / c->w) & (c->nb - 1));
 }
 
 static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
@@ -99,7 +98,7 @@ static void bucket_unlink(CalendarScheduler *c, WhEvent *ev)
 static void set_position(CalendarScheduler *c, WhTime t)
 {
   c->cur = bucket_of(c, t);
-  c->cur_top = ((t >> c->shift) + 1) << c->shift;
+  c->cur_top = (t / c->w + 1) * c->w;
 }
 
 /* Finds the earliest event without changing the scan position when `commit` is
@@ -159,8 +158,7 @@ static WhScheduler *calendar_create(void)
   CalendarScheduler *c = g_new0(CalendarScheduler, 1);
   c->parent.klass = &wh_calendar_scheduler_class;
   c->nb = CAL_MIN_BUCKETS;
-  c->shift = 20; /* about 1 us */
-  c->w = (WhTime)1 << c->shift;
+  c->w = WH_US;
   c->b = g_new0(Bucket, c->nb);
   set_position(c, 0);
   return &c->parent;
@@ -274,14 +272,7 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
   *link = NULL;
   g_free(c->b);
   c->nb = new_nb;
-  /* the nearest power of two (in log scale) to Brown's estimate */
-  uint32_t shift = 0;
-  while (shift < 62 && ((WhTime)1 << (shift + 1)) <= new_w)
-    shift++;
-  if (shift < 62 && (double)new_w > 1.4142135623730951 * (double)((WhTime)1 << shift))
-    shift++;
-  c->shift = shift;
-  c->w = (WhTime)1 << shift;
+  c->w = new_w;
   c->b = g_new0(Bucket, c->nb);
   c->n = 0;
   set_position(c, k ? sample[0]->time : 0);
