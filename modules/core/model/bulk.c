@@ -68,6 +68,14 @@ static gboolean map_region(WhBulk *b, size_t size)
   return TRUE;
 }
 
+/* A zeroed, aligned block from malloc (kept for wh_bulk_free). */
+static void *malloc_block(WhBulk *b, size_t size)
+{
+  void *p = g_malloc0(size + WH_BULK_ALIGN);
+  g_ptr_array_add(b->small, p);
+  return (void *)round_up((uintptr_t)p, WH_BULK_ALIGN);
+}
+
 void *wh_bulk_alloc0(WhBulk *b, size_t size)
 {
   g_return_val_if_fail(b != NULL && size > 0, NULL);
@@ -75,18 +83,11 @@ void *wh_bulk_alloc0(WhBulk *b, size_t size)
   b->used += size;
   if (b->small_bytes + size <= WH_BULK_SMALL) {
     b->small_bytes += size;
-    void *p = g_malloc0(size + WH_BULK_ALIGN);
-    g_ptr_array_add(b->small, p);
-    return (void *)round_up((uintptr_t)p, WH_BULK_ALIGN);
+    return malloc_block(b, size);
   }
-  if (b->next == NULL || (size_t)(b->end - b->next) < size) {
-    if (!map_region(b, size)) {
-      /* out of address space: fall back to malloc, which aborts as GLib does */
-      void *p = g_malloc0(size + WH_BULK_ALIGN);
-      g_ptr_array_add(b->small, p);
-      return (void *)round_up((uintptr_t)p, WH_BULK_ALIGN);
-    }
-  }
+  /* out of address space: malloc, which aborts as GLib does when it fails too */
+  if ((b->next == NULL || (size_t)(b->end - b->next) < size) && !map_region(b, size))
+    return malloc_block(b, size);
   void *p = b->next; /* fresh anonymous memory: already zero */
   b->next += size;
   return p;

@@ -12,7 +12,7 @@
  * its own, so a departure costs O(1) amortized; until then it is conservatively
  * larger (never smaller) than its true component. A reroute is a leave plus a join.
  * Engine-neutral: flow ids and port ids in, partition ids and membership out.
- * Memory: 21 B per port, 40 B plus 4 B per port use per active flow, 80 B per live
+ * Memory: 25 B per port, 40 B plus 4 B per port use per active flow, 80 B per live
  * partition, and 48 B per partition ever created (the history). */
 #ifndef WH_PARTITION_H
 #define WH_PARTITION_H
