@@ -10,15 +10,20 @@
 #include "scheduler.h"
 
 #define CAL_MIN_BUCKETS 16u
-#define CAL_SAMPLE 64u
-#define CAL_COST_LIMIT 6u /* mean scan steps per operation that triggers a re-estimate */
+#define CAL_SAMPLE 64u       /* earliest events the width is estimated from... */
+#define CAL_SAMPLE_MAX 4096u /* ...or more, up to this, while fewer than half differ */
+#define CAL_COST_LIMIT 6u    /* mean scan steps per operation that triggers a re-estimate */
 
 /* A bucket keeps its tail's (time, seq), so an insert at or after the tail, the common
  * case, links the event without first reading the tail event (a cache miss that cost
- * most of an insert's time). */
+ * most of an insert's time); its head's time, so that the pop's scan reads no event of
+ * the buckets it passes; and its last inserted event (the finger, NULL once that event
+ * leaves), where the next insert often belongs: flows that start together arm their
+ * timers for one instant, and each of hundreds of thousands of such events then goes
+ * right behind the one before it, where a scan from either end passed them all. */
 typedef struct {
-  WhEvent *head, *tail;
-  WhTime tail_time;
+  WhEvent *head, *tail, *finger;
+  WhTime head_time, tail_time;
   uint64_t tail_seq;
 } Bucket;
 
@@ -39,50 +44,97 @@ static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
   return (uint32_t)((t / c->w) & (c->nb - 1));
 }
 
+/* Links ev in front of `at` (an event of bucket bk). */
+static void link_before(Bucket *bk, WhEvent *ev, WhEvent *at)
+{
+  ev->next = at;
+  ev->prev = at->prev;
+  if (at->prev) {
+    at->prev->next = ev;
+  } else {
+    bk->head = ev;
+    bk->head_time = ev->time;
+  }
+  at->prev = ev;
+}
+
 static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
 {
   uint32_t i = bucket_of(c, ev->time);
   Bucket *bk = &c->b[i];
+  WhEvent *fg = bk->finger;
   ev->pos = i;
+  bk->finger = ev;
   if (bk->tail == NULL || ev->time > bk->tail_time ||
       (ev->time == bk->tail_time && ev->seq > bk->tail_seq)) {
     /* the latest in its bucket: appended */
     ev->prev = bk->tail;
     ev->next = NULL;
-    if (bk->tail)
+    if (bk->tail) {
       bk->tail->next = ev;
-    else
+    } else {
       bk->head = ev;
+      bk->head_time = ev->time;
+    }
     bk->tail = ev;
     bk->tail_time = ev->time;
     bk->tail_seq = ev->seq;
     return;
   }
-  /* Scan from the tail: new events are usually late in their bucket. */
-  WhEvent *after = bk->tail->prev;
+  if (ev->time < bk->head_time) {
+    link_before(bk, ev, bk->head);
+    return;
+  }
+  /* ev goes before the tail, after `lo` (NULL: the head may follow it) and before `hi`;
+   * the finger narrows that range. Scanned from the end nearer in time. */
   c->cost++;
-  while (after && wh_event_before(ev, after)) {
+  WhEvent *lo = NULL, *hi = bk->tail;
+  WhTime lo_time = bk->head_time, hi_time = bk->tail_time;
+  if (fg != NULL) {
+    if (wh_event_before(ev, fg)) {
+      hi = fg;
+      hi_time = fg->time;
+    } else {
+      lo = fg;
+      lo_time = fg->time;
+    }
+  }
+  if (ev->time - lo_time <= hi_time - ev->time) {
+    WhEvent *at = lo ? lo->next : bk->head;
+    while (!wh_event_before(ev, at)) { /* ends at hi at the latest */
+      at = at->next;
+      c->cost++;
+    }
+    link_before(bk, ev, at);
+    return;
+  }
+  WhEvent *after = hi->prev;
+  while (after && wh_event_before(ev, after)) { /* ends at lo at the latest */
     after = after->prev;
     c->cost++;
   }
-  ev->prev = after;
-  if (after) {
-    ev->next = after->next;
-    after->next = ev;
-  } else {
-    ev->next = bk->head;
-    bk->head = ev;
+  if (after == NULL) {
+    link_before(bk, ev, bk->head);
+    return;
   }
-  ev->next->prev = ev; /* never the tail here */
+  ev->prev = after;
+  ev->next = after->next; /* not NULL: after lies before hi */
+  after->next = ev;
+  ev->next->prev = ev;
 }
 
 static void bucket_unlink(CalendarScheduler *c, WhEvent *ev)
 {
   Bucket *bk = &c->b[ev->pos];
-  if (ev->prev)
+  if (bk->finger == ev)
+    bk->finger = ev->prev ? ev->prev : ev->next;
+  if (ev->prev) {
     ev->prev->next = ev->next;
-  else
+  } else {
     bk->head = ev->next;
+    if (bk->head)
+      bk->head_time = bk->head->time;
+  }
   if (ev->next) {
     ev->next->prev = ev->prev;
   } else {
@@ -110,8 +162,9 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
   uint32_t i = c->cur;
   WhTime top = c->cur_top;
   for (uint32_t k = 0; k < c->nb; k++) {
-    WhEvent *h = c->b[i].head;
-    if (h && h->time < top) {
+    const Bucket *bk = &c->b[i];
+    if (bk->head && bk->head_time < top) {
+      WhEvent *h = bk->head;
       if (commit) {
         c->cur = i;
         c->cur_top = top;
@@ -252,10 +305,19 @@ static WhTime estimate_width(WhEvent **sample, uint32_t k, WhTime old_w)
 static void rebuild(CalendarScheduler *c, uint32_t new_nb)
 {
   c->resizing = TRUE;
-  WhEvent *sample[CAL_SAMPLE];
-  uint32_t k = 0;
-  while (k < CAL_SAMPLE && c->n > 0)
-    sample[k++] = calendar_pop(&c->parent);
+  /* Ties say nothing of the time scale, and a network run makes many (NICs that start
+   * together send in step, flows that start together arm one instant): the sample
+   * grows until half of it are distinct times. With the first 64 events all at one
+   * instant, the width stayed at its first value of 1 us for hundreds of thousands of
+   * packet events, and an insert scanned thousands. */
+  WhEvent **sample = g_new(WhEvent *, CAL_SAMPLE_MAX);
+  uint32_t k = 0, gaps = 0;
+  while (c->n > 0 && k < CAL_SAMPLE_MAX && (k < CAL_SAMPLE || gaps < CAL_SAMPLE / 2)) {
+    sample[k] = calendar_pop(&c->parent);
+    if (k > 0 && sample[k]->time != sample[k - 1]->time)
+      gaps++;
+    k++;
+  }
   WhTime new_w = estimate_width(sample, k, c->w);
 
   /* Collect the remaining events into one chain, each bucket's in its (time, seq)
@@ -288,6 +350,7 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
   }
   if (k == 0)
     set_position(c, 0);
+  g_free(sample);
   c->resizing = FALSE;
 }
 

@@ -146,14 +146,27 @@ static void dcqcn_init(WhFlow *f, const void *params)
   s->alpha = 1.0;
 }
 
-/* Applies every alpha tick at or before `t`. */
+/* Applies every alpha tick at or before `t`: alpha = (1 - g) alpha + g [CNP seen].
+ * Only the first tick can see a CNP; the later ones multiply by 1 - g (adding 0.0 to
+ * alpha >= 0 changes no bit), one after another as the ticks would, until alpha stops
+ * changing (0, or the smallest subnormal). A flow that waited milliseconds catches up
+ * thousands of ticks at its next CNP. */
 static void alpha_catch_up(DcqcnState *s, const DcqcnParams *p, WhTime t)
 {
-  while (s->alpha_next <= t) {
-    s->alpha = (1.0 - p->g) * s->alpha + (s->alpha_cnp ? p->g : 0.0);
-    s->alpha_cnp = 0;
-    s->alpha_next += p->alpha_interval;
+  if (s->alpha_next > t)
+    return;
+  uint64_t later = (t - s->alpha_next) / p->alpha_interval;
+  double c = 1.0 - p->g;
+  double a = c * s->alpha + (s->alpha_cnp ? p->g : 0.0);
+  s->alpha_cnp = 0;
+  s->alpha_next += (later + 1) * p->alpha_interval;
+  for (; later > 0; later--) {
+    double b = c * a;
+    if (b == a)
+      break;
+    a = b;
   }
+  s->alpha = a;
 }
 
 static void arm_decrease(WhFlow *f, DcqcnState *s, const DcqcnParams *p)

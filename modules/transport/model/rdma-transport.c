@@ -39,58 +39,60 @@ void wh_transport_params_from_config(WhTransportParams *p, const WhConfig *cfg)
   p->max_retries = (uint32_t)wh_config_int(cfg, t, "MaxRetries");
 }
 
-/* ---- per-host send heap, keyed (next_avail, heap_seq) ---- */
+/* ---- per-host send heap, keyed (next_avail, heap_seq) ----
+ * Each entry carries its flow's key, so that a sift compares without reading the flows
+ * (a host may hold hundreds of sending flows, and each flow read is a cache miss).
+ * Whoever changes a queued flow's next_avail calls hs_update, which reloads the key. */
 
-static inline int flow_before(const WhFlow *a, const WhFlow *b)
+static inline int entry_before(const WhHostEntry *a, const WhHostEntry *b)
 {
-  return a->next_avail < b->next_avail ||
-         (a->next_avail == b->next_avail && a->heap_seq < b->heap_seq);
+  return a->at < b->at || (a->at == b->at && a->seq < b->seq);
 }
 
-static void hs_set(WhHostSched *h, uint32_t i, WhFlow *f)
+static inline void hs_set(WhHostSched *h, uint32_t i, WhHostEntry e)
 {
-  h->heap[i] = f;
-  f->heap_pos = i;
+  h->heap[i] = e;
+  e.flow->heap_pos = i;
 }
 
 static void hs_up(WhHostSched *h, uint32_t i)
 {
-  WhFlow *f = h->heap[i];
+  WhHostEntry e = h->heap[i];
   while (i > 0) {
     uint32_t parent = (i - 1) / 2;
-    if (!flow_before(f, h->heap[parent]))
+    if (!entry_before(&e, &h->heap[parent]))
       break;
     hs_set(h, i, h->heap[parent]);
     i = parent;
   }
-  hs_set(h, i, f);
+  hs_set(h, i, e);
 }
 
 static void hs_down(WhHostSched *h, uint32_t i)
 {
-  WhFlow *f = h->heap[i];
+  WhHostEntry e = h->heap[i];
   for (;;) {
     uint32_t c = 2 * i + 1;
     if (c >= h->n)
       break;
-    if (c + 1 < h->n && flow_before(h->heap[c + 1], h->heap[c]))
+    if (c + 1 < h->n && entry_before(&h->heap[c + 1], &h->heap[c]))
       c++;
-    if (!flow_before(h->heap[c], f))
+    if (!entry_before(&h->heap[c], &e))
       break;
     hs_set(h, i, h->heap[c]);
     i = c;
   }
-  hs_set(h, i, f);
+  hs_set(h, i, e);
 }
 
 static void hs_push(WhTransport *tp, WhHostSched *h, WhFlow *f)
 {
   if (h->n == h->cap) {
     h->cap = h->cap ? h->cap * 2 : 4;
-    h->heap = g_renew(WhFlow *, h->heap, h->cap);
+    h->heap = g_renew(WhHostEntry, h->heap, h->cap);
   }
   f->heap_seq = tp->heap_seq++;
-  h->heap[h->n] = f;
+  h->heap[h->n] = (WhHostEntry){.at = f->next_avail, .seq = f->heap_seq, .flow = f};
   f->heap_pos = h->n++;
   hs_up(h, h->n - 1);
 }
@@ -99,16 +101,17 @@ static void hs_remove(WhHostSched *h, WhFlow *f)
 {
   uint32_t i = f->heap_pos;
   f->heap_pos = WH_NO_HEAP;
-  WhFlow *last = h->heap[--h->n];
+  WhHostEntry last = h->heap[--h->n];
   if (i == h->n)
     return;
   hs_set(h, i, last);
   hs_up(h, i);
-  hs_down(h, last->heap_pos);
+  hs_down(h, last.flow->heap_pos);
 }
 
 static void hs_update(WhHostSched *h, WhFlow *f)
 {
+  h->heap[f->heap_pos].at = f->next_avail;
   hs_up(h, f->heap_pos);
   hs_down(h, f->heap_pos);
 }
@@ -185,7 +188,7 @@ void wh_flow_set_rate(WhFlow *f, double rate_bps)
   f->next_avail = next > now ? next : now;
   if (f->heap_pos != WH_NO_HEAP) {
     hs_update(&f->tp->hosts[f->src], f);
-    wh_net_host_kick(f->tp->net, f->src, f->tp->hosts[f->src].heap[0]->next_avail);
+    wh_net_host_kick(f->tp->net, f->src, f->tp->hosts[f->src].heap[0].at);
   }
 }
 
@@ -282,10 +285,10 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
     *next_ready = WH_TIME_MAX;
     return NULL;
   }
-  WhFlow *f = h->heap[0];
+  WhFlow *f = h->heap[0].flow;
   WhTime now = tp->sim->now;
-  if (f->next_avail > now) {
-    *next_ready = f->next_avail;
+  if (h->heap[0].at > now) {
+    *next_ready = h->heap[0].at;
     return NULL;
   }
   uint64_t left = f->size - f->snd_nxt;
@@ -332,7 +335,7 @@ static WhTime tp_ready_at(void *ctx, uint32_t host)
 {
   WhTransport *tp = ctx;
   WhHostSched *h = &tp->hosts[host];
-  return h->n ? h->heap[0]->next_avail : WH_TIME_MAX;
+  return h->n ? h->heap[0].at : WH_TIME_MAX;
 }
 
 static inline uint32_t flow_owner(const WhFlow *f)
@@ -706,7 +709,7 @@ void wh_transport_reschedule_flow(WhTransport *tp, WhFlow *f)
 {
   WhHostSched *h = &tp->hosts[f->src];
   hs_update(h, f);
-  wh_net_host_kick(tp->net, f->src, h->heap[0]->next_avail);
+  wh_net_host_kick(tp->net, f->src, h->heap[0].at);
 }
 
 void wh_transport_flow_progressed(WhTransport *tp, WhFlow *f)

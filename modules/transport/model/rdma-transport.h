@@ -52,8 +52,15 @@ typedef struct {
 
 #define WH_FLOW_CHUNK 1024u
 
+/* One flow waiting at its host's NIC, with its key: (at, seq) = (next_avail, heap_seq). */
 typedef struct {
-  WhFlow **heap;
+  WhTime at;
+  uint64_t seq;
+  WhFlow *flow;
+} WhHostEntry;
+
+typedef struct {
+  WhHostEntry *heap;
   uint32_t n, cap;
 } WhHostSched;
 

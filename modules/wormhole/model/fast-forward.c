@@ -204,7 +204,7 @@ static gboolean foreign_waiter(WhWormhole *wh, const WhPartition *p, const GArra
       continue;
     const WhHostSched *h = &wh->tp->hosts[node->index];
     for (uint32_t k = 0; k < h->n; k++)
-      if (wh_partitions_of_flow(pm, h->heap[k]->id) != p)
+      if (wh_partitions_of_flow(pm, h->heap[k].flow->id) != p)
         return TRUE;
   }
   return FALSE;
