@@ -420,6 +420,10 @@ static const char *const frontier_preset[][2] = {
     {"wh::Switch::PfcXoff", "320KB"},
     {"wh::Switch::PfcXon", "288KB"},
     {"wh::RdmaFlow::Mtu", "4096B"},
+    /* far above any queueing delay of this lossless fabric, as RDMA NICs are set: the
+     * default 2 ms expired under the queues in front of a few global links and
+     * retransmitted data that was only waiting (docs/topology.md) */
+    {"wh::RdmaFlow::Rto", "1s"},
 };
 
 gboolean wh_scenario_preset_apply(WhConfig *cfg, const char *preset, GError **error)
