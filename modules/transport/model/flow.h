@@ -53,7 +53,6 @@ struct WhFlow {
   WhTime last_tx;
   uint32_t last_tx_size;
   uint32_t heap_pos;
-  uint64_t heap_seq;
   WhTime rto_deadline;
   uint64_t retry_una;              /* snd_una at the last go-back-N rewind */
   uint32_t retries;                /* rewinds in a row without snd_una moving */

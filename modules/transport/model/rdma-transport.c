@@ -39,7 +39,7 @@ void wh_transport_params_from_config(WhTransportParams *p, const WhConfig *cfg)
   p->max_retries = (uint32_t)wh_config_int(cfg, t, "MaxRetries");
 }
 
-/* ---- per-host send heap, keyed (next_avail, heap_seq) ----
+/* ---- per-host send heap, keyed (next_avail, order of entry) ----
  * Each entry carries its flow's key, so that a sift compares without reading the flows
  * (a host may hold hundreds of sending flows, and each flow read is a cache miss).
  * Whoever changes a queued flow's next_avail calls hs_update, which reloads the key. */
@@ -91,8 +91,7 @@ static void hs_push(WhTransport *tp, WhHostSched *h, WhFlow *f)
     h->cap = h->cap ? h->cap * 2 : 4;
     h->heap = g_renew(WhHostEntry, h->heap, h->cap);
   }
-  f->heap_seq = tp->heap_seq++;
-  h->heap[h->n] = (WhHostEntry){.at = f->next_avail, .seq = f->heap_seq, .flow = f};
+  h->heap[h->n] = (WhHostEntry){.at = f->next_avail, .seq = tp->heap_seq++, .flow = f};
   f->heap_pos = h->n++;
   hs_up(h, h->n - 1);
 }

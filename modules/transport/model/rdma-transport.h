@@ -52,7 +52,7 @@ typedef struct {
 
 #define WH_FLOW_CHUNK 1024u
 
-/* One flow waiting at its host's NIC, with its key: (at, seq) = (next_avail, heap_seq). */
+/* One flow waiting at its host's NIC, with its key: (at, seq) = (next_avail, order of entry). */
 typedef struct {
   WhTime at;
   uint64_t seq;
