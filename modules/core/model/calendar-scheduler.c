@@ -17,10 +17,11 @@
 /* A bucket keeps its tail's (time, seq), so an insert at or after the tail, the common
  * case, links the event without first reading the tail event (a cache miss that cost
  * most of an insert's time); its head's time, so that the pop's scan reads no event of
- * the buckets it passes; and its last inserted event (the finger, NULL once that event
- * leaves), where the next insert often belongs: flows that start together arm their
- * timers for one instant, and each of hundreds of thousands of such events then goes
- * right behind the one before it, where a scan from either end passed them all. */
+ * the buckets it passes; and the last event inserted before its tail (the finger, moved
+ * to a neighbour when that event leaves), where the next such insert often belongs:
+ * flows that start together arm their timers for one instant, and each of hundreds of
+ * thousands of events then goes right behind the one before it, where a scan from
+ * either end passed them all. An append sets no finger and reads none. */
 typedef struct {
   WhEvent *head, *tail, *finger;
   WhTime head_time, tail_time;
@@ -62,9 +63,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
 {
   uint32_t i = bucket_of(c, ev->time);
   Bucket *bk = &c->b[i];
-  WhEvent *fg = bk->finger;
   ev->pos = i;
-  bk->finger = ev;
   if (bk->tail == NULL || ev->time > bk->tail_time ||
       (ev->time == bk->tail_time && ev->seq > bk->tail_seq)) {
     /* the latest in its bucket: appended */
@@ -88,6 +87,8 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   /* ev goes before the tail, after `lo` (NULL: the head may follow it) and before `hi`;
    * the finger narrows that range. Scanned from the end nearer in time. */
   c->cost++;
+  WhEvent *fg = bk->finger;
+  bk->finger = ev;
   WhEvent *lo = NULL, *hi = bk->tail;
   WhTime lo_time = bk->head_time, hi_time = bk->tail_time;
   if (fg != NULL) {
