@@ -24,12 +24,15 @@ class Runs:
             return list(csv.DictReader(f))
 
     def clean(self, name):
-        """The run's summary, after noting drops, reordering, an early stop or an
-        incomplete message as failures."""
+        """The run's summary, after noting drops, reordering, an early stop, a
+        retransmission timeout or an incomplete message as failures. Every run here is
+        on a lossless (PFC) fabric, where a timeout resends data that was only queued."""
         s = self.summary(name)
-        if s.get("drops", 0) or s.get("out_of_order_packets", 0) or s.get("stopped_early"):
-            self.failures.append("%s: drops %d, out of order %d, stopped %s" % (
-                name, s.get("drops", 0), s.get("out_of_order_packets", 0), s.get("stopped_early")))
+        if (s.get("drops", 0) or s.get("out_of_order_packets", 0) or s.get("stopped_early")
+                or s.get("timeouts", 0)):
+            self.failures.append("%s: drops %d, out of order %d, timeouts %d, stopped %s" % (
+                name, s.get("drops", 0), s.get("out_of_order_packets", 0), s.get("timeouts", 0),
+                s.get("stopped_early")))
         if s["flows_completed"] != s["flows"]:
             self.failures.append("%s: %d of %d messages completed" % (
                 name, s["flows_completed"], s["flows"]))

@@ -59,8 +59,9 @@
 #
 # Options:
 #   --check   also exit with status 1 if: a run drops a packet, delivers out of order,
-#             stops early or leaves a message incomplete; a flat all-to-all does not
-#             move exactly buffer/n bytes in one message per ordered pair; HALO does not
+#             times out a retransmission (PFC makes the fabric lossless), stops early
+#             or leaves a message incomplete; a flat all-to-all does not move exactly
+#             buffer/n bytes in one message per ordered pair; HALO does not
 #             deliver each GCD exactly its column sum (bytes received minus bytes
 #             forwarded), or a Phase III message starts before the Phase II data it
 #             forwards has arrived; a HALO cell that disagrees with the paper (about

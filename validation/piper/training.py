@@ -434,7 +434,8 @@ for name, wall, simt, ev in walls:
 lines += ["", "Longest run: %.0f s (bound: 30 minutes on 2 cores)." % max(w[1] for w in walls), ""]
 
 harness.finish(lines, report, check, failures,
-               "All runs clean (no drops, no reordering, every message complete), every "
+               "All runs clean (no drops, no reordering, no retransmission timeout, every message "
+               "complete), every "
                "migration check kept or lowered max/mean and moved exactly its swaps' "
                "expert state, and every deviation above 15% is explained.",
                prog="training.sh")

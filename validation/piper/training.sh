@@ -38,8 +38,9 @@
 #
 # Options:
 #   --check   also exit with status 1 if: a run drops a packet, delivers out of order,
-#             stops early or leaves a message incomplete; a migration check raises
-#             max/mean load or moves other bytes than its swaps' expert state; a result
+#             times out a retransmission (PFC makes the fabric lossless), stops early
+#             or leaves a message incomplete; a migration check raises max/mean load or
+#             moves other bytes than its swaps' expert state; a result
 #             more than 15% from the paper's has no explanation in the report. (Not
 #             agreeing with the paper is reported, not failed.) Each failure is printed
 #             as "training.sh: check failed: ...", else "training.sh: check passed"
