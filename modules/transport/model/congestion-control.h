@@ -50,6 +50,17 @@ typedef struct {
   void (*on_timer)(WhFlow *flow, unsigned timer, const void *params);
   /* nullable: a loss was detected (before the transport goes back N) */
   void (*on_loss)(WhFlow *flow, WhLossKind kind, const void *params);
+  /* nullable: the class changes the rate by itself at instants it knows in advance
+   * (DCQCN's rate-increase ticks) and applies those changes lazily instead of as
+   * events. sync applies every change due at or before `now`, each as at its own
+   * instant; the transport calls it before it reads the rate (wh_flow_rate). Calling it
+   * more often changes nothing. */
+  void (*sync)(WhFlow *flow, WhTime now, const void *params);
+  /* with sync: when a flow that sent `wire_bytes` at `last_tx` may send again, with
+   * the changes sync would apply before then (each change at instant T re-paces the
+   * flow to max(T, last_tx + the packet's time at the new rate)). The flow is synced
+   * to the present, which is at or after last_tx. */
+  WhTime (*next_send)(const WhFlow *flow, WhTime last_tx, uint32_t wire_bytes, const void *params);
   /* nullable: the part of the state bound to the flow's path and its ports' counters
    * (HPCC's per-hop INT records) no longer holds: the state was restored from another
    * flow or another timeline. The class drops that part and rebuilds it from the next

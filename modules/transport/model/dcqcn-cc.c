@@ -15,10 +15,19 @@
  * recovery; == : additive (target += Rai); > : hyper (target += Rhai); then
  * rate = (rate + target) / 2.
  *
- * Cost: alpha ticks are applied lazily (caught up when a CNP or a decrease needs
- * alpha), decrease ticks become events only when a CNP is pending, and the increase
- * timer is one event per RpTimer: per flow a handful of events per CNP, not one per
- * microsecond. The results equal the periodic formulation tick for tick. */
+ * Cost: no tick is an event unless it has work. Alpha ticks are applied when a CNP
+ * or a decrease needs alpha; the k ticks without a CNP since the last one multiply
+ * alpha by (1-g)^k, a product of precomputed powers (1-g)^(2^i) over the bits of k
+ * (log k multiplications; one after another, a flow that waited milliseconds cost
+ * thousands). Decrease ticks become events only when a CNP is pending. Increase ticks
+ * are applied lazily (sync: before the transport reads the rate, and before a
+ * decrease), each as at its own instant, and next_send paces a waiting flow with the
+ * ticks due before its next packet: a tick re-paces a flow inside its pacing gap to
+ * max(tick, last send + packet time at the new rate), and leaves a flow that may
+ * already send in its place. With millions of flows recovering at once, the ticks
+ * were more than half of all events. wh::DcqcnCc::IncreaseEvents schedules every
+ * increase tick as an event that syncs and re-paces, as a check: the results are
+ * the same. An increase tick due at the same instant as a decrease applies first. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -37,7 +46,9 @@ typedef struct {
   gboolean clamp_target;
   gboolean scale;
   uint64_t ref_rate;
+  gboolean increase_events;
   WhEcnConfig ecn;
+  double decay[64]; /* (1 - g)^(2^i) */
 } DcqcnParams;
 
 typedef struct {
@@ -78,6 +89,9 @@ static const WhParamSpec dcqcn_params[] = {
     {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Kmin, Kmax, Rai, Rhai by link rate / RefRate"},
     {"RefRate", WH_PARAM_RATE, "100Gbps", "link rate at which Kmin, Kmax, Rai, Rhai apply",
      WH_CHECK_POSITIVE},
+    {"IncreaseEvents", WH_PARAM_BOOL, "false",
+     "schedule every rate-increase tick as an event (a check: the results are the same as "
+     "with the ticks applied lazily, only slower)"},
     {NULL},
 };
 
@@ -104,6 +118,10 @@ static void *dcqcn_configure(const WhConfig *cfg, GError **error)
   p->clamp_target = wh_config_bool(cfg, t, "ClampTargetRate");
   p->scale = wh_config_bool(cfg, t, "ScaleWithRate");
   p->ref_rate = wh_config_rate(cfg, t, "RefRate");
+  p->increase_events = wh_config_bool(cfg, t, "IncreaseEvents");
+  p->decay[0] = 1.0 - p->g;
+  for (unsigned i = 1; i < G_N_ELEMENTS(p->decay); i++)
+    p->decay[i] = p->decay[i - 1] * p->decay[i - 1];
   p->ecn.ecn = TRUE;
   p->ecn.kmin = wh_config_bytes(cfg, t, "Kmin");
   p->ecn.kmax = wh_config_bytes(cfg, t, "Kmax");
@@ -147,24 +165,19 @@ static void dcqcn_init(WhFlow *f, const void *params)
 }
 
 /* Applies every alpha tick at or before `t`: alpha = (1 - g) alpha + g [CNP seen].
- * Only the first tick can see a CNP; the later ones multiply by 1 - g (adding 0.0 to
- * alpha >= 0 changes no bit), one after another as the ticks would, until alpha stops
- * changing (0, or the smallest subnormal). A flow that waited milliseconds catches up
- * thousands of ticks at its next CNP. */
+ * Only the first tick can see a CNP; the later ones multiply by 1 - g, all together by
+ * the powers (1 - g)^(2^i) of the bits of their count. */
 static void alpha_catch_up(DcqcnState *s, const DcqcnParams *p, WhTime t)
 {
   if (s->alpha_next > t)
     return;
   uint64_t later = (t - s->alpha_next) / p->alpha_interval;
-  double c = 1.0 - p->g;
-  double a = c * s->alpha + (s->alpha_cnp ? p->g : 0.0);
+  double a = p->decay[0] * s->alpha + (s->alpha_cnp ? p->g : 0.0);
   s->alpha_cnp = 0;
   s->alpha_next += (later + 1) * p->alpha_interval;
-  for (; later > 0; later--) {
-    double b = c * a;
-    if (b == a)
-      break;
-    a = b;
+  for (unsigned i = 0; later != 0 && a != 0.0; i++, later >>= 1) {
+    if (later & 1)
+      a *= p->decay[i];
   }
   s->alpha = a;
 }
@@ -204,17 +217,59 @@ static void dcqcn_on_cnp(WhFlow *f, const void *params)
   arm_decrease(f, s, p);
 }
 
-static void rate_increase(WhFlow *f, DcqcnState *s, const DcqcnParams *p)
+/* One increase tick on (rate, target, stage): the new rate. */
+static inline double increase_tick(const DcqcnState *s, const DcqcnParams *p, double line,
+                                   double rate, double *target, uint32_t stage)
+{
+  if (stage < p->fast_recovery_times) {
+    /* fast recovery: target unchanged */
+  } else if (stage == p->fast_recovery_times) {
+    *target = MIN(*target + s->rai, line);
+  } else {
+    *target = MIN(*target + s->rhai, line);
+  }
+  return MIN((rate + *target) / 2.0, line);
+}
+
+/* Applies the increase ticks due at or before `t`; the last one back at line rate (rate
+ * and target) stops them. */
+static void increase_until(WhFlow *f, DcqcnState *s, const DcqcnParams *p, WhTime t)
 {
   double line = (double)f->line_rate;
-  if (s->stage < p->fast_recovery_times) {
-    /* fast recovery: target unchanged */
-  } else if (s->stage == p->fast_recovery_times) {
-    s->target = MIN(s->target + s->rai, line);
-  } else {
-    s->target = MIN(s->target + s->rhai, line);
+  while (s->rp_armed && s->rp_deadline <= t) {
+    f->rate = increase_tick(s, p, line, f->rate, &s->target, s->stage);
+    s->stage++;
+    if (f->rate >= line && s->target >= line)
+      s->rp_armed = 0; /* back at line rate: nothing left to increase */
+    else
+      s->rp_deadline += p->rp_timer;
   }
-  wh_flow_set_rate(f, (f->rate + s->target) / 2.0);
+}
+
+static void dcqcn_sync(WhFlow *f, WhTime now, const void *params)
+{
+  increase_until(f, state(f), params, now);
+}
+
+static WhTime dcqcn_next_send(const WhFlow *f, WhTime last_tx, uint32_t wire_bytes,
+                              const void *params)
+{
+  const DcqcnParams *p = params;
+  const DcqcnState *s = (const DcqcnState *)f->cc.bytes;
+  double line = (double)f->line_rate;
+  double rate = f->rate, target = s->target;
+  WhTime next = last_tx + wh_flow_pace(f, rate, wire_bytes);
+  if (!s->rp_armed)
+    return next;
+  uint32_t stage = s->stage;
+  for (WhTime tick = s->rp_deadline; tick < next; tick += p->rp_timer) {
+    rate = increase_tick(s, p, line, rate, &target, stage++);
+    WhTime paced = last_tx + wh_flow_pace(f, rate, wire_bytes);
+    next = MAX(tick, paced);
+    if (rate >= line && target >= line)
+      break;
+  }
+  return next;
 }
 
 static void dcqcn_on_timer(WhFlow *f, unsigned timer, const void *params)
@@ -227,29 +282,26 @@ static void dcqcn_on_timer(WhFlow *f, unsigned timer, const void *params)
     alpha_catch_up(s, p, now);
     if (!s->decrease_cnp)
       return;
+    increase_until(f, s, p, now);
+    double rate = f->rate;
     if (p->clamp_target || s->stage != 0)
-      s->target = f->rate;
-    wh_flow_set_rate(f, MAX(p->min_rate, f->rate * (1.0 - s->alpha / 2.0)));
+      s->target = rate;
     s->stage = 0;
     s->decrease_cnp = 0;
     s->rp_deadline = now + p->rp_timer;
-    if (!s->rp_armed) {
-      s->rp_armed = 1;
+    s->rp_armed = 1;
+    if (p->increase_events && f->timers[TIMER_INCREASE] == NULL)
       wh_flow_timer_at(f, s->rp_deadline, TIMER_INCREASE);
-    }
+    wh_flow_set_rate(f, MAX(p->min_rate, rate * (1.0 - s->alpha / 2.0)));
+    if (f->rate == rate)
+      wh_flow_repace(f); /* the same rate, but the ticks moved */
   } else if (timer == TIMER_INCREASE) {
-    if (now < s->rp_deadline) {
+    /* IncreaseEvents only: the tick as an event, which must change nothing the lazy
+     * ticks have not already accounted for */
+    increase_until(f, s, p, now);
+    wh_flow_repace(f);
+    if (s->rp_armed)
       wh_flow_timer_at(f, s->rp_deadline, TIMER_INCREASE);
-      return;
-    }
-    rate_increase(f, s, p);
-    s->stage++;
-    if (f->rate >= (double)f->line_rate && s->target >= (double)f->line_rate) {
-      s->rp_armed = 0; /* back at line rate: nothing left to increase */
-      return;
-    }
-    s->rp_deadline = now + p->rp_timer;
-    wh_flow_timer_at(f, s->rp_deadline, TIMER_INCREASE);
   }
 }
 
@@ -279,4 +331,6 @@ const WhCcClass wh_dcqcn_cc_class = {
     .on_ack = dcqcn_on_ack,
     .on_cnp = dcqcn_on_cnp,
     .on_timer = dcqcn_on_timer,
+    .sync = dcqcn_sync,
+    .next_send = dcqcn_next_send,
 };

@@ -30,13 +30,13 @@ static void move_seq_fields(WhFlow *f, uint64_t bytes)
   }
 }
 
-void wh_flow_cc_snapshot(const WhFlow *f, WhCcSnapshot *out)
+void wh_flow_cc_snapshot(WhFlow *f, WhCcSnapshot *out)
 {
   const WhCcClass *cc = f->tp->cc;
   WhTime now = f->tp->sim->now;
   memset(out, 0, sizeof *out);
   g_strlcpy(out->cc, cc->name, sizeof out->cc);
-  out->rate = f->rate;
+  out->rate = wh_flow_rate(f);
   out->cwnd = f->cwnd;
   out->taken_at = now;
   memcpy(out->state, f->cc.bytes, WH_CC_STATE_BYTES);
@@ -104,6 +104,9 @@ gboolean wh_flow_cc_restore(WhFlow *f, const WhCcSnapshot *snap, GError **error)
       f->timers[slot] = wh_sim_schedule_at(tp->sim, at, wh_transport_flow_event, tp, arg, owner);
   }
   f->cwnd = 0;
+  /* With the rate unchanged the flow keeps its pacing gap, also under a CC with lazy
+   * changes whose restored schedule would have ended it at another time: its next
+   * packet is paced with the restored state. */
   wh_flow_set_rate(f, snap->rate);
   wh_flow_set_window(f, snap->cwnd);
   return TRUE;

@@ -26,7 +26,8 @@ typedef struct {
   uint64_t timer_seq[WH_CC_SNAPSHOT_TIMERS];
 } WhCcSnapshot;
 
-void wh_flow_cc_snapshot(const WhFlow *f, WhCcSnapshot *out);
+/* Syncs the flow's CC (wh_flow_rate) first. */
+void wh_flow_cc_snapshot(WhFlow *f, WhCcSnapshot *out);
 
 /* Puts `snap` into `f` at now: state, rate, window and CC timers (re-armed at now +
  * their relative times; byte positions relative to snd_una). When now is the time the snapshot was

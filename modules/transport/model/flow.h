@@ -75,6 +75,14 @@ struct WhFlow {
 };
 
 void wh_flow_set_rate(WhFlow *f, double rate_bps);
+/* The flow's rate now: applies the changes a CC with lazy changes (sync) has due. */
+double wh_flow_rate(WhFlow *f);
+/* The time to send `wire_bytes` at `rate_bps` (line rate and above: the NIC's time). */
+WhTime wh_flow_pace(const WhFlow *f, double rate_bps, uint32_t wire_bytes);
+/* For a CC with lazy changes whose schedule changed without a rate change: a flow
+ * still inside its pacing gap is paced again from its last packet (next_send);
+ * an eligible flow keeps its place. */
+void wh_flow_repace(WhFlow *f);
 /* Sets the CC's window in bytes (0: no window); may let the sender go on. */
 void wh_flow_set_window(WhFlow *f, uint64_t bytes);
 /* Arms CC timer `timer` (1 or 2) to fire at `at`; at most one pending per timer. */

@@ -125,11 +125,21 @@ static inline gboolean can_send(const WhTransport *tp, const WhFlow *f)
          (f->next_path == NULL || f->snd_una >= f->snd_max_sent || f->snd_nxt < f->snd_max_sent);
 }
 
-static inline WhTime pace_time(const WhFlow *f, uint32_t wire_bytes)
+WhTime wh_flow_pace(const WhFlow *f, double rate_bps, uint32_t wire_bytes)
 {
-  if (f->rate >= (double)f->line_rate)
+  if (rate_bps >= (double)f->line_rate)
     return wh_time_tx(wire_bytes, f->line_rate);
-  return (WhTime)ceil((double)wire_bytes * 8e12 / f->rate);
+  return (WhTime)ceil((double)wire_bytes * 8e12 / rate_bps);
+}
+
+/* When the flow may send after the packet of `wire_bytes` it sent at `last_tx`: at its
+ * rate, or with the changes a CC with lazy changes has scheduled before then. */
+static inline WhTime next_send(const WhTransport *tp, const WhFlow *f, WhTime last_tx,
+                               uint32_t wire_bytes)
+{
+  if (tp->cc->next_send)
+    return tp->cc->next_send(f, last_tx, wire_bytes, tp->cc_params);
+  return last_tx + wh_flow_pace(f, f->rate, wire_bytes);
 }
 
 /* Calls callback `cb` of every observer that has one. */
@@ -170,6 +180,24 @@ static void sender_ready(WhTransport *tp, WhFlow *f)
   wh_net_host_kick(tp->net, f->src, f->next_avail);
 }
 
+/* Applies the changes a CC with lazy changes has due (they happened at their instants;
+ * observers hear of them now). */
+static inline void flow_sync(WhTransport *tp, WhFlow *f)
+{
+  if (tp->cc->sync == NULL)
+    return;
+  double before = f->rate;
+  tp->cc->sync(f, tp->sim->now, tp->cc_params);
+  if (G_UNLIKELY(tp->n_observers) && f->rate != before)
+    NOTIFY(tp, on_rate, f);
+}
+
+double wh_flow_rate(WhFlow *f)
+{
+  flow_sync(f->tp, f);
+  return f->rate;
+}
+
 void wh_flow_set_rate(WhFlow *f, double rate_bps)
 {
   if (rate_bps > (double)f->line_rate)
@@ -183,11 +211,31 @@ void wh_flow_set_rate(WhFlow *f, double rate_bps)
     return;
   /* Re-pace the next packet from the last send at the new rate. */
   WhTime now = f->tp->sim->now;
-  WhTime next = f->last_tx + pace_time(f, f->last_tx_size);
+  WhTime next = next_send(f->tp, f, f->last_tx, f->last_tx_size);
   f->next_avail = next > now ? next : now;
   if (f->heap_pos != WH_NO_HEAP) {
     hs_update(&f->tp->hosts[f->src], f);
     wh_net_host_kick(f->tp->net, f->src, f->tp->hosts[f->src].heap[0].at);
+  }
+}
+
+void wh_flow_repace(WhFlow *f)
+{
+  WhTime now = f->tp->sim->now;
+  if (f->tp->cc->next_send == NULL || f->last_tx_size == 0 || f->next_avail <= now)
+    return;
+  WhTime next = next_send(f->tp, f, f->last_tx, f->last_tx_size);
+  if (next < now)
+    next = now;
+  if (next == f->next_avail)
+    return;
+  gboolean earlier = next < f->next_avail;
+  f->next_avail = next;
+  if (f->heap_pos != WH_NO_HEAP) {
+    hs_update(&f->tp->hosts[f->src], f);
+    /* later: the NIC, woken for the old time, finds the flow not ready yet */
+    if (earlier)
+      wh_net_host_kick(f->tp->net, f->src, f->tp->hosts[f->src].heap[0].at);
   }
 }
 
@@ -322,7 +370,8 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   tp->c.data_bytes_sent += payload;
   f->last_tx = now;
   f->last_tx_size = pkt->size;
-  f->next_avail = now + pace_time(f, pkt->size);
+  flow_sync(tp, f);
+  f->next_avail = next_send(tp, f, now, pkt->size);
   if (can_send(tp, f))
     hs_update(h, f);
   else

@@ -95,6 +95,53 @@ START_TEST(test_dcqcn_16_flows)
 }
 END_TEST
 
+/* ---- DCQCN's lazy increase ticks ----
+ * 4 hosts with 6 flows each into one receiver over a 40 Gb/s bottleneck: rates are cut
+ * and recover while flows of one NIC wait inside their pacing gaps or queue at it.
+ * With wh::DcqcnCc::IncreaseEvents every increase tick is an event that syncs the rate
+ * and re-paces its flow; every flow must end at the same picosecond as with the ticks
+ * applied lazily, and the events must show that ticks ran. */
+
+static WhRun *run_lazy_ticks(gboolean events)
+{
+  g_autoptr(WhScenario) sc = wh_scenario_new("lazy-ticks", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "4");
+  wh_scenario_add_set(sc, "wh::Dumbbell::BottleneckRate", "40Gbps");
+  for (uint32_t h = 0; h < 4; h++)
+    for (uint32_t k = 0; k < 6; k++)
+      wh_scenario_add_flow(sc, h, 4, 1000000 + 150000 * k, (h * 6 + k) * 20 * WH_US);
+  char *sets[] = {events ? "wh::DcqcnCc::IncreaseEvents=true" : "wh::DcqcnCc::IncreaseEvents=false",
+                  NULL};
+  WhRunOptions opts = {.sets = sets};
+  WhRun *run = wh_test_run(sc, &opts);
+  wh_test_assert_clean_end(run);
+  return run;
+}
+
+START_TEST(test_dcqcn_lazy_ticks)
+{
+  g_autoptr(WhRun) lazy = run_lazy_ticks(FALSE);
+  g_autoptr(WhRun) events = run_lazy_ticks(TRUE);
+  ck_assert_uint_gt(lazy->tp->c.cnps, 100);
+  ck_assert_uint_eq(lazy->tp->n_flows, events->tp->n_flows);
+  for (uint32_t i = 0; i < lazy->tp->n_flows; i++) {
+    const WhFlow *a = wh_transport_flow(lazy->tp, i), *b = wh_transport_flow(events->tp, i);
+    ck_assert_msg(a->finish == b->finish && a->bytes_sent == b->bytes_sent,
+                  "flow %u: finish %" G_GUINT64_FORMAT " ps lazy, %" G_GUINT64_FORMAT
+                  " ps with tick events",
+                  i, (guint64)a->finish, (guint64)b->finish);
+  }
+  ck_assert_uint_eq(lazy->tp->c.cnps, events->tp->c.cnps);
+  ck_assert_uint_eq(wh_net_ecn_marks(lazy->net), wh_net_ecn_marks(events->net));
+  uint64_t ticks = events->sim->events_executed - lazy->sim->events_executed;
+  fprintf(stderr,
+          "lazy ticks: %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+          " more with tick events, %" G_GUINT64_FORMAT " CNPs\n",
+          (guint64)lazy->sim->events_executed, (guint64)ticks, (guint64)lazy->tp->c.cnps);
+  ck_assert_uint_gt(events->sim->events_executed, lazy->sim->events_executed + 1000);
+}
+END_TEST
+
 /* ---- incast 16:1 ---- */
 
 START_TEST(test_incast_pfc_lossless)
@@ -136,6 +183,7 @@ Suite *wh_transport_suite(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_dcqcn_4_flows);
   tcase_add_test(tc, test_dcqcn_16_flows);
+  tcase_add_test(tc, test_dcqcn_lazy_ticks);
   suite_add_tcase(s, tc);
   tc = tcase_create("incast");
   tcase_set_timeout(tc, 120);

@@ -197,10 +197,10 @@ static void open_phase(WhWormhole *wh, const WhPartition *p, uint64_t sig, const
 
 /* A flow's sending rate for its label: the CC's rate, or window / smoothed RTT for a
  * window CC (line rate until it has an RTT sample). */
-static double flow_rate(WhWormhole *wh, const WhFlow *f)
+static double flow_rate(WhWormhole *wh, WhFlow *f)
 {
   if (!f->cwnd)
-    return f->rate;
+    return wh_flow_rate(f);
   double srtt = wh_wormhole_glue(wh, f->id)->srtt_ps;
   return srtt > 0 ? (double)f->cwnd * 8 / (srtt * 1e-12) : (double)f->line_rate;
 }
@@ -481,7 +481,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   g_array_set_size(labels, 0);
   for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE;
        id = wh_partitions_next_flow(pm, p, id)) {
-    const WhFlow *f = wh_transport_flow(wh->tp, id);
+    WhFlow *f = wh_transport_flow(wh->tp, id);
     uint32_t n = 0;
     const uint32_t *ports = wh_partitions_flow_ports(pm, id, &n);
     uint64_t label = wh_mix64(f->line_rate ^ (uint64_t)f->fwd_hops << 48);

@@ -227,18 +227,18 @@ static uint32_t flow_ports(const WhFlow *f, uint32_t *out)
 }
 
 /* Every quantity of one flow at a tick (v[WhQuantity]); moves the flow's baselines. */
-static void sample_values(WhWormhole *wh, const WhFlow *f, GlueFlow *g, double v[4],
-                          gboolean *at_line)
+static void sample_values(WhWormhole *wh, WhFlow *f, GlueFlow *g, double v[4], gboolean *at_line)
 {
   double period_s = wh_time_to_s(wh->p.det.period);
   double line = (double)f->line_rate;
   double window_rate = f->cwnd && g->srtt_ps > 0 ? (double)f->cwnd * 8 / (g->srtt_ps * 1e-12) : 0;
   double at = wh->p.line_fraction * line;
-  *at_line = f->cwnd ? window_rate >= at : f->rate >= at;
+  double rate = wh_flow_rate(f);
+  *at_line = f->cwnd ? window_rate >= at : rate >= at;
   uint64_t rcv = f->rcv_nxt;
-  v[WH_QUANTITY_CC_RATE] = f->rate;
+  v[WH_QUANTITY_CC_RATE] = rate;
   v[WH_QUANTITY_DELIVERED] = (double)(rcv - g->last_rcv) * 8 / period_s;
-  v[WH_QUANTITY_CWND_RTT] = f->cwnd ? window_rate : f->rate;
+  v[WH_QUANTITY_CWND_RTT] = f->cwnd ? window_rate : rate;
   v[WH_QUANTITY_DELIVERED_AVG] = 0;
   if (g->ring) {
     uint32_t cap = wh->p.avg_periods + 1;
