@@ -217,7 +217,7 @@ def fingerprint(out, results, engines, engine, run, cells):
     or the first differing field."""
     rows = load(results)
     a = Analysis(out)
-    per = {}  # stored engine -> [cells, runs, first difference or None]
+    per = {}  # (stored engine, CC) -> [cells, runs, first difference or None]
     for cell in cells:
         old = complete(rows, cell)
         if not old:
@@ -229,7 +229,7 @@ def fingerprint(out, results, engines, engine, run, cells):
             for alg in ALGS:
                 s = old[(alg, alpha)]
                 d = a.run(run_name(k, alg, alpha), cell, k[0] * GCDS, alg, alpha, k[1] * 1_000_000)
-                e = per.setdefault(s["engine"], [[], 0, None])
+                e = per.setdefault((s["engine"], k[2]), [[], 0, None])
                 if cell not in e[0]:
                     e[0].append(cell)
                 e[1] += 1
@@ -238,8 +238,10 @@ def fingerprint(out, results, engines, engine, run, cells):
                     e[2] = "differs: %s %s alpha %d %s: stored %s, new %s" % (
                         cell, alg, alpha, diff, fmt(s, diff) or "(empty)", fmt(d, diff) or "(empty)")
     recs = load_engines(engines)
-    for old_engine, (cs, n, diff) in sorted(per.items()):
-        recs = [r for r in recs if (r["engine"], r["reproduces"]) != (engine, old_engine)]
+    for (old_engine, cc), (cs, n, diff) in sorted(per.items()):
+        # this invocation's record of the pair for this CC replaces an earlier one
+        recs = [r for r in recs if (r["engine"], r["reproduces"]) != (engine, old_engine)
+                or rec_ccs(r) != {cc}]
         recs.append({"engine": engine, "reproduces": old_engine, "verdict": diff or "equal",
                      "cells": " ".join(cs), "runs": n, "run": run})
         if diff:
@@ -251,12 +253,20 @@ def fingerprint(out, results, engines, engine, run, cells):
     save_engines(engines, recs)
 
 
-def reproduced(recs, engine):
-    """Engine -> the chain of "equal" records that links it to ENGINE (the latest record
-    of a pair decides; equality on the fingerprint runs either way), found breadth-first
-    in a fixed order; ENGINE itself maps to []."""
+def rec_ccs(r):
+    """The congestion controls whose fingerprint cells the record compared."""
+    return {cell_key(c)[2] for c in r["cells"].split(" ")}
+
+
+def reproduced(recs, engine, cc):
+    """Engine -> the chain of "equal" records that links it to ENGINE for cells of
+    congestion control CC (the records that compared CC's fingerprint cells; the latest
+    record of a pair decides; equality on the fingerprint runs either way), found
+    breadth-first in a fixed order; ENGINE itself maps to []. Per CC, because an engine
+    change may touch one CC's code alone: its cells of the other CC stay current."""
     latest = {}
-    for r in sorted(recs, key=lambda r: (r["run"], r["engine"], r["reproduces"])):
+    for r in sorted((r for r in recs if cc in rec_ccs(r)),
+                    key=lambda r: (r["run"], r["engine"], r["reproduces"])):
         if r["engine"] != r["reproduces"]:
             latest[tuple(sorted([r["engine"], r["reproduces"]]))] = r
     edges = {}
@@ -656,7 +666,7 @@ def render(results, engines, report, check, engine, out, ran):
     out = os.path.abspath(out)
     rows = load(results)
     recs = load_engines(engines)
-    chain = reproduced(recs, engine)
+    chains = {cc: reproduced(recs, engine, cc) for cc in ["dcqcn", "hpcc"]}
     failures = []
     if ran:
         for name in sorted(os.listdir(out)):
@@ -937,12 +947,13 @@ def render(results, engines, report, check, engine, out, ran):
               "| cell | run | engine | wall of its 6 runs | peak RSS | events |",
               "|---|---|---|---:|---:|---:|"]
     stale = []
-    linked = set()  # the engines of stored rows current through a chain of records
+    linked = set()  # (CC, engine) of stored rows current through a chain of records
     for k in order_k:
         rs = list(cells[k].values())
         eng = sorted({d["engine"] for d in rs})
+        chain = chains[k[2]]
         old = any(e not in chain for e in eng)
-        linked |= {e for e in eng if chain.get(e)}
+        linked |= {(k[2], e) for e in eng if chain.get(e)}
         if old:
             stale.append(cell_name(k))
         rss_max = max((d["rss_kb"] or 0) for d in rs)
@@ -990,12 +1001,17 @@ def render(results, engines, report, check, engine, out, ran):
               "that engine (all fields equal) or the first field that differs. Exact equality "
               "is symmetric and transitive, so a chain of equal records (the latest record of a "
               "pair of engines decides) links a stored cell's engine to this rendering's engine "
-              "`%s` and the cell counts as current. A record that differs leaves the cells of "
-              "that engine marked older engine; it is reported here and is not by itself a "
-              "check failure." % (", ".join(FINGERPRINT), ", ".join(SIMULATED), engine), ""]
+              "`%s` and the cell counts as current. The records are per congestion control "
+              "(a record compares the fingerprint cells of one CC, or, in older records, of "
+              "both), and a cell needs a chain of records of its own CC: an engine change in "
+              "one CC's code leaves the other CC's cells current. A record that differs "
+              "leaves the cells of that engine and CC marked older engine; it is reported "
+              "here and is not by itself a check failure."
+              % (", ".join(FINGERPRINT), ", ".join(SIMULATED), engine), ""]
     if linked:
         lines += ["Stored cells current through the records: %s." % "; ".join(
-            " and ".join(record_text(r) for r in reversed(chain[e])) for e in sorted(linked)), ""]
+            "%s cells: " % cc.upper() + " and ".join(
+                record_text(r) for r in reversed(chains[cc][e])) for cc, e in sorted(linked)), ""]
     if recs:
         lines += ["| engine | reproduces | verdict | fingerprint cells | runs | invocation |",
                   "|---|---|---|---|---:|---|"]

@@ -43,15 +43,17 @@
 # flows, events, msgs, path, the phase times, every per-tier bytes and busy field, the
 # global fields and the clean, conservation and order verdicts, as results.csv writes
 # them; not run, wall_s, rss_kb, engine or repeat) with its stored row. The stored rows
-# stay as they are (with their engine); per engine E of those rows, one record goes to
-# validation/piper/engines.csv (engine, reproduces = E, verdict, the fingerprint cells,
-# runs compared, the invocation's start; rewritten in a fixed order, a later record of
-# the same two engines replacing the earlier): "equal" when every field of every run is
-# equal, else "differs: " and the first differing field (cell, algorithm, alpha, field,
-# stored and new values), which is also printed. The report counts a stored cell as
-# current when its engine is the rendering's or a chain of "equal" records links the
-# two (the latest record of a pair decides) and says which records; otherwise it marks
-# the cell "older engine". The engine is the last commit of the engine's sources
+# stay as they are (with their engine); per engine E of those rows and per congestion
+# control, one record goes to validation/piper/engines.csv (engine, reproduces = E,
+# verdict, that CC's fingerprint cells, runs compared, the invocation's start; rewritten
+# in a fixed order, a later record of the same two engines and CC replacing the
+# earlier): "equal" when every field of every run is equal, else "differs: " and the
+# first differing field (cell, algorithm, alpha, field, stored and new values), which
+# is also printed. The report counts a stored cell as current when its engine is the
+# rendering's or a chain of "equal" records of the cell's CC links the two (the latest
+# record of a pair decides) and says which records; otherwise it marks the cell "older
+# engine". So a change to one CC's code leaves the other CC's cells current. The
+# engine is the last commit of the engine's sources
 # (engine_src below, "+modified" with uncommitted changes there).
 #
 # Without --check it reports only; a failing whsim run fails it (exit status 1; the
