@@ -217,33 +217,45 @@ static void dcqcn_on_cnp(WhFlow *f, const void *params)
   arm_decrease(f, s, p);
 }
 
-/* One increase tick on (rate, target, stage): the new rate. */
-static inline double increase_tick(const DcqcnState *s, const DcqcnParams *p, double line,
-                                   double rate, double *target, uint32_t stage)
+/* The increase ramp between ticks: the rate, the target and the stage. */
+typedef struct {
+  double rate, target;
+  uint32_t stage;
+} Ramp;
+
+/* One increase tick. Returns whether the ramp is back at line rate (rate and target),
+ * which ends the ticks. */
+static inline gboolean increase_tick(const DcqcnState *s, const DcqcnParams *p, double line,
+                                     Ramp *r)
 {
-  if (stage < p->fast_recovery_times) {
+  if (r->stage < p->fast_recovery_times) {
     /* fast recovery: target unchanged */
-  } else if (stage == p->fast_recovery_times) {
-    *target = MIN(*target + s->rai, line);
+  } else if (r->stage == p->fast_recovery_times) {
+    r->target = MIN(r->target + s->rai, line);
   } else {
-    *target = MIN(*target + s->rhai, line);
+    r->target = MIN(r->target + s->rhai, line);
   }
-  return MIN((rate + *target) / 2.0, line);
+  r->rate = MIN((r->rate + r->target) / 2.0, line);
+  r->stage++;
+  return r->rate >= line && r->target >= line;
 }
 
-/* Applies the increase ticks due at or before `t`; the last one back at line rate (rate
- * and target) stops them. */
+/* Applies the increase ticks due at or before `t`. */
 static void increase_until(WhFlow *f, DcqcnState *s, const DcqcnParams *p, WhTime t)
 {
+  if (!s->rp_armed || s->rp_deadline > t)
+    return;
   double line = (double)f->line_rate;
+  Ramp r = {f->rate, s->target, s->stage};
   while (s->rp_armed && s->rp_deadline <= t) {
-    f->rate = increase_tick(s, p, line, f->rate, &s->target, s->stage);
-    s->stage++;
-    if (f->rate >= line && s->target >= line)
+    if (increase_tick(s, p, line, &r))
       s->rp_armed = 0; /* back at line rate: nothing left to increase */
     else
       s->rp_deadline += p->rp_timer;
   }
+  f->rate = r.rate;
+  s->target = r.target;
+  s->stage = r.stage;
 }
 
 static void dcqcn_sync(WhFlow *f, WhTime now, const void *params)
@@ -251,22 +263,21 @@ static void dcqcn_sync(WhFlow *f, WhTime now, const void *params)
   increase_until(f, state(f), params, now);
 }
 
+/* The ticks before the next packet, on a copy of the ramp: each re-paces the packet. */
 static WhTime dcqcn_next_send(const WhFlow *f, WhTime last_tx, uint32_t wire_bytes,
                               const void *params)
 {
   const DcqcnParams *p = params;
   const DcqcnState *s = (const DcqcnState *)f->cc.bytes;
-  double line = (double)f->line_rate;
-  double rate = f->rate, target = s->target;
-  WhTime next = last_tx + wh_flow_pace(f, rate, wire_bytes);
+  WhTime next = last_tx + wh_flow_pace(f, f->rate, wire_bytes);
   if (!s->rp_armed)
     return next;
-  uint32_t stage = s->stage;
+  double line = (double)f->line_rate;
+  Ramp r = {f->rate, s->target, s->stage};
   for (WhTime tick = s->rp_deadline; tick < next; tick += p->rp_timer) {
-    rate = increase_tick(s, p, line, rate, &target, stage++);
-    WhTime paced = last_tx + wh_flow_pace(f, rate, wire_bytes);
-    next = MAX(tick, paced);
-    if (rate >= line && target >= line)
+    gboolean done = increase_tick(s, p, line, &r);
+    next = MAX(tick, last_tx + wh_flow_pace(f, r.rate, wire_bytes));
+    if (done)
       break;
   }
   return next;
