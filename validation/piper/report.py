@@ -1010,7 +1010,7 @@ def render(results, engines, report, check, engine, out, ran):
               % (", ".join(FINGERPRINT), ", ".join(SIMULATED), engine), ""]
     if linked:
         lines += ["Stored cells current through the records: %s." % "; ".join(
-            "%s cells: " % cc.upper() + " and ".join(
+            "%s cells of engine `%s`: " % (cc.upper(), e) + " and ".join(
                 record_text(r) for r in reversed(chains[cc][e])) for cc, e in sorted(linked)), ""]
     if recs:
         lines += ["| engine | reproduces | verdict | fingerprint cells | runs | invocation |",
