@@ -18,7 +18,10 @@
  * advances by R x (t1 - t0) payload bytes rounded down to whole MTUs (sequence numbers
  * at both ends, its packets in the partition's queues and links, its CC's byte fields);
  * ports, flows and the parked events move t1 - t0 later; the ports thaw. The global
- * clock never moves backwards and the rest of the network never waits.
+ * clock never moves backwards and the rest of the network never waits. A quiet
+ * partition whose ACK clocks are exactly periodic with one common period is skipped by
+ * whole periods instead (its wake on a period boundary; after an interrupt, the whole
+ * periods that reach t1), each flow one MTU a period: it resumes in the exact state.
  *
  * Interrupts. Anything that schedules an event for a parked port or flow (a new flow
  * on a parked NIC, a PFC frame, a compute op's next flow), a flow activating or
@@ -171,6 +174,34 @@ static double rate_since(const WhFfRing *r, WhTime from, uint64_t min_bytes)
   return (double)(r->ack_una - best->una) / (double)(r->ack_t - best->t);
 }
 
+/* The period of a flow whose ACK clock is exactly periodic from `from` on: every mark
+ * since then lies a whole number of MTUs behind its latest ACK, that many periods
+ * earlier (0: not periodic, or too little to tell). */
+static WhTime ack_period(const WhFfRing *r, WhTime from, uint64_t mtu)
+{
+  WhTime q = 0;
+  uint64_t span = 0;
+  for (unsigned ring = 0; ring < 2; ring++) {
+    const WhAckMark *marks = ring ? r->coarse : r->fine;
+    uint32_t n = ring ? MIN(r->n_coarse, WH_FF_COARSE) : MIN(r->n_fine, WH_FF_FINE);
+    for (uint32_t k = 0; k < n; k++) {
+      const WhAckMark *m = &marks[k];
+      if (m->t < from || m->t >= r->ack_t)
+        continue;
+      uint64_t du = r->ack_una - m->una;
+      WhTime dt = r->ack_t - m->t;
+      if (du == 0 || du % mtu != 0 || dt % (du / mtu) != 0)
+        return 0;
+      if (q == 0)
+        q = dt / (du / mtu);
+      else if (dt / (du / mtu) != q)
+        return 0;
+      span = MAX(span, du / mtu);
+    }
+  }
+  return span >= 4 ? q : 0;
+}
+
 /* The partition's flows (ids) and ports (each once). */
 static void collect(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports)
 {
@@ -241,7 +272,7 @@ static WhTime tail_time(const WhWormhole *wh, const WhFlow *f, double r, uint64_
 /* How long partition `p` may be skipped from now (0: not now; *retry: when to try
  * again); fills each flow's rate estimate. */
 static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports,
-                          WhTime *retry)
+                          WhTime *retry, WhTime *period)
 {
   WhTime now = wh->sim->now;
   WhTransport *tp = wh->tp;
@@ -257,6 +288,8 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     return 0;
   }
   WhTime len = WH_TIME_MAX;
+  *period = 0;
+  gboolean periodic = quiet;
   for (guint i = 0; i < flows->len; i++) {
     WhFlow *f = wh_transport_flow(tp, g_array_index(flows, uint32_t, i));
     GlueFlow *g = wh_wormhole_glue(wh, f->id);
@@ -294,7 +327,16 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     }
     g->rhat = r;
     len = MIN(len, tail_time(wh, f, r, 0));
+    /* a quiet flow whose ACKs come exactly periodically, one MTU a period */
+    WhTime pf = quiet ? ack_period(g->ff, from, tp->p.mtu) : 0;
+    if (*period == 0)
+      *period = pf;
+    periodic = periodic && pf == *period;
   }
+  if (periodic && *period > 0)
+    len = len / *period * *period;
+  else
+    *period = 0;
   if (foreign_waiter(wh, p, ports)) {
     *retry = now + dp->period;
     wh->ss.refused_recovery++;
@@ -350,6 +392,7 @@ static uint32_t park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
     wh_detector_flow_hold(wh->det, id, TRUE);
   }
   sk->memo = FALSE;
+  sk->period = 0;
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   wh->ss.fast_forwards++;
   return slot;
@@ -404,12 +447,17 @@ static void resume(WhWormhole *wh, uint32_t slot)
   WhTransport *tp = wh->tp;
   WhTime now = wh->sim->now, dt = now - sk->t0;
   uint64_t mtu = tp->p.mtu;
-  /* what each flow advances: R x dt, whole MTUs, never into its tail */
+  /* a periodic partition moves by whole periods, its phase kept: after an interrupt
+   * its events land up to a period after now */
+  WhTime shift = sk->period && !sk->memo ? (dt + sk->period - 1) / sk->period * sk->period : dt;
+  /* what each flow advances: R x dt (a periodic one: a frame per period), whole MTUs,
+   * never into its tail */
   for (guint i = 0; i < sk->flows->len; i++) {
     uint32_t id = g_array_index(sk->flows, uint32_t, i);
     WhFlow *f = wh_transport_flow(tp, id);
     GlueFlow *g = wh_wormhole_glue(wh, id);
-    uint64_t b = (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
+    uint64_t b = sk->period && !sk->memo ? (uint64_t)(shift / sk->period) * mtu
+                                         : (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
     if (sk->memo) /* a replay: its stored bytes, the elapsed fraction if it was cut, and
                      what the skip after it moved */
       b = id == sk->memo_done && dt >= sk->memo_dur
@@ -432,9 +480,9 @@ static void resume(WhWormhole *wh, uint32_t slot)
   for (guint i = 0; i < sk->ports->len; i++) {
     uint32_t id = g_array_index(sk->ports, uint32_t, i);
     wh_net_foreach_packet_at(wh->net, id, renumber, wh);
-    wh_net_shift_port_from(wh->net, id, sk->t0, dt);
+    wh_net_shift_port_from(wh->net, id, sk->t0, shift);
   }
-  wh_wormhole_park_close(sched, slot, dt, NULL);
+  wh_wormhole_park_close(sched, slot, shift, NULL);
   uint64_t events_est = 0;
   for (guint i = 0; i < sk->flows->len; i++) {
     uint32_t id = g_array_index(sk->flows, uint32_t, i);
@@ -442,12 +490,12 @@ static void resume(WhWormhole *wh, uint32_t slot)
     GlueFlow *g = wh_wormhole_glue(wh, id);
     uint64_t b = g->adv_now;
     g->adv_now = 0;
-    wh_transport_shift_flow(tp, f, dt);
+    wh_transport_shift_flow(tp, f, shift);
     g_autoptr(GError) err = NULL;
     if (!wh_transport_advance_ends(tp, f, b, &err))
       g_error("wormhole: %s", err->message); /* the bound above makes this unreachable */
     g->advanced += b;
-    g->skipped += dt;
+    g->skipped += shift;
     wh->ss.advanced_bytes += b;
     events_est += b / mtu * 2 * ((uint64_t)f->fwd_hops + f->rev_hops / MAX(tp->p.ack_every, 1));
     /* the observer's baselines move with the flow: the skip is invisible to sampling */
@@ -457,15 +505,15 @@ static void resume(WhWormhole *wh, uint32_t slot)
     /* its rate marks too (the skip is invisible to them), from where its last estimate
      * began: the next estimate may extend that window but not reach before it */
     WhFfRing *r = g->ff;
-    r->floor = r->est_from + dt;
-    r->ack_t += dt;
+    r->floor = r->est_from + shift;
+    r->ack_t += shift;
     r->ack_una += b;
     for (uint32_t k = 0; k < WH_FF_FINE; k++) {
-      r->fine[k].t += dt;
+      r->fine[k].t += shift;
       r->fine[k].una += b;
     }
     for (uint32_t k = 0; k < WH_FF_COARSE; k++) {
-      r->coarse[k].t += dt;
+      r->coarse[k].t += shift;
       r->coarse[k].una += b;
     }
     wh_detector_flow_hold(wh->det, id, FALSE);
@@ -475,8 +523,8 @@ static void resume(WhWormhole *wh, uint32_t slot)
   if (sk->memo)
     replay_end(wh, sk, dt >= sk->memo_dur);
   wh->ss.skip_backs += now < sk->target;
-  wh->ss.skipped_time += dt;
-  wh->ss.skipped_flow_time += dt * sk->flows->len;
+  wh->ss.skipped_time += shift;
+  wh->ss.skipped_flow_time += shift * sk->flows->len;
   wh->ss.events_skipped_est += events_est;
   sk->used = FALSE;
   sk->wake = NULL;
@@ -602,13 +650,13 @@ static void try_park(WhSim *sim, void *ctx, uint64_t arg)
     g_array_set_size(flows, 0);
     g_array_set_size(ports, 0);
     collect(wh, p, flows, ports);
-    WhTime retry = 0;
-    WhTime len = skip_length(wh, p, flows, ports, &retry);
+    WhTime retry = 0, period = 0;
+    WhTime len = skip_length(wh, p, flows, ports, &retry, &period);
     if (len == 0) {
       p->skip_retry = retry;
       continue;
     }
-    park(wh, flows, ports, len);
+    skip_at(wh, park(wh, flows, ports, len))->period = period;
     if (wh->memo)
       wh_patterns_parked(wh, p);
   }

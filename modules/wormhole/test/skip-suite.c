@@ -265,6 +265,57 @@ START_TEST(test_dumbbells)
 }
 END_TEST
 
+/* Flows at line rate on a 400 Gb/s dumbbell (DCQCN, 4 KB frames), with the idle rule:
+ * each quiet partition is periodic (one frame per period; a pair in opposite
+ * directions shares its NICs with the other's ACKs, a longer period), so a skip of
+ * whole periods, or one moved to whole periods after an interrupt, moves each flow by
+ * whole packets in phase: every finish time equals the exact engine's to the
+ * picosecond. Case 0: one flow; 1: a second flow joins the parked bottleneck at a
+ * time off the period (a skip-back, then the two share it); 2: the opposite pair. */
+START_TEST(test_periodic_skips_are_exact)
+{
+  WhScenario *sc = wh_scenario_new("periodic", "wh::Dumbbell");
+  static const char *const sets[][2] = {
+      {"wh::Dumbbell::Pairs", "2"},       {"wh::Dumbbell::BottleneckRate", "400Gbps"},
+      {"wh::Link::Rate", "400Gbps"},      {"wh::Link::Delay", "1us"},
+      {"wh::RdmaFlow::Mtu", "4096B"},     {"wh::Switch::PfcEnabled", "true"},
+      {"wh::Switch::BufferSize", "32MB"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(sets); i++)
+    wh_scenario_add_set(sc, sets[i][0], sets[i][1]);
+  const uint64_t size = 2621440;
+  wh_scenario_add_flow(sc, 0, 2, size, 0);
+  if (_i == 1)
+    wh_scenario_add_flow(sc, 1, 3, size, 31013 * WH_NS);
+  else if (_i == 2)
+    wh_scenario_add_flow(sc, 2, 0, size, 0);
+  WhRunOptions eo = {.cc = "dcqcn"},
+               wo = {.cc = "dcqcn", .sets = (char *[]){"wh::Wormhole::Mode=skip", NULL}};
+  g_autoptr(WhRun) exact = wh_test_run(sc, &eo);
+  g_autoptr(WhRun) wh = wh_test_run(sc, &wo);
+  wh_scenario_free(sc);
+  wh_test_assert_clean_end(exact);
+  wh_test_assert_clean_end(wh);
+  Bounds b = compare("periodic", exact, wh);
+  ck_assert_uint_ge(b.fast_forwards, 1);
+  if (_i == 1)
+    ck_assert_uint_ge(b.skip_backs, 1);
+  ck_assert_uint_eq(exact->tp->n_flows, wh->tp->n_flows);
+  for (uint32_t i = 0; i < wh->tp->n_flows; i++) {
+    WhTime skipped;
+    uint64_t adv;
+    wh_wormhole_flow_skip(wh->wormhole, i, &skipped, &adv);
+    if (i == 0)
+      ck_assert_uint_gt(adv, 0);
+    ck_assert_msg(wh_transport_flow(wh->tp, i)->finish == wh_transport_flow(exact->tp, i)->finish,
+                  "case %d, flow %u: finish %" G_GUINT64_FORMAT " ps with skips, %" G_GUINT64_FORMAT
+                  " ps exact",
+                  _i, i, wh_transport_flow(wh->tp, i)->finish,
+                  wh_transport_flow(exact->tp, i)->finish);
+  }
+}
+END_TEST
+
 START_TEST(test_skip_back_on_join)
 {
   const char *file = "validation/wormhole/scenarios/skip-join.xml";
@@ -350,6 +401,7 @@ Suite *wh_skip_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("dumbbells");
   tcase_add_loop_test(tc, test_dumbbells, 0, 3);
+  tcase_add_loop_test(tc, test_periodic_skips_are_exact, 0, 3);
   tcase_set_timeout(tc, 300);
   suite_add_tcase(s, tc);
   tc = tcase_create("adversarial");
