@@ -327,13 +327,14 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     }
     g->rhat = r;
     len = MIN(len, tail_time(wh, f, r, 0));
-    /* a quiet flow whose ACKs come exactly periodically, one MTU a period */
-    WhTime pf = quiet ? ack_period(g->ff, from, tp->p.mtu) : 0;
-    if (*period == 0)
+    /* a quiet flow whose ACKs come exactly periodically, one MTU a period, the same
+     * period as the flows before it */
+    WhTime pf = periodic ? ack_period(g->ff, from, tp->p.mtu) : 0;
+    if (i == 0)
       *period = pf;
-    periodic = periodic && pf == *period;
+    periodic = pf > 0 && pf == *period;
   }
-  if (periodic && *period > 0)
+  if (periodic)
     len = len / *period * *period;
   else
     *period = 0;
@@ -449,15 +450,15 @@ static void resume(WhWormhole *wh, uint32_t slot)
   uint64_t mtu = tp->p.mtu;
   /* a periodic partition moves by whole periods, its phase kept: after an interrupt
    * its events land up to a period after now */
-  WhTime shift = sk->period && !sk->memo ? (dt + sk->period - 1) / sk->period * sk->period : dt;
+  WhTime shift = sk->period ? (dt + sk->period - 1) / sk->period * sk->period : dt;
   /* what each flow advances: R x dt (a periodic one: a frame per period), whole MTUs,
    * never into its tail */
   for (guint i = 0; i < sk->flows->len; i++) {
     uint32_t id = g_array_index(sk->flows, uint32_t, i);
     WhFlow *f = wh_transport_flow(tp, id);
     GlueFlow *g = wh_wormhole_glue(wh, id);
-    uint64_t b = sk->period && !sk->memo ? (uint64_t)(shift / sk->period) * mtu
-                                         : (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
+    uint64_t b = sk->period ? (uint64_t)(shift / sk->period) * mtu
+                            : (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
     if (sk->memo) /* a replay: its stored bytes, the elapsed fraction if it was cut, and
                      what the skip after it moved */
       b = id == sk->memo_done && dt >= sk->memo_dur

@@ -60,8 +60,9 @@ typedef struct {
   gboolean memo;
   WhTime memo_dur;    /* the stored phase's duration (target - t0) */
   uint32_t memo_done; /* the flow that completes at its end (NONE: it converged) */
-  /* a quiet partition's packet period (every flow sends one MTU per period), or 0: a
-   * skip of whole periods moves each flow by whole packets in phase with its sends */
+  /* a quiet partition's packet period (every flow sends one MTU per period), or 0 (a
+   * replay's is 0): a skip of whole periods moves each flow by whole packets in phase
+   * with its sends */
   WhTime period;
 } WhSkip;
 
