@@ -30,6 +30,33 @@ struct WhEvent {
   WhEvent *prev; /* scheduler-private list link */
 };
 
+/* Events run per owner (an accelerator's estimate of what a stretch of a partition's
+ * time costs): per directed port and per flow id; flows at or beyond flow_cap count in
+ * flow_unattributed, events owned by no port or flow (compute) in `other`. The owner
+ * grows the arrays; the simulator only adds (wh_sim_count_events). */
+typedef struct {
+  uint64_t *port;
+  uint32_t n_ports;
+  uint64_t *flow;
+  uint32_t flow_cap;
+  uint64_t flow_unattributed;
+  uint64_t other;
+  uint64_t total;
+} WhEventCounts;
+
+static inline void wh_event_counts_add(WhEventCounts *c, uint32_t owner)
+{
+  c->total++;
+  if (owner < c->n_ports)
+    c->port[owner]++;
+  else if (owner == WH_OWNER_NONE || !(owner & WH_OWNER_FLOW))
+    c->other++;
+  else if ((owner & ~WH_OWNER_FLOW) < c->flow_cap)
+    c->flow[owner & ~WH_OWNER_FLOW]++;
+  else
+    c->flow_unattributed++;
+}
+
 /* Strict (time, seq) order. */
 static inline int wh_event_before(const WhEvent *a, const WhEvent *b)
 {

@@ -146,7 +146,13 @@ static double monotonic_s(void)
   return (double)g_get_monotonic_time() * 1e-6;
 }
 
-void wh_sim_run(WhSim *sim)
+void wh_sim_count_events(WhSim *sim, WhEventCounts *counts)
+{
+  sim->counts = counts;
+}
+
+/* The event loop, inlined twice: with counts == NULL the counting is compiled out. */
+static G_ALWAYS_INLINE inline void run_loop(WhSim *sim, WhEventCounts *counts)
 {
   WhScheduler *s = sim->sched;
   WhEvent *(*pop)(WhScheduler *) = s->klass->pop;
@@ -173,6 +179,8 @@ void wh_sim_run(WhSim *sim)
         break;
       }
     }
+    if (counts)
+      wh_event_counts_add(counts, ev->owner);
     WhEventFn fn = ev->fn;
     void *ctx = ev->ctx;
     uint64_t arg = ev->arg;
@@ -193,6 +201,14 @@ void wh_sim_run(WhSim *sim)
         sim->progress(sim, dt, sim->progress_ctx);
     }
   }
+}
+
+void wh_sim_run(WhSim *sim)
+{
+  if (sim->counts)
+    run_loop(sim, sim->counts);
+  else
+    run_loop(sim, NULL);
 }
 
 WhTime wh_sim_beyond_horizon(WhSim *sim, WhTime at)

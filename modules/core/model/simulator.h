@@ -55,6 +55,7 @@ struct WhSim {
   uint32_t n_monitors;
   WhTime monitor_next;
   WhTime past_horizon; /* 0, or a time beyond WH_TIME_HORIZON that came due: stopped */
+  WhEventCounts *counts; /* nullable: every event run is counted by owner */
 };
 
 /* (transfer full) */
@@ -63,6 +64,11 @@ WhSim *wh_sim_new(const WhSchedulerClass *klass);
 WhSim *wh_sim_new_with_scheduler(WhScheduler *sched);
 void wh_sim_free(WhSim *sim);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhSim, wh_sim_free)
+
+/* Counts every event run from the next wh_sim_run on against its owner in `counts`
+ * (transfer none; NULL: stop counting). With none, the loop pays nothing for it: it is
+ * chosen once per wh_sim_run. */
+void wh_sim_count_events(WhSim *sim, WhEventCounts *counts);
 
 static inline WhTime wh_sim_now(const WhSim *sim)
 {

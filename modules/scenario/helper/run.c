@@ -905,7 +905,7 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
       fail_at(error, sc, 0, "%s", err->message);
     return NULL;
   }
-  if (run->wormhole_params.mode != WH_WORMHOLE_OFF)
+  if (wh_wormhole_mode_skips(run->wormhole_params.mode))
     run->sim = wh_sim_new_with_scheduler(wh_wormhole_scheduler_new(run->sched));
   else
     run->sim = wh_sim_new(run->sched);

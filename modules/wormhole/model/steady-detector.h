@@ -21,6 +21,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "event.h"
 #include "partition.h"
 #include "wh-time.h"
 
@@ -39,18 +40,8 @@ typedef struct {
   WhTime stats_from; /* dR statistics count evaluations from this time on */
 } WhDetectorParams;
 
-/* Event counters the caller's scheduler fills: events run per owning port and per
- * owning flow; flows beyond flow_cap (not started yet) count in flow_unattributed,
- * events owned by no port or flow (compute) in `other`. */
-typedef struct {
-  uint64_t *port;
-  uint32_t n_ports;
-  uint64_t *flow;
-  uint32_t flow_cap;
-  uint64_t flow_unattributed;
-  uint64_t other;
-  uint64_t total;
-} WhEventCounts;
+/* Event counters (WhEventCounts, event.h) the caller's engine fills: events run per
+ * owning port and per owning flow. */
 
 typedef struct {
   /* a flow's payload bytes delivered so far (to measure skippable bytes) */

@@ -124,7 +124,8 @@ struct WhWormhole {
   WhTransport *tp;
   WhWormholeParams p;
   WhDetector *det;
-  WhEventCounts *counts;
+  WhEventCounts counts; /* filled by the simulator's loop (wh_sim_count_events) */
+  const WhTransportObserver *observer;
   uint32_t monitor;
   WhTime next_tick;
   gboolean ticking;
@@ -199,10 +200,6 @@ void wh_ff_finish(WhWormhole *wh);
 gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
                       const uint64_t *bytes, const uint8_t *snaps, const WhOutcomeSteady *steady,
                       uint32_t n, uint32_t done, WhTime dur);
-
-/* The scheduler's event counters, sized for `n_ports` ports and at least `flows`
- * flows (grown as needed; the struct stays where it is). (transfer none) */
-WhEventCounts *wh_wormhole_scheduler_counts(WhScheduler *self, uint32_t n_ports, uint32_t flows);
 
 /* Parking (see wormhole-scheduler.c). `interrupt` is called when an event is inserted
  * for a parked owner (it joins the slot's late events). Slots are small integers. */

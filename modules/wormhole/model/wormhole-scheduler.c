@@ -1,10 +1,9 @@
 /* The Wormhole scheduler: a stock scheduler (heap, calendar or a plugin's) wrapped so
- * that every event it hands out is counted against its owner, a directed port or a
- * flow; the detector sums these counts over a partition's ports and flows to measure
- * the events a steady interval holds. The order of events is the inner scheduler's,
- * untouched. Cost: one counter increment per event.
+ * that a fast-forwarded partition's events can be held out of it (skip and memo modes;
+ * observe mode runs on the stock scheduler itself, the simulator counting events by
+ * owner). The order of events is the inner scheduler's, untouched.
  *
- * Parking (skip mode): the events of a fast-forwarded partition are taken out of the
+ * Parking: the events of a fast-forwarded partition are taken out of the
  * inner scheduler into that partition's park slot (a list through the events'
  * scheduler-private links), and its owners are marked parked. While they are, an
  * event inserted for one of them joins the slot's list of late events (its time is
@@ -28,7 +27,6 @@ typedef struct {
   WhScheduler base;
   WhScheduler *inner;
   const WhSchedulerClass *inner_class;
-  WhEventCounts counts;
   /* parking */
   uint32_t *port_slot; /* per port: park slot or NO_SLOT */
   uint32_t n_ports;
@@ -97,8 +95,6 @@ static void ws_destroy(WhScheduler *self)
 {
   WormholeScheduler *s = (WormholeScheduler *)self;
   s->inner->klass->destroy(s->inner);
-  g_free(s->counts.port);
-  g_free(s->counts.flow);
   g_free(s->port_slot);
   g_free(s->flow_slot);
   if (s->slots)
@@ -129,21 +125,7 @@ static WhEvent *ws_peek(WhScheduler *self)
 static WhEvent *ws_pop(WhScheduler *self)
 {
   WormholeScheduler *s = (WormholeScheduler *)self;
-  WhEvent *ev = s->inner->klass->pop(s->inner);
-  if (ev == NULL)
-    return NULL;
-  WhEventCounts *c = &s->counts;
-  uint32_t o = ev->owner;
-  c->total++;
-  if (o < c->n_ports)
-    c->port[o]++;
-  else if (o == WH_OWNER_NONE || !(o & WH_OWNER_FLOW))
-    c->other++;
-  else if ((o & ~WH_OWNER_FLOW) < c->flow_cap)
-    c->flow[o & ~WH_OWNER_FLOW]++;
-  else
-    c->flow_unattributed++;
-  return ev;
+  return s->inner->klass->pop(s->inner);
 }
 
 static void ws_remove(WhScheduler *self, WhEvent *ev)
@@ -169,7 +151,8 @@ const WhSchedulerClass wh_wormhole_scheduler_class = {
     .name = "wormhole",
     .type_name = "wh::WormholeScheduler",
     .help = "Wormhole: wraps a stock scheduler (calendar unless --scheduler names another with "
-            "wh::Wormhole::Mode set) and attributes events to network partitions",
+            "wh::Wormhole::Mode set) so that fast-forwarded partitions' events can be held out "
+            "of it",
     .create = ws_create,
     .destroy = ws_destroy,
     .insert = ws_insert,
@@ -190,27 +173,6 @@ const WhSchedulerClass *wh_wormhole_scheduler_inner(const WhScheduler *s)
   if (s == NULL || s->klass != &wh_wormhole_scheduler_class)
     return NULL;
   return ((const WormholeScheduler *)s)->inner_class;
-}
-
-WhEventCounts *wh_wormhole_scheduler_counts(WhScheduler *self, uint32_t n_ports, uint32_t flows)
-{
-  g_return_val_if_fail(self->klass == &wh_wormhole_scheduler_class, NULL);
-  WormholeScheduler *s = (WormholeScheduler *)self;
-  WhEventCounts *c = &s->counts;
-  if (c->n_ports != n_ports) {
-    g_free(c->port);
-    c->port = g_new0(uint64_t, n_ports);
-    c->n_ports = n_ports;
-  }
-  if (flows > c->flow_cap) {
-    uint32_t cap = MAX(1024u, c->flow_cap);
-    while (cap < flows)
-      cap *= 2;
-    c->flow = g_renew(uint64_t, c->flow, cap);
-    memset(c->flow + c->flow_cap, 0, (cap - c->flow_cap) * sizeof(uint64_t));
-    c->flow_cap = cap;
-  }
-  return c;
 }
 
 /* ---- parking ---- */

@@ -308,11 +308,30 @@ void wh_wormhole_arm_ticks(WhWormhole *wh)
   wh_sim_monitor_arm(wh->sim, wh->monitor, wh->next_tick);
 }
 
+/* Sizes the event counters for `n_ports` ports and at least `flows` flows (the
+ * struct stays where it is, the simulator holding it). */
+static void counts_fit(WhEventCounts *c, uint32_t n_ports, uint32_t flows)
+{
+  if (c->n_ports != n_ports) {
+    g_free(c->port);
+    c->port = g_new0(uint64_t, n_ports);
+    c->n_ports = n_ports;
+  }
+  if (flows > c->flow_cap) {
+    uint32_t cap = MAX(1024u, c->flow_cap);
+    while (cap < flows)
+      cap *= 2;
+    c->flow = g_renew(uint64_t, c->flow, cap);
+    memset(c->flow + c->flow_cap, 0, (cap - c->flow_cap) * sizeof(uint64_t));
+    c->flow_cap = cap;
+  }
+}
+
 static void on_start(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
   WhTime now = wh->sim->now;
-  wh->counts = wh_wormhole_scheduler_counts(wh->sim->sched, wh->net->n_ports, wh->tp->n_flows);
+  counts_fit(&wh->counts, wh->net->n_ports, wh->tp->n_flows);
   GlueFlow *g = wh_wormhole_glue(wh, f->id);
   memset(g, 0, sizeof *g);
   g->last_rcv = f->rcv_nxt;
@@ -391,6 +410,15 @@ static const WhTransportObserver observer = {
     .on_reroute = on_reroute,
 };
 
+/* Observe mode without patterns: nothing reads a flow's RTT, so no call per ACK. */
+static const WhTransportObserver observer_no_ack = {
+    .on_activate = on_activate,
+    .on_start = on_start,
+    .on_done = on_done,
+    .on_acked = on_acked,
+    .on_reroute = on_reroute,
+};
+
 /* The idle rule's congestion signals. */
 static void hook_enqueue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
 {
@@ -437,7 +465,9 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
                             const char *(*label_fn)(void *ctx, uint32_t flow, char buf[24]),
                             void *label_ctx)
 {
-  g_return_val_if_fail(sim->sched->klass == &wh_wormhole_scheduler_class, NULL);
+  g_return_val_if_fail(!wh_wormhole_mode_skips(p->mode) ||
+                           sim->sched->klass == &wh_wormhole_scheduler_class,
+                       NULL);
   WhWormhole *wh = g_new0(WhWormhole, 1);
   wh->sim = sim;
   wh->net = net;
@@ -449,11 +479,13 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh->frame_bytes = (uint64_t)tp->p.mtu + tp->p.header_bytes;
   if (p->study)
     wh->study = g_new0(WhDrStats, 4 * WH_STUDY_WINDOWS);
-  wh->counts = wh_wormhole_scheduler_counts(sim->sched, net->n_ports, tp->n_flows);
+  counts_fit(&wh->counts, net->n_ports, tp->n_flows);
+  wh_sim_count_events(sim, &wh->counts);
   WhDetectorSource src = {.delivered = delivered, .label = label, .ctx = wh};
-  wh->det = wh_detector_new(&p->det, net->n_ports, &src, wh->counts);
+  wh->det = wh_detector_new(&p->det, net->n_ports, &src, &wh->counts);
   wh->monitor = wh_sim_add_monitor(sim, tick, wh, WH_TIME_MAX);
-  wh_transport_add_observer(tp, &observer, wh);
+  wh->observer = wh_wormhole_mode_skips(p->mode) || p->patterns ? &observer : &observer_no_ack;
+  wh_transport_add_observer(tp, wh->observer, wh);
   if (p->det.idle_rule)
     wh_net_add_hooks(net, &signal_hooks, wh);
   if (wh_wormhole_mode_skips(p->mode))
@@ -467,7 +499,11 @@ void wh_wormhole_free(WhWormhole *wh)
 {
   if (wh == NULL)
     return;
-  wh_transport_remove_observer(wh->tp, &observer, wh);
+  wh_transport_remove_observer(wh->tp, wh->observer, wh);
+  if (wh->sim->counts == &wh->counts)
+    wh_sim_count_events(wh->sim, NULL);
+  g_free(wh->counts.port);
+  g_free(wh->counts.flow);
   if (wh->p.det.idle_rule)
     wh_net_remove_hooks(wh->net, &signal_hooks, wh);
   wh_ff_free(wh);
@@ -503,7 +539,7 @@ const WhDetector *wh_wormhole_detector(const WhWormhole *wh)
 
 const WhEventCounts *wh_wormhole_event_counts(const WhWormhole *wh)
 {
-  return wh->counts;
+  return &wh->counts;
 }
 
 uint64_t wh_wormhole_memory(const WhWormhole *wh)

@@ -72,7 +72,8 @@ const WhSchedulerClass *wh_wormhole_scheduler_inner(const WhScheduler *s);
 
 typedef struct WhWormhole WhWormhole;
 
-/* Attaches the observer to a built run (sim must run on a Wormhole scheduler).
+/* Attaches the observer to a built run (in skip and memo modes sim must run on a
+ * Wormhole scheduler; observe mode runs on any).
  * `label` names flows in the report. (transfer full) */
 WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWormholeParams *p,
                             const char *(*label)(void *ctx, uint32_t flow, char buf[24]),
