@@ -54,7 +54,7 @@ struct WhSim {
   WhMonitor *monitors;
   uint32_t n_monitors;
   WhTime monitor_next;
-  WhTime past_horizon; /* 0, or a time beyond WH_TIME_HORIZON that came due: stopped */
+  WhTime past_horizon;   /* 0, or a time beyond WH_TIME_HORIZON that came due: stopped */
   WhEventCounts *counts; /* nullable: every event run is counted by owner */
 };
 

@@ -465,9 +465,8 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
                             const char *(*label_fn)(void *ctx, uint32_t flow, char buf[24]),
                             void *label_ctx)
 {
-  g_return_val_if_fail(!wh_wormhole_mode_skips(p->mode) ||
-                           sim->sched->klass == &wh_wormhole_scheduler_class,
-                       NULL);
+  g_return_val_if_fail(
+      !wh_wormhole_mode_skips(p->mode) || sim->sched->klass == &wh_wormhole_scheduler_class, NULL);
   WhWormhole *wh = g_new0(WhWormhole, 1);
   wh->sim = sim;
   wh->net = net;
