@@ -410,10 +410,18 @@ static const WhTransportObserver observer = {
     .on_reroute = on_reroute,
 };
 
-/* Observe mode without patterns: nothing reads a flow's RTT, so no call per ACK. */
-static const WhTransportObserver observer_no_ack = {
+/* Without a fast-forward only a window CC's flows need their round-trip time (their
+ * rate is window / RTT: cwnd-rtt, the idle rule's line rate, the patterns' labels). */
+static void on_ack_window(void *data, WhFlow *f, const WhPacket *ack)
+{
+  if (f->cwnd)
+    on_ack(data, f, ack);
+}
+
+static const WhTransportObserver observer_window = {
     .on_activate = on_activate,
     .on_start = on_start,
+    .on_ack = on_ack_window,
     .on_done = on_done,
     .on_acked = on_acked,
     .on_reroute = on_reroute,
@@ -483,7 +491,7 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   WhDetectorSource src = {.delivered = delivered, .label = label, .ctx = wh};
   wh->det = wh_detector_new(&p->det, net->n_ports, &src, &wh->counts);
   wh->monitor = wh_sim_add_monitor(sim, tick, wh, WH_TIME_MAX);
-  wh->observer = wh_wormhole_mode_skips(p->mode) || p->patterns ? &observer : &observer_no_ack;
+  wh->observer = wh_wormhole_mode_skips(p->mode) ? &observer : &observer_window;
   wh_transport_add_observer(tp, wh->observer, wh);
   if (p->det.idle_rule)
     wh_net_add_hooks(net, &signal_hooks, wh);
