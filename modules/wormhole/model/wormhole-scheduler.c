@@ -37,6 +37,7 @@ typedef struct {
   uint64_t parked; /* events in every slot */
   WhParkInterruptFn interrupt;
   void *interrupt_data;
+  GPtrArray *back; /* scratch: the events a slot puts back */
 } WormholeScheduler;
 
 static inline uint32_t owner_slot(const WormholeScheduler *s, uint32_t owner)
@@ -99,6 +100,8 @@ static void ws_destroy(WhScheduler *self)
   g_free(s->flow_slot);
   if (s->slots)
     g_array_unref(s->slots);
+  if (s->back)
+    g_ptr_array_unref(s->back);
   g_free(s);
 }
 
@@ -243,26 +246,39 @@ void wh_wormhole_park_event(WhScheduler *self, WhEvent *ev, uint32_t slot)
   list_push(s, slot, 0, ev);
 }
 
+static gint event_order(gconstpointer a, gconstpointer b)
+{
+  const WhEvent *x = *(WhEvent *const *)a, *y = *(WhEvent *const *)b;
+  return wh_event_before(x, y) ? -1 : wh_event_before(y, x);
+}
+
 uint32_t wh_wormhole_park_close(WhScheduler *self, uint32_t slot, WhTime shift, uint32_t *late)
 {
   WormholeScheduler *s = ws_of(self);
   ParkSlot *ps = &g_array_index(s->slots, ParkSlot, slot);
-  uint32_t n = 0, n_late = 0;
+  uint32_t n_late = 0;
+  /* put back in (time, seq) order: the events of one bucket of a calendar queue then
+   * go in one after the other where the one before went (its finger), not each after a
+   * scan of the bucket */
+  if (s->back == NULL)
+    s->back = g_ptr_array_new();
+  g_ptr_array_set_size(s->back, 0);
   for (unsigned which = 0; which < 2; which++) {
-    WhEvent *ev = ps->head[which];
-    while (ev) {
-      WhEvent *next = ev->next;
+    for (WhEvent *ev = ps->head[which], *next; ev; ev = next) {
+      next = ev->next;
       ev->next = ev->prev = NULL;
       if (which == 0)
         ev->time += shift;
       else
         n_late++;
-      s->inner->klass->insert(s->inner, ev);
-      n++;
-      ev = next;
+      g_ptr_array_add(s->back, ev);
     }
     ps->head[which] = NULL;
   }
+  g_ptr_array_sort(s->back, event_order);
+  for (guint i = 0; i < s->back->len; i++)
+    s->inner->klass->insert(s->inner, s->back->pdata[i]);
+  uint32_t n = s->back->len;
   s->parked -= ps->n;
   ps->n = 0;
   ps->used = FALSE;
