@@ -63,4 +63,11 @@ static inline int wh_event_before(const WhEvent *a, const WhEvent *b)
   return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
+/* (time, seq) order of two WhEvent pointers, for qsort and g_ptr_array_sort. */
+static inline int wh_event_ptr_order(const void *a, const void *b)
+{
+  const WhEvent *x = *(WhEvent *const *)a, *y = *(WhEvent *const *)b;
+  return wh_event_before(x, y) ? -1 : wh_event_before(y, x);
+}
+
 #endif

@@ -3,6 +3,7 @@
  * its peak number of pending events. */
 #include "simulator.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 #define SLAB_EVENTS 4096
@@ -68,13 +69,6 @@ WhEvent *wh_sim_schedule_at_seq(WhSim *sim, WhTime at, uint64_t seq, WhEventFn f
   return wh_sim_insert_new(sim, wh_sim_checked_time(sim, at), seq, fn, ctx, arg, owner);
 }
 
-static gint event_order(gconstpointer a, gconstpointer b, gpointer unused)
-{
-  (void)unused;
-  const WhEvent *x = *(WhEvent *const *)a, *y = *(WhEvent *const *)b;
-  return wh_event_before(x, y) ? -1 : wh_event_before(y, x) ? 1 : 0;
-}
-
 void wh_sim_park(WhSim *sim, WhOwnerMatch match, void *data, GPtrArray *parked)
 {
   guint first = parked->len;
@@ -89,8 +83,7 @@ void wh_sim_park(WhSim *sim, WhOwnerMatch match, void *data, GPtrArray *parked)
     }
   }
   /* a deterministic order, whatever the slab layout */
-  g_qsort_with_data(parked->pdata + first, (gint)(parked->len - first), sizeof(gpointer),
-                    event_order, NULL);
+  qsort(parked->pdata + first, parked->len - first, sizeof(gpointer), wh_event_ptr_order);
 }
 
 void wh_sim_unpark(WhSim *sim, GPtrArray *parked, WhTime shift)

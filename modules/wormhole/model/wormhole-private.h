@@ -125,7 +125,6 @@ struct WhWormhole {
   WhWormholeParams p;
   WhDetector *det;
   WhEventCounts counts; /* filled by the simulator's loop (wh_sim_count_events) */
-  const WhTransportObserver *observer;
   uint32_t monitor;
   WhTime next_tick;
   gboolean ticking;

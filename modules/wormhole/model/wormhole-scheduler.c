@@ -246,12 +246,6 @@ void wh_wormhole_park_event(WhScheduler *self, WhEvent *ev, uint32_t slot)
   list_push(s, slot, 0, ev);
 }
 
-static gint event_order(gconstpointer a, gconstpointer b)
-{
-  const WhEvent *x = *(WhEvent *const *)a, *y = *(WhEvent *const *)b;
-  return wh_event_before(x, y) ? -1 : wh_event_before(y, x);
-}
-
 uint32_t wh_wormhole_park_close(WhScheduler *self, uint32_t slot, WhTime shift, uint32_t *late)
 {
   WormholeScheduler *s = ws_of(self);
@@ -275,7 +269,7 @@ uint32_t wh_wormhole_park_close(WhScheduler *self, uint32_t slot, WhTime shift, 
     }
     ps->head[which] = NULL;
   }
-  g_ptr_array_sort(s->back, event_order);
+  g_ptr_array_sort(s->back, wh_event_ptr_order);
   for (guint i = 0; i < s->back->len; i++)
     s->inner->klass->insert(s->inner, s->back->pdata[i]);
   uint32_t n = s->back->len;

@@ -382,6 +382,10 @@ static void on_done(void *data, WhFlow *f)
 static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
 {
   WhWormhole *wh = data;
+  /* without a fast-forward only a window CC's flows need their round-trip time (their
+   * rate is window / RTT: cwnd-rtt, the idle rule's line rate, the patterns' labels) */
+  if (!f->cwnd && !wh_wormhole_mode_skips(wh->p.mode))
+    return;
   GlueFlow *g = wh_wormhole_glue(wh, f->id);
   if (g->ff)
     wh_ff_on_ack(wh, f, g);
@@ -405,23 +409,6 @@ static const WhTransportObserver observer = {
     .on_activate = on_activate,
     .on_start = on_start,
     .on_ack = on_ack,
-    .on_done = on_done,
-    .on_acked = on_acked,
-    .on_reroute = on_reroute,
-};
-
-/* Without a fast-forward only a window CC's flows need their round-trip time (their
- * rate is window / RTT: cwnd-rtt, the idle rule's line rate, the patterns' labels). */
-static void on_ack_window(void *data, WhFlow *f, const WhPacket *ack)
-{
-  if (f->cwnd)
-    on_ack(data, f, ack);
-}
-
-static const WhTransportObserver observer_window = {
-    .on_activate = on_activate,
-    .on_start = on_start,
-    .on_ack = on_ack_window,
     .on_done = on_done,
     .on_acked = on_acked,
     .on_reroute = on_reroute,
@@ -491,8 +478,7 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   WhDetectorSource src = {.delivered = delivered, .label = label, .ctx = wh};
   wh->det = wh_detector_new(&p->det, net->n_ports, &src, &wh->counts);
   wh->monitor = wh_sim_add_monitor(sim, tick, wh, WH_TIME_MAX);
-  wh->observer = wh_wormhole_mode_skips(p->mode) ? &observer : &observer_window;
-  wh_transport_add_observer(tp, wh->observer, wh);
+  wh_transport_add_observer(tp, &observer, wh);
   if (p->det.idle_rule)
     wh_net_add_hooks(net, &signal_hooks, wh);
   if (wh_wormhole_mode_skips(p->mode))
@@ -506,7 +492,7 @@ void wh_wormhole_free(WhWormhole *wh)
 {
   if (wh == NULL)
     return;
-  wh_transport_remove_observer(wh->tp, wh->observer, wh);
+  wh_transport_remove_observer(wh->tp, &observer, wh);
   if (wh->sim->counts == &wh->counts)
     wh_sim_count_events(wh->sim, NULL);
   g_free(wh->counts.port);
