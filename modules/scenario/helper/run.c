@@ -461,6 +461,18 @@ static gboolean add_flows(WhRun *run, GError **error)
   return ok;
 }
 
+/* The run's workload over `ranks` ranks, with the wh::Workload settings. */
+static void new_workload(WhRun *run, uint32_t ranks)
+{
+  run->workload = wh_workload_new(run->tp, ranks);
+  wh_workload_set_message_alpha(run->workload,
+                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
+  wh_workload_set_rccl_window(run->workload,
+                              (uint32_t)wh_config_int(run->cfg, "wh::Workload", "RcclWindow"));
+  wh_workload_set_instant_order(
+      run->workload, g_str_equal(wh_config_choice(run->cfg, "wh::Workload", "InstantOrder"), "op"));
+}
+
 /* Adds the scenario's op DAG `iterations` times; the ops without dependencies of
  * iteration i + 1 wait for every op of iteration i that nothing else waits for. */
 static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
@@ -483,9 +495,7 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   g_autoptr(WhSimaiPlan) plan = wh_simai_plan_load(sc->simai_path, run->net->n_hosts, &so, &err);
   if (plan == NULL)
     return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
-  run->workload = wh_workload_new(run->tp, plan->stats.n_gpus);
-  wh_workload_set_message_alpha(run->workload,
-                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
+  new_workload(run, plan->stats.n_gpus);
   run->ops_per_iteration = plan->stats.ops_per_iteration;
   run->simai_dropped_tp = plan->stats.dropped_tp;
   run->simai_dropped_tp_bytes = plan->stats.dropped_tp_bytes;
@@ -581,9 +591,7 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
                                  extra,
                              "<workload model>", sc->workload_line, error))
     return FALSE;
-  run->workload = wh_workload_new(run->tp, facts.ranks);
-  wh_workload_set_message_alpha(run->workload,
-                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
+  new_workload(run, facts.ranks);
   if (spec.migrate)
     run->migration_checks = g_array_new(FALSE, FALSE, sizeof(WhMigrationCheck));
   if (!wh_preset_build_checks(run->workload, &spec, run->migration_checks, &err))
@@ -736,11 +744,7 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   g_autoptr(GPtrArray) matrices = g_ptr_array_new_with_free_func(g_free);
   if (!load_matrix_files(run, opts, matrices, error))
     return FALSE;
-  run->workload = wh_workload_new(run->tp, ranks);
-  wh_workload_set_message_alpha(run->workload,
-                                wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
-  wh_workload_set_rccl_window(run->workload,
-                              (uint32_t)wh_config_int(run->cfg, "wh::Workload", "RcclWindow"));
+  new_workload(run, ranks);
   const WhDragonfly *df = wh_dragonfly_of(run->net);
   if (df && wh_dragonfly_get_shape(df)->frontier)
     wh_workload_set_gcds_per_node(run->workload, 8);

@@ -282,6 +282,11 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
    * window must lie wholly after the last change of membership */
   gboolean quiet = dp->idle_rule && p->n_flag[1] == 0 && now - p->since >= dp->idle_window &&
                    (p->last_signal == 0 || now - p->last_signal >= dp->idle_window);
+  if (!quiet && wh->p.exact_only) {
+    *retry = now + dp->idle_window;
+    wh->ss.refused_unsteady++;
+    return 0;
+  }
   if (!quiet && now - p->since < rate_window) {
     *retry = p->since + rate_window;
     wh->ss.refused_unsteady++;
@@ -336,7 +341,11 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
   }
   if (periodic)
     len = len / *period * *period;
-  else
+  else if (wh->p.exact_only) {
+    *retry = now + dp->idle_window;
+    wh->ss.refused_unsteady++;
+    return 0;
+  } else
     *period = 0;
   if (foreign_waiter(wh, p, ports)) {
     *retry = now + dp->period;

@@ -367,8 +367,8 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
     g_array_index(ordered, uint32_t, map[v]) = g_array_index(ids, uint32_t, v);
   /* memo mode: a phase that ended in a completion is replayed; one that converged
    * only with ReplayConverged, else it is left to the fast-forward, which parks it
-   * once it is steady (docs/wormhole.md: what each costs) */
-  if (wh->p.mode == WH_WORMHOLE_MEMO &&
+   * once it is steady (docs/wormhole.md: what each costs); with ExactOnly none is */
+  if (wh->p.mode == WH_WORMHOLE_MEMO && !wh->p.exact_only &&
       (e->kind == WH_MEMO_COMPLETED || (e->kind == WH_MEMO_CONVERGED && wh->p.replay_converged))) {
     queue_replay(wh, p, ordered, e);
     return;

@@ -84,6 +84,13 @@ static const WhParamSpec wormhole_params[] = {
      "end in a completion are replayed; converged ones are left to the fast-forward, which "
      "measures their rates again)",
      0, 0, 0, NULL},
+    {"ExactOnly", WH_PARAM_BOOL, "false",
+     "skip and memo: only what the exact engine reproduces to the picosecond: a quiet "
+     "partition (the idle rule) whose flows' ACK clocks are exactly periodic, skipped by "
+     "whole periods; no skip at a measured rate (the rate rule, a quiet partition that is "
+     "not periodic) and no replay (memo mode still records and reports patterns). For a "
+     "contended fabric, where an inexact skip spreads to every later flow",
+     0, 0, 0, NULL},
     {"LargePhases", WH_PARAM_CHOICE, "new",
      "patterns: a phase with more flows than the exact isomorphism check takes (256): new: "
      "counted as new, not stored; in-place: stored, and repeated where the same flow labels "
@@ -195,6 +202,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->patterns = wh_config_bool(cfg, T, "Patterns") || p->mode == WH_WORMHOLE_MEMO;
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
   p->replay_converged = wh_config_bool(cfg, T, "ReplayConverged");
+  p->exact_only = wh_config_bool(cfg, T, "ExactOnly");
   p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
   p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))

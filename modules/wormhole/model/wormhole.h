@@ -43,6 +43,7 @@ typedef struct {
   double rate_tolerance;     /* patterns: rates within a factor 1 + this share a bucket */
   uint64_t config_hash;      /* patterns: the namespace (network, transport, CC parameters) */
   gboolean replay_converged; /* memo: also replay phases whose stored outcome converged */
+  gboolean exact_only;       /* only exact skips (periodic quiet partitions), no replays */
   uint64_t memo_max_bytes;   /* patterns: no new pattern is stored beyond this */
   gboolean large_in_place;   /* patterns: phases above the exact check matched in place */
 } WhWormholeParams;
