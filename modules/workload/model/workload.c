@@ -70,6 +70,7 @@ struct WhWorkload {
    * step COMPUTE), taken in (op, step, index) order by one event after the instant's
    * others; NULL: each is taken when it happens */
   GArray *instant;
+  GArray *instant_taken; /* the batch being taken (its triggers join `instant`) */
 };
 
 /* the run-state arrays: state, start, end, pending, succ_begin */
@@ -112,11 +113,13 @@ void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha)
 
 void wh_workload_set_instant_order(WhWorkload *w, gboolean by_op)
 {
-  if (by_op && !w->instant)
+  if (by_op && !w->instant) {
     w->instant = g_array_new(FALSE, FALSE, sizeof(FlowRef));
-  else if (!by_op && w->instant) {
+    w->instant_taken = g_array_new(FALSE, FALSE, sizeof(FlowRef));
+  } else if (!by_op && w->instant) {
     g_assert(w->instant->len == 0);
     g_clear_pointer(&w->instant, g_array_unref);
+    g_clear_pointer(&w->instant_taken, g_array_unref);
   }
 }
 
@@ -172,8 +175,10 @@ void wh_workload_free(WhWorkload *w)
   g_array_unref(w->xsucc);
   g_array_unref(w->flow_ref);
   g_hash_table_unref(w->eager_first);
-  if (w->instant)
+  if (w->instant) {
     g_array_unref(w->instant);
+    g_array_unref(w->instant_taken);
+  }
   g_free(w->host);
   g_free(w->issue_free);
   g_free(w->seen);
@@ -786,11 +791,13 @@ static void take_instant(WhSim *sim, void *ctx, uint64_t arg)
     return;
   }
   /* a trigger that what they start adds goes to the next batch, with its own event */
-  g_autoptr(GArray) batch = w->instant;
-  w->instant = g_array_new(FALSE, FALSE, sizeof(FlowRef));
+  GArray *batch = w->instant;
+  w->instant = w->instant_taken;
+  w->instant_taken = batch;
   qsort(batch->data, batch->len, sizeof(FlowRef), ref_cmp);
   for (guint i = 0; i < batch->len; i++)
     ended(w, g_array_index(batch, FlowRef, i));
+  g_array_set_size(batch, 0);
 }
 
 static void take(WhWorkload *w, FlowRef ref)
