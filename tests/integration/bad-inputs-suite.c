@@ -62,6 +62,7 @@ static const BadInput bad_inputs[] = {
     {"wormhole-quantity-unknown.xml", {"wh::Wormhole::Quantity", "queue-length"}, 3},
     {"wormhole-mode-unknown.xml", {"wh::Wormhole::Mode", "turbo"}, 4},
     {"wormhole-rate-tolerance-zero.xml", {"wh::Wormhole::RateTolerance", "0"}, 4},
+    {"wormhole-exact-only-idle-off.xml", {"wh::Wormhole::ExactOnly", "IdleRule=true"}, 4},
     {"wormhole-tail-margin-negative.xml", {"wh::Wormhole::TailMargin", "-5us"}, 4},
     /* Topologies. */
     {"topology-unknown-type.xml", {"\"type\"", "wh::Torus"}, 3},

@@ -71,6 +71,7 @@ struct WhWorkload {
    * others; NULL: each is taken when it happens */
   GArray *instant;
   GArray *instant_taken; /* the batch being taken (its triggers join `instant`) */
+  WhEvent *instant_ev;   /* the pending event that takes `instant`, or NULL */
 };
 
 /* the run-state arrays: state, start, end, pending, succ_begin */
@@ -93,7 +94,7 @@ static const WhParamSpec workload_params[] = {
      "events in (the order they were scheduled); op: by op, step and index, after every "
      "other event of the instant, so the flows the instant makes (their ids, source "
      "ports and paths) no longer depend on which of them was scheduled first",
-     0, 0, 0, instant_choices},
+     0, 0, 0, instant_choices, WH_PARAM_DIGEST_OMITS_DEFAULT},
     {"RcclWindow", WH_PARAM_INT, "8",
      "the rccl all-to-all algorithm: each rank keeps at most this many sends in flight "
      "(pairwise order: its send to the (k + W)-th peer starts when its send to the k-th "
@@ -175,6 +176,8 @@ void wh_workload_free(WhWorkload *w)
   g_array_unref(w->xsucc);
   g_array_unref(w->flow_ref);
   g_hash_table_unref(w->eager_first);
+  if (w->instant_ev)
+    wh_sim_cancel(w->tp->sim, w->instant_ev);
   if (w->instant) {
     g_array_unref(w->instant);
     g_array_unref(w->instant_taken);
@@ -780,14 +783,18 @@ static int ref_cmp(const void *a, const void *b)
 }
 
 /* InstantOrder=op: the instant's triggers, once no other event of the instant is left
- * (one that is scheduled for now while it waits puts it behind again). */
+ * (one that is scheduled for now while it waits puts it behind again). Events an
+ * accelerator holds parked are not in the scheduler and do not count: Wormhole's
+ * parked events at now run later in their instant only if an interrupt resumes their
+ * partition in it. Only this event defers itself so: two such would chase each other. */
 static void take_instant(WhSim *sim, void *ctx, uint64_t arg)
 {
   (void)arg;
   WhWorkload *w = ctx;
+  w->instant_ev = NULL;
   WhEvent *next = sim->sched->klass->peek(sim->sched);
   if (next && next->time == sim->now) {
-    wh_sim_schedule_at(sim, sim->now, take_instant, w, 0, WH_OWNER_NONE);
+    w->instant_ev = wh_sim_schedule_at(sim, sim->now, take_instant, w, 0, WH_OWNER_NONE);
     return;
   }
   /* a trigger that what they start adds goes to the next batch, with its own event */
@@ -807,7 +814,8 @@ static void take(WhWorkload *w, FlowRef ref)
     return;
   }
   if (w->instant->len == 0)
-    wh_sim_schedule_at(w->tp->sim, w->tp->sim->now, take_instant, w, 0, WH_OWNER_NONE);
+    w->instant_ev =
+        wh_sim_schedule_at(w->tp->sim, w->tp->sim->now, take_instant, w, 0, WH_OWNER_NONE);
   g_array_append_val(w->instant, ref);
 }
 

@@ -88,8 +88,9 @@ static const WhParamSpec wormhole_params[] = {
      "skip and memo: only what the exact engine reproduces to the picosecond: a quiet "
      "partition (the idle rule) whose flows' ACK clocks are exactly periodic, skipped by "
      "whole periods; no skip at a measured rate (the rate rule, a quiet partition that is "
-     "not periodic) and no replay (memo mode still records and reports patterns). For a "
-     "contended fabric, where an inexact skip spreads to every later flow",
+     "not periodic) and no replay (memo mode still records and reports patterns); needs "
+     "IdleRule=true. For a contended fabric, where an inexact skip spreads to every later "
+     "flow",
      0, 0, 0, NULL},
     {"LargePhases", WH_PARAM_CHOICE, "new",
      "patterns: a phase with more flows than the exact isomorphism check takes (256): new: "
@@ -203,6 +204,10 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
   p->replay_converged = wh_config_bool(cfg, T, "ReplayConverged");
   p->exact_only = wh_config_bool(cfg, T, "ExactOnly");
+  if (p->exact_only && !p->det.idle_rule)
+    return bad(error, cfg, "ExactOnly",
+               "true needs the idle rule (IdleRule=true): its exact skips are of quiet "
+               "partitions, so without it nothing would ever be skipped");
   p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
   p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
