@@ -29,6 +29,8 @@ SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_af
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CK_TIMEOUT_MULTIPLIER=10
 FUZZ_CASES ?= 6000
 FUZZ_SEED ?= 1
+SLICE_PLOT_CASES := 200
+SLICE_MEMO_CASES := 200
 
 .PHONY: deps build run test check-format format bench clean sanitize sanitize-build fuzz \
         sanitize-slice
@@ -78,14 +80,18 @@ sanitize: sanitize-build
 fuzz: sanitize-build
 	$(SANITIZE_ENV) $(SANITIZE_BUILD)/fuzz-loaders --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
 	  $(FUZZ_CORPUS)
+	$(SANITIZE_ENV) $(SANITIZE_BUILD)/fuzz-plot --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)
+	$(SANITIZE_ENV) $(SANITIZE_BUILD)/fuzz-memo --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)
 
 sanitize-slice: deps $(SLICE_BUILD)/build.ninja
-	ninja -C $(SLICE_BUILD) whsim fuzz-loaders tests/runner
+	ninja -C $(SLICE_BUILD) whsim fuzz-loaders fuzz-plot fuzz-memo tests/runner
 	for suite in hardening bad-inputs simai fcg memo-db network; do \
 	  (cd $(SLICE_BUILD) && $(SANITIZE_ENV) CK_RUN_SUITE=$$suite WH_SOURCE_ROOT=$(CURDIR) \
 	    ./tests/runner) || exit 1; \
 	done
 	$(SANITIZE_ENV) $(SLICE_BUILD)/fuzz-loaders --cases 5000 --seed $(FUZZ_SEED) $(FUZZ_CORPUS)
+	$(SANITIZE_ENV) $(SLICE_BUILD)/fuzz-plot --cases $(SLICE_PLOT_CASES) --seed $(FUZZ_SEED)
+	$(SANITIZE_ENV) $(SLICE_BUILD)/fuzz-memo --cases $(SLICE_MEMO_CASES) --seed $(FUZZ_SEED)
 
 bench: build
 	WH_SOURCE_ROOT=$(CURDIR) ./tools/bench.sh $(BUILD)

@@ -12,97 +12,13 @@
 #include "congestion-control.h"
 #include "registry.h"
 #include "simai-import.h"
+#include "hardening-util.h"
 #include "test-util.h"
 #include "units.h"
 
-typedef struct {
-  char *dir;      /* temporary directory, removed by case_free */
-  char *scenario; /* dir/scenario.xml */
-  char *out_dir;  /* dir/out */
-  char *out, *err;
-  int status;
-} Case;
-
-static Case *case_new(const char *xml)
-{
-  Case *c = g_new0(Case, 1);
-  c->dir = g_dir_make_tmp("wh-hardening-XXXXXX", NULL);
-  ck_assert_ptr_nonnull(c->dir);
-  c->scenario = g_build_filename(c->dir, "scenario.xml", NULL);
-  c->out_dir = g_build_filename(c->dir, "out", NULL);
-  if (xml)
-    ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
-  return c;
-}
-
-static void case_free(Case *c)
-{
-  wh_test_remove_tree(c->dir);
-  g_free(c->dir);
-  g_free(c->scenario);
-  g_free(c->out_dir);
-  g_free(c->out);
-  g_free(c->err);
-  g_free(c);
-}
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(Case, case_free)
-
-/* Runs `whsim CMD SCENARIO ARGS...` (--out DIR is added for "run" unless ARGS has
- * one); NULL-terminated varargs. */
-static int case_whsim(Case *c, const char *cmd, ...)
-{
-  GPtrArray *argv = g_ptr_array_new();
-  g_ptr_array_add(argv, (gpointer)cmd);
-  g_ptr_array_add(argv, c->scenario);
-  gboolean has_out = FALSE;
-  va_list ap;
-  va_start(ap, cmd);
-  for (const char *a; (a = va_arg(ap, const char *)) != NULL;) {
-    has_out |= strcmp(a, "--out") == 0;
-    g_ptr_array_add(argv, (gpointer)a);
-  }
-  va_end(ap);
-  if (strcmp(cmd, "run") == 0 && !has_out) {
-    g_ptr_array_add(argv, (gpointer) "--out");
-    g_ptr_array_add(argv, c->out_dir);
-  }
-  g_ptr_array_add(argv, NULL);
-  g_clear_pointer(&c->out, g_free);
-  g_clear_pointer(&c->err, g_free);
-  c->status = wh_test_whsim((const char *const *)argv->pdata, &c->out, &c->err);
-  g_ptr_array_free(argv, TRUE);
-  return c->status;
-}
-
-static void assert_err_has(const Case *c, const char *what)
-{
-  ck_assert_msg(strstr(c->err, what) != NULL, "stderr lacks \"%s\" (exit %d): %s", what, c->status,
-                c->err);
-}
-
-static void assert_summary_has(const Case *c, const char *what)
-{
-  g_autofree char *path = g_build_filename(c->out_dir, "summary.json", NULL);
-  g_autofree char *json = NULL;
-  ck_assert(g_file_get_contents(path, &json, NULL, NULL));
-  ck_assert_msg(strstr(json, what) != NULL, "summary.json lacks %s: %s", what, json);
-}
-
-/* A dumbbell with one flow; `sets` are extra <set> lines. */
-static char *dumbbell_xml(const char *sets, const char *flow_attrs)
-{
-  return g_strdup_printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                         "<scenario name=\"hardening\">\n%s"
-                         "  <topology type=\"wh::Dumbbell\"><param name=\"Pairs\" value=\"1\"/>"
-                         "</topology>\n"
-                         "  <flows><flow src=\"0\" dst=\"1\" %s/></flows>\n"
-                         "</scenario>\n",
-                         sets, flow_attrs);
-}
-
 /* Writes `text` as w.txt beside the scenario, a Star of 16 hosts with
  * <workload simai="w.txt" EXTRA/>. */
-static void simai_case_files(Case *c, const char *text, const char *extra)
+static void simai_case_files(WhCase *c, const char *text, const char *extra)
 {
   g_autofree char *wl = g_build_filename(c->dir, "w.txt", NULL);
   ck_assert(g_file_set_contents(wl, text, -1, NULL));
@@ -127,13 +43,13 @@ START_TEST(test_buffer_smaller_than_frame_refused)
   };
   static const char *const param[] = {"BufferSize", "BufferSize", "PfcXoff"};
   for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
-    g_autofree char *xml = dumbbell_xml(sets[i], "size=\"10KB\"");
-    g_autoptr(Case) c = case_new(xml);
-    ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-    assert_err_has(c, "scenario.xml:");
-    assert_err_has(c, param[i]);
-    assert_err_has(c, "one data frame");
-    ck_assert_int_eq(case_whsim(c, "run", NULL), 2);
+    g_autofree char *xml = wh_case_dumbbell_xml(sets[i], "size=\"10KB\"");
+    g_autoptr(WhCase) c = wh_case_new(xml);
+    ck_assert_int_eq(wh_case_whsim(c, "validate", NULL), 2);
+    wh_case_assert_err_has(c, "scenario.xml:");
+    wh_case_assert_err_has(c, param[i]);
+    wh_case_assert_err_has(c, "one data frame");
+    ck_assert_int_eq(wh_case_whsim(c, "run", NULL), 2);
     ck_assert(!g_file_test(c->out_dir, G_FILE_TEST_EXISTS));
   }
 }
@@ -143,16 +59,16 @@ END_TEST
  * MaxRetries rewinds: exit 1, the flow named, the outputs written. */
 START_TEST(test_retry_limit_ends_run)
 {
-  g_autofree char *xml = dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"100ms\"/>\n"
+  g_autofree char *xml = wh_case_dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"100ms\"/>\n"
                                       "  <set param=\"wh::RdmaFlow::Rto\" value=\"10us\"/>\n"
                                       "  <set param=\"wh::RdmaFlow::MaxRetries\" value=\"5\"/>\n",
                                       "id=\"stuck\" size=\"4KB\"");
-  g_autoptr(Case) c = case_new(xml);
-  ck_assert_int_eq(case_whsim(c, "run", NULL), 1);
-  assert_err_has(c, "flow stuck");
-  assert_err_has(c, "5 ");
-  assert_err_has(c, "MaxRetries");
-  assert_summary_has(c, "\"stopped_early\": \"retry limit\"");
+  g_autoptr(WhCase) c = wh_case_new(xml);
+  ck_assert_int_eq(wh_case_whsim(c, "run", NULL), 1);
+  wh_case_assert_err_has(c, "flow stuck");
+  wh_case_assert_err_has(c, "5 ");
+  wh_case_assert_err_has(c, "MaxRetries");
+  wh_case_assert_summary_has(c, "\"stopped_early\": \"retry limit\"");
 }
 END_TEST
 
@@ -167,12 +83,12 @@ START_TEST(test_times_beyond_horizon_refused)
       {"  <set param=\"wh::RdmaFlow::Rto\" value=\"2000000s\"/>\n", "size=\"10KB\""},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-    g_autofree char *xml = dumbbell_xml(cases[i][0], cases[i][1]);
-    g_autoptr(Case) c = case_new(xml);
-    ck_assert_msg(case_whsim(c, "run", "--wall-limit", "20", NULL) == 2, "case %zu: exit %d: %s", i,
+    g_autofree char *xml = wh_case_dumbbell_xml(cases[i][0], cases[i][1]);
+    g_autoptr(WhCase) c = wh_case_new(xml);
+    ck_assert_msg(wh_case_whsim(c, "run", "--wall-limit", "20", NULL) == 2, "case %zu: exit %d: %s", i,
                   c->status, c->err);
-    assert_err_has(c, "scenario.xml:");
-    assert_err_has(c, "time horizon of 1000000 s");
+    wh_case_assert_err_has(c, "scenario.xml:");
+    wh_case_assert_err_has(c, "time horizon of 1000000 s");
   }
 }
 END_TEST
@@ -180,26 +96,26 @@ END_TEST
 /* A SimAI time beyond the horizon is refused when the file is read. */
 START_TEST(test_simai_time_beyond_horizon_refused)
 {
-  g_autoptr(Case) c = case_new(NULL);
+  g_autoptr(WhCase) c = wh_case_new(NULL);
   simai_case_files(c,
                    "DATA all_gpus: 4\n1\n"
                    "a -1 1000000000000001 NONE 0 1000 NONE 0 1000 ALLREDUCE 4096 0\n",
                    "");
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-  assert_err_has(c, "w.txt:3: field 3");
-  assert_err_has(c, "at most 1000000000000000");
+  ck_assert_int_eq(wh_case_whsim(c, "validate", NULL), 2);
+  wh_case_assert_err_has(c, "w.txt:3: field 3");
+  wh_case_assert_err_has(c, "at most 1000000000000000");
 }
 END_TEST
 
 /* Each time is inside the horizon but their sum is not: the run stops with exit 1. */
 START_TEST(test_sum_beyond_horizon_stops_run)
 {
-  g_autofree char *xml = dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"2s\"/>\n",
+  g_autofree char *xml = wh_case_dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"2s\"/>\n",
                                       "size=\"10KB\" start=\"999999s\"");
-  g_autoptr(Case) c = case_new(xml);
-  ck_assert_int_eq(case_whsim(c, "run", "--wall-limit", "20", NULL), 1);
-  assert_err_has(c, "past the time horizon of 1000000 s");
-  assert_summary_has(c, "\"stopped_early\": \"time horizon\"");
+  g_autoptr(WhCase) c = wh_case_new(xml);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--wall-limit", "20", NULL), 1);
+  wh_case_assert_err_has(c, "past the time horizon of 1000000 s");
+  wh_case_assert_summary_has(c, "\"stopped_early\": \"time horizon\"");
 }
 END_TEST
 
@@ -218,7 +134,7 @@ static char *simai_xml(const char *path)
  * With --data-dir naming its directory the same file loads. */
 START_TEST(test_referenced_file_confined)
 {
-  g_autoptr(Case) c = case_new(NULL);
+  g_autoptr(WhCase) c = wh_case_new(NULL);
   g_autofree char *good = wh_test_source_path("scenarios/workloads/gpt-tp8-dp2-16gpu.txt");
   g_autofree char *good_dir = g_path_get_dirname(good);
   g_autofree char *secret = g_build_filename(c->dir, "secret.txt", NULL);
@@ -233,13 +149,13 @@ START_TEST(test_referenced_file_confined)
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     g_autofree char *xml = simai_xml(paths[i]);
     ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
-    ck_assert_msg(case_whsim(c, "validate", NULL) == 2, "%s: exit %d", paths[i], c->status);
-    assert_err_has(c, "outside");
-    assert_err_has(c, "--data-dir");
+    ck_assert_msg(wh_case_whsim(c, "validate", NULL) == 2, "%s: exit %d", paths[i], c->status);
+    wh_case_assert_err_has(c, "outside");
+    wh_case_assert_err_has(c, "--data-dir");
     ck_assert_msg(strstr(c->err, "TOPSECRET") == NULL && strstr(c->err, "root:") == NULL,
                   "content leaked: %s", c->err);
   }
-  ck_assert_int_eq(case_whsim(c, "validate", "--data-dir", good_dir, NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "validate", "--data-dir", good_dir, NULL), 0);
 }
 END_TEST
 
@@ -253,10 +169,10 @@ START_TEST(test_bad_value_quoted_short)
       "  <set param=\"wh::Link::Rate\" value=\"%s\"/>\n  <set param=\"wh::Link::Delay\" "
       "value=\"%s\"/>\n",
       value->str + 1, value->str + 1);
-  g_autofree char *xml = dumbbell_xml(set, "size=\"1KB\"");
-  g_autoptr(Case) c = case_new(xml);
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-  assert_err_has(c, "\"secretyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"...");
+  g_autofree char *xml = wh_case_dumbbell_xml(set, "size=\"1KB\"");
+  g_autoptr(WhCase) c = wh_case_new(xml);
+  ck_assert_int_eq(wh_case_whsim(c, "validate", NULL), 2);
+  wh_case_assert_err_has(c, "\"secretyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"...");
   ck_assert_msg(strlen(c->err) < 300, "%zu bytes: %s", strlen(c->err), c->err);
   g_autofree char *q = wh_units_quote(value->str);
   ck_assert_str_eq(q, "\"\\x01secretyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"...");
@@ -266,7 +182,7 @@ END_TEST
 /* A FIFO, a directory and a file above the size cap are refused at once. */
 START_TEST(test_non_regular_and_huge_inputs_refused)
 {
-  g_autoptr(Case) c = case_new(NULL);
+  g_autoptr(WhCase) c = wh_case_new(NULL);
   g_autofree char *fifo = g_build_filename(c->dir, "fifo.txt", NULL);
   g_autofree char *huge = g_build_filename(c->dir, "huge.txt", NULL);
   ck_assert_int_eq(mkfifo(fifo, 0600), 0);
@@ -277,8 +193,8 @@ START_TEST(test_non_regular_and_huge_inputs_refused)
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
     g_autofree char *xml = simai_xml(names[i]);
     ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
-    ck_assert_msg(case_whsim(c, "run", NULL) == 2, "%s: exit %d", names[i], c->status);
-    assert_err_has(c, why[i]);
+    ck_assert_msg(wh_case_whsim(c, "run", NULL) == 2, "%s: exit %d", names[i], c->status);
+    wh_case_assert_err_has(c, why[i]);
   }
   const char *fifo_args[] = {"validate", fifo, NULL};
   const char *huge_args[] = {"validate", huge, NULL};
@@ -298,9 +214,9 @@ START_TEST(test_device_inputs_refused)
   ck_assert_int_eq(wh_test_whsim(args, NULL, &err), 2);
   ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
   g_autofree char *xml = simai_xml("/dev/zero");
-  g_autoptr(Case) c = case_new(xml);
-  ck_assert_int_eq(case_whsim(c, "run", "--data-dir", "/dev", NULL), 2);
-  assert_err_has(c, "not a regular file");
+  g_autoptr(WhCase) c = wh_case_new(xml);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--data-dir", "/dev", NULL), 2);
+  wh_case_assert_err_has(c, "not a regular file");
 }
 END_TEST
 
@@ -310,24 +226,24 @@ END_TEST
  * parameters, before anything is allocated, with the estimate and the budget. */
 START_TEST(test_network_over_budget_refused)
 {
-  g_autoptr(Case) c =
-      case_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"big\">\n"
+  g_autoptr(WhCase) c =
+      wh_case_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"big\">\n"
                "  <topology type=\"wh::FatTree\"><param name=\"K\" value=\"128\"/>"
                "<param name=\"Oversubscription\" value=\"64\"/></topology>\n"
                "  <flows><flow src=\"0\" dst=\"1\" size=\"1KB\"/></flows>\n</scenario>\n");
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-  assert_err_has(c, "scenario.xml:3:");
-  assert_err_has(c, "33554432 hosts");
-  assert_err_has(c, "GB; the memory budget is");
-  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "100GB", NULL), 2);
-  assert_err_has(c, "memory budget is 100.0 GB");
+  ck_assert_int_eq(wh_case_whsim(c, "validate", NULL), 2);
+  wh_case_assert_err_has(c, "scenario.xml:3:");
+  wh_case_assert_err_has(c, "33554432 hosts");
+  wh_case_assert_err_has(c, "GB; the memory budget is");
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--max-memory", "100GB", NULL), 2);
+  wh_case_assert_err_has(c, "memory budget is 100.0 GB");
   /* a small network under a tiny budget: the budget is what refuses it */
-  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
+  g_autofree char *xml = wh_case_dumbbell_xml("", "size=\"10KB\"");
   ck_assert(g_file_set_contents(c->scenario, xml, -1, NULL));
-  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "1KB", NULL), 2);
-  assert_err_has(c, "--max-memory");
-  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "0B", NULL), 2);
-  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "64MB", "-q", NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--max-memory", "1KB", NULL), 2);
+  wh_case_assert_err_has(c, "--max-memory");
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--max-memory", "0B", NULL), 2);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--max-memory", "64MB", "-q", NULL), 0);
 }
 END_TEST
 
@@ -339,12 +255,12 @@ START_TEST(test_workload_over_budget_refused)
   for (int i = 0; i < 20000; i++)
     g_string_append_printf(txt, "l%d -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1048576 10\n", i);
   g_autofree char *xml = simai_xml("big.txt");
-  g_autoptr(Case) c = case_new(xml);
+  g_autoptr(WhCase) c = wh_case_new(xml);
   g_autofree char *wl = g_build_filename(c->dir, "big.txt", NULL);
   ck_assert(g_file_set_contents(wl, txt->str, -1, NULL));
-  ck_assert_int_eq(case_whsim(c, "run", "--max-memory", "20MB", NULL), 2);
-  assert_err_has(c, "big.txt: 20000 layers on 8 GPUs make about 659992 ops");
-  assert_err_has(c, "(--max-memory)");
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--max-memory", "20MB", NULL), 2);
+  wh_case_assert_err_has(c, "big.txt: 20000 layers on 8 GPUs make about 659992 ops");
+  wh_case_assert_err_has(c, "(--max-memory)");
 }
 END_TEST
 
@@ -380,18 +296,18 @@ static int count_entries(const char *dir)
 
 START_TEST(test_out_not_a_directory_refused_before_run)
 {
-  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
-  g_autoptr(Case) c = case_new(xml);
+  g_autofree char *xml = wh_case_dumbbell_xml("", "size=\"10KB\"");
+  g_autoptr(WhCase) c = wh_case_new(xml);
   ck_assert(g_file_set_contents(c->out_dir, "mine\n", -1, NULL));
-  ck_assert_int_eq(case_whsim(c, "run", "--out", c->out_dir, NULL), 2);
-  assert_err_has(c, c->out_dir);
-  assert_err_has(c, "not a directory");
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--out", c->out_dir, NULL), 2);
+  wh_case_assert_err_has(c, c->out_dir);
+  wh_case_assert_err_has(c, "not a directory");
   ck_assert_msg(c->out[0] == '\0', "the run went ahead: %s", c->out);
   g_autofree char *text = NULL;
   ck_assert(g_file_get_contents(c->out_dir, &text, NULL, NULL));
   ck_assert_str_eq(text, "mine\n");
-  ck_assert_int_eq(case_whsim(c, "run", "--out", "", NULL), 2);
-  assert_err_has(c, "empty");
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--out", "", NULL), 2);
+  wh_case_assert_err_has(c, "empty");
 }
 END_TEST
 
@@ -399,9 +315,9 @@ END_TEST
  * queues.csv, and leaves every file whsim does not write alone. */
 START_TEST(test_stale_outputs_removed)
 {
-  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
-  g_autoptr(Case) c = case_new(xml);
-  ck_assert_int_eq(case_whsim(c, "run", "--sample-period", "1us", "-q", NULL), 0);
+  g_autofree char *xml = wh_case_dumbbell_xml("", "size=\"10KB\"");
+  g_autoptr(WhCase) c = wh_case_new(xml);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--sample-period", "1us", "-q", NULL), 0);
   g_autofree char *rates = g_build_filename(c->out_dir, "rates.csv", NULL);
   g_autofree char *queues = g_build_filename(c->out_dir, "queues.csv", NULL);
   g_autofree char *notes = g_build_filename(c->out_dir, "notes.txt", NULL);
@@ -410,7 +326,7 @@ START_TEST(test_stale_outputs_removed)
   ck_assert(g_file_set_contents(notes, "keep\n", -1, NULL));
   ck_assert(g_file_set_contents(other, "keep\n", -1, NULL));
   ck_assert_int_eq(count_entries(c->out_dir), 7);
-  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "-q", NULL), 0);
   ck_assert_msg(!g_file_test(rates, G_FILE_TEST_EXISTS), "rates.csv of the earlier run is left");
   ck_assert(!g_file_test(queues, G_FILE_TEST_EXISTS));
   ck_assert(g_file_test(notes, G_FILE_TEST_IS_REGULAR));
@@ -430,15 +346,15 @@ START_TEST(test_cli_bad_numbers_refused)
       {"--wall-limit", "-1"},  {"--wall-limit", "1s"},  {"--iterations", "0"},
       {"--iterations", "-3"},  {"--iterations", "1e3"}, {"--iterations", "100001"},
   };
-  g_autofree char *xml = dumbbell_xml("", "size=\"10KB\"");
-  g_autoptr(Case) c = case_new(xml);
+  g_autofree char *xml = wh_case_dumbbell_xml("", "size=\"10KB\"");
+  g_autoptr(WhCase) c = wh_case_new(xml);
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
-    ck_assert_msg(case_whsim(c, "run", bad[i][0], bad[i][1], NULL) == 2, "%s %s: exit %d",
+    ck_assert_msg(wh_case_whsim(c, "run", bad[i][0], bad[i][1], NULL) == 2, "%s %s: exit %d",
                   bad[i][0], bad[i][1], c->status);
-    assert_err_has(c, bad[i][0]);
+    wh_case_assert_err_has(c, bad[i][0]);
     ck_assert(!g_file_test(c->out_dir, G_FILE_TEST_EXISTS));
   }
-  ck_assert_int_eq(case_whsim(c, "run", "--wall-limit", "30", "--iterations", "2", "-q", NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--wall-limit", "30", "--iterations", "2", "-q", NULL), 0);
 }
 END_TEST
 
@@ -522,21 +438,21 @@ START_TEST(test_simai_gpus_attribute)
       "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 1 ga: 1 checkpoints: 0 "
       "checkpoint_initiates: 0\n1\n"
       "attn -1 1000 ALLREDUCE 4096 1000 NONE 0 1000 ALLREDUCE 65536 0\n";
-  g_autoptr(Case) c = case_new(NULL);
+  g_autoptr(WhCase) c = wh_case_new(NULL);
   /* the count from the scenario, for a file without all_gpus: */
   simai_case_files(c, data_file, "gpus=\"8\"");
-  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "-q", NULL), 0);
   ck_assert_msg(strstr(c->err, "warning") == NULL, "%s", c->err);
-  assert_summary_has(c, "\"ranks\": 8,");
+  wh_case_assert_summary_has(c, "\"ranks\": 8,");
   simai_case_files(c, hybrid_file, "gpus=\"4\"");
-  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
-  assert_summary_has(c, "\"ranks\": 4,");
+  ck_assert_int_eq(wh_case_whsim(c, "run", "-q", NULL), 0);
+  wh_case_assert_summary_has(c, "\"ranks\": 4,");
   /* no count anywhere: every host, said on stderr and in summary.json */
   simai_case_files(c, micro_file, "");
-  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
-  assert_err_has(c, "warning");
-  assert_err_has(c, "all 16 hosts");
-  assert_summary_has(c, "\"gpus_from_hosts\": true");
+  ck_assert_int_eq(wh_case_whsim(c, "run", "-q", NULL), 0);
+  wh_case_assert_err_has(c, "warning");
+  wh_case_assert_err_has(c, "all 16 hosts");
+  wh_case_assert_summary_has(c, "\"gpus_from_hosts\": true");
   /* disagreements and impossible counts are refused */
   g_autofree char *with_all = g_strdup_printf("DATA all_gpus: 8\n%s", data_file + 5);
   const struct {
@@ -549,8 +465,8 @@ START_TEST(test_simai_gpus_attribute)
   };
   for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
     simai_case_files(c, refused[i].file, refused[i].attr);
-    ck_assert_int_eq(case_whsim(c, "validate", NULL), 2);
-    assert_err_has(c, refused[i].expect);
+    ck_assert_int_eq(wh_case_whsim(c, "validate", NULL), 2);
+    wh_case_assert_err_has(c, refused[i].expect);
   }
 }
 END_TEST
@@ -559,7 +475,7 @@ END_TEST
 
 START_TEST(test_simai_dropped_content_reported)
 {
-  g_autoptr(Case) c = case_new(NULL);
+  g_autoptr(WhCase) c = wh_case_new(NULL);
   /* DATA issues only weight-grad comms: the forward ALLREDUCE is not issued; a
    * weight-grad comm of 0 bytes moves nothing */
   simai_case_files(c,
@@ -567,18 +483,18 @@ START_TEST(test_simai_dropped_content_reported)
                    "a -1 1000 ALLREDUCE 4096 1000 NONE 0 1000 ALLREDUCE 65536 0\n"
                    "b -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 0 0\n",
                    "");
-  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
-  assert_err_has(c, "1 comm fields per iteration are not simulated");
-  assert_err_has(c, "1 collectives per iteration move nothing");
-  assert_summary_has(c, "\"comm_fields_not_issued\": 1, \"trivial_collectives\": 1, "
+  ck_assert_int_eq(wh_case_whsim(c, "run", "-q", NULL), 0);
+  wh_case_assert_err_has(c, "1 comm fields per iteration are not simulated");
+  wh_case_assert_err_has(c, "1 collectives per iteration move nothing");
+  wh_case_assert_summary_has(c, "\"comm_fields_not_issued\": 1, \"trivial_collectives\": 1, "
                         "\"header_keys\": \"\"");
   simai_case_files(c,
                    "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 2 vpp: 2 ga: 4 "
                    "all_gpus: 8 checkpoints: 0 checkpoint_initiates: 0 pp_comm: 1024\n1\n"
                    "attn -1 1000 ALLREDUCE 4096 1000 NONE 0 1000 ALLREDUCE 65536 0\n",
                    "");
-  ck_assert_int_eq(case_whsim(c, "validate", NULL), 0);
-  assert_err_has(c, "header keys not simulated (pp: 2, pp_comm: 1024, vpp: 2, ga: 4)");
+  ck_assert_int_eq(wh_case_whsim(c, "validate", NULL), 0);
+  wh_case_assert_err_has(c, "header keys not simulated (pp: 2, pp_comm: 1024, vpp: 2, ga: 4)");
 }
 END_TEST
 
@@ -627,15 +543,15 @@ END_TEST
 /* A SimAI BROADCAST is simulated as one: its op shows in ops.csv and moves bytes. */
 START_TEST(test_simai_broadcast)
 {
-  g_autoptr(Case) c = case_new(NULL);
+  g_autoptr(WhCase) c = wh_case_new(NULL);
   simai_case_files(c, "DATA all_gpus: 4\n1\nfc -1 1000 NONE 0 1000 NONE 0 1000 BROADCAST 65536 0\n",
                    "");
-  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "-q", NULL), 0);
   g_autofree char *path = g_build_filename(c->out_dir, "ops.csv", NULL);
   g_autofree char *ops = NULL;
   ck_assert(g_file_get_contents(path, &ops, NULL, NULL));
   ck_assert_msg(strstr(ops, ",broadcast,") != NULL, "%s", ops);
-  assert_summary_has(c, "\"data_bytes_delivered\": 196608,");
+  wh_case_assert_summary_has(c, "\"data_bytes_delivered\": 196608,");
 }
 END_TEST
 
@@ -659,7 +575,7 @@ static gint trace_span_cmp(gconstpointer pa, gconstpointer pb)
  * unfinished spans to the stop, on tracks where no two spans overlap. */
 START_TEST(test_partial_run_and_trace_lanes)
 {
-  g_autoptr(Case) c = case_new(
+  g_autoptr(WhCase) c = wh_case_new(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"overlap\" stop=\"30us\">\n"
       "  <topology type=\"wh::Star\"><param name=\"Hosts\" value=\"4\"/></topology>\n"
       "  <workload>\n"
@@ -669,7 +585,7 @@ START_TEST(test_partial_run_and_trace_lanes)
       "    <send id=\"d\" src=\"3\" dst=\"0\" size=\"100KB\" deps=\"c\"/>\n"
       "    <compute id=\"e\" rank=\"1\" duration=\"1us\" deps=\"a\"/>\n"
       "  </workload>\n</scenario>\n");
-  ck_assert_int_eq(case_whsim(c, "run", "-q", NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "-q", NULL), 0);
   g_autofree char *ops_path = g_build_filename(c->out_dir, "ops.csv", NULL);
   g_autofree char *trace_path = g_build_filename(c->out_dir, "trace.json", NULL);
   g_autofree char *ops = NULL, *trace = NULL;

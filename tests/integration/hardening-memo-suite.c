@@ -1,0 +1,11 @@
+/* The hardening suite, memo cases. */
+#include <check.h>
+
+#include "hardening-util.h"
+#include "test-util.h"
+
+Suite *wh_hardening_memo_suite(void)
+{
+  Suite *s = suite_create("hardening");
+  return s;
+}
