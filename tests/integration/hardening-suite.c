@@ -59,10 +59,11 @@ END_TEST
  * MaxRetries rewinds: exit 1, the flow named, the outputs written. */
 START_TEST(test_retry_limit_ends_run)
 {
-  g_autofree char *xml = wh_case_dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"100ms\"/>\n"
-                                      "  <set param=\"wh::RdmaFlow::Rto\" value=\"10us\"/>\n"
-                                      "  <set param=\"wh::RdmaFlow::MaxRetries\" value=\"5\"/>\n",
-                                      "id=\"stuck\" size=\"4KB\"");
+  g_autofree char *xml =
+      wh_case_dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"100ms\"/>\n"
+                           "  <set param=\"wh::RdmaFlow::Rto\" value=\"10us\"/>\n"
+                           "  <set param=\"wh::RdmaFlow::MaxRetries\" value=\"5\"/>\n",
+                           "id=\"stuck\" size=\"4KB\"");
   g_autoptr(WhCase) c = wh_case_new(xml);
   ck_assert_int_eq(wh_case_whsim(c, "run", NULL), 1);
   wh_case_assert_err_has(c, "flow stuck");
@@ -85,8 +86,8 @@ START_TEST(test_times_beyond_horizon_refused)
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *xml = wh_case_dumbbell_xml(cases[i][0], cases[i][1]);
     g_autoptr(WhCase) c = wh_case_new(xml);
-    ck_assert_msg(wh_case_whsim(c, "run", "--wall-limit", "20", NULL) == 2, "case %zu: exit %d: %s", i,
-                  c->status, c->err);
+    ck_assert_msg(wh_case_whsim(c, "run", "--wall-limit", "20", NULL) == 2, "case %zu: exit %d: %s",
+                  i, c->status, c->err);
     wh_case_assert_err_has(c, "scenario.xml:");
     wh_case_assert_err_has(c, "time horizon of 1000000 s");
   }
@@ -111,7 +112,7 @@ END_TEST
 START_TEST(test_sum_beyond_horizon_stops_run)
 {
   g_autofree char *xml = wh_case_dumbbell_xml("  <set param=\"wh::Link::Delay\" value=\"2s\"/>\n",
-                                      "size=\"10KB\" start=\"999999s\"");
+                                              "size=\"10KB\" start=\"999999s\"");
   g_autoptr(WhCase) c = wh_case_new(xml);
   ck_assert_int_eq(wh_case_whsim(c, "run", "--wall-limit", "20", NULL), 1);
   wh_case_assert_err_has(c, "past the time horizon of 1000000 s");
@@ -228,9 +229,9 @@ START_TEST(test_network_over_budget_refused)
 {
   g_autoptr(WhCase) c =
       wh_case_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<scenario name=\"big\">\n"
-               "  <topology type=\"wh::FatTree\"><param name=\"K\" value=\"128\"/>"
-               "<param name=\"Oversubscription\" value=\"64\"/></topology>\n"
-               "  <flows><flow src=\"0\" dst=\"1\" size=\"1KB\"/></flows>\n</scenario>\n");
+                  "  <topology type=\"wh::FatTree\"><param name=\"K\" value=\"128\"/>"
+                  "<param name=\"Oversubscription\" value=\"64\"/></topology>\n"
+                  "  <flows><flow src=\"0\" dst=\"1\" size=\"1KB\"/></flows>\n</scenario>\n");
   ck_assert_int_eq(wh_case_whsim(c, "validate", NULL), 2);
   wh_case_assert_err_has(c, "scenario.xml:3:");
   wh_case_assert_err_has(c, "33554432 hosts");
@@ -354,7 +355,8 @@ START_TEST(test_cli_bad_numbers_refused)
     wh_case_assert_err_has(c, bad[i][0]);
     ck_assert(!g_file_test(c->out_dir, G_FILE_TEST_EXISTS));
   }
-  ck_assert_int_eq(wh_case_whsim(c, "run", "--wall-limit", "30", "--iterations", "2", "-q", NULL), 0);
+  ck_assert_int_eq(wh_case_whsim(c, "run", "--wall-limit", "30", "--iterations", "2", "-q", NULL),
+                   0);
 }
 END_TEST
 
@@ -487,7 +489,7 @@ START_TEST(test_simai_dropped_content_reported)
   wh_case_assert_err_has(c, "1 comm fields per iteration are not simulated");
   wh_case_assert_err_has(c, "1 collectives per iteration move nothing");
   wh_case_assert_summary_has(c, "\"comm_fields_not_issued\": 1, \"trivial_collectives\": 1, "
-                        "\"header_keys\": \"\"");
+                                "\"header_keys\": \"\"");
   simai_case_files(c,
                    "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 2 vpp: 2 ga: 4 "
                    "all_gpus: 8 checkpoints: 0 checkpoint_initiates: 0 pp_comm: 1024\n1\n"

@@ -81,4 +81,3 @@ char *wh_case_dumbbell_xml(const char *sets, const char *flow_attrs)
                          "</scenario>\n",
                          sets, flow_attrs);
 }
-
