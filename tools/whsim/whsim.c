@@ -744,15 +744,19 @@ static int cmd_plot(int argc, char **argv)
       g_option_context_new("DIR [DIR...] - draw the outputs of runs (several: overlaid)");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(
-      ctx, "Draws with gnuplot, as PNG and SVG into DIR/plots/ (replacing an earlier plots/):\n"
+      ctx, "Draws with gnuplot, as PNG and SVG into DIR/plots/ (created when missing):\n"
            "  fct-cdf            flows.csv: CDF of the flow completion times\n"
            "  slowdown-vs-size   flows.csv and links.csv, when flow sizes vary\n"
            "  op-timeline        ops.csv: every op at its rank over time\n"
            "  rates, queues      rates.csv, queues.csv (runs with --sample-period)\n"
            "  link-utilization   links.csv: CDF of the ports' busy time per tier\n"
            "  fct-error-cdf      compare-flows.csv (a `whsim compare` directory)\n"
+           "A file of these names replaces one of an earlier plot (and those this plot does\n"
+           "not draw are removed); other files in plots/ are kept. Each CSV file must be a\n"
+           "regular file of at most 256 MiB.\n"
            "Exit status: 0 success, 1 gnuplot failed or plots/ could not be written, 2 bad\n"
-           "input or usage, or no gnuplot on the PATH (nothing written).\n");
+           "input or usage, or no gnuplot on the PATH (nothing written); SIGINT or SIGTERM\n"
+           "stops it with nothing written.\n");
   g_autoptr(GError) err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     fprintf(stderr, "whsim plot: %s\n", err->message);
@@ -771,10 +775,13 @@ static int cmd_plot(int argc, char **argv)
   g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
   g_autofree char **dirs = g_new0(char *, argc);
   memcpy(dirs, argv + 1, sizeof(char *) * (size_t)(argc - 1));
+  wh_interrupt_install();
   if (!wh_plot_runs(dirs, dir, written, &err)) {
     fprintf(stderr, "whsim plot: %s\n", err->message);
+    wh_interrupt_reraise();
     return err->code == WH_PLOT_ERROR_INPUT ? EXIT_BAD_INPUT : 1;
   }
+  wh_interrupt_reraise();
   g_ptr_array_add(written, NULL);
   g_autofree char *list = g_strjoinv(", ", (char **)written->pdata);
   printf("plots      %s/plots/: %s\n", dir, list);

@@ -1083,7 +1083,8 @@ static char *ops_csv(const WhCompare *c)
 
 /* ---- plots ---- */
 
-/* Runs gnuplot on `script`; its standard output (an SVG document) or NULL. */
+/* Runs gnuplot on `script` (in a new empty working directory); its standard output
+ * (an SVG document) or NULL. */
 static char *gnuplot_svg(const char *gnuplot, const char *script)
 {
   char *svg = NULL;
@@ -1123,20 +1124,25 @@ static gboolean add_plots(WhCompare *c, WhOutputSet *set, GError **error)
   GString *cdf = g_string_new(NULL);
   for (uint32_t i = 0; i < n; i++)
     g_string_append_printf(cdf, "%.9g %.6f\n", errs[i], (double)(i + 1) / n);
-  g_autofree char *title = g_strescape(c->sc->name ? c->sc->name : "", NULL);
-  const char *head = "set terminal svg size 640,480 font 'sans,11'\nset key top left\n";
+  /* the scenario's name enters the scripts only as a quoted literal (gnuplot.h) */
+  const char *name = c->sc->name ? c->sc->name : "";
+  g_autofree char *fct_title = g_strdup_printf("%s: flow completion times", name);
+  g_autofree char *error_title = g_strdup_printf("%s: FCT error of Wormhole", name);
+  g_autofree char *fct_quoted = wh_gnuplot_quote(fct_title);
+  g_autofree char *error_quoted = wh_gnuplot_quote(error_title);
+  const char *head = "set terminal svg noenhanced size 640,480 font 'sans,11'\nset key top left\n";
   g_autofree char *scatter = g_strdup_printf(
-      "%s$d << EOD\n%sEOD\nset title \"%s: flow completion times\"\nset logscale xy\n"
+      "%s$d << EOD\n%sEOD\nset title %s\nset logscale xy\n"
       "set xlabel 'exact FCT (us)'\nset ylabel 'Wormhole FCT (us)'\n"
       "plot $d using 1:2 with points pt 7 ps 0.5 title 'flows', x with lines dt 2 title "
       "'equal'\n",
-      head, pts->str, title);
+      head, pts->str, fct_quoted);
   g_autofree char *cdf_script =
-      g_strdup_printf("%s$d << EOD\n%sEOD\nset title \"%s: FCT error of Wormhole\"\nset xrange "
+      g_strdup_printf("%s$d << EOD\n%sEOD\nset title %s\nset xrange "
                       "[0:*]\nset yrange [0:1]\n"
                       "set xlabel '|FCT error| (%%)'\nset ylabel 'fraction of flows'\n"
                       "plot $d using 1:2 with steps title 'CDF'\n",
-                      head, cdf->str, title);
+                      head, cdf->str, error_quoted);
   g_string_free(pts, TRUE);
   g_string_free(cdf, TRUE);
   const char *names[] = {"compare-fct.svg", "compare-fct-error-cdf.svg"};

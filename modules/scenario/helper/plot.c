@@ -4,9 +4,12 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "file-read.h"
 #include "gnuplot.h"
+#include "interrupt.h"
 
 G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
 
@@ -17,10 +20,42 @@ G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
 
 /* ---- reading the CSV outputs ---- */
 
+static gboolean refuse(GError **error, WhPlotError code, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
+
+static gboolean refuse(GError **error, WhPlotError code, const char *format, ...)
+{
+  va_list ap;
+  va_start(ap, format);
+  g_autofree char *message = g_strdup_vprintf(format, ap);
+  va_end(ap);
+  g_set_error_literal(error, WH_PLOT_ERROR, code, message);
+  return FALSE;
+}
+
+static gboolean interrupted(GError **error)
+{
+  return refuse(error, WH_PLOT_ERROR_INTERRUPTED, "interrupted; nothing was written");
+}
+
+/* `text` as a message may show it on one line: as it is when it is printable UTF-8,
+ * else with C escapes; cut after `max` bytes. (transfer full) */
+static char *shown(const char *text, gsize max)
+{
+  g_autofree char *cut = g_strndup(text, max);
+  gboolean plain = g_utf8_validate(cut, -1, NULL);
+  for (const char *p = cut; plain && *p; p = g_utf8_next_char(p))
+    plain = !g_unichar_iscntrl(g_utf8_get_char(p));
+  return plain ? g_steal_pointer(&cut) : g_strescape(cut, NULL);
+}
+
 typedef struct {
-  char *path;
-  char **names;    /* the header's column names */
-  GPtrArray *rows; /* one NULL-terminated array of fields per data line (line = index + 2) */
+  char *path;     /* as messages show it */
+  char **names;   /* the header's column names */
+  guint cols;     /* their number */
+  guint rows;     /* data lines (line = index + 2) */
+  char *text;     /* the file, each field NUL-terminated in place */
+  guint32 *field; /* rows * cols offsets into text */
 } Csv;
 
 static void csv_free(Csv *c)
@@ -29,69 +64,106 @@ static void csv_free(Csv *c)
     return;
   g_free(c->path);
   g_strfreev(c->names);
-  g_ptr_array_unref(c->rows);
+  g_free(c->text);
+  g_free(c->field);
   g_free(c);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Csv, csv_free)
 
-/* Reads dir/name, whose header must be `header` and whose every line must have as many
- * fields. *out is NULL when the file does not exist. */
-static gboolean csv_read(const char *dir, const char *name, const char *header, Csv **out,
-                         GError **error)
+/* Splits the data lines of c->text[start, len) into c->field; with `free_col` >= 0,
+ * that column may hold commas (the extra fields of a longer line are its). */
+static gboolean csv_split(Csv *c, gsize start, gsize len, int free_col, GError **error)
+{
+  g_autoptr(GArray) field = g_array_new(FALSE, FALSE, sizeof(guint32));
+  g_autoptr(GArray) line_field = g_array_new(FALSE, FALSE, sizeof(guint32));
+  char *text = c->text;
+  guint line = 2;
+  for (gsize p = start; p < len; line++) {
+    if (line % 65536 == 0 && wh_interrupt_caught())
+      return interrupted(error);
+    char *eol = memchr(text + p, '\n', len - p);
+    gsize end = eol ? (gsize)(eol - text) : len;
+    text[end] = '\0';
+    g_array_set_size(line_field, 0);
+    for (gsize f = p;;) {
+      guint32 at = (guint32)f;
+      g_array_append_val(line_field, at);
+      char *comma = strchr(text + f, ',');
+      if (comma == NULL)
+        break;
+      *comma = '\0';
+      f = (gsize)(comma - text) + 1;
+    }
+    guint n = line_field->len;
+    if (n > c->cols && free_col >= 0) {
+      for (guint k = 1; k <= n - c->cols; k++)
+        text[g_array_index(line_field, guint32, free_col + k) - 1] = ',';
+      g_array_remove_range(line_field, free_col + 1, n - c->cols);
+    } else if (n != c->cols) {
+      return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: expected %u fields, found %u", c->path,
+                    line, c->cols, n);
+    }
+    g_array_append_vals(field, line_field->data, c->cols);
+    c->rows++;
+    p = end + 1;
+  }
+  c->field = (guint32 *)(void *)g_array_free(g_steal_pointer(&field), FALSE);
+  return TRUE;
+}
+
+/* Reads dir/name (a regular file of at most `max_bytes`), whose header must be
+ * `header` and whose every line must have as many fields (see csv_split for
+ * `free_col`). *out is NULL when the file does not exist. */
+static gboolean csv_read(const char *dir, const char *name, const char *header, int free_col,
+                         gsize max_bytes, Csv **out, GError **error)
 {
   *out = NULL;
   g_autofree char *path = g_build_filename(dir, name, NULL);
   if (!g_file_test(path, G_FILE_TEST_EXISTS))
     return TRUE;
-  g_autofree char *text = NULL;
-  g_autoptr(GError) err = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &err)) {
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s", err->message);
-    return FALSE;
-  }
-  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-  if (lines[0] == NULL || strcmp(lines[0], header) != 0) {
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
-                "%s:1: expected the header \"%s\" (a whsim output file)", path, header);
-    return FALSE;
-  }
   g_autoptr(Csv) c = g_new0(Csv, 1);
-  c->names = g_strsplit(header, ",", -1);
-  c->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
-  guint n = g_strv_length(c->names);
-  for (guint i = 1; lines[i]; i++) {
-    if (lines[i][0] == '\0' && lines[i + 1] == NULL)
-      break; /* the last line's ending */
-    char **fields = g_strsplit(lines[i], ",", -1);
-    if (g_strv_length(fields) != n) {
-      g_strfreev(fields);
-      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s:%u: expected %u fields", path,
-                  i + 1, n);
-      return FALSE;
-    }
-    g_ptr_array_add(c->rows, fields);
+  c->path = shown(path, 4096);
+  gsize len = 0;
+  g_autoptr(GError) err = NULL;
+  if (!wh_file_read(path, MIN(max_bytes, (gsize)G_MAXUINT32 - 1), &c->text, &len, &err))
+    return refuse(error, WH_PLOT_ERROR_INPUT, "%s: %s", c->path, err->message);
+  const char *nul = memchr(c->text, '\0', len);
+  if (nul) {
+    guint line = 1;
+    for (const char *q = c->text; q < nul; q++)
+      line += *q == '\n';
+    return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: a NUL byte: not a text file", c->path, line);
   }
-  c->path = g_steal_pointer(&path);
+  gsize header_len = strlen(header);
+  if (len < header_len || memcmp(c->text, header, header_len) != 0 ||
+      (len > header_len && c->text[header_len] != '\n'))
+    return refuse(error, WH_PLOT_ERROR_INPUT,
+                  "%s:1: expected the header \"%s\" (a whsim output file)", c->path, header);
+  c->names = g_strsplit(header, ",", -1);
+  c->cols = g_strv_length(c->names);
+  if (!csv_split(c, MIN(header_len + 1, len), len, free_col, error))
+    return FALSE;
   *out = g_steal_pointer(&c);
   return TRUE;
 }
 
 static const char *csv_field(const Csv *c, guint row, guint col)
 {
-  return ((char **)c->rows->pdata[row])[col];
+  return c->text + c->field[(gsize)row * c->cols + col];
 }
 
-/* Field `col` of data line `row` as a number; an empty field is `empty` (NAN: refused). */
+/* Field `col` of data line `row` as a finite number; an empty field is `empty` (NAN:
+ * refused). */
 static gboolean csv_number(const Csv *c, guint row, guint col, double empty, double *out,
                            GError **error)
 {
   const char *s = csv_field(c, row, col);
   char *end = NULL;
   *out = *s ? g_ascii_strtod(s, &end) : empty;
-  if (*s ? end == s || *end != '\0' || isnan(*out) : isnan(empty)) {
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s:%u: field %s: not a number: \"%s\"",
-                c->path, row + 2, c->names[col], s);
-    return FALSE;
+  if (*s ? end == s || *end != '\0' || !isfinite(*out) : isnan(empty)) {
+    g_autofree char *text = shown(s, 40);
+    return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: field %s: not a number: \"%s\"", c->path,
+                  row + 2, c->names[col], text);
   }
   return TRUE;
 }
@@ -114,37 +186,35 @@ static void run_clear(Run *r)
   csv_free(r->compare);
 }
 
-static gboolean run_read(Run *r, const char *dir, GError **error)
+static gboolean run_read(Run *r, const char *dir, gsize max_bytes, GError **error)
 {
-  if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s: not a directory", dir);
-    return FALSE;
-  }
   r->dir = g_strdup(dir);
-  g_autofree char *base = g_path_get_basename(dir);
-  r->label = g_strdelimit(g_strdup(base), "\"\\'`", '_'); /* safe in a gnuplot string */
-  if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", &r->flows,
-                error) ||
+  r->label = g_path_get_basename(dir); /* quoted where it is drawn */
+  g_autofree char *shown_dir = shown(dir, 4096);
+  if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+    return refuse(error, WH_PLOT_ERROR_INPUT, "%s: not a directory", shown_dir);
+  if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", -1,
+                max_bytes, &r->flows, error) ||
       !csv_read(dir, "links.csv",
                 "port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
                 "max_queue_bytes",
-                &r->links, error) ||
-      !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", &r->ops, error) ||
-      !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", &r->rates,
+                -1, max_bytes, &r->links, error) ||
+      !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", 3, max_bytes, &r->ops,
                 error) ||
-      !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", &r->queues, error) ||
+      !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", -1, max_bytes,
+                &r->rates, error) ||
+      !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", -1, max_bytes, &r->queues,
+                error) ||
       !csv_read(dir, "compare-flows.csv",
                 "key,src,dst,bytes,flow_id_exact,flow_id_wormhole,fct_exact_ps,fct_wormhole_ps,"
                 "rel_error",
-                &r->compare, error))
+                -1, max_bytes, &r->compare, error))
     return FALSE;
-  if (!r->flows && !r->links && !r->ops && !r->rates && !r->queues && !r->compare) {
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
-                "%s: no whsim outputs to plot (flows.csv, links.csv, ops.csv, rates.csv, "
-                "queues.csv or compare-flows.csv)",
-                dir);
-    return FALSE;
-  }
+  if (!r->flows && !r->links && !r->ops && !r->rates && !r->queues && !r->compare)
+    return refuse(error, WH_PLOT_ERROR_INPUT,
+                  "%s: no whsim outputs to plot (flows.csv, links.csv, ops.csv, rates.csv, "
+                  "queues.csv or compare-flows.csv)",
+                  shown_dir);
   return TRUE;
 }
 
@@ -214,7 +284,8 @@ static void add_cdf(Script *s, GString *plot, GArray *v, const char *title)
   }
   block_end(s);
   series_sep(plot);
-  g_string_append_printf(plot, "%s using 1:2 with steps lw 2 title \"%s\"", name, title);
+  g_autofree char *quoted = wh_gnuplot_quote(title);
+  g_string_append_printf(plot, "%s using 1:2 with steps lw 2 title %s", name, quoted);
 }
 
 /* A time axis: the unit that suits times up to `max_ps`. */
@@ -253,7 +324,7 @@ static gboolean plot_column_cdf(Script *s, Run *runs, guint n, size_t offset, gu
   for (guint r = 0; r < n; r++) {
     const Csv *c = *(Csv **)((char *)&runs[r] + offset);
     g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
-    for (guint i = 0; c && i < c->rows->len; i++) {
+    for (guint i = 0; c && i < c->rows; i++) {
       double x;
       if (!csv_number(c, i, col, empty, &x, error)) {
         g_string_free(plot, TRUE);
@@ -293,7 +364,7 @@ static gboolean plot_slowdown(Script *s, Run *runs, guint n, GError **error)
       continue;
     /* node -> the rate of its port, NAN when it has several (a switch) */
     g_autoptr(GHashTable) rate = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-    for (guint i = 0; i < l->rows->len && ok; i++) {
+    for (guint i = 0; i < l->rows && ok; i++) {
       double *bps = g_new(double, 1);
       ok = csv_number(l, i, 4, NAN, bps, error);
       if (ok && g_hash_table_contains(rate, csv_field(l, i, 1)))
@@ -301,14 +372,14 @@ static gboolean plot_slowdown(Script *s, Run *runs, guint n, GError **error)
       g_hash_table_replace(rate, (gpointer)csv_field(l, i, 1), bps);
     }
     gboolean sizes_vary = FALSE;
-    for (guint i = 1; c && i < c->rows->len; i++)
+    for (guint i = 1; c && i < c->rows; i++)
       sizes_vary = sizes_vary || strcmp(csv_field(c, i, 3), csv_field(c, 0, 3)) != 0;
     if (!ok || !sizes_vary)
       continue;
     char name[16];
     block_begin(s, name);
-    guint step = c->rows->len / MAX_SCATTER + 1, points = 0;
-    for (guint i = 0; i < c->rows->len && ok; i += step) {
+    guint step = c->rows / MAX_SCATTER + 1, points = 0;
+    for (guint i = 0; i < c->rows && ok; i += step) {
       double bytes, fct;
       const double *bps = g_hash_table_lookup(rate, csv_field(c, i, 1));
       ok = csv_number(c, i, 3, NAN, &bytes, error) && csv_number(c, i, 6, -1, &fct, error);
@@ -320,8 +391,8 @@ static gboolean plot_slowdown(Script *s, Run *runs, guint n, GError **error)
     block_end(s);
     if (points) {
       series_sep(plot);
-      g_string_append_printf(plot, "%s using 1:2 with points pt 7 ps 0.6 title \"%s\"", name,
-                             runs[r].label);
+      g_autofree char *quoted = wh_gnuplot_quote(runs[r].label);
+      g_string_append_printf(plot, "%s using 1:2 with points pt 7 ps 0.6 title %s", name, quoted);
     }
   }
   if (!ok)
@@ -343,7 +414,7 @@ static gboolean plot_ops(Script *s, Run *runs, guint n, GError **error)
     if (c == NULL)
       continue;
     double max_end = 0;
-    guint rows = MIN(c->rows->len, MAX_OPS);
+    guint rows = MIN(c->rows, MAX_OPS);
     g_autofree double *t = g_new0(double, 3 * (rows ? rows : 1));
     for (guint i = 0; i < rows; i++) {
       if (!csv_number(c, i, 1, NAN, &t[3 * i], error) ||
@@ -367,10 +438,14 @@ static gboolean plot_ops(Script *s, Run *runs, guint n, GError **error)
     }
     g_autofree char *file =
         n == 1 ? g_strdup("op-timeline") : g_strdup_printf("op-timeline-%u", r + 1);
+    g_autofree char *title =
+        g_strdup_printf("Ops over time: %s (%u of %u ops%s)", runs[r].label, rows, c->rows,
+                        rows < c->rows ? ", the first ones" : "");
+    g_autofree char *quoted = wh_gnuplot_quote(title);
     g_autofree char *settings = g_strdup_printf(
-        "set title \"Ops over time: %s (%u of %u ops%s)\"\nset xlabel 'time (%s)'\n"
+        "set title %s\nset xlabel 'time (%s)'\n"
         "set ylabel 'rank'\nset key outside top center horizontal\nset yrange [-1:*] reverse\n",
-        runs[r].label, rows, c->rows->len, rows < c->rows->len ? ", the first ones" : "", u.name);
+        quoted, u.name);
     g_autofree char *plot = g_strdup_printf(
         "plot %s using 1:2:3:(0) with vectors nohead lw 4 lc rgb '#3b7dd8' title 'compute', "
         "%s using 1:($2+0.25):3:(0) with vectors nohead lw 4 lc rgb '#e0702a' "
@@ -396,8 +471,8 @@ static int cmp_point(const void *a, const void *b)
 static GArray *per_time(const Csv *c, guint time, guint value, gboolean take_max, guint key,
                         const char *only, GError **error)
 {
-  g_autoptr(GArray) pts = g_array_sized_new(FALSE, FALSE, sizeof(Point), c->rows->len);
-  for (guint i = 0; i < c->rows->len; i++) {
+  g_autoptr(GArray) pts = g_array_sized_new(FALSE, FALSE, sizeof(Point), c->rows);
+  for (guint i = 0; i < c->rows; i++) {
     Point p;
     if (only && strcmp(csv_field(c, i, key), only) != 0)
       continue;
@@ -435,7 +510,8 @@ static void add_line(Script *s, GString *plot, const GArray *pts, TimeUnit u, do
   }
   block_end(s);
   series_sep(plot);
-  g_string_append_printf(plot, "%s using 1:2 with lines lw 2 title \"%s\"", name, title);
+  g_autofree char *quoted = wh_gnuplot_quote(title);
+  g_string_append_printf(plot, "%s using 1:2 with lines lw 2 title %s", name, quoted);
 }
 
 static double max_time(GArray *const *series, guint n)
@@ -456,10 +532,8 @@ static void emit_lines(Script *s, const char *file, GPtrArray *series, GPtrArray
     return;
   TimeUnit u = time_unit(max_time((GArray *const *)series->pdata, series->len));
   GString *plot = g_string_new("plot ");
-  for (guint i = 0; i < series->len; i++) {
-    g_strdelimit(titles->pdata[i], "\"\\", '_');
+  for (guint i = 0; i < series->len; i++)
     add_line(s, plot, series->pdata[i], u, scale, titles->pdata[i]);
-  }
   g_autofree char *settings =
       g_strdup_printf("set title '%s'\nset xlabel 'time (%s)'\nset ylabel '%s'\n"
                       "set yrange [0:*]\nset key outside right top\n",
@@ -484,7 +558,7 @@ static gboolean plot_rates(Script *s, Run *runs, guint n, GError **error)
     g_ptr_array_add(titles, g_strdup_printf(n == 1 ? "all flows" : "%s: all flows", runs[r].label));
     g_autoptr(GHashTable) flows = g_hash_table_new(g_str_hash, g_str_equal);
     g_autoptr(GPtrArray) order = g_ptr_array_new();
-    for (guint i = 0; i < c->rows->len; i++)
+    for (guint i = 0; i < c->rows; i++)
       if (g_hash_table_add(flows, (gpointer)csv_field(c, i, 1)))
         g_ptr_array_add(order, (gpointer)csv_field(c, i, 1));
     for (guint f = 0; n == 1 && order->len > 1 && order->len <= MAX_FLOW_SERIES && f < order->len;
@@ -530,12 +604,12 @@ static gboolean plot_links(Script *s, Run *runs, guint n, GError **error)
     if (c == NULL)
       continue;
     g_autoptr(GPtrArray) tiers = g_ptr_array_new();
-    for (guint i = 0; i < c->rows->len; i++)
+    for (guint i = 0; i < c->rows; i++)
       if (!g_ptr_array_find_with_equal_func(tiers, csv_field(c, i, 3), g_str_equal, NULL))
         g_ptr_array_add(tiers, (gpointer)csv_field(c, i, 3));
     for (guint t = 0; t < tiers->len; t++) {
       g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
-      for (guint i = 0; i < c->rows->len; i++) {
+      for (guint i = 0; i < c->rows; i++) {
         double busy;
         if (strcmp(csv_field(c, i, 3), tiers->pdata[t]) != 0)
           continue;
@@ -549,7 +623,6 @@ static gboolean plot_links(Script *s, Run *runs, guint n, GError **error)
       g_autofree char *title =
           n == 1 ? g_strdup_printf("%s links", (const char *)tiers->pdata[t])
                  : g_strdup_printf("%s: %s links", runs[r].label, (const char *)tiers->pdata[t]);
-      g_strdelimit(title, "\"\\", '_');
       add_cdf(s, plot, v, title);
     }
   }
@@ -573,53 +646,11 @@ static gboolean plot_fct_error(Script *s, Run *runs, guint n, GError **error)
       error);
 }
 
-/* ---- putting the directory in place ---- */
+/* ---- the script of a set of runs ---- */
 
-/* Removes directory `path` and the files in it (plots/ holds no subdirectory). */
-static void remove_tree(const char *path)
+char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, GError **error)
 {
-  g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
-  for (const char *name; d && (name = g_dir_read_name(d)) != NULL;) {
-    g_autofree char *file = g_build_filename(path, name, NULL);
-    g_remove(file);
-  }
-  g_rmdir(path);
-}
-
-/* Renames `staging` to `final`, replacing an earlier directory there (removed after). */
-static gboolean put_in_place(const char *staging, const char *final, const char *out_dir,
-                             GError **error)
-{
-  g_autofree char *old = NULL;
-  if (g_file_test(final, G_FILE_TEST_EXISTS)) {
-    if (!g_file_test(final, G_FILE_TEST_IS_DIR) || g_file_test(final, G_FILE_TEST_IS_SYMLINK)) {
-      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
-                  "%s exists and is not a directory: not replaced", final);
-      return FALSE;
-    }
-    g_autofree char *tmpl = g_build_filename(out_dir, ".plots-old-XXXXXX", NULL);
-    old = g_mkdtemp(g_steal_pointer(&tmpl));
-    if (old == NULL || g_rmdir(old) != 0 || g_rename(final, old) != 0) {
-      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: cannot replace: %s", final,
-                  g_strerror(errno));
-      return FALSE;
-    }
-  }
-  if (g_rename(staging, final) != 0) {
-    int e = errno;
-    if (old)
-      g_rename(old, final);
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: %s", final, g_strerror(e));
-    return FALSE;
-  }
-  if (old)
-    remove_tree(old);
-  return TRUE;
-}
-
-gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GError **error)
-{
-  g_return_val_if_fail(dirs != NULL && dirs[0] != NULL, FALSE);
+  g_return_val_if_fail(dirs != NULL && dirs[0] != NULL, NULL);
   /* a `whsim compare` directory brings its two runs, exact/ and wormhole/ */
   g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
   for (char **d = dirs; *d; d++) {
@@ -636,60 +667,142 @@ gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GErr
   guint n = all->len;
   Run *runs = g_new0(Run, n);
   Script s = {g_string_new(NULL), g_string_new(NULL), 0, g_ptr_array_new_with_free_func(g_free)};
-  g_autofree char *gnuplot = NULL;
-  g_autofree char *staging = NULL;
   gboolean ok = TRUE;
   for (guint r = 0; r < n && ok; r++)
-    ok = run_read(&runs[r], all->pdata[r], error);
-  if (ok && (gnuplot = wh_gnuplot_find()) == NULL) {
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
-                "gnuplot is not on the PATH: install it (Debian: gnuplot-nox) to draw plots; "
-                "nothing was written");
-    ok = FALSE;
-  }
-  ok = ok && plot_fct(&s, runs, n, error) && plot_slowdown(&s, runs, n, error) &&
-       plot_ops(&s, runs, n, error) && plot_rates(&s, runs, n, error) &&
-       plot_queues(&s, runs, n, error) && plot_links(&s, runs, n, error) &&
-       plot_fct_error(&s, runs, n, error);
+    ok = run_read(&runs[r], all->pdata[r], max_input_bytes, error);
+  ok = ok && (!wh_interrupt_caught() || interrupted(error)) && plot_fct(&s, runs, n, error) &&
+       plot_slowdown(&s, runs, n, error) && plot_ops(&s, runs, n, error) &&
+       plot_rates(&s, runs, n, error) && plot_queues(&s, runs, n, error) &&
+       plot_links(&s, runs, n, error) && plot_fct_error(&s, runs, n, error);
   if (ok && s.files->len == 0) {
-    g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
-                "%s: nothing to plot (no completed flow, op, sample or link)", dirs[0]);
-    ok = FALSE;
+    g_autofree char *dir = shown(dirs[0], 4096);
+    ok = refuse(error, WH_PLOT_ERROR_INPUT,
+                "%s: nothing to plot (no completed flow, op, sample or link)", dir);
   }
-  if (ok) {
-    g_autofree char *tmpl = g_build_filename(out_dir, ".plots-XXXXXX", NULL);
-    staging = g_mkdtemp_full(g_steal_pointer(&tmpl), 0755);
-    if (staging == NULL) {
-      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: cannot write: %s", out_dir,
-                  g_strerror(errno));
-      ok = FALSE;
-    }
-  }
-  if (ok) {
-    g_string_append(s.data, s.draw->str);
-    ok = wh_gnuplot_run(gnuplot, s.data->str, staging, NULL);
-    for (guint i = 0; ok && i < s.files->len; i++) {
-      g_autofree char *path = g_build_filename(staging, s.files->pdata[i], NULL);
-      GStatBuf st;
-      ok = g_stat(path, &st) == 0 && st.st_size > 0;
-    }
-    if (!ok)
-      g_set_error(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED,
-                  "gnuplot failed on the plots of %s; nothing was written", dirs[0]);
-  }
-  if (ok) {
-    g_autofree char *final = g_build_filename(out_dir, "plots", NULL);
-    ok = put_in_place(staging, final, out_dir, error);
-  }
-  if (staging && !ok)
-    remove_tree(staging);
-  for (guint i = 0; ok && written && i < s.files->len; i++)
-    g_ptr_array_add(written, g_strdup(s.files->pdata[i]));
+  for (guint i = 0; ok && files && i < s.files->len; i++)
+    g_ptr_array_add(files, g_strdup(s.files->pdata[i]));
   for (guint r = 0; r < n; r++)
     run_clear(&runs[r]);
   g_free(runs);
-  g_string_free(s.data, TRUE);
-  g_string_free(s.draw, TRUE);
   g_ptr_array_unref(s.files);
+  g_string_append(s.data, s.draw->str);
+  g_string_free(s.draw, TRUE);
+  return ok ? g_string_free(s.data, FALSE) : (g_string_free(s.data, TRUE), NULL);
+}
+
+/* ---- putting the files in place ---- */
+
+/* TRUE when `name` is one that plot draws (plot.h lists them). */
+static gboolean own_name(const char *name)
+{
+  static const char *const bases[] = {"fct-cdf", "slowdown-vs-size", "op-timeline",  "rates",
+                                      "queues",  "link-utilization", "fct-error-cdf"};
+  const char *dot = strrchr(name, '.');
+  if (dot == NULL || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
+    return FALSE;
+  gsize len = (gsize)(dot - name), prefix = strlen("op-timeline-");
+  for (guint i = 0; i < G_N_ELEMENTS(bases); i++)
+    if (len == strlen(bases[i]) && strncmp(name, bases[i], len) == 0)
+      return TRUE;
+  if (len <= prefix || strncmp(name, "op-timeline-", prefix) != 0)
+    return FALSE;
+  for (gsize i = prefix; i < len; i++)
+    if (!g_ascii_isdigit(name[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* Refuses a `final` that exists and is not a directory (a symbolic link, a file). */
+static gboolean check_target(const char *final, GError **error)
+{
+  GStatBuf st;
+  if (g_lstat(final, &st) != 0 || S_ISDIR(st.st_mode))
+    return TRUE;
+  g_autofree char *path = shown(final, 4096);
+  return refuse(error, WH_PLOT_ERROR_INPUT,
+                "%s exists and is not a directory (a symbolic link or a file): not replaced", path);
+}
+
+/* Removes directory `path` and the files in it (the staging directory). */
+static void remove_tree(const char *path)
+{
+  g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+  for (const char *name; d && (name = g_dir_read_name(d)) != NULL;) {
+    g_autofree char *file = g_build_filename(path, name, NULL);
+    g_remove(file);
+  }
+  g_rmdir(path);
+}
+
+/* Moves the `files` drawn in `staging` into `final` (created when missing) one by one,
+ * then removes the regular files there with plot's own names that were not drawn this
+ * time (an earlier plot's). */
+static gboolean put_in_place(const char *staging, const char *final, GPtrArray *files,
+                             GError **error)
+{
+  g_autofree char *shown_final = shown(final, 4096);
+  if (g_mkdir(final, 0755) != 0 && errno != EEXIST)
+    return refuse(error, WH_PLOT_ERROR_FAILED, "%s: cannot create: %s", shown_final,
+                  g_strerror(errno));
+  if (!check_target(final, error))
+    return FALSE;
+  for (guint i = 0; i < files->len; i++) {
+    g_autofree char *from = g_build_filename(staging, files->pdata[i], NULL);
+    g_autofree char *to = g_build_filename(final, files->pdata[i], NULL);
+    if (g_rename(from, to) != 0)
+      return refuse(error, WH_PLOT_ERROR_FAILED, "%s/%s: cannot write: %s", shown_final,
+                    (const char *)files->pdata[i], g_strerror(errno));
+  }
+  g_autoptr(GDir) d = g_dir_open(final, 0, NULL);
+  g_autoptr(GPtrArray) stale = g_ptr_array_new_with_free_func(g_free);
+  for (const char *name; d && (name = g_dir_read_name(d)) != NULL;)
+    if (own_name(name) && !g_ptr_array_find_with_equal_func(files, name, g_str_equal, NULL))
+      g_ptr_array_add(stale, g_build_filename(final, name, NULL));
+  for (guint i = 0; i < stale->len; i++) {
+    GStatBuf st;
+    if (g_lstat(stale->pdata[i], &st) == 0 && S_ISREG(st.st_mode))
+      g_remove(stale->pdata[i]);
+  }
+  return TRUE;
+}
+
+gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GError **error)
+{
+  g_return_val_if_fail(dirs != NULL && dirs[0] != NULL, FALSE);
+  g_autofree char *final = g_build_filename(out_dir, "plots", NULL);
+  g_autofree char *gnuplot = wh_gnuplot_find();
+  if (gnuplot == NULL)
+    return refuse(error, WH_PLOT_ERROR_INPUT,
+                  "gnuplot is not on the PATH: install it (Debian: gnuplot-nox) to draw plots; "
+                  "nothing was written");
+  if (!check_target(final, error))
+    return FALSE;
+  g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+  g_autofree char *script = wh_plot_script(dirs, WH_PLOT_MAX_INPUT_BYTES, files, error);
+  if (script == NULL)
+    return FALSE;
+  g_autofree char *tmpl = g_build_filename(out_dir, ".plots-XXXXXX", NULL);
+  g_autofree char *staging = g_mkdtemp_full(g_steal_pointer(&tmpl), 0755);
+  if (staging == NULL) {
+    g_autofree char *dir = shown(out_dir, 4096);
+    return refuse(error, WH_PLOT_ERROR_FAILED, "%s: cannot write: %s", dir, g_strerror(errno));
+  }
+  gboolean ok = wh_gnuplot_run(gnuplot, script, staging, NULL);
+  for (guint i = 0; ok && i < files->len; i++) {
+    g_autofree char *path = g_build_filename(staging, files->pdata[i], NULL);
+    GStatBuf st;
+    ok = g_stat(path, &st) == 0 && st.st_size > 0;
+  }
+  if (wh_interrupt_caught()) {
+    ok = interrupted(error);
+  } else if (!ok) {
+    g_autofree char *dir = shown(dirs[0], 4096);
+    refuse(error, WH_PLOT_ERROR_FAILED, "gnuplot failed on the plots of %s; nothing was written",
+           dir);
+  }
+  ok = ok && put_in_place(staging, final, files, error);
+  remove_tree(staging);
+  for (guint i = 0; ok && written && i < files->len; i++)
+    g_ptr_array_add(written, g_strdup(files->pdata[i]));
   return ok;
 }

@@ -6,26 +6,45 @@
  * the largest queue over time; from links.csv the CDF of link busy time per tier; from
  * compare-flows.csv (a `whsim compare` directory, whose runs exact/ and wormhole/ are
  * then overlaid too) the CDF of Wormhole's per-flow FCT error. A plot is drawn when at
- * least one run has its input. The directory appears complete or not at all: the
- * files are drawn into a staging directory that is renamed into place. Cost: one pass
- * over each CSV file and one gnuplot process; series of more than a few thousand
- * points are thinned to evenly spaced quantiles or samples. */
+ * least one run has its input. Every input is a regular file of at most
+ * WH_PLOT_MAX_INPUT_BYTES, read whole. The script gnuplot runs holds only its own
+ * commands, numbers it formatted and labels quoted by wh_gnuplot_quote. The pictures
+ * are drawn into a staging directory and, once all are drawn, renamed into plots/ one
+ * by one; plots/ keeps every file whose name is not one of plot's own. SIGINT and
+ * SIGTERM (interrupt.h) stop it between steps with nothing written. Cost: one pass over
+ * each CSV file, about 8 bytes of memory per field on top of the file's size, and one
+ * gnuplot process; series of more than a few thousand points are thinned to evenly
+ * spaced quantiles or samples. */
 #ifndef WH_PLOT_H
 #define WH_PLOT_H
 
 #include <glib.h>
 
+/* The cap on each CSV file plot reads, in bytes (256 MiB). */
+#define WH_PLOT_MAX_INPUT_BYTES ((gsize)256 << 20)
+
 #define WH_PLOT_ERROR (wh_plot_error_quark())
 GQuark wh_plot_error_quark(void);
 
 typedef enum {
-  WH_PLOT_ERROR_INPUT,  /* bad input: no gnuplot, not a run directory, a malformed CSV */
-  WH_PLOT_ERROR_FAILED, /* gnuplot failed or the directory could not be written */
+  WH_PLOT_ERROR_INPUT,       /* bad input: no gnuplot, not a run directory, a malformed,
+                                too large or not regular CSV file, plots/ not a directory */
+  WH_PLOT_ERROR_FAILED,      /* gnuplot failed or the directory could not be written */
+  WH_PLOT_ERROR_INTERRUPTED, /* SIGINT or SIGTERM came (wh_interrupt_caught) */
 } WhPlotError;
 
 /* Plots the runs in `dirs` (NULL-terminated, at least one; series are labelled by each
- * directory's name) into out_dir/plots/, replacing an earlier plots/ there. `written`
- * (nullable) receives the names of the files drawn (transfer full strings). */
+ * directory's name) into out_dir/plots/ (created when missing), replacing the files
+ * of an earlier plot there: the names plot draws (fct-cdf, slowdown-vs-size,
+ * op-timeline, op-timeline-N, rates, queues, link-utilization, fct-error-cdf, each
+ * .png and .svg) that this plot does not draw are removed, every other file is kept.
+ * `written` (nullable) receives the names of the files drawn (transfer full
+ * strings). */
 gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GError **error);
+
+/* The gnuplot script wh_plot_runs would run for `dirs` (transfer full), each input
+ * capped at `max_input_bytes`; `files` (nullable) receives the names it draws
+ * (transfer full strings). For tests and the fuzzer: it runs nothing. */
+char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, GError **error);
 
 #endif
