@@ -215,3 +215,15 @@ char *wh_units_format_bytes(uint64_t bytes)
   return i == 0 ? g_strdup_printf("%" G_GUINT64_FORMAT " B", (guint64)bytes)
                 : g_strdup_printf("%.1f %s", v, names[i]);
 }
+
+char *wh_units_format_time(WhTime ps)
+{
+  static const struct {
+    const char *name;
+    double ps;
+  } units[] = {{"s", 1e12}, {"ms", 1e9}, {"us", 1e6}, {"ns", 1e3}};
+  for (size_t i = 0; i < G_N_ELEMENTS(units); i++)
+    if ((double)ps >= units[i].ps)
+      return g_strdup_printf("%.6g%s", (double)ps / units[i].ps, units[i].name);
+  return g_strdup_printf("%" G_GUINT64_FORMAT "ps", (guint64)ps);
+}

@@ -33,4 +33,8 @@ char *wh_units_quote(const char *text);
 /* Bytes in decimal units with one decimal for reports: "586.6 GB" (transfer full). */
 char *wh_units_format_bytes(uint64_t bytes);
 
+/* A time with the largest unit that keeps it at 1 or more, six significant digits, in
+ * the form the parser reads back: "548ps", "1.9ms" (transfer full). */
+char *wh_units_format_time(WhTime ps);
+
 #endif

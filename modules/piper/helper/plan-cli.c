@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file-write.h"
 #include "piper.h"
 #include "scenario.h"
+#include "units.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -181,9 +183,24 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
   double T = o->tokens > 0 ? o->tokens : m->seq;
   WhPiperLayerTime lt;
   wh_piper_layer_time(c, m, T, k->ep, o->flash, &lt);
-  WhPiperOpTimes t = {.attn = (uint64_t)llround(lt.attn * 1e12),
-                      .expert = (uint64_t)llround(lt.expert * 1e12),
-                      .head = (uint64_t)llround(wh_piper_head_time(c, m, T) * 1e12)};
+  const struct {
+    const char *field;
+    double s;
+  } times_s[] = {
+      {"AttnTime", lt.attn}, {"ExpertTime", lt.expert}, {"HeadTime", wh_piper_head_time(c, m, T)}};
+  uint64_t ps[G_N_ELEMENTS(times_s)];
+  for (size_t i = 0; i < G_N_ELEMENTS(times_s); i++) {
+    double v = times_s[i].s * 1e12;
+    if (!isfinite(v) || v < 0 || v > (double)WH_TIME_HORIZON)
+      return wh_piper_bad(error,
+                          "--emit-scenario %s: model %s, PP%uxEP%u: field "
+                          "wh::ModelPreset::%s = %g s is outside 0..%.0f s (the time horizon); "
+                          "not written",
+                          path, m->name, k->pp, k->ep, times_s[i].field, times_s[i].s,
+                          wh_time_to_s(WH_TIME_HORIZON));
+    ps[i] = (uint64_t)llround(v);
+  }
+  WhPiperOpTimes t = {.attn = ps[0], .expert = ps[1], .head = ps[2]};
   if (times)
     *times = t;
   uint32_t n = k->pp * k->ep, groups = (n + 1023) / 1024;
@@ -240,12 +257,20 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                          "  <topology preset=\"frontier\" groups=\"%u\"/>\n"
                          "  <workload model=\"moe-8x7b\"/>\n</scenario>\n",
                          groups);
+  /* what is written must load: the loader's own checks, on the text, before writing */
   g_autoptr(GError) err = NULL;
-  gboolean ok = g_file_set_contents(path, x->str, (gssize)x->len, &err);
+  g_autoptr(WhScenario) back = wh_scenario_load_memory(x->str, x->len, path, &err);
+  if (back == NULL) {
+    g_string_free(x, TRUE);
+    return wh_piper_bad(error, "--emit-scenario %s: model %s, PP%uxEP%u: not written: %s", path,
+                        m->name, k->pp, k->ep, err->message);
+  }
+  gboolean ok = wh_file_check_replaceable(path, &err) &&
+                g_file_set_contents(path, x->str, (gssize)x->len, &err);
   g_string_free(x, TRUE);
   if (!ok)
-    return wh_piper_bad(error, "--emit-scenario %s: %s", path, err->message);
-  return TRUE;
+    g_set_error(error, G_FILE_ERROR, err->code, "--emit-scenario %s", err->message);
+  return ok;
 }
 
 /* The candidate to emit: --mesh PPxEP, else the best feasible one. */
@@ -342,7 +367,8 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
     status = EXIT_BAD_INPUT;
   } else if (emit && !wh_piper_emit_scenario(m, o, c, k, emit, NULL, &err)) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
-    status = 1; /* the output could not be written */
+    /* a value out of range is bad input; a file that could not be written is not */
+    status = err->domain == WH_PIPER_ERROR ? EXIT_BAD_INPUT : 1;
   } else if (emit) {
     printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
   }
@@ -439,6 +465,10 @@ int wh_piper_plan_main(int argc, char **argv)
   }
   if (mb && !parse_count("--micro-batches", mb, 1u << 16, &o.micro_batches))
     return EXIT_BAD_INPUT;
+  if (emit && !wh_file_check_output(emit, &err)) {
+    fprintf(stderr, "whsim plan: --emit-scenario %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
   const WhPiperModel *m = NULL;
   WhPiperCatalogue *own = resolve_model(model, &m, &err);
   if (!m) {

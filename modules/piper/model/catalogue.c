@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file-read.h"
 #include "piper.h"
 
 extern const char wh_piper_models_ini[];
@@ -150,7 +151,7 @@ WhPiperCatalogue *wh_piper_catalogue_load(const char *path, GError **error)
   g_autofree char *text = NULL;
   gsize len = 0;
   g_autoptr(GError) err = NULL;
-  if (!g_file_get_contents(path, &text, &len, &err)) {
+  if (!wh_file_read(path, WH_PIPER_MAX_MODEL_FILE_BYTES, &text, &len, &err)) {
     wh_piper_bad(error, "%s: %s", path, err->message);
     return NULL;
   }

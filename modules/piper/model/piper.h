@@ -43,6 +43,10 @@ const WhPiperCatalogue *wh_piper_catalogue(void);
 /* Parses key-file text: every group is a model. `file` names it in errors. */
 WhPiperCatalogue *wh_piper_catalogue_parse(const char *text, size_t len, const char *file,
                                            GError **error);
+/* The cap on a model file given to --model (a catalogue of a few models is a few KB). */
+#define WH_PIPER_MAX_MODEL_FILE_BYTES ((gsize)1 << 20)
+/* Reads and parses a model file: a regular file of at most
+ * WH_PIPER_MAX_MODEL_FILE_BYTES (a FIFO or device is refused, not read). */
 WhPiperCatalogue *wh_piper_catalogue_load(const char *path, GError **error);
 void wh_piper_catalogue_free(WhPiperCatalogue *c);
 const WhPiperModel *wh_piper_find(const WhPiperCatalogue *c, const char *name);

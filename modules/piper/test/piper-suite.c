@@ -416,15 +416,16 @@ START_TEST(test_emit_scenario)
                              &out, &errs);
   ck_assert_int_eq(status, 2);
   ck_assert_ptr_nonnull(strstr(errs, "--mesh 2x32"));
-  /* an output that cannot be written: status 1, named */
+  /* an output whose directory does not exist: refused before planning, status 2, named */
   g_autofree char *nowhere = g_build_filename(dir, "no-such-dir", "s.xml", NULL);
   g_clear_pointer(&out, g_free);
   g_clear_pointer(&errs, g_free);
   status = wh_test_whsim(
       (const char *[]){"plan", "--model", file, "--gcds", "64", "--emit-scenario", nowhere, NULL},
       &out, &errs);
-  ck_assert_int_eq(status, 1);
+  ck_assert_int_eq(status, 2);
   ck_assert_ptr_nonnull(strstr(errs, "--emit-scenario"));
+  ck_assert_ptr_nonnull(strstr(errs, "no-such-dir"));
   wh_piper_plan_clear(&p);
   wh_piper_catalogue_free(cat);
   g_unlink(xml);

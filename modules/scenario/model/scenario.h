@@ -20,6 +20,7 @@ typedef enum {
   WH_SCENARIO_ERROR_SCHEMA,
   WH_SCENARIO_ERROR_REFUSED, /* DTD, entity, XInclude, encoding */
   WH_SCENARIO_ERROR_VALUE,
+  WH_SCENARIO_ERROR_INTERRUPTED, /* a signal stopped the writing of the outputs */
 } WhScenarioError;
 
 typedef struct {

@@ -17,13 +17,42 @@ struct WhRateSampler {
   GPtrArray *flows; /* GArray<FlowSample> per flow id, grown on demand */
   PortTrack *ports;
   uint32_t n_ports;
+  uint64_t max_bytes; /* the budget (0: none) */
+  uint64_t bytes;     /* what the sample arrays may hold, counted at twice their length */
+  gboolean full;      /* the budget was reached: nothing more is recorded */
+  WhTime full_at;     /* when */
 };
+
+/* Counts `add` more bytes of samples; FALSE (and the run is stopped) when they would
+ * pass the budget or the periods would overflow the 32-bit period index. */
+static gboolean reserve(WhRateSampler *s, uint64_t add, WhTime now)
+{
+  if (!s->full && (now / s->period < UINT32_MAX - 1) &&
+      (s->max_bytes == 0 || s->bytes + 2 * add <= s->max_bytes)) {
+    s->bytes += 2 * add; /* GArray grows by doubling: at most twice the length */
+    return TRUE;
+  }
+  if (!s->full) {
+    s->full = TRUE;
+    s->full_at = now;
+    wh_sim_stop(s->tp->sim);
+  }
+  return FALSE;
+}
 
 static GArray *flow_samples(WhRateSampler *s, uint32_t id, uint32_t k)
 {
+  uint64_t add = 0;
+  if (s->flows->len <= id)
+    add += (uint64_t)(id + 1 - s->flows->len) * (sizeof(GArray) + 32);
+  GArray *a = id < s->flows->len ? s->flows->pdata[id] : NULL;
+  if (a == NULL || a->len <= k)
+    add += (uint64_t)(k + 1 - (a ? a->len : 0)) * sizeof(FlowSample);
+  if (add && !reserve(s, add, s->tp->sim->now))
+    return NULL;
   while (s->flows->len <= id)
     g_ptr_array_add(s->flows, g_array_new(FALSE, TRUE, sizeof(FlowSample)));
-  GArray *a = s->flows->pdata[id];
+  a = s->flows->pdata[id];
   if (a->len <= k)
     g_array_set_size(a, k + 1);
   return a;
@@ -33,7 +62,11 @@ static GArray *flow_samples(WhRateSampler *s, uint32_t id, uint32_t k)
 static void track_port(WhRateSampler *s, uint32_t port, WhTime now)
 {
   PortTrack *pt = &s->ports[port];
-  uint32_t k = (uint32_t)(now / s->period);
+  WhTime k = now / s->period;
+  if (pt->samples->len >= k)
+    return;
+  if (!reserve(s, (k - pt->samples->len) * sizeof(uint32_t), now))
+    return;
   while (pt->samples->len < k)
     g_array_append_val(pt->samples, pt->q);
 }
@@ -42,6 +75,8 @@ static void on_enqueue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
 {
   WhRateSampler *s = data;
   (void)pkt;
+  if (G_UNLIKELY(s->full))
+    return;
   track_port(s, qd->port, s->tp->sim->now);
   s->ports[qd->port].q = (uint32_t)qd->total_bytes;
 }
@@ -50,18 +85,22 @@ static void on_dequeue(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
 {
   WhRateSampler *s = data;
   WhTime now = s->tp->sim->now;
+  if (G_UNLIKELY(s->full))
+    return;
   track_port(s, qd->port, now);
   s->ports[qd->port].q = (uint32_t)qd->total_bytes;
-  if (pkt->type != WH_PKT_DATA)
+  if (pkt->type != WH_PKT_DATA || s->full)
     return;
   uint32_t k = (uint32_t)(now / s->period);
   if (pkt->hop == 0) {
     GArray *a = flow_samples(s, pkt->flow->id, k);
-    g_array_index(a, FlowSample, k).sent += pkt->payload;
+    if (a)
+      g_array_index(a, FlowSample, k).sent += pkt->payload;
   }
   if (pkt->hop + 1u == pkt->nhops && pkt->hop > 0) { /* egress toward the receiver */
     GArray *a = flow_samples(s, pkt->flow->id, k);
-    g_array_index(a, FlowSample, k).delivered += pkt->payload;
+    if (a)
+      g_array_index(a, FlowSample, k).delivered += pkt->payload;
   }
 }
 
@@ -69,6 +108,8 @@ static void on_drop(void *data, const WhQueueDisc *qd, const WhPacket *pkt)
 {
   WhRateSampler *s = data;
   (void)pkt;
+  if (G_UNLIKELY(s->full))
+    return;
   track_port(s, qd->port, s->tp->sim->now);
   s->ports[qd->port].q = (uint32_t)qd->total_bytes; /* less, if the packet was taken out */
 }
@@ -114,9 +155,28 @@ void wh_rate_sampler_free(WhRateSampler *s)
 
 void wh_rate_sampler_close(WhRateSampler *s, WhTime t)
 {
-  for (uint32_t i = 0; i < s->n_ports; i++)
+  for (uint32_t i = 0; i < s->n_ports && !s->full; i++)
     track_port(s, i, t);
-  s->closed = (uint32_t)(t / s->period);
+  /* once full, the periods before the one it filled in are whole: a port not tracked
+   * since kept the queue of its last hook (wh_rate_sampler_queue) */
+  s->closed = (uint32_t)((s->full ? s->full_at : t) / s->period);
+}
+
+void wh_rate_sampler_set_budget(WhRateSampler *s, uint64_t max_bytes)
+{
+  s->max_bytes = max_bytes;
+}
+
+gboolean wh_rate_sampler_full(const WhRateSampler *s, WhTime *at)
+{
+  if (s->full && at)
+    *at = s->full_at;
+  return s->full;
+}
+
+uint64_t wh_rate_sampler_bytes(const WhRateSampler *s)
+{
+  return s->bytes;
 }
 
 WhTime wh_rate_sampler_period(const WhRateSampler *s)

@@ -6,8 +6,12 @@
  * event and draws no random number: periods are closed lazily when a hook reports a
  * later time, since a queue changes only at the hooked moments; a run with the
  * sampler attached is identical to a run without. Cost per hooked packet: O(1) plus
- * one array slot per period crossed. Memory: 16 bytes per flow per period with
- * traffic, 4 bytes per port per period. */
+ * one array slot per period crossed. Memory: 16 bytes per flow per period up to its
+ * last period with traffic, 4 bytes per port per period. With a budget
+ * (wh_rate_sampler_set_budget) the arrays are counted at twice their length (they grow
+ * by doubling); the first sample that would pass it stops the run (wh_sim_stop) and
+ * nothing more is recorded, so a period too short for the run fails fast instead of
+ * growing without bound. */
 #ifndef WH_RATE_SAMPLER_H
 #define WH_RATE_SAMPLER_H
 
@@ -23,8 +27,16 @@ WhRateSampler *wh_rate_sampler_new(WhTransport *tp, WhTime period);
 void wh_rate_sampler_free(WhRateSampler *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRateSampler, wh_rate_sampler_free)
 
-/* Closes every period that ended at or before `t` (call at the end of a run). */
+/* Closes every period that ended at or before `t` (call at the end of a run); after
+ * the budget was reached, the periods that ended before it was. */
 void wh_rate_sampler_close(WhRateSampler *s, WhTime t);
+
+/* Bounds the bytes the samples may hold (0: no bound). */
+void wh_rate_sampler_set_budget(WhRateSampler *s, uint64_t max_bytes);
+/* TRUE once the budget stopped the sampler; `at` (nullable) receives when. */
+gboolean wh_rate_sampler_full(const WhRateSampler *s, WhTime *at);
+/* The bytes counted against the budget so far. */
+uint64_t wh_rate_sampler_bytes(const WhRateSampler *s);
 
 WhTime wh_rate_sampler_period(const WhRateSampler *s);
 /* Number of closed periods. */
