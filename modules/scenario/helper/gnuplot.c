@@ -22,14 +22,19 @@ char *wh_gnuplot_quote(const char *text)
   g_autofree char *valid = g_utf8_make_valid(text ? text : "", -1);
   GString *q = g_string_new("'");
   const char *p = valid;
+  gunichar last = 0;
   for (guint n = 0; *p && n < WH_GNUPLOT_MAX_LABEL; p = g_utf8_next_char(p), n++) {
     gunichar c = g_utf8_get_char(p);
-    if (c == '\'')
+    /* gnuplot 5.4 reads a doubled quote as one only after another character */
+    if (c == '\'' && (last == 0 || last == '\''))
+      g_string_append_unichar(q, c = 0x2019);
+    else if (c == '\'')
       g_string_append(q, "''");
     else if (blanked(c))
       g_string_append_c(q, ' ');
     else
       g_string_append_unichar(q, c);
+    last = c;
   }
   g_string_append(q, *p ? "...'" : "'");
   return g_string_free(q, FALSE);

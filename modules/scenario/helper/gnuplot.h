@@ -18,7 +18,9 @@
 char *wh_gnuplot_find(void);
 
 /* `text` (nullable: empty) as a complete single-quoted gnuplot string literal, quotes
- * included, safe anywhere a string may stand: a quote is doubled, invalid UTF-8 is
+ * included, safe anywhere a string may stand: a quote is doubled (but one at the start
+ * or after another becomes U+2019, as gnuplot reads a doubled quote as one only after
+ * another character), invalid UTF-8 is
  * replaced (U+FFFD), control characters (newlines among them) and the characters an
  * SVG document may not hold become spaces, and it is cut after WH_GNUPLOT_MAX_LABEL
  * characters. Use with `noenhanced` terminals, so that `^`, `_`, `{` and `@` are
