@@ -824,33 +824,25 @@ static const char *wormhole_label(void *ctx, uint32_t flow, char buf[24])
   return wh_run_flow_label(ctx, flow, buf);
 }
 
-/* --memo FILE, before anything is built: FILE may be missing (a new database) but not a
- * directory or another non-regular file, and its directory must exist and be writable
+/* --memo FILE, before anything is built (wh_memo_file_check): FILE may be missing (a
+ * new database) but not a directory, another non-regular file, a link to nothing or a
+ * file that is not a memo file; unless it is read-only, its directory must be writable
  * (the database is saved there through a temporary file). */
 static gboolean check_memo_path(const char *path, GError **error)
 {
-  const char *why = NULL;
-  g_autofree char *dir = g_path_get_dirname(path);
-  GStatBuf st;
-  if (path[0] == '\0')
-    why = "an empty path";
-  else if (g_file_test(path, G_FILE_TEST_IS_DIR))
-    why = "is a directory";
-  else if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    why = "not a regular file";
-  else if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
-    why = "its directory does not exist";
-  else if (access(dir, W_OK | X_OK) != 0)
-    why = "its directory is not writable";
-  if (why == NULL)
+  gboolean read_only;
+  g_autoptr(GError) err = NULL;
+  if (wh_memo_file_check(path, &read_only, &err))
     return TRUE;
-  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "--memo %s: %s", path, why);
+  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "--memo %s", err->message);
   return FALSE;
 }
 
 /* --memo FILE, once Wormhole is attached: the run must look patterns up; an existing
- * file is loaded, one that cannot be is ignored (the run goes on with an empty
- * database) and, when it is not a memo file at all, kept from being overwritten. */
+ * file is loaded, as far as MemoMaxBytes and the memory budget the network and
+ * Wormhole leave allow; one that cannot be loaded is ignored (the run goes on with an
+ * empty database). A read-only file (no write permission in its mode bits) is never
+ * written; neither is one found not to be a memo file. */
 static gboolean open_memo(WhRun *run, const char *path, GError **error)
 {
   if (run->wormhole == NULL || !run->wormhole_params.patterns) {
@@ -862,23 +854,46 @@ static gboolean open_memo(WhRun *run, const char *path, GError **error)
     return FALSE;
   }
   run->memo_file = g_strdup(path);
-  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+  GStatBuf st;
+  if (g_stat(path, &st) != 0) {
     run->memo_status = g_strdup("new");
     return TRUE;
   }
+  run->memo_keep_file = (st.st_mode & 0222) == 0;
+  const char *read_only = run->memo_keep_file ? " (read-only: never written)" : "";
+  uint64_t used = run->memory_network + wh_wormhole_memory(run->wormhole);
+  uint64_t left = run->memory_budget > used ? run->memory_budget - used : 1;
+  uint64_t loaded = 0, entries = 0;
   g_autoptr(GError) err = NULL;
-  if (wh_wormhole_memo_load(run->wormhole, path, &err)) {
-    run->memo_status = g_strdup("loaded");
+  if (wh_wormhole_memo_load(run->wormhole, path, left, &loaded, &entries, &err)) {
+    if (loaded == entries) {
+      run->memo_status = g_strdup("loaded");
+      if (run->memo_keep_file)
+        run->memo_warning = g_strdup_printf("%s: read-only (no write permission in its mode): "
+                                            "loaded, and not written at the end",
+                                            path);
+      return TRUE;
+    }
+    g_autofree char *max = wh_units_format_bytes(run->wormhole_params.memo_max_bytes);
+    g_autofree char *left_s = wh_units_format_bytes(left);
+    run->memo_status = g_strdup_printf(
+        "loaded in part: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " entries", loaded, entries);
+    run->memo_warning = g_strdup_printf(
+        "%s: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
+        " entries loaded, the first in the file's order: the others would take the database "
+        "beyond wh::Wormhole::MemoMaxBytes (%s) or the memory budget left (%s, --max-memory); "
+        "they stay in the file%s",
+        path, loaded, entries, max, left_s, read_only);
     return TRUE;
   }
   /* the message is "FILE: reason" */
   const char *reason = err->message;
   if (g_str_has_prefix(reason, path) && g_str_has_prefix(reason + strlen(path), ": "))
     reason += strlen(path) + 2;
-  run->memo_keep_file = err->code == WH_MEMO_ERROR_MAGIC || err->code == WH_MEMO_ERROR_IO;
+  run->memo_keep_file |= err->code == WH_MEMO_ERROR_MAGIC || err->code == WH_MEMO_ERROR_IO;
   run->memo_status = g_strdup_printf("ignored: %s", reason);
-  run->memo_warning = g_strdup_printf("%s: ignored%s", err->message,
-                                      run->memo_keep_file ? ", and left as it is" : "");
+  run->memo_warning = g_strdup_printf("%s: ignored%s%s", err->message,
+                                      run->memo_keep_file ? ", and left as it is" : "", read_only);
   return TRUE;
 }
 
@@ -1309,6 +1324,7 @@ char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
   FIELD("data_bytes_sent", c->data_bytes_sent);
   FIELD("data_bytes_delivered", c->data_bytes_arrived);
   FIELD("data_bytes_dropped", nc->drop_data_payload);
+  FIELD("data_bytes_reclaimed", nc->reclaimed_data_payload);
   FIELD("retransmitted_bytes", c->retx_bytes);
   FIELD("reroutes", c->reroutes);
   FIELD("out_of_order_packets", c->out_of_order);

@@ -70,16 +70,20 @@ typedef struct {
   uint64_t progress_bytes;    /* the flows' bytes when the run started (the estimate's base) */
   uint64_t progress_events0;  /* events executed before the run started */
   char *memo_file;            /* nullable: the memo database's file (options' memo_file) */
-  char *memo_status;          /* with memo_file: "loaded", "new" or "ignored: <reason>" */
-  char *memo_warning;         /* nullable: the file was ignored: "FILE: why: ignored" */
-  gboolean memo_keep_file;    /* the file is not a memo file: never overwritten */
+  char *memo_status;          /* with memo_file: "loaded", "loaded in part: ...", "new" or
+                                 "ignored: <reason>" */
+  char *memo_warning;         /* nullable: the file was ignored ("FILE: why: ignored"), loaded
+                                 in part, or is read-only */
+  gboolean memo_keep_file;    /* the file is read-only, or not a memo file: never written */
 } WhRun;
 
 /* Builds everything; errors name the scenario file and line where they apply. With a
  * memo file (options' memo_file) the run needs contention patterns (Mode=memo, or
  * Patterns=true with observe or skip) and a path whose directory exists and is
- * writable, else it is refused; an existing file is loaded into Wormhole's memo
- * database, and one that cannot be loaded is ignored (memo_status, memo_warning). */
+ * writable (unless the file is read-only), else it is refused, as is an existing file
+ * that is not a memo file; an existing file is loaded into Wormhole's memo database
+ * (as much of it as MemoMaxBytes and the memory budget allow), and one that cannot be
+ * loaded is ignored (memo_status, memo_warning). */
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error);
 void wh_run_free(WhRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
@@ -89,9 +93,9 @@ void wh_run_take_scenario(WhRun *run, WhScenario *sc);
 
 void wh_run_execute(WhRun *run);
 
-/* Writes Wormhole's memo database to the run's memo file (atomically), unless the
- * file was ignored as not being a memo file at all (it is left as it is); TRUE with
- * no memo file. */
+/* Writes Wormhole's memo database to the run's memo file, merged with what the file
+ * holds then (wh_memo_db_save), unless the file is read-only or not a memo file at all
+ * (it is left as it is); TRUE with no memo file. */
 gboolean wh_run_memo_save(const WhRun *run, GError **error);
 
 /* A flow's name in outputs: its scenario id, else its index (written to `buf`).

@@ -6,7 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #ifndef WH_PROJECT_VERSION
@@ -95,6 +98,26 @@ static uint64_t entry_bytes(uint32_t key_len, uint32_t value_len)
   return sizeof(WhMemoEntry) + key_len + value_len;
 }
 
+uint64_t wh_memo_entry_memory(uint32_t key_len, uint32_t value_len)
+{
+  return entry_bytes(key_len, value_len) + WH_MEMO_ENTRY_HEAP_BYTES;
+}
+
+/* The order of two values of one key: the one that sorts first is kept (by kind, then
+ * bytes). */
+static int value_cmp(WhMemoKind ka, const uint8_t *va, uint32_t na, WhMemoKind kb,
+                     const uint8_t *vb, uint32_t nb)
+{
+  return ka != kb ? (ka < kb ? -1 : 1) : blob_cmp(va, na, vb, nb);
+}
+
+/* The file's order of entries: by signature, then key. */
+static int entry_cmp(uint64_t sa, const uint8_t *ka, uint32_t na, uint64_t sb, const uint8_t *kb,
+                     uint32_t nb)
+{
+  return sa != sb ? (sa < sb ? -1 : 1) : blob_cmp(ka, na, kb, nb);
+}
+
 static gboolean insert(WhMemoDb *db, uint64_t signature, WhMemoKind kind, const void *key,
                        uint32_t key_len, const void *value, uint32_t value_len, gboolean from_file)
 {
@@ -114,8 +137,7 @@ static gboolean insert(WhMemoDb *db, uint64_t signature, WhMemoKind kind, const 
     if (c > 0)
       continue;
     /* the same key: keep the value that sorts first (kind, then bytes) */
-    int v = kind != e->kind ? (kind < e->kind ? -1 : 1)
-                            : blob_cmp(value, value_len, e->value, e->value_len);
+    int v = value_cmp(kind, value, value_len, e->kind, e->value, e->value_len);
     if (v >= 0) {
       e->from_file |= v == 0 && from_file; /* the file holds it too */
       return FALSE;
@@ -159,11 +181,6 @@ const WhMemoEntry *wh_memo_db_candidates(const WhMemoDb *db, uint64_t signature,
 
 /* ---- the file ---- */
 
-static void put(GByteArray *out, const void *p, gsize n)
-{
-  g_byte_array_append(out, p, (guint)n);
-}
-
 static gint cmp_u64(gconstpointer a, gconstpointer b)
 {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -194,72 +211,6 @@ void wh_memo_db_foreach(const WhMemoDb *db, void (*fn)(const WhMemoEntry *e, voi
   }
 }
 
-gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
-{
-  g_autoptr(GByteArray) out = g_byte_array_new();
-  char build[BUILD_ID_BYTES] = {0};
-  g_strlcpy(build, wh_memo_build_id(), sizeof build);
-  uint32_t version = WH_MEMO_FORMAT_VERSION, bom = BOM;
-  uint64_t n = db->n;
-  put(out, MAGIC, 8);
-  put(out, &version, 4);
-  put(out, &bom, 4);
-  put(out, build, BUILD_ID_BYTES);
-  put(out, &db->config_hash, 8);
-  put(out, &n, 8);
-  g_autoptr(GArray) sigs = sorted_signatures(db);
-  for (guint i = 0; i < sigs->len; i++) {
-    const Bucket *b = g_hash_table_lookup(db->buckets, &g_array_index(sigs, uint64_t, i));
-    for (guint j = 0; j < b->entries->len; j++) {
-      const WhMemoEntry *e = &g_array_index(b->entries, WhMemoEntry, j);
-      uint8_t kind = (uint8_t)e->kind;
-      put(out, &e->signature, 8);
-      put(out, &kind, 1);
-      wh_varint_put(out, e->key_len);
-      wh_varint_put(out, e->value_len);
-      put(out, e->key, e->key_len);
-      put(out, e->value, e->value_len);
-    }
-  }
-  uint64_t sum = wh_fnv1a(WH_FNV1A_INIT, out->data, out->len);
-  put(out, &sum, 8);
-
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    g_set_error(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, "%s: is a directory", path);
-    return FALSE;
-  }
-  g_autofree char *tmp = g_strdup_printf("%s.XXXXXX", path);
-  int fd = g_mkstemp_full(tmp, O_WRONLY, 0644);
-  if (fd < 0) {
-    g_set_error(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, "%s: cannot write: %s", path,
-                g_strerror(errno));
-    return FALSE;
-  }
-  gsize done = 0;
-  while (done < out->len) {
-    ssize_t w = write(fd, out->data + done, out->len - done);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      break;
-    done += (gsize)w;
-  }
-  int err = done == out->len ? 0 : errno ? errno : EIO;
-  if (err == 0 && fsync(fd) != 0)
-    err = errno;
-  if (close(fd) != 0 && err == 0)
-    err = errno;
-  if (err == 0 && g_rename(tmp, path) != 0)
-    err = errno;
-  if (err != 0) {
-    g_unlink(tmp);
-    g_set_error(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, "%s: cannot write: %s", path,
-                g_strerror(err));
-    return FALSE;
-  }
-  return TRUE;
-}
-
 static gboolean refuse(GError **error, WhMemoError code, const char *path, const char *fmt, ...)
     G_GNUC_PRINTF(4, 5);
 
@@ -273,89 +224,533 @@ static gboolean refuse(GError **error, WhMemoError code, const char *path, const
   return FALSE;
 }
 
+/* Whether the first `n` bytes of a file are its magic, or all of it when shorter (an
+ * empty file, or a memo file cut inside its magic). */
+static gboolean magic_ok(const uint8_t *p, gsize n)
+{
+  return memcmp(p, MAGIC, MIN(n, (gsize)8)) == 0;
+}
+
+/* ---- reading: a stream over the file, checksummed as it goes ---- */
+
+typedef struct {
+  FILE *f;
+  const char *path; /* in messages */
+  uint64_t size;    /* the file's bytes */
+  uint64_t at;      /* bytes read */
+  uint64_t sum;     /* FNV-1a of the bytes read */
+} Reader;
+
+/* Opens `file`, named `path` in messages. */
+static gboolean reader_open(Reader *r, const char *file, const char *path, GError **error)
+{
+  *r = (Reader){.path = path, .sum = WH_FNV1A_INIT};
+  r->f = fopen(file, "rbe");
+  if (r->f == NULL)
+    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot read: %s", g_strerror(errno));
+  struct stat st;
+  if (fstat(fileno(r->f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(r->f);
+    r->f = NULL;
+    return refuse(error, WH_MEMO_ERROR_IO, path, "not a regular file");
+  }
+  r->size = (uint64_t)st.st_size;
+  return TRUE;
+}
+
+static void reader_close(Reader *r)
+{
+  if (r->f)
+    fclose(r->f);
+  r->f = NULL;
+}
+
+static gboolean reader_rewind(Reader *r)
+{
+  r->at = 0;
+  r->sum = WH_FNV1A_INIT;
+  return fseek(r->f, 0, SEEK_SET) == 0;
+}
+
+/* n bytes of the body (everything before the checksum). */
+static gboolean get(Reader *r, void *p, size_t n)
+{
+  if (n > r->size - 8 - r->at || (n && fread(p, 1, n, r->f) != n))
+    return FALSE;
+  r->sum = wh_fnv1a(r->sum, p, n);
+  r->at += n;
+  return TRUE;
+}
+
+static gboolean get_varint32(Reader *r, uint32_t *v)
+{
+  uint8_t buf[WH_VARINT_MAX_BYTES];
+  gsize len = 0, at = 0;
+  do {
+    if (len == sizeof buf || !get(r, &buf[len], 1))
+      return FALSE;
+  } while (buf[len++] & 0x80);
+  return wh_varint_get32(buf, len, &at, v);
+}
+
 typedef struct {
   uint64_t signature;
-  uint32_t kind, key_len, value_len;
+  WhMemoKind kind;
+  uint32_t key_len, value_len;
   const uint8_t *key, *value;
 } Parsed;
 
-gboolean wh_memo_db_load(WhMemoDb *db, const char *path, GError **error)
+/* Called on each entry of a walk; FALSE stops it. */
+typedef gboolean (*EntryFn)(const Parsed *e, void *data);
+
+/* The header, up to the configuration hash and entry count: the magic first, so that a
+ * file that is not a memo file is told apart from a damaged one. */
+static gboolean read_header(Reader *r, uint64_t *config_hash, uint64_t *n, GError **error)
 {
-  GStatBuf st;
-  if (g_stat(path, &st) != 0)
-    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot read: %s", g_strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return refuse(error, WH_MEMO_ERROR_IO, path, "not a regular file");
-  if ((guint64)st.st_size > WH_MEMO_MAX_FILE_BYTES)
-    return refuse(error, WH_MEMO_ERROR_CORRUPT, path,
-                  "%" G_GUINT64_FORMAT " bytes, more than a memo file may hold (%u)",
-                  (guint64)st.st_size, WH_MEMO_MAX_FILE_BYTES);
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  g_autoptr(GError) ioerr = NULL;
-  if (!g_file_get_contents(path, &text, &len, &ioerr))
-    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot read: %s", ioerr->message);
-  const uint8_t *p = (const uint8_t *)text;
-  if (len < 8 || memcmp(p, MAGIC, 8) != 0)
-    return refuse(error, WH_MEMO_ERROR_MAGIC, path, "not a Wormhole memo file (bad magic)");
-  if (len < HEADER_BYTES + 8)
-    return refuse(error, WH_MEMO_ERROR_CORRUPT, path,
-                  "truncated (%" G_GSIZE_FORMAT " bytes, the header alone needs %d)", len,
+  uint8_t h[HEADER_BYTES];
+  gsize want = (gsize)MIN(r->size, (uint64_t)HEADER_BYTES);
+  if (fread(h, 1, want, r->f) != want)
+    return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s",
+                  g_strerror(errno ? errno : EIO));
+  if (!magic_ok(h, want))
+    return refuse(error, WH_MEMO_ERROR_MAGIC, r->path, "not a Wormhole memo file (bad magic)");
+  if (r->size < HEADER_BYTES + 8)
+    return refuse(error, WH_MEMO_ERROR_CORRUPT, r->path,
+                  "truncated (%" G_GUINT64_FORMAT " bytes, the header alone needs %d)", r->size,
                   HEADER_BYTES + 8);
+  r->sum = wh_fnv1a(r->sum, h, HEADER_BYTES);
+  r->at = HEADER_BYTES;
   uint32_t version, bom;
-  memcpy(&version, p + 8, 4);
-  memcpy(&bom, p + 12, 4);
+  memcpy(&version, h + 8, 4);
+  memcpy(&bom, h + 12, 4);
   if (bom != BOM)
-    return refuse(error, WH_MEMO_ERROR_BYTE_ORDER, path,
+    return refuse(error, WH_MEMO_ERROR_BYTE_ORDER, r->path,
                   bom == GUINT32_SWAP_LE_BE(BOM) ? "written on a machine of the other byte order"
                                                  : "bad byte-order mark");
   if (version != WH_MEMO_FORMAT_VERSION)
-    return refuse(error, WH_MEMO_ERROR_VERSION, path, "format version %u, this build reads %u",
+    return refuse(error, WH_MEMO_ERROR_VERSION, r->path, "format version %u, this build reads %u",
                   version, WH_MEMO_FORMAT_VERSION);
   char build[BUILD_ID_BYTES + 1] = {0};
-  memcpy(build, p + 16, BUILD_ID_BYTES);
-  if (strcmp(build, wh_memo_build_id()) != 0)
-    return refuse(error, WH_MEMO_ERROR_BUILD, path, "written by \"%s\", this is \"%s\"", build,
+  memcpy(build, h + 16, BUILD_ID_BYTES);
+  if (strcmp(build, wh_memo_build_id()) != 0) {
+    g_autofree char *shown = g_strescape(build, NULL); /* any byte, printable */
+    return refuse(error, WH_MEMO_ERROR_BUILD, r->path, "written by \"%s\", this is \"%s\"", shown,
                   wh_memo_build_id());
-  uint64_t stored_sum, cfg, n;
-  memcpy(&stored_sum, p + len - 8, 8);
-  if (wh_fnv1a(WH_FNV1A_INIT, p, len - 8) != stored_sum)
-    return refuse(error, WH_MEMO_ERROR_CORRUPT, path, "checksum mismatch (truncated or damaged)");
-  memcpy(&cfg, p + 16 + BUILD_ID_BYTES, 8);
-  memcpy(&n, p + 24 + BUILD_ID_BYTES, 8);
-  if (cfg != db->config_hash)
-    return refuse(error, WH_MEMO_ERROR_CONFIG, path,
-                  "made with another configuration (hash %016" G_GINT64_MODIFIER
-                  "x, this run's %016" G_GINT64_MODIFIER "x)",
-                  cfg, db->config_hash);
-  gsize at = HEADER_BYTES, end = len - 8;
-  if (n > (end - at) / ENTRY_HEAD_MIN_BYTES)
-    return refuse(error, WH_MEMO_ERROR_CORRUPT, path, "%" G_GUINT64_FORMAT " entries cannot fit",
-                  n);
-  g_autoptr(GArray) parsed = g_array_sized_new(FALSE, FALSE, sizeof(Parsed), (guint)n);
+  }
+  memcpy(config_hash, h + 16 + BUILD_ID_BYTES, 8);
+  memcpy(n, h + 24 + BUILD_ID_BYTES, 8);
+  return TRUE;
+}
+
+/* The entries after the header, each checked (kind, lengths, order: strictly ascending
+ * (signature, key)) and handed to fn (nullable); NULL when they all are, else why not.
+ * (transfer full) */
+static char *read_entries(Reader *r, uint64_t n, EntryFn fn, void *data, gboolean *stopped)
+{
+  if (n > (r->size - 8 - r->at) / ENTRY_HEAD_MIN_BYTES)
+    return g_strdup_printf("%" G_GUINT64_FORMAT " entries cannot fit", n);
+  g_autoptr(GByteArray) key = g_byte_array_new(), value = g_byte_array_new();
+  g_autoptr(GByteArray) prev = g_byte_array_new();
+  uint64_t prev_sig = 0;
   for (uint64_t i = 0; i < n; i++) {
     Parsed e;
-    if (end - at < ENTRY_HEAD_MIN_BYTES)
-      return refuse(error, WH_MEMO_ERROR_CORRUPT, path, "entry %" G_GUINT64_FORMAT " truncated", i);
-    memcpy(&e.signature, p + at, 8);
-    e.kind = p[at + 8];
-    at += 9;
-    if (!wh_varint_get32(p, end, &at, &e.key_len) || !wh_varint_get32(p, end, &at, &e.value_len) ||
-        e.kind >= WH_MEMO_N_KINDS || e.key_len > WH_MEMO_MAX_BLOB_BYTES ||
-        e.value_len > WH_MEMO_MAX_BLOB_BYTES || (gsize)e.key_len + e.value_len > end - at)
-      return refuse(error, WH_MEMO_ERROR_CORRUPT, path,
-                    "entry %" G_GUINT64_FORMAT " has bad lengths or kind", i);
-    e.key = p + at;
-    e.value = p + at + e.key_len;
-    at += (gsize)e.key_len + e.value_len;
-    g_array_append_val(parsed, e);
+    uint8_t head[9];
+    if (!get(r, head, sizeof head))
+      return g_strdup_printf("entry %" G_GUINT64_FORMAT " truncated", i);
+    memcpy(&e.signature, head, 8);
+    e.kind = (WhMemoKind)head[8];
+    if (!get_varint32(r, &e.key_len) || !get_varint32(r, &e.value_len) ||
+        head[8] >= WH_MEMO_N_KINDS || e.key_len > WH_MEMO_MAX_BLOB_BYTES ||
+        e.value_len > WH_MEMO_MAX_BLOB_BYTES ||
+        (uint64_t)e.key_len + e.value_len > r->size - 8 - r->at)
+      return g_strdup_printf("entry %" G_GUINT64_FORMAT " has bad lengths or kind", i);
+    g_byte_array_set_size(key, e.key_len);
+    g_byte_array_set_size(value, e.value_len);
+    if (!get(r, key->data, e.key_len) || !get(r, value->data, e.value_len))
+      return g_strdup_printf("entry %" G_GUINT64_FORMAT " truncated", i);
+    if (i > 0 && entry_cmp(prev_sig, prev->data, prev->len, e.signature, key->data, e.key_len) >= 0)
+      return g_strdup_printf("entry %" G_GUINT64_FORMAT " out of order (the entries are sorted "
+                             "by signature and key, each once)",
+                             i);
+    e.key = key->data;
+    e.value = value->data;
+    if (fn && !fn(&e, data)) {
+      *stopped = TRUE;
+      return NULL;
+    }
+    prev_sig = e.signature;
+    GByteArray *t = prev;
+    prev = key;
+    key = t;
   }
-  if (at != end)
-    return refuse(error, WH_MEMO_ERROR_CORRUPT, path,
-                  "%" G_GSIZE_FORMAT " bytes after the last entry", end - at);
-  for (guint i = 0; i < parsed->len; i++) {
-    const Parsed *e = &g_array_index(parsed, Parsed, i);
-    insert(db, e->signature, (WhMemoKind)e->kind, e->key, e->key_len, e->value, e->value_len, TRUE);
+  if (r->at != r->size - 8)
+    return g_strdup_printf("%" G_GUINT64_FORMAT " bytes after the last entry", r->size - 8 - r->at);
+  return NULL;
+}
+
+/* Walks the file from its start: the header (refused at once when it is not a memo
+ * file of this build's format), then every entry in order, handed to fn (nullable;
+ * when fn stops the walk, TRUE at once). A file that does not check out otherwise is
+ * refused after its checksum is compared: a mismatch is the reason given first, as
+ * damage explains whatever else is wrong. The entry count in *n. Memory: one entry. */
+static gboolean walk(Reader *r, uint64_t config_hash, uint64_t *n, EntryFn fn, void *data,
+                     GError **error)
+{
+  if (!reader_rewind(r))
+    return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s", g_strerror(errno));
+  uint64_t cfg = 0;
+  if (!read_header(r, &cfg, n, error))
+    return FALSE;
+  g_autofree char *why = NULL;
+  WhMemoError code = WH_MEMO_ERROR_CORRUPT;
+  gboolean stopped = FALSE;
+  if (cfg != config_hash) {
+    code = WH_MEMO_ERROR_CONFIG;
+    why = g_strdup_printf("made with another configuration (hash %016" G_GINT64_MODIFIER
+                          "x, this run's %016" G_GINT64_MODIFIER "x)",
+                          cfg, config_hash);
+  } else {
+    why = read_entries(r, *n, fn, data, &stopped);
+    if (stopped)
+      return TRUE;
   }
+  /* the rest, for the checksum */
+  uint8_t buf[1 << 16];
+  while (r->at < r->size - 8) {
+    size_t k = (size_t)MIN((uint64_t)sizeof buf, r->size - 8 - r->at);
+    if (!get(r, buf, k))
+      return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s",
+                    g_strerror(errno ? errno : EIO));
+  }
+  uint64_t stored;
+  if (fread(&stored, 1, 8, r->f) != 8)
+    return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s",
+                  g_strerror(errno ? errno : EIO));
+  if (stored != r->sum)
+    return refuse(error, WH_MEMO_ERROR_CORRUPT, r->path,
+                  "checksum mismatch (truncated or damaged)");
+  if (why)
+    return refuse(error, code, r->path, "%s", why);
+  return TRUE;
+}
+
+gboolean wh_memo_file_probe(const char *path, GError **error)
+{
+  Reader r;
+  if (!reader_open(&r, path, path, error))
+    return FALSE;
+  uint8_t h[8];
+  gsize want = (gsize)MIN(r.size, (uint64_t)sizeof h);
+  gboolean read = fread(h, 1, want, r.f) == want;
+  int err = errno;
+  reader_close(&r);
+  if (!read)
+    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot read: %s", g_strerror(err ? err : EIO));
+  if (!magic_ok(h, want))
+    return refuse(error, WH_MEMO_ERROR_MAGIC, path,
+                  "not a Wormhole memo file (it does not start with " MAGIC ")");
+  return TRUE;
+}
+
+/* ---- loading ---- */
+
+typedef struct {
+  WhMemoDb *db;
+  const WhMemoLoad *bounds;
+  uint64_t bytes, memory; /* the database's, with the entries that fit so far */
+  uint64_t fit, done;     /* entries that fit (a prefix), and those inserted */
+  gboolean full;
+} Fit;
+
+static gboolean fit_entry(const Parsed *e, void *data)
+{
+  Fit *f = data;
+  if (f->full)
+    return TRUE;
+  f->bytes += entry_bytes(e->key_len, e->value_len);
+  f->memory += wh_memo_entry_memory(e->key_len, e->value_len);
+  f->full = (f->bounds->max_bytes && f->bytes > f->bounds->max_bytes) ||
+            (f->bounds->max_memory && f->memory > f->bounds->max_memory);
+  f->fit += !f->full;
+  return TRUE;
+}
+
+static gboolean insert_entry(const Parsed *e, void *data)
+{
+  Fit *f = data;
+  insert(f->db, e->signature, e->kind, e->key, e->key_len, e->value, e->value_len, TRUE);
+  return ++f->done < f->fit;
+}
+
+gboolean wh_memo_db_load_bounded(WhMemoDb *db, const char *path, WhMemoLoad *load, GError **error)
+{
+  Reader r;
+  if (!reader_open(&r, path, path, error))
+    return FALSE;
+  /* first the whole file is checked and the entries that fit are counted, without
+   * allocating them; then those are read in */
+  Fit f = {.db = db, .bounds = load, .bytes = db->bytes};
+  uint64_t n = 0;
+  gboolean ok = walk(&r, db->config_hash, &n, fit_entry, &f, error) &&
+                (f.fit == 0 || walk(&r, db->config_hash, &n, insert_entry, &f, error));
+  reader_close(&r);
+  load->entries = ok ? n : 0;
+  load->loaded = ok ? f.done : 0;
+  return ok;
+}
+
+gboolean wh_memo_db_load(WhMemoDb *db, const char *path, GError **error)
+{
+  WhMemoLoad load = {0};
+  return wh_memo_db_load_bounded(db, path, &load, error);
+}
+
+/* ---- saving: merged with the file under a lock, written to a temporary file ---- */
+
+typedef struct {
+  FILE *f;
+  uint64_t sum;
+} Writer;
+
+static void put(Writer *w, const void *p, size_t n)
+{
+  fwrite(p, 1, n, w->f);
+  w->sum = wh_fnv1a(w->sum, p, n);
+}
+
+static void put_entry(Writer *w, uint64_t signature, WhMemoKind kind, const uint8_t *key,
+                      uint32_t key_len, const uint8_t *value, uint32_t value_len)
+{
+  uint8_t head[9 + 2 * WH_VARINT_MAX_BYTES];
+  memcpy(head, &signature, 8);
+  head[8] = (uint8_t)kind;
+  uint8_t *end = wh_varint_write(wh_varint_write(head + 9, key_len), value_len);
+  put(w, head, (size_t)(end - head));
+  put(w, key, key_len);
+  put(w, value, value_len);
+}
+
+/* The union of the database's entries and a file's, in the file's order: the
+ * database's walked beside the file's (one key in both: the value that sorts first),
+ * counted, or written when w is set. */
+typedef struct {
+  const WhMemoDb *db;
+  GArray *sigs; /* the database's signatures, ascending */
+  guint si, bj; /* the next entry: bucket sigs[si], entry bj */
+  Writer *w;    /* nullable: only count */
+  uint64_t count;
+} Merge;
+
+static const WhMemoEntry *merge_peek(Merge *m)
+{
+  for (; m->si < m->sigs->len; m->si++, m->bj = 0) {
+    const Bucket *b = g_hash_table_lookup(m->db->buckets, &g_array_index(m->sigs, uint64_t, m->si));
+    if (m->bj < b->entries->len)
+      return &g_array_index(b->entries, WhMemoEntry, m->bj);
+  }
+  return NULL;
+}
+
+static void merge_emit(Merge *m, uint64_t signature, WhMemoKind kind, const uint8_t *key,
+                       uint32_t key_len, const uint8_t *value, uint32_t value_len)
+{
+  m->count++;
+  if (m->w)
+    put_entry(m->w, signature, kind, key, key_len, value, value_len);
+}
+
+static void merge_emit_db(Merge *m, const WhMemoEntry *e)
+{
+  merge_emit(m, e->signature, e->kind, e->key, e->key_len, e->value, e->value_len);
+  m->bj++;
+}
+
+static gboolean merge_entry(const Parsed *d, void *data)
+{
+  Merge *m = data;
+  const WhMemoEntry *e;
+  int c = 0;
+  while ((e = merge_peek(m)) != NULL &&
+         (c = entry_cmp(e->signature, e->key, e->key_len, d->signature, d->key, d->key_len)) < 0)
+    merge_emit_db(m, e);
+  if (e && c == 0) {
+    if (value_cmp(e->kind, e->value, e->value_len, d->kind, d->value, d->value_len) <= 0) {
+      merge_emit_db(m, e);
+      return TRUE;
+    }
+    m->bj++;
+  }
+  merge_emit(m, d->signature, d->kind, d->key, d->key_len, d->value, d->value_len);
+  return TRUE;
+}
+
+static void merge_rest(Merge *m)
+{
+  for (const WhMemoEntry *e; (e = merge_peek(m)) != NULL;)
+    merge_emit_db(m, e);
+}
+
+/* Walks the union: the file's entries (r, nullable: none) and the database's. */
+static gboolean merge_walk(Merge *m, Reader *r, GError **error)
+{
+  m->si = m->bj = 0;
+  m->count = 0;
+  uint64_t n;
+  if (r && !walk(r, m->db->config_hash, &n, merge_entry, m, error))
+    return FALSE;
+  merge_rest(m);
+  return TRUE;
+}
+
+/* Writes the union to a temporary file beside `target` (with `mode`), then renames it
+ * over `target`. */
+static gboolean write_union(Merge *m, Reader *r, const char *path, const char *target, mode_t mode,
+                            GError **error)
+{
+  g_autofree char *tmp = g_strdup_printf("%s.XXXXXX", target);
+  int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot write: %s", g_strerror(errno));
+  int err = mode && fchmod(fd, mode) != 0 ? errno : 0;
+  Writer w = {.f = err ? NULL : fdopen(fd, "wb"), .sum = WH_FNV1A_INIT};
+  if (w.f == NULL) {
+    err = err ? err : errno;
+    close(fd);
+  } else {
+    char build[BUILD_ID_BYTES] = {0};
+    g_strlcpy(build, wh_memo_build_id(), sizeof build);
+    uint32_t version = WH_MEMO_FORMAT_VERSION, bom = BOM;
+    uint64_t n = m->count;
+    put(&w, MAGIC, 8);
+    put(&w, &version, 4);
+    put(&w, &bom, 4);
+    put(&w, build, BUILD_ID_BYTES);
+    put(&w, &m->db->config_hash, 8);
+    put(&w, &n, 8);
+    m->w = &w;
+    g_autoptr(GError) merr = NULL;
+    if (!merge_walk(m, r, &merr) || m->count != n)
+      err = EIO; /* the file changed under the lock */
+    m->w = NULL;
+    uint64_t sum = w.sum;
+    fwrite(&sum, 1, 8, w.f);
+    if (err == 0 && (fflush(w.f) != 0 || ferror(w.f)))
+      err = errno ? errno : EIO;
+    if (err == 0 && fsync(fd) != 0)
+      err = errno;
+    if (fclose(w.f) != 0 && err == 0)
+      err = errno;
+  }
+  if (err == 0 && g_rename(tmp, target) != 0)
+    err = errno;
+  if (err != 0) {
+    g_unlink(tmp);
+    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot write: %s", g_strerror(err));
+  }
+  return TRUE;
+}
+
+/* Under the lock: the file now at `target` is read again and merged; one that is not a
+ * memo file, cannot be read or is read-only is not replaced; a stale or damaged one is. */
+static gboolean save_locked(const WhMemoDb *db, const char *path, const char *target,
+                            GError **error)
+{
+  g_autoptr(GArray) sigs = sorted_signatures(db);
+  Merge m = {.db = db, .sigs = sigs};
+  GStatBuf st;
+  mode_t mode = 0;
+  Reader r = {0};
+  gboolean merge = FALSE;
+  if (g_stat(target, &st) == 0) {
+    if ((st.st_mode & 0222) == 0)
+      return refuse(error, WH_MEMO_ERROR_READ_ONLY, path,
+                    "read-only (no write permission in its mode): not written");
+    mode = st.st_mode & 07777;
+    g_autoptr(GError) err = NULL;
+    merge = reader_open(&r, target, path, &err) && merge_walk(&m, &r, &err);
+    if (!merge && (err->code == WH_MEMO_ERROR_MAGIC || err->code == WH_MEMO_ERROR_IO)) {
+      reader_close(&r);
+      g_set_error(error, WH_MEMO_ERROR, err->code, "%s: not replaced", err->message);
+      return FALSE;
+    }
+  }
+  if (!merge)
+    merge_walk(&m, NULL, NULL);
+  gboolean ok = write_union(&m, merge ? &r : NULL, path, target, mode, error);
+  reader_close(&r);
+  return ok;
+}
+
+/* `path` with its symbolic links resolved; a missing path is itself (a new file). */
+static char *resolve(const char *path, GError **error)
+{
+  GStatBuf st;
+  if (g_lstat(path, &st) != 0)
+    return g_strdup(path);
+  char *real = realpath(path, NULL);
+  if (real == NULL) {
+    refuse(error, WH_MEMO_ERROR_IO, path, "%s",
+           errno == ENOENT ? "a symbolic link to a missing file" : g_strerror(errno));
+    return NULL;
+  }
+  char *copy = g_strdup(real);
+  free(real);
+  return copy;
+}
+
+gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
+{
+  if (g_file_test(path, G_FILE_TEST_IS_DIR))
+    return refuse(error, WH_MEMO_ERROR_IO, path, "is a directory");
+  g_autofree char *target = resolve(path, error);
+  if (target == NULL)
+    return FALSE;
+  g_autofree char *lock_path = g_strconcat(target, ".lock", NULL);
+  int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (lock < 0)
+    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot lock %s: %s", lock_path,
+                  g_strerror(errno));
+  while (flock(lock, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      int err = errno;
+      close(lock);
+      return refuse(error, WH_MEMO_ERROR_IO, path, "cannot lock %s: %s", lock_path,
+                    g_strerror(err));
+    }
+  }
+  gboolean ok = save_locked(db, path, target, error);
+  close(lock); /* releases the lock */
+  return ok;
+}
+
+gboolean wh_memo_file_check(const char *path, gboolean *read_only, GError **error)
+{
+  *read_only = FALSE;
+  GStatBuf st;
+  if (path[0] == '\0')
+    return refuse(error, WH_MEMO_ERROR_IO, path, "an empty path");
+  g_autofree char *target = resolve(path, error);
+  if (target == NULL)
+    return FALSE;
+  gboolean exists = g_stat(target, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode))
+    return refuse(error, WH_MEMO_ERROR_IO, path, "is a directory");
+  if (exists && !S_ISREG(st.st_mode))
+    return refuse(error, WH_MEMO_ERROR_IO, path, "not a regular file");
+  g_autofree char *dir = g_path_get_dirname(target);
+  if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+    return refuse(error, WH_MEMO_ERROR_IO, path, "its directory does not exist");
+  if (exists && !wh_memo_file_probe(target, error)) {
+    if (g_error_matches(*error, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC)) {
+      g_clear_error(error);
+      return refuse(error, WH_MEMO_ERROR_MAGIC, path,
+                    "not a Wormhole memo file (it does not start with " MAGIC
+                    "); refused, and left as it is: give the path of a memo file, or a new one");
+    }
+    return FALSE;
+  }
+  *read_only = exists && (st.st_mode & 0222) == 0;
+  if (!*read_only && access(dir, W_OK | X_OK) != 0)
+    return refuse(error, WH_MEMO_ERROR_IO, path, "its directory is not writable");
   return TRUE;
 }

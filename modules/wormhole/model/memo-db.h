@@ -11,13 +11,21 @@
  * order of insertion.
  *
  * On disk (`--memo FILE`): a header (magic, format version, byte-order mark, build id,
- * configuration hash, entry count), the entries sorted by (signature, key, value), each
- * as its signature (8 B), kind (1 B), key and value lengths (varints, varint.h), key and
- * value, and a 64-bit checksum of everything before it. Written atomically: to a temporary file
- * in the same directory, flushed, then renamed over FILE, so a reader sees the old file
- * or the new one, never a part. A file that is truncated, not a memo file, of another
- * format version, byte order, build or configuration is refused with a message naming
- * the reason; the caller reports it and goes on with an empty database.
+ * configuration hash, entry count), the entries sorted by (signature, key), each key
+ * once, each as its signature (8 B), kind (1 B), key and value lengths (varints,
+ * varint.h), key and value, and a 64-bit checksum of everything before it. Files are
+ * read and written as streams: loading and saving hold one entry of the file at a
+ * time, whatever its size. Saving takes an exclusive lock on FILE.lock (flock; the
+ * lock file stays), reads the file again, writes the union of its entries and the
+ * database's (one key in both: the value that sorts first) to a temporary file in the
+ * same directory, flushed, then renamed over FILE, so a reader sees the old file or
+ * the new one, never a part, and runs that share a file keep each other's entries. A
+ * symbolic link is followed: the file it points to is the one replaced, in its own
+ * directory. A file that does not start with the magic is not a memo file and is
+ * never replaced; one without write permission in its mode bits neither. A file that
+ * is truncated, damaged, of another format version, byte order, build or configuration
+ * is refused with a message naming the reason; the caller reports it and goes on with
+ * an empty database, and saving replaces it.
  * Engine-neutral: bytes in, bytes out. Cold path (per phase, not per packet). */
 #ifndef WH_MEMO_DB_H
 #define WH_MEMO_DB_H
@@ -26,8 +34,10 @@
 #include <stdint.h>
 
 #define WH_MEMO_FORMAT_VERSION 4u
-/* Largest file read (one iteration of MoE-32x22B at 1024 GPUs stores about 6 MB). */
-#define WH_MEMO_MAX_FILE_BYTES (256u << 20)
+/* The heap an entry takes beyond the bytes wh_memo_db_bytes counts for it (its key and
+ * value allocations, its bucket and array, its hash-table slot), as measured with
+ * glibc's allocator: what loading a file is bounded by (WhMemoLoad). */
+#define WH_MEMO_ENTRY_HEAP_BYTES 192u
 /* Largest key or value of one entry. */
 #define WH_MEMO_MAX_BLOB_BYTES (16u << 20)
 
@@ -41,7 +51,8 @@ typedef enum {
   WH_MEMO_ERROR_BYTE_ORDER, /* written with the other byte order */
   WH_MEMO_ERROR_BUILD,      /* written by another build */
   WH_MEMO_ERROR_CONFIG,     /* another network or CC configuration */
-  WH_MEMO_ERROR_CORRUPT,    /* truncated, bad checksum or bad lengths */
+  WH_MEMO_ERROR_CORRUPT,    /* truncated, bad checksum, bad lengths or order */
+  WH_MEMO_ERROR_READ_ONLY,  /* no write permission in the file's mode: not written */
 } WhMemoError;
 
 /* What a stored phase did (the value's layout is the caller's). */
@@ -87,13 +98,47 @@ void wh_memo_db_foreach(const WhMemoDb *db, void (*fn)(const WhMemoEntry *e, voi
 uint32_t wh_memo_db_len(const WhMemoDb *db);
 uint64_t wh_memo_db_bytes(const WhMemoDb *db);
 
-/* Writes the database to `path` atomically (see above). */
+/* Writes the database to `path`: merged under the lock with the file there, then
+ * renamed over it (see above). Fails, leaving the file as it is, when it is not a memo
+ * file, cannot be read, or is read-only (WH_MEMO_ERROR_READ_ONLY). */
 gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error);
 
-/* Adds the entries of the file at `path` (marked from_file). On any error the database
- * is left as it was. A missing file is WH_MEMO_ERROR_IO with G_FILE_ERROR_NOENT
- * reported in the message; callers that start a new database test for it first. */
+/* Bounds on a load and what it did. */
+typedef struct {
+  uint64_t max_bytes;  /* in: the database's bytes (wh_memo_db_bytes) not to exceed; 0: none */
+  uint64_t max_memory; /* in: the heap the entries read in may take (wh_memo_entry_memory); 0:
+                          none */
+  uint64_t entries;    /* out: the file's entries */
+  uint64_t loaded;     /* out: the entries read in: the file's first ones (in (signature, key)
+                          order) that fit both bounds */
+} WhMemoLoad;
+
+/* Adds the entries of the file at `path` (marked from_file) that fit `load`'s bounds:
+ * the whole file is checked first, and the entries that fit are counted without being
+ * allocated, then read in; the others stay in the file (saving keeps them). On any
+ * error the database is left as it was. A missing file is WH_MEMO_ERROR_IO with
+ * G_FILE_ERROR_NOENT reported in the message; callers that start a new database test
+ * for it first. */
+gboolean wh_memo_db_load_bounded(WhMemoDb *db, const char *path, WhMemoLoad *load, GError **error);
+
+/* wh_memo_db_load_bounded without bounds. */
 gboolean wh_memo_db_load(WhMemoDb *db, const char *path, GError **error);
+
+/* The heap one entry takes in a database, its bookkeeping included (an estimate). */
+uint64_t wh_memo_entry_memory(uint32_t key_len, uint32_t value_len);
+
+/* Whether the existing file at `path` starts like a memo file (at most 8 bytes read):
+ * WH_MEMO_ERROR_MAGIC when it does not, WH_MEMO_ERROR_IO when it cannot be read. An
+ * empty file, or one cut inside the magic, passes (a truncated memo file). */
+gboolean wh_memo_file_probe(const char *path, GError **error);
+
+/* What `--memo FILE` needs before anything runs: a non-empty path; a symbolic link
+ * that leads to a file (one to a missing file is refused); not a directory or another
+ * non-regular file; an existing directory; an existing file that starts like a memo
+ * file (refused with WH_MEMO_ERROR_MAGIC otherwise). A file without write permission
+ * in its mode bits sets *read_only (it will be loaded, never written); otherwise the
+ * directory must be writable. Errors are "PATH: why". */
+gboolean wh_memo_file_check(const char *path, gboolean *read_only, GError **error);
 
 /* The build id written in and required of a file. */
 const char *wh_memo_build_id(void);

@@ -659,10 +659,15 @@ void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out)
   out->db_bytes = wh_memo_db_bytes(wh->memo);
 }
 
-gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, GError **error)
+gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, uint64_t max_memory,
+                               uint64_t *loaded, uint64_t *entries, GError **error)
 {
   g_return_val_if_fail(wh->memo != NULL, FALSE);
-  return wh_memo_db_load(wh->memo, path, error);
+  WhMemoLoad load = {.max_bytes = wh->p.memo_max_bytes, .max_memory = max_memory};
+  gboolean ok = wh_memo_db_load_bounded(wh->memo, path, &load, error);
+  *loaded = load.loaded;
+  *entries = load.entries;
+  return ok;
 }
 
 gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, GError **error)

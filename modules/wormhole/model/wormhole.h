@@ -122,10 +122,14 @@ typedef struct {
   uint64_t db_bytes;
 } WhWormholeMemoSummary;
 void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out);
-/* Patterns on: adds a memo file's entries to the database, before the run; on error
- * (WH_MEMO_ERROR, see memo-db.h) the database is left as it was. */
-gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, GError **error);
-/* Patterns on: writes the database to `path` atomically. */
+/* Patterns on: adds a memo file's entries to the database, before the run: the
+ * file's first entries (in its order) while the database stays within MemoMaxBytes and
+ * the entries' heap within `max_memory` (0: no bound); *loaded of the file's *entries
+ * are read in. On error (WH_MEMO_ERROR, see memo-db.h) the database is left as it was. */
+gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, uint64_t max_memory,
+                               uint64_t *loaded, uint64_t *entries, GError **error);
+/* Patterns on: writes the database to `path`, merged with the file there under its
+ * lock (wh_memo_db_save). */
 gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, GError **error);
 
 /* Bytes held by the observer and detector now (an estimate). */

@@ -1,7 +1,7 @@
 /* The memo database: content independent of insertion order, a file round trip that
  * is byte for byte stable, every kind of bad file refused with its reason and the
- * database left as it was, atomic saves, and the configuration digest that namespaces
- * a file. */
+ * database left as it was, atomic saves that merge with the file, bounded loads, and
+ * the configuration digest that namespaces a file. */
 #include <check.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -10,6 +10,7 @@
 #include "fcg.h"
 #include "memo-db.h"
 #include "registry.h"
+#include "rng.h"
 #include "test-util.h"
 #include "wormhole-private.h"
 
@@ -167,7 +168,9 @@ START_TEST(test_bad_files)
       {"checksum damaged", len - 1, 0x01, len, WH_MEMO_ERROR_CORRUPT, "checksum"},
       {"truncated in an entry", G_MAXSIZE, 0, len - 20, WH_MEMO_ERROR_CORRUPT, "checksum"},
       {"truncated in the header", G_MAXSIZE, 0, 30, WH_MEMO_ERROR_CORRUPT, "truncated"},
-      {"empty", G_MAXSIZE, 0, 0, WH_MEMO_ERROR_MAGIC, "not a Wormhole memo file"},
+      {"empty (a memo file cut short, not another file)", G_MAXSIZE, 0, 0, WH_MEMO_ERROR_CORRUPT,
+       "truncated"},
+      {"cut inside the magic", G_MAXSIZE, 0, 5, WH_MEMO_ERROR_CORRUPT, "truncated"},
   };
   for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
     memcpy(buf, orig, len);
@@ -224,7 +227,8 @@ START_TEST(test_atomic_save)
   g_autofree char *path = g_build_filename(dir, "db.memo", NULL);
   ck_assert(wh_memo_db_save(a, path, NULL));
   g_autoptr(GBytes) before = file_bytes(path);
-  /* a save that cannot happen leaves the old file whole and no temporary behind */
+  /* a save that cannot happen leaves the old file whole and no temporary behind (the
+   * lock file beside it stays) */
   g_autoptr(GError) err = NULL;
   ck_assert(!wh_memo_db_save(a, dir, &err));
   ck_assert(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_IO));
@@ -237,9 +241,81 @@ START_TEST(test_atomic_save)
   ck_assert(g_bytes_equal(before, after));
   g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
   guint files = 0;
-  while (g_dir_read_name(d))
-    files++;
+  for (const char *n; (n = g_dir_read_name(d)) != NULL;)
+    files += strcmp(n, "db.memo.lock") != 0;
   ck_assert_uint_eq(files, 1);
+  wh_test_remove_tree(dir);
+}
+END_TEST
+
+START_TEST(test_merge_and_bounds)
+{
+  /* two databases saved to one file: the file holds their union, as one database with
+   * every entry would write it (the duplicate key keeps the value that sorts first) */
+  guint first[] = {0, 1, 2}, second[] = {3, 4, 5, 6}, all[] = {0, 1, 2, 3, 4, 5, 6};
+  g_autoptr(WhMemoDb) x = fill(first, G_N_ELEMENTS(first));
+  g_autoptr(WhMemoDb) y = fill(second, G_N_ELEMENTS(second));
+  g_autoptr(WhMemoDb) u = fill(all, G_N_ELEMENTS(all));
+  g_autofree char *dir = tmp_dir();
+  g_autofree char *shared = g_build_filename(dir, "shared.memo", NULL);
+  g_autofree char *whole = g_build_filename(dir, "whole.memo", NULL);
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(wh_memo_db_save(x, shared, &err), "%s", err ? err->message : "");
+  ck_assert_msg(wh_memo_db_save(y, shared, &err), "%s", err ? err->message : "");
+  ck_assert(wh_memo_db_save(u, whole, NULL));
+  g_autoptr(GBytes) bs = file_bytes(shared);
+  g_autoptr(GBytes) bw = file_bytes(whole);
+  ck_assert(g_bytes_equal(bs, bw));
+
+  /* a bounded load reads the file's first entries that fit, and says so */
+  g_autoptr(WhMemoDb) b = wh_memo_db_new(0x1234);
+  WhMemoLoad load = {.max_bytes = 2 * wh_memo_db_bytes(u) / wh_memo_db_len(u)};
+  ck_assert(wh_memo_db_load_bounded(b, whole, &load, NULL));
+  ck_assert_uint_eq(load.entries, wh_memo_db_len(u));
+  ck_assert_uint_gt(load.loaded, 0);
+  ck_assert_uint_lt(load.loaded, load.entries);
+  ck_assert_uint_eq(wh_memo_db_len(b), load.loaded);
+  ck_assert_uint_le(wh_memo_db_bytes(b), load.max_bytes);
+  ck_assert_ptr_nonnull(wh_memo_db_candidates(b, 3, &(uint32_t){0})); /* the first signature */
+  WhMemoLoad heap = {.max_memory = wh_memo_entry_memory(1, 1)};
+  g_autoptr(WhMemoDb) h = wh_memo_db_new(0x1234);
+  ck_assert(wh_memo_db_load_bounded(h, whole, &heap, NULL));
+  ck_assert_uint_eq(heap.loaded, 1);
+
+  /* entries out of order (two swapped, the checksum made right) are refused */
+  g_autoptr(WhMemoDb) two = wh_memo_db_new(0x1234);
+  wh_memo_db_insert(two, 1, WH_MEMO_SEEN, "k", 1, NULL, 0);
+  wh_memo_db_insert(two, 2, WH_MEMO_SEEN, "k", 1, NULL, 0);
+  g_autofree char *swapped = g_build_filename(dir, "swapped.memo", NULL);
+  ck_assert(wh_memo_db_save(two, swapped, NULL));
+  g_autoptr(GBytes) tb = file_bytes(swapped);
+  gsize len = 0;
+  const uint8_t *t = g_bytes_get_data(tb, &len);
+  ck_assert_uint_eq(len, 64 + 2 * 12 + 8);
+  uint8_t buf[64 + 2 * 12 + 8];
+  memcpy(buf, t, 64);
+  memcpy(buf + 64, t + 76, 12);
+  memcpy(buf + 76, t + 64, 12);
+  uint64_t sum = wh_fnv1a(WH_FNV1A_INIT, buf, 88);
+  memcpy(buf + 88, &sum, 8);
+  write_bytes(swapped, buf, sizeof buf);
+  g_autoptr(WhMemoDb) o = wh_memo_db_new(0x1234);
+  g_clear_error(&err);
+  ck_assert(!wh_memo_db_load(o, swapped, &err));
+  ck_assert_msg(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_CORRUPT) &&
+                    strstr(err->message, "out of order"),
+                "%s", err->message);
+  /* a save over it replaces it (a damaged database), a save over a file that is not a
+   * memo file does not */
+  g_clear_error(&err);
+  ck_assert_msg(wh_memo_db_save(two, swapped, &err), "%s", err ? err->message : "");
+  g_autofree char *other = g_build_filename(dir, "notes.txt", NULL);
+  write_bytes(other, "notes\n", 6);
+  g_clear_error(&err);
+  ck_assert(!wh_memo_db_save(two, other, &err));
+  ck_assert_msg(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC), "%s", err->message);
+  g_autoptr(GBytes) nb = file_bytes(other);
+  ck_assert_uint_eq(g_bytes_get_size(nb), 6);
   wh_test_remove_tree(dir);
 }
 END_TEST
@@ -706,6 +782,7 @@ Suite *wh_memo_db_suite(void)
   tcase_add_test(tc, test_round_trip);
   tcase_add_test(tc, test_bad_files);
   tcase_add_test(tc, test_atomic_save);
+  tcase_add_test(tc, test_merge_and_bounds);
   tcase_add_test(tc, test_config_digest);
   suite_add_tcase(s, tc);
   TCase *tp = tcase_create("patterns");
