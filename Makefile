@@ -30,7 +30,7 @@ SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_af
 FUZZ_CASES ?= 6000
 FUZZ_SEED ?= 1
 SLICE_PLOT_CASES := 200
-SLICE_MEMO_CASES := 200
+SLICE_MEMO_CASES := 5000
 
 .PHONY: deps build run test check-format format bench clean sanitize sanitize-build fuzz \
         sanitize-slice

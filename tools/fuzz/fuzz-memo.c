@@ -77,7 +77,9 @@ static void mutate(GByteArray *s, WhRng *r, gboolean fix)
       break;
     }
     case 3: { /* duplicate a range elsewhere (an entry repeated, out of order) */
-      gsize len = MIN(s->len - at, 1 + pick(r, 80));
+      gsize want = 1 + pick(r, 80), len = MIN(s->len - at, want);
+      if (len == 0)
+        break;
       g_autofree uint8_t *piece = g_memdup2(s->data + at, len);
       guint to = (guint)pick(r, s->len + 1);
       g_byte_array_set_size(s, s->len + (guint)len);

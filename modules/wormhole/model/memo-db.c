@@ -514,6 +514,8 @@ typedef struct {
 
 static void put(Writer *w, const void *p, size_t n)
 {
+  if (n == 0)
+    return;
   fwrite(p, 1, n, w->f);
   w->sum = wh_fnv1a(w->sum, p, n);
 }
