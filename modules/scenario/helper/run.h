@@ -117,7 +117,8 @@ gboolean wh_run_stopped_early(const WhRun *run);
 const char *wh_run_stop_reason(const WhRun *run);
 uint32_t wh_run_ops_done(const WhRun *run);
 
-/* Checks the end state: every flow complete, bytes sent = delivered + dropped, no
+/* Checks the end state: every flow complete, bytes sent = delivered + dropped +
+ * reclaimed (data_bytes_reclaimed), no
  * packet left in the pool, no event left pending. */
 gboolean wh_run_check(const WhRun *run, GError **error);
 
