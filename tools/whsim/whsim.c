@@ -12,6 +12,7 @@
  * SIGINT or SIGTERM writes its partial outputs, then ends by that signal (interrupt.h). */
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,6 +541,12 @@ static int run_native(WhRun *run, const char *path, const RunArgs *a)
             run->sim->past_horizon == WH_TIME_MAX ? "the sum of its times overflowed" : "too late",
             wh_time_to_s(run->sim->now));
     status = 1;
+  } else if (wh_run_sampler_full(run)) {
+    fprintf(stderr,
+            "whsim: %s: the rate samples reached the memory budget at %.3f us of network time "
+            "(--max-memory); the run stopped there: use a longer --sample-period\n",
+            path, wh_time_to_s(run->sim->now) * 1e6);
+    status = 1;
   } else if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
     fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", path, err->message);
     status = 1;
@@ -795,6 +802,9 @@ int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
   g_set_prgname("whsim");
+  /* past a file-size limit (ulimit -f), a write fails with EFBIG, reported as an error
+   * with the staged outputs cleaned up, instead of ending the process silently */
+  signal(SIGXFSZ, SIG_IGN);
   wh_registry_init();
   if (argc < 2) {
     usage(stderr);

@@ -223,6 +223,15 @@ void wh_sim_stop(WhSim *sim)
   sim->stopped = TRUE;
 }
 
+gboolean wh_sim_poll_interrupt(WhSim *sim)
+{
+  if (sim->interrupt == NULL || *sim->interrupt == 0)
+    return FALSE;
+  sim->interrupted = TRUE;
+  sim->stopped = TRUE;
+  return TRUE;
+}
+
 size_t wh_sim_pending(const WhSim *sim)
 {
   return sim->sched->klass->size(sim->sched);

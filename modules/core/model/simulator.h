@@ -145,6 +145,11 @@ typedef gboolean (*WhOwnerMatch)(uint32_t owner, void *data);
 void wh_sim_park(WhSim *sim, WhOwnerMatch match, void *data, GPtrArray *parked);
 void wh_sim_unpark(WhSim *sim, GPtrArray *parked, WhTime shift);
 
+/* For work inside one event that can take long (an observer filling samples): when the
+ * interrupt flag is set, stops the run as the loop's own check would (`interrupted`),
+ * and returns TRUE. Cold: one load when no signal came. */
+gboolean wh_sim_poll_interrupt(WhSim *sim);
+
 /* Runs until no event is left, wh_sim_stop() is called, or the next event lies
  * beyond the stop time set with wh_sim_stop_at() or beyond WH_TIME_HORIZON (then
  * past_horizon is set); an event that stops the run stays queued. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -824,6 +825,43 @@ static const char *wormhole_label(void *ctx, uint32_t flow, char buf[24])
   return wh_run_flow_label(ctx, flow, buf);
 }
 
+/* The rate sampler, bounded by the memory budget the network leaves. Refused before
+ * the run when the flows alone (each runs at least from its start until its bytes
+ * crossed the fastest link) would need more periods than the budget holds. */
+static gboolean start_sampler(WhRun *run, WhTime period, gboolean from_cli, GError **error)
+{
+  uint64_t left =
+      run->memory_budget > run->memory_network ? run->memory_budget - run->memory_network : 0;
+  uint64_t fastest = 1;
+  for (uint32_t i = 0; i < run->net->n_ports; i++)
+    fastest = MAX(fastest, run->net->port[i].rate_bps);
+  WhTime lasts = 0;
+  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(run->tp, i);
+    lasts = MAX(lasts, f->start + (WhTime)((double)f->size * 8 / (double)fastest * 1e12));
+  }
+  /* as the sampler counts: 4 bytes per port per period, twice */
+  double need = 8.0 * run->net->n_ports * (double)(lasts / period);
+  if (need <= (double)left) {
+    run->sampler = wh_rate_sampler_new(run->tp, period);
+    wh_rate_sampler_set_budget(run->sampler, left);
+    return TRUE;
+  }
+  g_autofree char *need_s = wh_units_format_bytes((uint64_t)MIN(need, 1e18));
+  g_autofree char *left_s = wh_units_format_bytes(left);
+  g_autofree char *period_s = wh_units_format_time(period);
+  g_autofree char *lasts_s = wh_units_format_time(lasts);
+  g_autofree char *min_s = wh_units_format_time(
+      (WhTime)ceil(8.0 * run->net->n_ports * (double)lasts / MAX((double)left, 1)));
+  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+              "%s %s: the flows run for at least %s, %" G_GUINT64_FORMAT
+              " periods; sampling %u ports that often needs about %s, more than the %s left "
+              "of the memory budget (--max-memory): use a period of at least %s",
+              from_cli ? "--sample-period" : "the scenario's sample period", period_s, lasts_s,
+              (guint64)(lasts / period), run->net->n_ports, need_s, left_s, min_s);
+  return FALSE;
+}
+
 /* --memo FILE, before anything is built (wh_memo_file_check): FILE may be missing (a
  * new database) but not a directory, another non-regular file, a link to nothing or a
  * file that is not a memo file; unless it is read-only, its directory must be writable
@@ -946,8 +984,8 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
     run->progress_label = opts->progress_label;
   }
   WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
-  if (sample)
-    run->sampler = wh_rate_sampler_new(run->tp, sample);
+  if (sample && !start_sampler(run, sample, opts && opts->sample_period, error))
+    return NULL;
   if (run->wormhole_params.mode != WH_WORMHOLE_OFF)
     run->wormhole =
         wh_wormhole_new(run->sim, run->net, run->tp, &run->wormhole_params, wormhole_label, run);
@@ -1081,8 +1119,13 @@ gboolean wh_run_check(const WhRun *run, GError **error)
 gboolean wh_run_stopped_early(const WhRun *run)
 {
   return run->sim->wall_stopped || run->sim->interrupted || run->net->deadlock.detected ||
-         run->tp->gave_up >= 0 || run->sim->past_horizon ||
+         run->tp->gave_up >= 0 || run->sim->past_horizon || wh_run_sampler_full(run) ||
          (run->stop && wh_sim_pending(run->sim) > 0);
+}
+
+gboolean wh_run_sampler_full(const WhRun *run)
+{
+  return run->sampler && wh_rate_sampler_full(run->sampler, NULL);
 }
 
 const char *wh_run_stop_reason(const WhRun *run)
@@ -1093,6 +1136,8 @@ const char *wh_run_stop_reason(const WhRun *run)
     return "retry limit";
   if (run->sim->past_horizon)
     return "time horizon";
+  if (wh_run_sampler_full(run))
+    return "sample memory";
   if (run->sim->interrupted)
     return "interrupted";
   return run->sim->wall_stopped ? "wall-clock limit" : "stop time";
@@ -1392,34 +1437,89 @@ const char *wh_run_flow_key(const WhRun *run, uint32_t i, char buf[WH_RUN_KEY_LE
   return wh_run_flow_label(run, i, buf);
 }
 
-static gboolean write_samples(const WhRun *run, WhOutputSet *set, GError **error)
+/* TRUE when a signal (SIGINT, SIGTERM) came after the run ended, while its outputs are
+ * being written: the writing stops, and nothing is put in place. (A run stopped by a
+ * signal writes its partial outputs whole; a second signal ends the process.) */
+static gboolean signalled_while_writing(const WhRun *run, GError **error)
+{
+  if (run->sim->interrupt == NULL || !*run->sim->interrupt || run->sim->interrupted)
+    return FALSE;
+  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_INTERRUPTED,
+              "interrupted while the outputs were written; no output was replaced");
+  return TRUE;
+}
+
+/* Keeps, in order, the indices of `live` for which `alive(s, index, k)` holds. */
+static void keep_alive(GArray *live, const WhRateSampler *s, uint32_t k,
+                       gboolean (*alive)(const WhRateSampler *s, uint32_t i, uint32_t k))
+{
+  guint m = 0;
+  for (guint j = 0; j < live->len; j++) {
+    uint32_t i = g_array_index(live, uint32_t, j);
+    if (alive(s, i, k))
+      g_array_index(live, uint32_t, m++) = i;
+  }
+  g_array_set_size(live, m);
+}
+
+static gboolean flow_alive(const WhRateSampler *s, uint32_t flow, uint32_t k)
+{
+  return k < wh_rate_sampler_flow_periods(s, flow);
+}
+
+static gboolean port_alive(const WhRateSampler *s, uint32_t port, uint32_t k)
+{
+  return k < wh_rate_sampler_port_periods(s, port) || wh_rate_sampler_queue(s, port, k) != 0;
+}
+
+/* The samples as CSV, straight to the file: with `ports`, queues.csv (a line per port
+ * and period with a queue), else rates.csv (a line per flow and period with traffic).
+ * Only the flows and ports with a record left are visited, so the cost follows the
+ * samples held and the lines written, not the periods times the flows. */
+static gboolean write_sample_lines(FILE *f, const WhRun *run, gboolean ports, GError **error)
 {
   char label[16];
   const WhRateSampler *s = run->sampler;
   uint32_t periods = wh_rate_sampler_periods(s);
   WhTime period = wh_rate_sampler_period(s);
-  g_autoptr(GString) rates = g_string_new("period_start_ps,flow_id,sent_bps,delivered_bps\n");
-  for (uint32_t k = 0; k < periods; k++) {
-    for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+  uint32_t n = ports ? run->net->n_ports : run->tp->n_flows;
+  g_autoptr(GArray) live = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), n);
+  for (uint32_t i = 0; i < n; i++)
+    g_array_append_val(live, i);
+  fputs(ports ? "period_end_ps,port,node,queue_bytes\n"
+              : "period_start_ps,flow_id,sent_bps,delivered_bps\n",
+        f);
+  for (uint32_t k = 0; k < periods && live->len; k++) {
+    if (k % 4096 == 0 && (ferror(f) || signalled_while_writing(run, error)))
+      return !ferror(f);
+    keep_alive(live, s, k, ports ? port_alive : flow_alive);
+    for (guint j = 0; j < live->len; j++) {
+      uint32_t i = g_array_index(live, uint32_t, j);
+      if (ports) {
+        uint32_t q = wh_rate_sampler_queue(s, i, k);
+        if (q)
+          fprintf(f, "%" G_GUINT64_FORMAT ",%u,%u,%u\n", (guint64)(k + 1) * period, i,
+                  run->net->port[i].node, q);
+        continue;
+      }
       uint64_t sent = wh_rate_sampler_sent(s, i, k), del = wh_rate_sampler_delivered(s, i, k);
       if (sent || del)
-        g_string_append_printf(rates, "%" G_GUINT64_FORMAT ",%s,%.0f,%.0f\n", (guint64)(k * period),
-                               wh_run_flow_label(run, i, label),
-                               (double)sent * 8 / wh_time_to_s(period),
-                               (double)del * 8 / wh_time_to_s(period));
+        fprintf(f, "%" G_GUINT64_FORMAT ",%s,%.0f,%.0f\n", (guint64)k * period,
+                wh_run_flow_label(run, i, label), (double)sent * 8 / wh_time_to_s(period),
+                (double)del * 8 / wh_time_to_s(period));
     }
   }
-  g_autoptr(GString) queues = g_string_new("period_end_ps,port,node,queue_bytes\n");
-  for (uint32_t k = 0; k < periods; k++) {
-    for (uint32_t p = 0; p < run->net->n_ports; p++) {
-      uint32_t q = wh_rate_sampler_queue(s, p, k);
-      if (q)
-        g_string_append_printf(queues, "%" G_GUINT64_FORMAT ",%u,%u,%u\n",
-                               (guint64)((k + 1) * period), p, run->net->port[p].node, q);
-    }
-  }
-  return wh_output_set_add(set, "rates.csv", rates->str, error) &&
-         wh_output_set_add(set, "queues.csv", queues->str, error);
+  return TRUE;
+}
+
+static gboolean write_rates(FILE *f, const void *data, GError **error)
+{
+  return write_sample_lines(f, data, FALSE, error);
+}
+
+static gboolean write_queues(FILE *f, const void *data, GError **error)
+{
+  return write_sample_lines(f, data, TRUE, error);
 }
 
 char *wh_run_links_csv(const WhRun *run)
@@ -1470,7 +1570,8 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
                 wh_output_set_add(set, "summary.json", summary, error);
   g_string_free(csv, TRUE);
   if (ok && run->sampler)
-    ok = write_samples(run, set, error);
+    ok = wh_output_set_add_stream(set, "rates.csv", write_rates, run, error) &&
+         wh_output_set_add_stream(set, "queues.csv", write_queues, run, error);
   if (ok && run->wormhole) {
     g_autofree char *wj = wh_wormhole_json(run->wormhole);
     ok = wh_output_set_add(set, "wormhole.json", wj, error);
@@ -1481,5 +1582,5 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
     ok = wh_output_set_add(set, "ops.csv", ops, error) &&
          wh_output_set_add(set, "trace.json", trace, error);
   }
-  return ok && wh_output_set_commit(set, error);
+  return ok && !signalled_while_writing(run, error) && wh_output_set_commit(set, error);
 }

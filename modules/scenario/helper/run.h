@@ -112,9 +112,11 @@ const char *wh_run_flow_key(const WhRun *run, uint32_t flow, char buf[WH_RUN_KEY
 /* TRUE when the run ended before its natural end (scenario stop time, wall limit,
  * interrupt, or a failure). */
 gboolean wh_run_stopped_early(const WhRun *run);
-/* Why it stopped early: "deadlock", "retry limit", "time horizon", "interrupted",
- * "wall-clock limit" or "stop time". */
+/* Why it stopped early: "deadlock", "retry limit", "time horizon", "sample memory",
+ * "interrupted", "wall-clock limit" or "stop time". */
 const char *wh_run_stop_reason(const WhRun *run);
+/* TRUE when the rate sampler's samples reached the memory budget and stopped the run. */
+gboolean wh_run_sampler_full(const WhRun *run);
 uint32_t wh_run_ops_done(const WhRun *run);
 
 /* Checks the end state: every flow complete, bytes sent = delivered + dropped +

@@ -27,6 +27,8 @@ struct WhRateSampler {
  * pass the budget or the periods would overflow the 32-bit period index. */
 static gboolean reserve(WhRateSampler *s, uint64_t add, WhTime now)
 {
+  if (wh_sim_poll_interrupt(s->tp->sim)) /* a signal: stop now, not 2^20 slow events later */
+    return FALSE;
   if (!s->full && (now / s->period < UINT32_MAX - 1) &&
       (s->max_bytes == 0 || s->bytes + 2 * add <= s->max_bytes)) {
     s->bytes += 2 * add; /* GArray grows by doubling: at most twice the length */
@@ -159,7 +161,24 @@ void wh_rate_sampler_close(WhRateSampler *s, WhTime t)
     track_port(s, i, t);
   /* once full, the periods before the one it filled in are whole: a port not tracked
    * since kept the queue of its last hook (wh_rate_sampler_queue) */
-  s->closed = (uint32_t)((s->full ? s->full_at : t) / s->period);
+  WhTime k = (s->full ? s->full_at : t) / s->period;
+  if (s->full) { /* no further than some port recorded: the writers' cost stays bounded */
+    WhTime longest = 0;
+    for (uint32_t i = 0; i < s->n_ports; i++)
+      longest = MAX(longest, s->ports[i].samples->len);
+    k = MIN(k, longest);
+  }
+  s->closed = (uint32_t)k;
+}
+
+uint32_t wh_rate_sampler_flow_periods(const WhRateSampler *s, uint32_t flow)
+{
+  return flow < s->flows->len ? ((const GArray *)s->flows->pdata[flow])->len : 0;
+}
+
+uint32_t wh_rate_sampler_port_periods(const WhRateSampler *s, uint32_t port)
+{
+  return s->ports[port].samples->len;
 }
 
 void wh_rate_sampler_set_budget(WhRateSampler *s, uint64_t max_bytes)

@@ -28,7 +28,8 @@ void wh_rate_sampler_free(WhRateSampler *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRateSampler, wh_rate_sampler_free)
 
 /* Closes every period that ended at or before `t` (call at the end of a run); after
- * the budget was reached, the periods that ended before it was. */
+ * the budget was reached, the periods that ended before it was, and no more than the
+ * longest port record. */
 void wh_rate_sampler_close(WhRateSampler *s, WhTime t);
 
 /* Bounds the bytes the samples may hold (0: no bound). */
@@ -49,5 +50,9 @@ double wh_rate_sampler_delivery_rate(const WhRateSampler *s, uint32_t flow, uint
                                      uint32_t k1);
 /* Queue length (bytes, all priorities) of `port` at the end of period k. */
 uint32_t wh_rate_sampler_queue(const WhRateSampler *s, uint32_t port, uint32_t k);
+/* The periods recorded for a flow (every later one is zero) and for a port (every later
+ * one holds the queue the port has now): what a writer visits. */
+uint32_t wh_rate_sampler_flow_periods(const WhRateSampler *s, uint32_t flow);
+uint32_t wh_rate_sampler_port_periods(const WhRateSampler *s, uint32_t port);
 
 #endif
