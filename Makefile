@@ -29,7 +29,7 @@ SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_af
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CK_TIMEOUT_MULTIPLIER=10
 FUZZ_CASES ?= 6000
 FUZZ_SEED ?= 1
-SLICE_PLOT_CASES := 200
+SLICE_PLOT_CASES := 1000
 SLICE_MEMO_CASES := 5000
 
 .PHONY: deps build run test check-format format bench clean sanitize sanitize-build fuzz \
