@@ -17,7 +17,8 @@ char *wh_test_source_path(const char *relative)
   return g_build_filename(base, relative, NULL);
 }
 
-int wh_test_whsim(const char *const *args, char **out, char **err)
+int wh_test_whsim_setup(const char *const *args, GSpawnChildSetupFunc setup, gpointer data,
+                        char **out, char **err)
 {
   GPtrArray *argv = g_ptr_array_new();
   g_ptr_array_add(argv, (gpointer)WH_WHSIM_PATH);
@@ -26,10 +27,16 @@ int wh_test_whsim(const char *const *args, char **out, char **err)
   g_ptr_array_add(argv, NULL);
   int status = -1;
   g_autoptr(GError) error = NULL;
-  gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+  gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, setup, data, out,
                              err, &status, &error);
   g_ptr_array_free(argv, TRUE);
   ck_assert_msg(ok, "cannot run whsim: %s", error ? error->message : "?");
+  return status;
+}
+
+int wh_test_whsim(const char *const *args, char **out, char **err)
+{
+  int status = wh_test_whsim_setup(args, NULL, NULL, out, err);
   ck_assert_msg(WIFEXITED(status), "whsim did not exit normally (status %d)", status);
   return WEXITSTATUS(status);
 }

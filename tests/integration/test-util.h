@@ -18,6 +18,12 @@ uint64_t wh_test_heap_bytes(void);
  * status and stores stdout/stderr (transfer full, nullable out-params). */
 int wh_test_whsim(const char *const *args, char **out, char **err);
 
+/* The same, with `setup` (nullable) run in the child before whsim starts (resource
+ * limits, say); returns the wait status, not only an exit status, so that a run killed
+ * by a signal shows as such. */
+int wh_test_whsim_setup(const char *const *args, GSpawnChildSetupFunc setup, gpointer data,
+                        char **out, char **err);
+
 /* The text of file `name` in directory `dir`; asserts it exists. (transfer full) */
 char *wh_test_read_in(const char *dir, const char *name);
 

@@ -60,3 +60,13 @@ gboolean wh_file_check_output(const char *path, GError **error)
   g_autofree char *dir = g_path_get_dirname(path);
   return wh_file_check_replaceable(path, error) && wh_file_check_writable_dir(dir, error);
 }
+
+void wh_file_remove_flat_dir(const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  for (const char *name; d && (name = g_dir_read_name(d)) != NULL;) {
+    g_autofree char *file = g_build_filename(dir, name, NULL);
+    g_unlink(file);
+  }
+  g_rmdir(dir);
+}

@@ -23,4 +23,8 @@ gboolean wh_file_check_writable_dir(const char *dir, GError **error);
  * an output file written by replacement needs. */
 gboolean wh_file_check_output(const char *path, GError **error);
 
+/* Deletes the entries of `dir`, a directory that holds files only (a staging
+ * directory), then `dir` itself. Errors are ignored: what cannot be removed stays. */
+void wh_file_remove_flat_dir(const char *dir);
+
 #endif

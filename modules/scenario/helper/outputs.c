@@ -79,17 +79,6 @@ gboolean wh_output_dir_prepare(const char *dir, GError **error)
   return TRUE;
 }
 
-/* Deletes the files of staging directory `path` (it holds no subdirectory), then it. */
-static void remove_staging(const char *path)
-{
-  g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
-  for (const char *name; d && (name = g_dir_read_name(d)) != NULL;) {
-    g_autofree char *file = g_build_filename(path, name, NULL);
-    g_unlink(file);
-  }
-  g_rmdir(path);
-}
-
 /* Removes the staging directories in `dir` that earlier runs left behind when they were
  * killed: a live set holds a lock on its own, so one that can be locked has no writer
  * any more. Another run's live staging directory is left alone. */
@@ -104,7 +93,7 @@ static void remove_abandoned(const char *dir)
     if (fd < 0)
       continue;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-      remove_staging(path);
+      wh_file_remove_flat_dir(path);
     close(fd);
   }
 }
@@ -229,7 +218,7 @@ void wh_output_set_free(WhOutputSet *set)
 {
   if (set == NULL)
     return;
-  remove_staging(set->staging);
+  wh_file_remove_flat_dir(set->staging);
   if (set->lock_fd >= 0)
     close(set->lock_fd);
   g_ptr_array_free(set->staged, TRUE);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "file-read.h"
+#include "file-write.h"
 #include "gnuplot.h"
 #include "interrupt.h"
 
@@ -723,17 +724,6 @@ static gboolean check_target(const char *final, GError **error)
                 "%s exists and is not a directory (a symbolic link or a file): not replaced", path);
 }
 
-/* Removes directory `path` and the files in it (the staging directory). */
-static void remove_tree(const char *path)
-{
-  g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
-  for (const char *name; d && (name = g_dir_read_name(d)) != NULL;) {
-    g_autofree char *file = g_build_filename(path, name, NULL);
-    g_remove(file);
-  }
-  g_rmdir(path);
-}
-
 /* Moves the `files` drawn in `staging` into `final` (created when missing) one by one,
  * then removes the regular files there with plot's own names that were not drawn this
  * time (an earlier plot's). */
@@ -801,7 +791,7 @@ gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GErr
            dir);
   }
   ok = ok && put_in_place(staging, final, files, error);
-  remove_tree(staging);
+  wh_file_remove_flat_dir(staging);
   for (guint i = 0; ok && written && i < files->len; i++)
     g_ptr_array_add(written, g_strdup(files->pdata[i]));
   return ok;
