@@ -2,11 +2,14 @@
 #include "compare.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "file-read.h"
 #include "gnuplot.h"
@@ -336,7 +339,8 @@ static gboolean json_members(const char *json, JsonMemberFn fn, void *data)
 /* ---- a stored exact run ---- */
 
 #define OTHER_CONFIGURATION "the stored exact run is of another configuration"
-#define MAX_STORED_LINE 65536 /* bytes of a line of flows.csv or ops.csv */
+#define MAX_STORED_LINE 65536               /* bytes of a line of flows.csv or ops.csv */
+#define MAX_STORED_BYTES ((guint64)4 << 30) /* bytes of a stored flows.csv or ops.csv */
 
 static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -576,9 +580,22 @@ static gboolean stored_csv(const char *dir, const char *name, const char *header
                         "-k, whsim reads plain files)"
                       : "missing: not the output directory of a whsim run");
   }
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
+  /* O_NONBLOCK: a FIFO put there after the test above must not block the open */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0)
     return refuse(error, "%s: cannot read: %s", path, g_strerror(errno));
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (guint64)st.st_size > MAX_STORED_BYTES) {
+    close(fd);
+    return refuse(error, "%s: %s", path,
+                  S_ISREG(st.st_mode) ? "larger than the 4 GiB a stored run's file may have"
+                                      : "not a regular file");
+  }
+  FILE *f = fdopen(fd, "r");
+  if (f == NULL) {
+    close(fd);
+    return refuse(error, "%s: cannot read: %s", path, g_strerror(errno));
+  }
   char *text = NULL;
   size_t cap = 0;
   ssize_t n;
