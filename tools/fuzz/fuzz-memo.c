@@ -6,11 +6,13 @@
  * header field changed, truncated, extended), in half the cases makes the checksum
  * right again so that the entry parser is reached, and writes it to a file. The file is
  * then loaded (unbounded, or bounded to a few entries), and a database is saved over
- * it (merged with it when it loads). A case passes when the loader accepts the file
- * or refuses it with a clear message: one printable line of valid UTF-8 starting with
- * the file's name; a save must succeed, or refuse only a file that is not a memo file,
- * and what it writes must load again with every entry of both. A crash, a sanitizer
- * report or a GLib critical ends the process; a failed case fails the run (exit 1).
+ * it (merged with it when it loads; in a third of the cases capped at a few entries'
+ * bytes). A case passes when the loader accepts the file or refuses it with a clear
+ * message: one printable line of valid UTF-8 starting with the file's name; a save must
+ * succeed, or refuse only a file that is not a memo file, and what it writes must load
+ * again with every entry of both (capped: the entries it says it wrote, all of them
+ * loaded by a load under the same cap). A crash, a sanitizer report or a GLib
+ * critical ends the process; a failed case fails the run (exit 1).
  * `--case N` replays one case. Cost: well under a millisecond a case. */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -169,7 +171,8 @@ static const char *run_case(const char *path, WhRng *r, char **msg_out)
    * file that is not a memo file */
   wh_memo_db_insert(db, 42, WH_MEMO_COMPLETED, "own", 3, "v", 1);
   g_autoptr(GError) serr = NULL;
-  if (!wh_memo_db_save(db, path, &serr)) {
+  WhMemoSave save = {.max_bytes = pick(r, 3) == 0 ? 1 + pick(r, 2000) : 0};
+  if (!wh_memo_db_save_bounded(db, path, &save, &serr)) {
     g_free(*msg_out);
     *msg_out = g_strdup(serr->message);
     if (!g_error_matches(serr, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC))
@@ -178,11 +181,17 @@ static const char *run_case(const char *path, WhRng *r, char **msg_out)
   }
   g_autoptr(WhMemoDb) back = wh_memo_db_new(CONFIG);
   g_autoptr(GError) lerr = NULL;
-  if (!wh_memo_db_load(back, path, &lerr)) {
+  WhMemoLoad again = {.max_bytes = save.max_bytes};
+  if (!wh_memo_db_load_bounded(back, path, &again, &lerr)) {
     g_free(*msg_out);
     *msg_out = g_strdup(lerr->message);
     return "the saved file does not load";
   }
+  if (save.written > save.entries || again.entries != save.written ||
+      again.loaded != again.entries || (save.max_bytes && wh_memo_db_bytes(back) > save.max_bytes))
+    return "the capped file is not what the save says, or does not load whole under its cap";
+  if (save.max_bytes)
+    return NULL;
   /* the union: every entry of the database, and those of the file it did not load */
   uint32_t n = 0, c = 0;
   wh_memo_db_foreach(back, count_entry, &n);

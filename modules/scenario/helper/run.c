@@ -920,7 +920,7 @@ static gboolean open_memo(WhRun *run, const char *path, GError **error)
         "%s: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
         " entries loaded, the first in the file's order: the others would take the database "
         "beyond wh::Wormhole::MemoMaxBytes (%s) or the memory budget left (%s, --max-memory); "
-        "they stay in the file%s",
+        "the file keeps them when it is written, as far as MemoMaxBytes allows%s",
         path, loaded, entries, max, left_s, read_only);
     return TRUE;
   }
@@ -935,11 +935,13 @@ static gboolean open_memo(WhRun *run, const char *path, GError **error)
   return TRUE;
 }
 
+/* The file written holds the union's first entries within MemoMaxBytes
+ * (wh_wormhole_memo_save), the prefix a later run's load takes whole. */
 gboolean wh_run_memo_save(const WhRun *run, GError **error)
 {
   if (run->memo_file == NULL || run->memo_keep_file)
     return TRUE;
-  return wh_wormhole_memo_save(run->wormhole, run->memo_file, error);
+  return wh_wormhole_memo_save(run->wormhole, run->memo_file, NULL, NULL, error);
 }
 
 WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)

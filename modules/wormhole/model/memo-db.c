@@ -534,13 +534,19 @@ static void put_entry(Writer *w, uint64_t signature, WhMemoKind kind, const uint
 
 /* The union of the database's entries and a file's, in the file's order: the
  * database's walked beside the file's (one key in both: the value that sorts first),
- * counted, or written when w is set. */
+ * counted, or written when w is set. Within max_bytes, the union's first entries are
+ * kept while the bytes they count (entry_bytes, as wh_memo_db_bytes counts them) stay
+ * within it; the first that would pass it and all later ones are left out. */
 typedef struct {
   const WhMemoDb *db;
-  GArray *sigs; /* the database's signatures, ascending */
-  guint si, bj; /* the next entry: bucket sigs[si], entry bj */
-  Writer *w;    /* nullable: only count */
-  uint64_t count;
+  GArray *sigs;       /* the database's signatures, ascending */
+  guint si, bj;       /* the next entry: bucket sigs[si], entry bj */
+  Writer *w;          /* nullable: only count */
+  uint64_t max_bytes; /* 0: no bound */
+  uint64_t bytes;     /* the kept entries' */
+  gboolean full;      /* an entry did not fit: the rest are left out */
+  uint64_t total;     /* the union's entries */
+  uint64_t count;     /* those kept */
 } Merge;
 
 static const WhMemoEntry *merge_peek(Merge *m)
@@ -556,6 +562,13 @@ static const WhMemoEntry *merge_peek(Merge *m)
 static void merge_emit(Merge *m, uint64_t signature, WhMemoKind kind, const uint8_t *key,
                        uint32_t key_len, const uint8_t *value, uint32_t value_len)
 {
+  m->total++;
+  if (!m->full) {
+    m->bytes += entry_bytes(key_len, value_len);
+    m->full = m->max_bytes && m->bytes > m->max_bytes;
+  }
+  if (m->full)
+    return;
   m->count++;
   if (m->w)
     put_entry(m->w, signature, kind, key, key_len, value, value_len);
@@ -596,7 +609,8 @@ static void merge_rest(Merge *m)
 static gboolean merge_walk(Merge *m, Reader *r, GError **error)
 {
   m->si = m->bj = 0;
-  m->count = 0;
+  m->bytes = m->total = m->count = 0;
+  m->full = FALSE;
   uint64_t n;
   if (r && !walk(r, m->db->config_hash, &n, merge_entry, m, error))
     return FALSE;
@@ -655,10 +669,10 @@ static gboolean write_union(Merge *m, Reader *r, const char *path, const char *t
 /* Under the lock: the file now at `target` is read again and merged; one that is not a
  * memo file, cannot be read or is read-only is not replaced; a stale or damaged one is. */
 static gboolean save_locked(const WhMemoDb *db, const char *path, const char *target,
-                            GError **error)
+                            WhMemoSave *save, GError **error)
 {
   g_autoptr(GArray) sigs = sorted_signatures(db);
-  Merge m = {.db = db, .sigs = sigs};
+  Merge m = {.db = db, .sigs = sigs, .max_bytes = save->max_bytes};
   GStatBuf st;
   mode_t mode = 0;
   Reader r = {0};
@@ -680,6 +694,8 @@ static gboolean save_locked(const WhMemoDb *db, const char *path, const char *ta
     merge_walk(&m, NULL, NULL);
   gboolean ok = write_union(&m, merge ? &r : NULL, path, target, mode, error);
   reader_close(&r);
+  save->entries = ok ? m.total : 0;
+  save->written = ok ? m.count : 0;
   return ok;
 }
 
@@ -700,8 +716,10 @@ static char *resolve(const char *path, GError **error)
   return copy;
 }
 
-gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
+gboolean wh_memo_db_save_bounded(const WhMemoDb *db, const char *path, WhMemoSave *save,
+                                 GError **error)
 {
+  save->entries = save->written = 0;
   if (g_file_test(path, G_FILE_TEST_IS_DIR))
     return refuse(error, WH_MEMO_ERROR_IO, path, "is a directory");
   g_autofree char *target = resolve(path, error);
@@ -720,9 +738,15 @@ gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
                     g_strerror(err));
     }
   }
-  gboolean ok = save_locked(db, path, target, error);
+  gboolean ok = save_locked(db, path, target, save, error);
   close(lock); /* releases the lock */
   return ok;
+}
+
+gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error)
+{
+  WhMemoSave save = {0};
+  return wh_memo_db_save_bounded(db, path, &save, error);
 }
 
 gboolean wh_memo_file_check(const char *path, gboolean *read_only, GError **error)

@@ -26,6 +26,18 @@
  * is truncated, damaged, of another format version, byte order, build or configuration
  * is refused with a message naming the reason; the caller reports it and goes on with
  * an empty database, and saving replaces it.
+ *
+ * A bounded save (WhMemoSave; Wormhole's is bounded by MemoMaxBytes) caps what it
+ * writes: the union's entries are kept in the file's order, (signature, key, value),
+ * while the running total of the bytes they count (wh_memo_db_bytes' measure) stays
+ * within max_bytes; the first entry that would pass it and every later one are left
+ * out. That is the prefix a load bounded by the same max_bytes takes, so a file saved
+ * under a bound loads whole under it; and what a file holds depends only on the union
+ * of the entries saved into it, not on which save came first (but for a key whose
+ * value gets smaller after entries were cut: an outcome of a kind that sorts first,
+ * shorter than the value it replaces, leaves room the entries already cut do not come
+ * back to).
+ *
  * Engine-neutral: bytes in, bytes out. Cold path (per phase, not per packet). */
 #ifndef WH_MEMO_DB_H
 #define WH_MEMO_DB_H
@@ -98,9 +110,23 @@ void wh_memo_db_foreach(const WhMemoDb *db, void (*fn)(const WhMemoEntry *e, voi
 uint32_t wh_memo_db_len(const WhMemoDb *db);
 uint64_t wh_memo_db_bytes(const WhMemoDb *db);
 
-/* Writes the database to `path`: merged under the lock with the file there, then
- * renamed over it (see above). Fails, leaving the file as it is, when it is not a memo
- * file, cannot be read, or is read-only (WH_MEMO_ERROR_READ_ONLY). */
+/* A bound on a save and what it did. */
+typedef struct {
+  uint64_t max_bytes; /* in: the bytes (wh_memo_db_bytes' measure) the entries written may
+                         count; 0: none */
+  uint64_t entries;   /* out: the union's entries (the file's and the database's) */
+  uint64_t written;   /* out: the entries written: the union's first ones (in (signature,
+                         key) order) within max_bytes; entries - written were left out */
+} WhMemoSave;
+
+/* Writes the database to `path`: merged under the lock with the file there, capped at
+ * `save`'s bound, then renamed over it (see above). Fails, leaving the file as it is,
+ * when it is not a memo file, cannot be read, or is read-only
+ * (WH_MEMO_ERROR_READ_ONLY). */
+gboolean wh_memo_db_save_bounded(const WhMemoDb *db, const char *path, WhMemoSave *save,
+                                 GError **error);
+
+/* wh_memo_db_save_bounded without a bound: the whole union. */
 gboolean wh_memo_db_save(const WhMemoDb *db, const char *path, GError **error);
 
 /* Bounds on a load and what it did. */

@@ -670,8 +670,15 @@ gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, uint64_t max_me
   return ok;
 }
 
-gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, GError **error)
+gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, uint64_t *written,
+                               uint64_t *entries, GError **error)
 {
   g_return_val_if_fail(wh->memo != NULL, FALSE);
-  return wh_memo_db_save(wh->memo, path, error);
+  WhMemoSave save = {.max_bytes = wh->p.memo_max_bytes};
+  gboolean ok = wh_memo_db_save_bounded(wh->memo, path, &save, error);
+  if (written)
+    *written = save.written;
+  if (entries)
+    *entries = save.entries;
+  return ok;
 }

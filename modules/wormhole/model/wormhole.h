@@ -129,8 +129,11 @@ void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out);
 gboolean wh_wormhole_memo_load(WhWormhole *wh, const char *path, uint64_t max_memory,
                                uint64_t *loaded, uint64_t *entries, GError **error);
 /* Patterns on: writes the database to `path`, merged with the file there under its
- * lock (wh_memo_db_save). */
-gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, GError **error);
+ * lock and capped at MemoMaxBytes (wh_memo_db_save_bounded: the union's first entries
+ * in the file's order while their bytes stay within it); *written of the union's
+ * *entries are written (both nullable), the others left out. */
+gboolean wh_wormhole_memo_save(const WhWormhole *wh, const char *path, uint64_t *written,
+                               uint64_t *entries, GError **error);
 
 /* Bytes held by the observer and detector now (an estimate). */
 uint64_t wh_wormhole_memory(const WhWormhole *wh);

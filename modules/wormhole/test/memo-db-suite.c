@@ -1,7 +1,7 @@
 /* The memo database: content independent of insertion order, a file round trip that
  * is byte for byte stable, every kind of bad file refused with its reason and the
- * database left as it was, atomic saves that merge with the file, bounded loads, and
- * the configuration digest that namespaces a file. */
+ * database left as it was, atomic saves that merge with the file, capped saves,
+ * bounded loads, and the configuration digest that namespaces a file. */
 #include <check.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -316,6 +316,157 @@ START_TEST(test_merge_and_bounds)
   ck_assert_msg(g_error_matches(err, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC), "%s", err->message);
   g_autoptr(GBytes) nb = file_bytes(other);
   ck_assert_uint_eq(g_bytes_get_size(nb), 6);
+  wh_test_remove_tree(dir);
+}
+END_TEST
+
+/* An entry of the capped-save test: its fields, copied. */
+typedef struct {
+  uint64_t sig;
+  WhMemoKind kind;
+  GBytes *key, *value;
+} Copy;
+
+static void copy_entry(const WhMemoEntry *e, void *data)
+{
+  Copy c = {.sig = e->signature,
+            .kind = e->kind,
+            .key = g_bytes_new(e->key, e->key_len),
+            .value = g_bytes_new(e->value, e->value_len)};
+  g_array_append_val((GArray *)data, c);
+}
+
+static void copy_clear(gpointer p)
+{
+  Copy *c = p;
+  g_bytes_unref(c->key);
+  g_bytes_unref(c->value);
+}
+
+/* The file's order: signature, then key (shorter first, then bytewise). */
+static gint copy_cmp(gconstpointer a, gconstpointer b)
+{
+  const Copy *x = a, *y = b;
+  if (x->sig != y->sig)
+    return x->sig < y->sig ? -1 : 1;
+  gsize nx = g_bytes_get_size(x->key), ny = g_bytes_get_size(y->key);
+  if (nx != ny)
+    return nx < ny ? -1 : 1;
+  return nx ? memcmp(g_bytes_get_data(x->key, NULL), g_bytes_get_data(y->key, NULL), nx) : 0;
+}
+
+/* The bytes wh_memo_db_bytes counts for an entry. */
+static uint64_t copy_bytes(const Copy *c)
+{
+  return sizeof(WhMemoEntry) + g_bytes_get_size(c->key) + g_bytes_get_size(c->value);
+}
+
+/* Entry i of a capped-save database: its key and value depend on the signature only, so
+ * the two databases agree where they overlap; some values are long, most short. */
+static void insert_numbered(WhMemoDb *db, uint64_t sig, WhMemoKind kind)
+{
+  char key[32], value[200];
+  int kn = g_snprintf(key, sizeof key, "key-%" G_GUINT64_FORMAT, sig);
+  guint vn = sig % 7 == 0 ? 150 : (guint)(sig % 13);
+  memset(value, (int)('a' + sig % 26), vn);
+  wh_memo_db_insert(db, sig, kind, key, (uint32_t)kn, value, vn);
+}
+
+START_TEST(test_save_capped)
+{
+  /* two databases whose union exceeds the cap, overlapping on some keys (one of them
+   * with a sighting in x and an outcome in y: the outcome wins) */
+  g_autoptr(WhMemoDb) x = wh_memo_db_new(0x1234);
+  g_autoptr(WhMemoDb) y = wh_memo_db_new(0x1234);
+  for (uint64_t i = 0; i < 40; i++)
+    insert_numbered(x, i * 3, WH_MEMO_CONVERGED);
+  for (uint64_t i = 0; i < 40; i++)
+    insert_numbered(y, i * 5, WH_MEMO_CONVERGED);
+  wh_memo_db_insert(x, 1000, WH_MEMO_SEEN, "both", 4, NULL, 0);
+  wh_memo_db_insert(y, 1000, WH_MEMO_COMPLETED, "both", 4, "outcome", 7);
+
+  /* the expected file: the union sorted, kept while the running bytes stay within the
+   * cap; the cap chosen so that the first entry left out is a long one followed by a
+   * short one that alone would still fit (it is left out too) */
+  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(Copy));
+  g_array_set_clear_func(all, copy_clear);
+  g_autoptr(WhMemoDb) u = wh_memo_db_new(0x1234);
+  for (uint64_t i = 0; i < 40; i++) {
+    insert_numbered(u, i * 3, WH_MEMO_CONVERGED);
+    insert_numbered(u, i * 5, WH_MEMO_CONVERGED);
+  }
+  wh_memo_db_insert(u, 1000, WH_MEMO_COMPLETED, "both", 4, "outcome", 7);
+  wh_memo_db_foreach(u, copy_entry, all);
+  g_array_sort(all, copy_cmp);
+  ck_assert_uint_eq(all->len, wh_memo_db_len(u));
+  uint64_t total = 0;
+  for (guint i = 0; i < all->len; i++)
+    total += copy_bytes(&g_array_index(all, Copy, i));
+  ck_assert_uint_eq(total, wh_memo_db_bytes(u));
+  guint cut = all->len;
+  uint64_t before = 0;
+  for (guint i = all->len / 3; i + 1 < all->len && cut == all->len; i++)
+    if (copy_bytes(&g_array_index(all, Copy, i)) > copy_bytes(&g_array_index(all, Copy, i + 1)))
+      cut = i;
+  ck_assert_uint_lt(cut, all->len);
+  for (guint i = 0; i < cut; i++)
+    before += copy_bytes(&g_array_index(all, Copy, i));
+  uint64_t cap = before + copy_bytes(&g_array_index(all, Copy, cut + 1));
+  ck_assert_uint_lt(cap, total);
+  g_autoptr(WhMemoDb) kept = wh_memo_db_new(0x1234);
+  uint64_t running = 0;
+  guint n_kept = 0;
+  for (guint i = 0; i < all->len; i++) {
+    const Copy *c = &g_array_index(all, Copy, i);
+    running += copy_bytes(c);
+    if (running > cap)
+      break;
+    gsize kn, vn;
+    const void *k = g_bytes_get_data(c->key, &kn), *v = g_bytes_get_data(c->value, &vn);
+    wh_memo_db_insert(kept, c->sig, c->kind, k, (uint32_t)kn, v, (uint32_t)vn);
+    n_kept++;
+  }
+  ck_assert_uint_eq(n_kept, cut);
+
+  g_autofree char *dir = tmp_dir();
+  g_autofree char *xy = g_build_filename(dir, "xy.memo", NULL);
+  g_autofree char *yx = g_build_filename(dir, "yx.memo", NULL);
+  g_autofree char *expected = g_build_filename(dir, "expected.memo", NULL);
+  g_autoptr(GError) err = NULL;
+  WhMemoSave save = {.max_bytes = cap};
+  ck_assert_msg(wh_memo_db_save_bounded(x, xy, &save, &err), "%s", err ? err->message : "");
+  ck_assert_msg(wh_memo_db_save_bounded(y, xy, &save, &err), "%s", err ? err->message : "");
+  ck_assert_uint_gt(save.entries, save.written); /* the file's (capped) and y's */
+  ck_assert_uint_eq(save.written, cut);
+  ck_assert(wh_memo_db_save_bounded(y, yx, &save, NULL));
+  ck_assert(wh_memo_db_save_bounded(x, yx, &save, NULL));
+  ck_assert_uint_eq(save.written, cut);
+  ck_assert(wh_memo_db_save(kept, expected, NULL));
+  g_autoptr(GBytes) bxy = file_bytes(xy);
+  g_autoptr(GBytes) byx = file_bytes(yx);
+  g_autoptr(GBytes) bexp = file_bytes(expected);
+  ck_assert_msg(g_bytes_equal(bxy, bexp), "the capped file holds %zu bytes, the prefix %zu",
+                g_bytes_get_size(bxy), g_bytes_get_size(bexp));
+  ck_assert(g_bytes_equal(bxy, byx));
+
+  /* a load bounded by the same cap takes the file whole */
+  g_autoptr(WhMemoDb) back = wh_memo_db_new(0x1234);
+  WhMemoLoad load = {.max_bytes = cap};
+  ck_assert_msg(wh_memo_db_load_bounded(back, xy, &load, &err), "%s", err ? err->message : "");
+  ck_assert_uint_eq(load.entries, cut);
+  ck_assert_uint_eq(load.loaded, cut);
+  ck_assert_uint_le(wh_memo_db_bytes(back), cap);
+
+  /* saved again under the cap, with nothing new: the same bytes; without a cap, the
+   * union whole */
+  ck_assert(wh_memo_db_save_bounded(back, xy, &save, NULL));
+  g_autoptr(GBytes) again = file_bytes(xy);
+  ck_assert(g_bytes_equal(again, bexp));
+  ck_assert(wh_memo_db_save(x, expected, NULL));
+  ck_assert(wh_memo_db_save(y, expected, NULL));
+  g_autoptr(WhMemoDb) whole = wh_memo_db_new(0x1234);
+  ck_assert(wh_memo_db_load(whole, expected, NULL));
+  ck_assert_uint_eq(wh_memo_db_len(whole), all->len);
   wh_test_remove_tree(dir);
 }
 END_TEST
@@ -783,6 +934,7 @@ Suite *wh_memo_db_suite(void)
   tcase_add_test(tc, test_bad_files);
   tcase_add_test(tc, test_atomic_save);
   tcase_add_test(tc, test_merge_and_bounds);
+  tcase_add_test(tc, test_save_capped);
   tcase_add_test(tc, test_config_digest);
   suite_add_tcase(s, tc);
   TCase *tp = tcase_create("patterns");
