@@ -368,7 +368,8 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "keep Wormhole's memo database in FILE: loaded at the start when it exists, as far "
        "as MemoMaxBytes and --max-memory allow (a damaged or stale memo file is ignored with "
        "a warning, then replaced), written at the end of a run that did not fail, merged "
-       "under a lock with what FILE holds then; a link is followed, a read-only FILE is never "
+       "under a lock with what FILE holds then (at most MemoMaxBytes); a link is followed, a "
+       "read-only FILE is never "
        "written, a FILE that is not a memo file is refused and left as it is; needs "
        "wh::Wormhole::Mode=memo, or Patterns=true with observe or skip",
        "FILE"},

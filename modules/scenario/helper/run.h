@@ -94,8 +94,8 @@ void wh_run_take_scenario(WhRun *run, WhScenario *sc);
 void wh_run_execute(WhRun *run);
 
 /* Writes Wormhole's memo database to the run's memo file, merged with what the file
- * holds then (wh_memo_db_save), unless the file is read-only or not a memo file at all
- * (it is left as it is); TRUE with no memo file. */
+ * holds then and capped at wh::Wormhole::MemoMaxBytes (wh_memo_db_save_bounded), unless the file is
+ * read-only or not a memo file at all (it is left as it is); TRUE with no memo file. */
 gboolean wh_run_memo_save(const WhRun *run, GError **error);
 
 /* A flow's name in outputs: its scenario id, else its index (written to `buf`).

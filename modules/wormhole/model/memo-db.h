@@ -141,10 +141,10 @@ typedef struct {
 
 /* Adds the entries of the file at `path` (marked from_file) that fit `load`'s bounds:
  * the whole file is checked first, and the entries that fit are counted without being
- * allocated, then read in; the others stay in the file (saving keeps them). On any
- * error the database is left as it was. A missing file is WH_MEMO_ERROR_IO with
- * G_FILE_ERROR_NOENT reported in the message; callers that start a new database test
- * for it first. */
+ * allocated, then read in; the others stay in the file (a save keeps them as far as its
+ * cap allows). On any error the database is left as it was. A missing file is
+ * WH_MEMO_ERROR_IO with G_FILE_ERROR_NOENT reported in the message; callers that start a
+ * new database test for it first. */
 gboolean wh_memo_db_load_bounded(WhMemoDb *db, const char *path, WhMemoLoad *load, GError **error);
 
 /* wh_memo_db_load_bounded without bounds. */

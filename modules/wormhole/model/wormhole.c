@@ -76,7 +76,8 @@ static const WhParamSpec wormhole_params[] = {
      WH_CHECK_POSITIVE, 0, 0, NULL},
     {"MemoMaxBytes", WH_PARAM_BYTES, "64MB",
      "patterns: the pattern store's size at which new patterns are no longer stored (they "
-     "are still counted, as not_stored in wormhole.json)",
+     "are still counted, as not_stored in wormhole.json); also the most a --memo file "
+     "loads and holds after a save",
      WH_CHECK_POSITIVE, 0, 0, NULL},
     {"ReplayConverged", WH_PARAM_BOOL, "true",
      "memo: also replay a recurring phase whose stored outcome is a convergence, and go on "
