@@ -9,6 +9,7 @@
 #include "file-write.h"
 #include "piper.h"
 #include "scenario.h"
+#include "topology-preset.h"
 #include "units.h"
 
 #define EXIT_BAD_INPUT 2
@@ -430,7 +431,7 @@ int wh_piper_plan_main(int argc, char **argv)
   WhPiperNet net;
   wh_piper_net_default(&net);
   g_autoptr(WhConfig) cfg = wh_config_new();
-  if (!wh_scenario_preset_apply(cfg, "frontier", &err)) {
+  if (!wh_topology_preset_apply(cfg, "frontier", &err)) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
     return 1;
   }

@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "piper.h"
-#include "scenario.h"
+#include "topology-preset.h"
 
 /* ---- memory ---- */
 
@@ -181,7 +181,7 @@ void wh_piper_net_default(WhPiperNet *n)
    * cost from the Frontier preset */
   *n = (WhPiperNet){.nics_per_node = 4, .gcds_per_node = 8, .switch_gcds = 32};
   g_autoptr(WhConfig) cfg = wh_config_new();
-  gboolean ok = wh_scenario_preset_apply(cfg, "frontier", NULL);
+  gboolean ok = wh_topology_preset_apply(cfg, "frontier", NULL);
   g_assert(ok);
   wh_piper_net_from_config(cfg, n);
 }

@@ -15,6 +15,7 @@
 #include "simai-import.h"
 #include "dragonfly.h"
 #include "topology.h"
+#include "topology-preset.h"
 
 static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
     G_GNUC_PRINTF(4, 5);
@@ -306,12 +307,13 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
     const WhTopologyClass *t = wh_topology_lookup(sc->topology);
     if (t == NULL)
       return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
-    const char *g = sc->topology_preset ? wh_config_origin(cfg, "wh::Dragonfly", "Groups") : NULL;
+    const WhTopologyPreset *preset = wh_topology_preset_lookup(sc->topology_preset);
+    const char *g = preset ? wh_config_origin(cfg, preset->topology, preset->groups_param) : NULL;
     if (g && strstr(g, "(preset ") == NULL)
       return fail_at(error, sc, sc->topology_line,
-                     "<topology preset=\"%s\">: wh::Dragonfly::Groups is also set (%s); give "
-                     "the number of groups once, as the preset's \"groups\" attribute",
-                     sc->topology_preset, g);
+                     "<topology preset=\"%s\">: %s::%s is also set (%s); give the number of "
+                     "groups once, as the preset's \"groups\" attribute",
+                     preset->name, preset->topology, preset->groups_param, g);
     if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
       g_propagate_error(error, g_steal_pointer(&err));
       return FALSE;

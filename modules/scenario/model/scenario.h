@@ -147,12 +147,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhScenario, wh_scenario_free)
 
 void wh_scenario_add_set(WhScenario *sc, const char *key, const char *value);
 
-/* Sets a topology preset's parameters (today only "frontier": the values
- * <topology preset="frontier"> applies, Groups and Routing aside) on `cfg`, so a model
- * of the machine (the Piper planner) reads the same rates, delays and message cost as
- * the scenarios. FALSE with `error` for an unknown preset. */
-gboolean wh_scenario_preset_apply(WhConfig *cfg, const char *preset, GError **error);
-
 /* The most ranks an all-to-allv's size matrix may cover (8 bytes per pair). */
 #define WH_SCENARIO_MAX_MATRIX_RANKS 8192u
 
