@@ -605,8 +605,9 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
   return TRUE;
 }
 
-/* <placement>: maps the workload's ranks onto Frontier nodes, 8 per node (rank r on GCD
- * r mod 8 of the (r / 8)-th node of the placement). Cost: O(nodes) once. */
+/* <placement>: maps the workload's ranks onto Frontier nodes of G = gcds_per_node GCDs
+ * (rank r on GCD r mod G of the (r / G)-th node of the placement). Cost: O(nodes)
+ * once. */
 static gboolean place_ranks(WhRun *run, GError **error)
 {
   const WhScenario *sc = run->sc;
@@ -622,8 +623,9 @@ static gboolean place_ranks(WhRun *run, GError **error)
     return fail_at(error, sc, sc->placement_line,
                    "<placement>: places a workload's ranks; "
                    "this scenario has no workload");
-  uint32_t nodes = sh->hosts / 8, ranks = wh_workload_n_ranks(run->workload);
-  uint32_t need = (ranks + 7) / 8;
+  uint32_t G = sh->gcds_per_node;
+  uint32_t nodes = sh->hosts / G, ranks = wh_workload_n_ranks(run->workload);
+  uint32_t need = (ranks + G - 1) / G;
   g_autofree uint32_t *list = g_new(uint32_t, nodes);
   uint32_t n = 0;
   switch (sc->placement) {
@@ -659,10 +661,10 @@ static gboolean place_ranks(WhRun *run, GError **error)
   }
   if (need > n)
     return fail_at(error, sc, sc->placement_line,
-                   "<placement>: %u ranks need %u nodes of 8 GCDs; the placement has %u (%u GCDs)",
-                   ranks, need, n, n * 8);
+                   "<placement>: %u ranks need %u nodes of %u GCDs; the placement has %u (%u GCDs)",
+                   ranks, need, G, n, n * G);
   for (uint32_t r = 0; r < ranks; r++)
-    if (!wh_workload_map_rank(run->workload, r, list[r / 8] * 8 + r % 8, error))
+    if (!wh_workload_map_rank(run->workload, r, list[r / G] * G + r % G, error))
       return FALSE;
   return TRUE;
 }
@@ -750,7 +752,7 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   new_workload(run, ranks);
   const WhDragonfly *df = wh_dragonfly_of(run->net);
   if (df && wh_dragonfly_get_shape(df)->frontier)
-    wh_workload_set_gcds_per_node(run->workload, 8);
+    wh_workload_set_gcds_per_node(run->workload, wh_dragonfly_get_shape(df)->gcds_per_node);
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;

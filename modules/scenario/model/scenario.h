@@ -107,8 +107,9 @@ typedef struct {
   WhTime perm_start;
   int perm_line;
   GPtrArray *patterns; /* WhScenarioPattern*: <shift>, <uniform> */
-  /* <placement>: where a workload's ranks run on a machine of Frontier nodes (8 GCD
-   * hosts each), rank r on GCD r mod 8 of the (r / 8)-th node of the placement */
+  /* <placement>: where a workload's ranks run on a machine of Frontier nodes (G =
+   * WH_DRAGONFLY_NODE_GCDS hosts each), rank r on GCD r mod G of the (r / G)-th node of
+   * the placement */
   WhPlacement placement;
   uint32_t *placement_nodes; /* WH_PLACEMENT_NODES: the node list */
   uint32_t n_placement_nodes;
