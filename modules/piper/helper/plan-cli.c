@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dragonfly.h"
 #include "file-write.h"
 #include "piper.h"
 #include "scenario.h"
+#include "topology-preset.h"
 #include "units.h"
 
 #define EXIT_BAD_INPUT 2
@@ -100,13 +102,13 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   return g_string_free(t, FALSE);
 }
 
-/* The smallest power-of-two GCD count (>= 8) with a feasible plan, for held-out full
+/* The smallest power-of-two GCD count (one node or more) with a feasible plan, for held-out full
  * models whose GCD counts are not given. */
 static const WhPiperCandidate *plan_smallest(const WhPiperModel *m, WhPiperPlanOpts *o,
                                              const WhPiperCompute *c, const WhPiperNet *net,
                                              WhPiperPlan *p)
 {
-  for (uint32_t n = 8; n <= 4096; n *= 2) {
+  for (uint32_t n = WH_DRAGONFLY_NODE_GCDS; n <= 4096; n *= 2) {
     o->gcds = n;
     if (!wh_piper_plan(m, o, c, net, p, NULL))
       continue;
@@ -385,7 +387,8 @@ int wh_piper_plan_main(int argc, char **argv)
   GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &model, "a catalogue model or a model file",
        "NAME|FILE"},
-      {"gcds", 0, 0, G_OPTION_ARG_STRING, &gcds, "GCDs (a multiple of 8)", "N"},
+      {"gcds", 0, 0, G_OPTION_ARG_STRING, &gcds,
+       "GCDs (a multiple of " G_STRINGIFY(WH_DRAGONFLY_NODE_GCDS) ")", "N"},
       {"tokens", 0, 0, G_OPTION_ARG_STRING, &tokens,
        "tokens per GCD per micro-batch (default: the sequence length)", "T"},
       {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &mb, "micro-batches per step (default 4 PP)",
@@ -430,7 +433,7 @@ int wh_piper_plan_main(int argc, char **argv)
   WhPiperNet net;
   wh_piper_net_default(&net);
   g_autoptr(WhConfig) cfg = wh_config_new();
-  if (!wh_scenario_preset_apply(cfg, "frontier", &err)) {
+  if (!wh_topology_preset_apply(cfg, "frontier", &err)) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
     return 1;
   }

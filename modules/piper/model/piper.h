@@ -112,7 +112,7 @@ typedef struct {
   uint32_t switch_gcds; /* GCDs on one Rosetta switch: 32 */
 } WhPiperNet;
 
-/* The Frontier preset's machine (wh_scenario_preset_apply). */
+/* The Frontier preset's machine (wh_topology_preset_apply). */
 void wh_piper_net_default(WhPiperNet *n);
 /* The rates and message cost from `cfg` (wh::Dragonfly::EndpointRate, FabricLinkRate x
  * FabricEfficiency, wh::Workload::MessageAlpha); the counts are left as they are. */

@@ -15,6 +15,7 @@
 #include "simai-import.h"
 #include "dragonfly.h"
 #include "topology.h"
+#include "topology-preset.h"
 
 static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
     G_GNUC_PRINTF(4, 5);
@@ -306,12 +307,13 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
     const WhTopologyClass *t = wh_topology_lookup(sc->topology);
     if (t == NULL)
       return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
-    const char *g = sc->topology_preset ? wh_config_origin(cfg, "wh::Dragonfly", "Groups") : NULL;
+    const WhTopologyPreset *preset = wh_topology_preset_lookup(sc->topology_preset);
+    const char *g = preset ? wh_config_origin(cfg, preset->topology, preset->groups_param) : NULL;
     if (g && strstr(g, "(preset ") == NULL)
       return fail_at(error, sc, sc->topology_line,
-                     "<topology preset=\"%s\">: wh::Dragonfly::Groups is also set (%s); give "
-                     "the number of groups once, as the preset's \"groups\" attribute",
-                     sc->topology_preset, g);
+                     "<topology preset=\"%s\">: %s::%s is also set (%s); give the number of "
+                     "groups once, as the preset's \"groups\" attribute",
+                     preset->name, preset->topology, preset->groups_param, g);
     if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
       g_propagate_error(error, g_steal_pointer(&err));
       return FALSE;
@@ -603,8 +605,9 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
   return TRUE;
 }
 
-/* <placement>: maps the workload's ranks onto Frontier nodes, 8 per node (rank r on GCD
- * r mod 8 of the (r / 8)-th node of the placement). Cost: O(nodes) once. */
+/* <placement>: maps the workload's ranks onto Frontier nodes of G = gcds_per_node GCDs
+ * (rank r on GCD r mod G of the (r / G)-th node of the placement). Cost: O(nodes)
+ * once. */
 static gboolean place_ranks(WhRun *run, GError **error)
 {
   const WhScenario *sc = run->sc;
@@ -620,8 +623,9 @@ static gboolean place_ranks(WhRun *run, GError **error)
     return fail_at(error, sc, sc->placement_line,
                    "<placement>: places a workload's ranks; "
                    "this scenario has no workload");
-  uint32_t nodes = sh->hosts / 8, ranks = wh_workload_n_ranks(run->workload);
-  uint32_t need = (ranks + 7) / 8;
+  uint32_t G = sh->gcds_per_node;
+  uint32_t nodes = sh->hosts / G, ranks = wh_workload_n_ranks(run->workload);
+  uint32_t need = (ranks + G - 1) / G;
   g_autofree uint32_t *list = g_new(uint32_t, nodes);
   uint32_t n = 0;
   switch (sc->placement) {
@@ -657,10 +661,10 @@ static gboolean place_ranks(WhRun *run, GError **error)
   }
   if (need > n)
     return fail_at(error, sc, sc->placement_line,
-                   "<placement>: %u ranks need %u nodes of 8 GCDs; the placement has %u (%u GCDs)",
-                   ranks, need, n, n * 8);
+                   "<placement>: %u ranks need %u nodes of %u GCDs; the placement has %u (%u GCDs)",
+                   ranks, need, G, n, n * G);
   for (uint32_t r = 0; r < ranks; r++)
-    if (!wh_workload_map_rank(run->workload, r, list[r / 8] * 8 + r % 8, error))
+    if (!wh_workload_map_rank(run->workload, r, list[r / G] * G + r % G, error))
       return FALSE;
   return TRUE;
 }
@@ -748,7 +752,7 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   new_workload(run, ranks);
   const WhDragonfly *df = wh_dragonfly_of(run->net);
   if (df && wh_dragonfly_get_shape(df)->frontier)
-    wh_workload_set_gcds_per_node(run->workload, 8);
+    wh_workload_set_gcds_per_node(run->workload, wh_dragonfly_get_shape(df)->gcds_per_node);
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;
