@@ -1,5 +1,6 @@
 /* The exact engine against Wormhole on one scenario; see compare.h. */
 #include "compare.h"
+#include "run-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
