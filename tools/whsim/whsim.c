@@ -20,11 +20,13 @@
 #include "compare.h"
 #include "interrupt.h"
 #include "outputs.h"
-#include "piper.h"
+#include "plan-cli.h"
 #include "plot.h"
 #include "plugin.h"
+#include "progress.h"
 #include "registry.h"
 #include "report.h"
+#include "run-files.h"
 #include "run.h"
 #include "units.h"
 #ifdef WH_HAVE_NS3
@@ -104,6 +106,7 @@ typedef struct {
   char *exact; /* compare: the stored exact run's directory */
   char **sets, **plugins;
   gboolean quiet;
+  WhProgressRun status; /* the status line (--progress) */
 } RunArgs;
 
 static void run_args_clear(RunArgs *a)
@@ -270,7 +273,7 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
 }
 
 /* Checks the numeric options and fills `opts`; FALSE after reporting the first bad one. */
-static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOptions *opts)
+static gboolean run_options_from_args(RunArgs *a, const char *cmd, WhRunOptions *opts)
 {
   g_autoptr(GError) err = NULL;
   *opts = (WhRunOptions){.scheduler = a->scheduler,
@@ -297,7 +300,9 @@ static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOp
     }
     opts->wall_limit_s = v;
   }
-  if (a->progress && !wh_progress_mode_parse(a->progress, &opts->progress)) {
+  opts->progress = wh_progress_run_callback;
+  opts->progress_data = &a->status;
+  if (a->progress && !wh_progress_mode_parse(a->progress, &a->status.mode)) {
     fprintf(stderr, "whsim %s: --progress %s: expected auto, always or never\n", cmd, a->progress);
     return FALSE;
   }
@@ -439,7 +444,7 @@ static int cmd_run(int argc, char **argv)
     return EXIT_BAD_INPUT;
   g_autoptr(GError) err = NULL;
   g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
-  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
+  WhProgress *ticker = wh_progress_new_ticker(a.status.mode, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
   wh_progress_free(ticker);
@@ -495,7 +500,7 @@ static int cmd_compare(int argc, char **argv)
   }
   g_autoptr(GError) err = NULL;
   g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
-  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
+  WhProgress *ticker = wh_progress_new_ticker(a.status.mode, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   /* caught from here: the runs stop at once when a signal came while they were built */
   opts.interrupt = wh_interrupt_install();
@@ -581,8 +586,7 @@ static int cmd_plot(int argc, char **argv)
   g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
   g_autofree char **dirs = g_new0(char *, argc);
   memcpy(dirs, argv + 1, sizeof(char *) * (size_t)(argc - 1));
-  wh_interrupt_install();
-  if (!wh_plot_runs(dirs, dir, written, &err)) {
+  if (!wh_plot_runs(dirs, dir, written, wh_interrupt_install(), &err)) {
     fprintf(stderr, "whsim plot: %s\n", err->message);
     wh_interrupt_reraise();
     return err->code == WH_PLOT_ERROR_INPUT ? EXIT_BAD_INPUT : 1;

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "outputs.h"
+#include "report.h"
+#include "run-files.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -59,7 +61,7 @@ WhSimulation *wh_simulation_new_from_file(const char *path, const char *const *s
   WhSimulation *sim = g_new0(WhSimulation, 1);
   sim->sc = sc;
   sim->sets = g_strdupv((char **)sets);
-  sim->opts = (WhRunOptions){.sets = sim->sets, .progress = WH_PROGRESS_NEVER};
+  sim->opts = (WhRunOptions){.sets = sim->sets};
   if (!build(sim, error)) {
     wh_simulation_free(sim);
     return NULL;

@@ -197,7 +197,4 @@ extern const WhTypeInfo wh_piper_type;
  * rates through wh_piper_net_from_config: apply the preset to `cfg` first). */
 void wh_piper_settings(const WhConfig *cfg, WhPiperPlanOpts *o, WhPiperNet *n);
 
-/* `whsim plan ...`: argv[0] is "plan". Returns the exit status (2: bad input). */
-int wh_piper_plan_main(int argc, char **argv);
-
 #endif

@@ -39,11 +39,11 @@ struct WhRun {
   uint32_t n_flow_ids; /* scenario flows; later flows (a workload's) have none */
   double wall_s;
   WhTime stop;
-  uint64_t memory_budget;  /* bytes; networks and workloads estimated larger are refused */
-  uint64_t memory_network; /* the network's estimate */
-  WhProgressMode progress_mode;
+  uint64_t memory_budget;   /* bytes; networks and workloads estimated larger are refused */
+  uint64_t memory_network;  /* the network's estimate */
+  WhRunProgressFn progress; /* nullable: the options' */
+  void *progress_data;
   const char *progress_label; /* nullable */
-  WhProgress *progress;       /* nullable: while the run executes */
   uint64_t progress_bytes;    /* the flows' bytes when the run started (the estimate's base) */
   uint64_t progress_events0;  /* events executed before the run started */
   char *memo_file;            /* nullable: the memo database's file (options' memo_file) */

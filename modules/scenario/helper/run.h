@@ -7,8 +7,29 @@
 
 #include <glib.h>
 #include <signal.h>
-#include "progress.h"
 #include "scenario.h"
+
+/* One reading of a run's progress, for a status line. */
+typedef struct {
+  const char *label; /* the options' progress_label (nullable) */
+  double wall_s;     /* since the run started */
+  WhTime now;        /* simulated time */
+  uint64_t events;   /* executed in this run */
+  uint64_t done;     /* ops (with a workload) or flows completed */
+  uint64_t total;    /* of `done`'s kind; 0: not shown */
+  const char *unit;  /* "ops" or "flows" */
+  double fraction;   /* of the work done, 0..1; < 0 or 0: no estimate of the time left */
+} WhRunProgress;
+
+typedef enum {
+  WH_RUN_PROGRESS_START,  /* the run starts: only `label` is set */
+  WH_RUN_PROGRESS_UPDATE, /* from the simulator's cold path, every 2^20 events */
+  WH_RUN_PROGRESS_END,    /* the run's loop ended */
+} WhRunProgressEvent;
+
+/* Told of a run's progress (the options' progress); it adds no event and must not
+ * change the run. */
+typedef void (*WhRunProgressFn)(WhRunProgressEvent ev, const WhRunProgress *p, void *data);
 
 typedef struct {
   gboolean has_seed;
@@ -21,8 +42,9 @@ typedef struct {
   double wall_limit_s;        /* > 0: stop the simulation after this much wall time */
   const char *data_dir;       /* nullable: files a scenario references may also lie below it */
   uint64_t max_memory;        /* > 0: the memory budget in bytes (else wh_run_default_memory()) */
-  WhProgressMode progress;    /* the status line on stderr (default: when it is a terminal) */
-  const char *progress_label; /* nullable: shown before the status line */
+  WhRunProgressFn progress;   /* nullable: told of the run's progress (a status line) */
+  void *progress_data;        /* given to `progress` */
+  const char *progress_label; /* nullable: passed to `progress` (e.g. "exact") */
   const volatile sig_atomic_t *interrupt; /* nullable: stops the run when set (interrupt.h) */
   const char *memo_file; /* nullable: Wormhole's memo database persists in this file */
 } WhRunOptions;
@@ -124,21 +146,6 @@ uint32_t wh_run_ops_done(const WhRun *run);
  * packet left in the pool, no event left pending. */
 gboolean wh_run_check(const WhRun *run, GError **error);
 
-/* Per directed port that carried a frame or was paused (transfer full): links.csv,
- * port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,
- * max_queue_bytes.
- * Frames and bytes count what arrived over the link (their sums are link_traversals and
- * link_bytes of the summary); busy_ps is the transmitter's busy time (PFC frames
- * included), busy_fraction that over the run's simulated time. */
-char *wh_run_links_csv(const WhRun *run);
-
-/* Writes DIR/summary.json, DIR/flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,
- * key) and DIR/links.csv (creating DIR), with Wormhole on
- * DIR/wormhole.json (partitions, steady intervals, per-flow steadiness), and with a sampler
- * DIR/rates.csv (period_start_ps,flow_id,sent_bps,delivered_bps; periods with
- * traffic) and DIR/queues.csv (period_end_ps,port,node,queue_bytes; non-empty). */
-gboolean wh_run_write(const WhRun *run, const char *dir, GError **error);
-
 /* Per workload iteration: its time (from the previous iteration's end), the largest
  * compute time of any rank in it, and the rest (exposed communication). */
 typedef struct {
@@ -152,9 +159,5 @@ void wh_run_iteration_stats(const WhRun *run, uint32_t iteration, WhIterationSta
  * not what). The summary writes it as "config_digest", 16 hex digits, so that a stored
  * run can be matched to the configuration of another. */
 uint64_t wh_run_config_digest(const WhRun *run);
-
-/* The summary as a JSON object (transfer full); `with_wall` adds wall_s. Made in
- * report.c from the same numbers as the printed report (report.h). */
-char *wh_run_summary_json(const WhRun *run, gboolean with_wall);
 
 #endif

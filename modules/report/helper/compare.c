@@ -15,6 +15,8 @@
 #include "file-read.h"
 #include "gnuplot.h"
 #include "outputs.h"
+#include "report.h"
+#include "run-files.h"
 #include "units.h"
 
 enum { EXACT, WORMHOLE, N_SIDES };

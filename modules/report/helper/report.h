@@ -25,4 +25,8 @@ char **wh_run_warnings(const WhRun *run);
  * of ops and the bytes they move, sorted by kind. (transfer full) */
 char *wh_run_validate_text(const WhRun *run, const char *path);
 
+/* The summary as a JSON object (transfer full); `with_wall` adds wall_s. Made from the
+ * same numbers as the printed report. */
+char *wh_run_summary_json(const WhRun *run, gboolean with_wall);
+
 #endif
