@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "outputs.h"
+#include "run-private.h"
 #include "wh-ns3-scheduler.h"
 #include "wh-ns3-wormhole.h"
 #include "wh-ns3.h"

@@ -23,13 +23,13 @@
 
 START_TEST(test_progress_format)
 {
-  WhProgressSample s = {.wall_s = 10,
-                        .now = 12500 * WH_US,
-                        .events = 30000000,
-                        .done = 3,
-                        .total = 12,
-                        .unit = "ops",
-                        .fraction = 0.25};
+  WhRunProgress s = {.wall_s = 10,
+                     .now = 12500 * WH_US,
+                     .events = 30000000,
+                     .done = 3,
+                     .total = 12,
+                     .unit = "ops",
+                     .fraction = 0.25};
   g_autofree char *line = wh_progress_format(&s, "exact");
   ck_assert_str_eq(line, "exact: sim time 12.500 ms, 3 of 12 ops, 3.00 M events/s, 10s elapsed, "
                          "25.0% done, about 30s left");

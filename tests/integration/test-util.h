@@ -5,7 +5,9 @@
 #define WH_TEST_UTIL_H
 
 #include <glib.h>
-#include "run.h"
+#include "report.h"
+#include "run-files.h"
+#include "run-private.h"
 
 /* The source root (WH_SOURCE_ROOT, else the current directory's parent). (transfer full) */
 char *wh_test_source_path(const char *relative);

@@ -348,7 +348,7 @@ static char *run_case(const char *root, guint64 seed, guint64 k, gboolean with_g
   char *dirs[] = {dir, NULL};
   g_autoptr(GError) err = NULL;
   g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
-  g_autofree char *script = wh_plot_script(dirs, 1 << 20, files, &err);
+  g_autofree char *script = wh_plot_script(dirs, 1 << 20, files, NULL, &err);
   char *bad = NULL;
   if (script == NULL) {
     if (err->code != WH_PLOT_ERROR_INPUT || !clear_message(err->message, root))
@@ -362,7 +362,7 @@ static char *run_case(const char *root, guint64 seed, guint64 k, gboolean with_g
   if (bad == NULL && script && with_gnuplot) {
     g_clear_error(&err);
     g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
-    if (!wh_plot_runs(dirs, dir, written, &err))
+    if (!wh_plot_runs(dirs, dir, written, NULL, &err))
       bad = g_strdup_printf("gnuplot run: %s", err->message);
     else
       bad = check_pictures(dir, written);

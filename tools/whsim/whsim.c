@@ -20,10 +20,13 @@
 #include "compare.h"
 #include "interrupt.h"
 #include "outputs.h"
-#include "piper.h"
+#include "plan-cli.h"
 #include "plot.h"
 #include "plugin.h"
+#include "progress.h"
 #include "registry.h"
+#include "report.h"
+#include "run-files.h"
 #include "run.h"
 #include "units.h"
 #ifdef WH_HAVE_NS3
@@ -46,28 +49,9 @@ static void usage(FILE *out)
 /* Warnings about what a scenario left to a default that may not be meant. */
 static void print_warnings(const WhRun *run)
 {
-  const WhSimaiStats *st = &run->simai_stats;
-  const char *file = run->sc->simai_path;
-  if (file && st->ignored_comms)
-    fprintf(stderr,
-            "whsim: warning: %s: %u comm fields per iteration are not simulated: the %s policy "
-            "never issues them\n",
-            file, st->ignored_comms, wh_simai_policy_name(st->policy));
-  if (file && st->skipped_trivial)
-    fprintf(stderr,
-            "whsim: warning: %s: %u collectives per iteration move nothing (size 0 or one "
-            "rank) and are left out\n",
-            file, st->skipped_trivial);
-  if (file && st->unmodelled_keys[0])
-    fprintf(stderr,
-            "whsim: warning: %s: header keys not simulated (%s): pipeline sends, virtual stages, "
-            "gradient accumulation and checkpoint recomputation are not made\n",
-            file, st->unmodelled_keys);
-  if (run->simai_gpus_from_hosts)
-    fprintf(stderr,
-            "whsim: warning: %s: the SimAI file gives no all_gpus: and the scenario no "
-            "<workload gpus=\"N\">: the job takes all %u hosts as GPUs\n",
-            run->sc->simai_path, wh_workload_n_ranks(run->workload));
+  g_auto(GStrv) warnings = wh_run_warnings(run);
+  for (char **w = warnings; *w; w++)
+    fprintf(stderr, "whsim: warning: %s\n", *w);
 }
 
 /* Loads every --plugin; reports and returns FALSE on the first failure. */
@@ -107,131 +91,6 @@ static gboolean parse_common(int *argc, char ***argv, const char *what, char ***
   return load_plugins(*plugins);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* One line on what Wormhole skipped, or what its observe mode found (details in
- * wormhole.json). */
-static void print_wormhole(const WhRun *run)
-{
-  const WhDetector *d = wh_wormhole_detector(run->wormhole);
-  WhDetectorStats st;
-  wh_detector_stats(d, &st);
-  uint64_t skip = st.events[WH_STEADY_RATE] + st.events[WH_STEADY_IDLE];
-  double ev = run->sim->events_executed ? (double)run->sim->events_executed : 1;
-  uint32_t parts = wh_partitions_n_records(wh_detector_partitions(d));
-  if (wh_wormhole_params(run->wormhole)->mode == WH_WORMHOLE_SKIP) {
-    WhWormholeSkipSummary sk;
-    wh_wormhole_skip_summary(run->wormhole, &sk);
-    printf("wormhole   skip: %" G_GUINT64_FORMAT " fast-forwards (%" G_GUINT64_FORMAT
-           " ended early), %.1f MB advanced instead of simulated, %.1f%% of flow time "
-           "skipped, about %.0f%% of the events; %u partition%s\n",
-           sk.fast_forwards, sk.skip_backs, (double)sk.advanced_bytes / 1e6,
-           sk.time_steady_fraction * 100,
-           (double)sk.events_skipped_est / ((double)sk.events_skipped_est + ev) * 100, parts,
-           parts == 1 ? "" : "s");
-    return;
-  }
-  printf("wormhole   observe: %u partition%s; steady partitions ran %.1f%% of the events "
-         "(rate rule %.1f%%, idle rule %.1f%%): what a fast-forward could skip at most; "
-         "nothing was skipped\n",
-         parts, parts == 1 ? "" : "s", (double)skip / ev * 100,
-         (double)st.events[WH_STEADY_RATE] / ev * 100,
-         (double)st.events[WH_STEADY_IDLE] / ev * 100);
-}
-
-static void print_report(const WhRun *run, const char *out_dir)
-{
-  const WhTransport *tp = run->tp;
-  uint64_t bytes = 0;
-  uint64_t *fct = g_new(uint64_t, tp->n_flows ? tp->n_flows : 1);
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < tp->n_flows; i++) {
-    const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
-    bytes += f->size;
-    if (f->finish)
-      fct[n++] = f->finish - f->start;
-  }
-  qsort(fct, n, sizeof *fct, cmp_u64);
-  double ev = (double)run->sim->events_executed;
-  double w = run->wall_s > 0 ? run->wall_s : 1e-9;
-  if (run->wormhole)
-    printf("scenario   %s (seed %" G_GUINT64_FORMAT ", wormhole (%s) on the %s scheduler, %s)\n",
-           run->sc->name ? run->sc->name : "", run->seed,
-           wh_wormhole_mode_name(wh_wormhole_params(run->wormhole)->mode), run->sched->name,
-           run->cc->name);
-  else
-    printf("scenario   %s (seed %" G_GUINT64_FORMAT ", %s scheduler, %s)\n",
-           run->sc->name ? run->sc->name : "", run->seed, run->sched->name, run->cc->name);
-  printf("network    %u hosts, %u switches, %u directed ports\n", run->net->n_hosts,
-         run->net->n_switches, run->net->n_ports);
-  if (run->sc->topology_preset)
-    printf("note       Frontier-like network (preset \"%s\"): Slingshot's congestion control is "
-           "not public; %s stands in for it\n",
-           run->sc->topology_preset, run->cc->name);
-  printf("simulated  %u flows, %.3f MB, %.3f us of network time\n", tp->n_flows,
-         (double)bytes / 1e6, wh_time_to_s(run->sim->now) * 1e6);
-  if (n)
-    printf("FCT        min %.3f us, median %.3f us, max %.3f us (%u of %u flows completed)\n",
-           (double)fct[0] * 1e-6, (double)fct[n / 2] * 1e-6, (double)fct[n - 1] * 1e-6, n,
-           tp->n_flows);
-  if (run->preset_facts) {
-    size_t len = strlen(run->preset_facts);
-    printf("%s%s", run->preset_facts, len && run->preset_facts[len - 1] != '\n' ? "\n" : "");
-  }
-  if (run->simai_dropped_tp)
-    printf("TP         %u tensor-parallel collectives (%.1f MB) stay inside servers and are "
-           "not put on the network\n",
-           run->simai_dropped_tp, (double)run->simai_dropped_tp_bytes / 1e6);
-  const WhNetDeadlock *dl = &run->net->deadlock;
-  if (dl->detected) {
-    printf("stopped    DEADLOCK detected at %.3f us: no packet crossed a link since %.3f us "
-           "while %u switches hold %.3f MB; %u ports paused by PFC",
-           wh_time_to_s(dl->at) * 1e6, wh_time_to_s(dl->still_since) * 1e6, dl->switches,
-           (double)dl->buffered_bytes / 1e6, dl->paused_ports);
-    if (run->workload)
-      printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
-    printf("\n");
-  } else if (wh_run_stopped_early(run)) {
-    printf("stopped    %s%s after %.1f s of wall time, %.3f ms of network time",
-           run->sim->interrupted ? "" : "at the ", wh_run_stop_reason(run), run->wall_s,
-           wh_time_to_s(run->sim->now) * 1e3);
-    if (run->workload)
-      printf(": %u of %u ops done", wh_run_ops_done(run), wh_workload_n_ops(run->workload));
-    printf("\n");
-  }
-  if (run->workload && !wh_run_stopped_early(run)) {
-    double sum = 0, comp = 0, exp = 0;
-    for (uint32_t i = 0; i < run->iterations; i++) {
-      WhIterationStats st;
-      wh_run_iteration_stats(run, i, &st);
-      sum += (double)st.time;
-      comp += (double)st.compute;
-      exp += (double)st.exposed_comm;
-    }
-    double n = run->iterations;
-    printf("workload   %u ranks, %u ops, %u iteration%s: iteration time %.3f us (compute %.3f us, "
-           "exposed communication %.3f us)\n",
-           wh_workload_n_ranks(run->workload), wh_workload_n_ops(run->workload), run->iterations,
-           run->iterations == 1 ? "" : "s", sum / n * 1e-6, comp / n * 1e-6, exp / n * 1e-6);
-  }
-  printf("congestion %" G_GUINT64_FORMAT " ECN marks, %" G_GUINT64_FORMAT
-         " CNPs, %" G_GUINT64_FORMAT " PFC pauses, %" G_GUINT64_FORMAT " drops\n",
-         wh_net_ecn_marks(run->net), tp->c.cnps, run->net->c.pfc_pauses, run->net->c.drops);
-  printf("engine     %.0f events in %.3f s (%.2f M events/s, %.2f M link traversals/s)\n", ev,
-         run->wall_s, ev / w * 1e-6, (double)run->net->c.link_traversals / w * 1e-6);
-  if (run->wormhole)
-    print_wormhole(run);
-  if (out_dir)
-    printf("outputs    %s/summary.json, %s/flows.csv, links.csv%s%s%s\n", out_dir, out_dir,
-           run->workload ? ", ops.csv, trace.json" : "",
-           run->sampler ? ", rates.csv, queues.csv" : "", run->wormhole ? ", wormhole.json" : "");
-  g_free(fct);
-}
-
 /* A memo file that could not be loaded (nullable: none): the run goes on without it. */
 static void print_memo_warning(const char *warning)
 {
@@ -247,6 +106,7 @@ typedef struct {
   char *exact; /* compare: the stored exact run's directory */
   char **sets, **plugins;
   gboolean quiet;
+  WhProgressRun status; /* the status line (--progress) */
 } RunArgs;
 
 static void run_args_clear(RunArgs *a)
@@ -413,7 +273,7 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
 }
 
 /* Checks the numeric options and fills `opts`; FALSE after reporting the first bad one. */
-static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOptions *opts)
+static gboolean run_options_from_args(RunArgs *a, const char *cmd, WhRunOptions *opts)
 {
   g_autoptr(GError) err = NULL;
   *opts = (WhRunOptions){.scheduler = a->scheduler,
@@ -440,7 +300,9 @@ static gboolean run_options_from_args(const RunArgs *a, const char *cmd, WhRunOp
     }
     opts->wall_limit_s = v;
   }
-  if (a->progress && !wh_progress_mode_parse(a->progress, &opts->progress)) {
+  opts->progress = wh_progress_run_callback;
+  opts->progress_data = &a->status;
+  if (a->progress && !wh_progress_mode_parse(a->progress, &a->status.mode)) {
     fprintf(stderr, "whsim %s: --progress %s: expected auto, always or never\n", cmd, a->progress);
     return FALSE;
   }
@@ -515,49 +377,30 @@ static int run_ns3(WhRun *run, const RunArgs *a)
 static int run_native(WhRun *run, const char *path, const RunArgs *a)
 {
   g_autoptr(GError) err = NULL;
-  run->sim->interrupt = wh_interrupt_install();
+  wh_run_set_interrupt(run, wh_interrupt_install());
   wh_run_execute(run);
   if (!wh_run_write(run, a->out_dir, &err)) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return 1;
   }
   int status = 0;
-  char label[16];
-  if (run->net->deadlock.detected) {
-    fprintf(stderr, "whsim: %s: the network deadlocked (PFC); see summary.json \"deadlock\"\n",
-            path);
+  g_auto(WhRunStatus) st = {0};
+  wh_run_status(run, &st);
+  if (st.failed) {
+    fprintf(stderr, "whsim: %s: %s\n", path, st.message);
     status = 1;
-  } else if (run->tp->gave_up >= 0) {
-    fprintf(stderr,
-            "whsim: %s: flow %s made no progress through %u go-back-N retransmissions in a row "
-            "(wh::RdmaFlow::MaxRetries); the run stopped at %.3f us\n",
-            path, wh_run_flow_label(run, (uint32_t)run->tp->gave_up, label), run->tp->p.max_retries,
-            wh_time_to_s(run->sim->now) * 1e6);
-    status = 1;
-  } else if (run->sim->past_horizon) {
-    fprintf(stderr,
-            "whsim: %s: an event was due past the time horizon of %.0f s (%s); the run stopped "
-            "at %.6f s\n",
-            path, wh_time_to_s(WH_TIME_HORIZON),
-            run->sim->past_horizon == WH_TIME_MAX ? "the sum of its times overflowed" : "too late",
-            wh_time_to_s(run->sim->now));
-    status = 1;
-  } else if (wh_run_sampler_full(run)) {
-    fprintf(stderr,
-            "whsim: %s: the rate samples reached the memory budget at %.3f us of network time "
-            "(--max-memory); the run stopped there: use a longer --sample-period\n",
-            path, wh_time_to_s(run->sim->now) * 1e6);
-    status = 1;
-  } else if (!wh_run_stopped_early(run) && !wh_run_check(run, &err)) {
+  } else if (!st.stopped_early && !wh_run_check(run, &err)) {
     fprintf(stderr, "whsim: %s: inconsistent end state: %s\n", path, err->message);
     status = 1;
   } else if (!wh_run_memo_save(run, &err)) {
     fprintf(stderr, "whsim: --memo %s\n", err->message);
     status = 1;
   }
-  if (!a->quiet)
-    print_report(run, a->out_dir);
-  if (run->sim->interrupted)
+  if (!a->quiet) {
+    g_autofree char *report = wh_run_report_text(run, a->out_dir);
+    fputs(report, stdout);
+  }
+  if (st.interrupted)
     fprintf(stderr, "whsim: %s: interrupted; the partial outputs are in %s\n", path, a->out_dir);
   return status;
 }
@@ -601,7 +444,7 @@ static int cmd_run(int argc, char **argv)
     return EXIT_BAD_INPUT;
   g_autoptr(GError) err = NULL;
   g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
-  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
+  WhProgress *ticker = wh_progress_new_ticker(a.status.mode, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
   wh_progress_free(ticker);
@@ -610,7 +453,7 @@ static int cmd_run(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   print_warnings(run);
-  print_memo_warning(run->memo_warning);
+  print_memo_warning(wh_run_memo_warning(run));
   if (g_strcmp0(a.engine, "ns3") == 0)
     return run_ns3(run, &a);
   if (!wh_output_dir_prepare(a.out_dir, &err)) {
@@ -657,7 +500,7 @@ static int cmd_compare(int argc, char **argv)
   }
   g_autoptr(GError) err = NULL;
   g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
-  WhProgress *ticker = wh_progress_new_ticker(opts.progress, stderr, loading);
+  WhProgress *ticker = wh_progress_new_ticker(a.status.mode, stderr, loading);
   g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
   /* caught from here: the runs stop at once when a signal came while they were built */
   opts.interrupt = wh_interrupt_install();
@@ -673,47 +516,6 @@ static int cmd_compare(int argc, char **argv)
   int status = compare_execute(c, argv[1], a.out_dir, a.quiet);
   wh_interrupt_reraise();
   return status;
-}
-
-static int cmp_str_ptr(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A workload's size for `validate`: ranks and ops, then per kind of op and group size
- * the count of ops and the bytes they move. */
-static void print_workload_size(const WhRun *run)
-{
-  WhWorkload *w = run->workload;
-  uint32_t n = wh_workload_n_ops(w);
-  g_autoptr(GHashTable) groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  for (uint32_t i = 0; i < n; i++) {
-    WhOpInfo op;
-    wh_workload_op_info(w, i, &op);
-    const char *kind = wh_op_kind_name(op.kind, op.coll);
-    char *key = op.kind == WH_OP_COLLECTIVE ? g_strdup_printf("%s over %u ranks", kind, op.group_n)
-                                            : g_strdup(kind);
-    uint64_t *acc = g_hash_table_lookup(groups, key);
-    if (acc == NULL) {
-      acc = g_new0(uint64_t, 2);
-      g_hash_table_insert(groups, key, acc);
-    } else {
-      g_free(key);
-    }
-    acc[0]++;
-    acc[1] += op.kind == WH_OP_COMPUTE ? 0 : op.bytes;
-  }
-  printf("workload   %u ranks, %u ops (%u per iteration x %u)\n", wh_workload_n_ranks(w), n,
-         run->ops_per_iteration, run->iterations);
-  g_autofree gpointer *keys = g_hash_table_get_keys_as_array(groups, NULL);
-  guint n_keys = g_hash_table_size(groups);
-  qsort(keys, n_keys, sizeof *keys, cmp_str_ptr);
-  for (guint i = 0; i < n_keys; i++) {
-    const uint64_t *acc = g_hash_table_lookup(groups, keys[i]);
-    g_autofree char *bytes = wh_units_format_bytes(acc[1]);
-    printf("  %-28s %8" G_GUINT64_FORMAT " ops  %s\n", (const char *)keys[i], acc[0],
-           acc[1] ? bytes : "-");
-  }
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -736,10 +538,8 @@ static int cmd_validate(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   print_warnings(run);
-  printf("%s: valid (%u hosts, %u switches, %u flows)\n", argv[1], run->net->n_hosts,
-         run->net->n_switches, run->tp->n_flows);
-  if (run->workload)
-    print_workload_size(run);
+  g_autofree char *text = wh_run_validate_text(run, argv[1]);
+  fputs(text, stdout);
   return 0;
 }
 
@@ -786,8 +586,7 @@ static int cmd_plot(int argc, char **argv)
   g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
   g_autofree char **dirs = g_new0(char *, argc);
   memcpy(dirs, argv + 1, sizeof(char *) * (size_t)(argc - 1));
-  wh_interrupt_install();
-  if (!wh_plot_runs(dirs, dir, written, &err)) {
+  if (!wh_plot_runs(dirs, dir, written, wh_interrupt_install(), &err)) {
     fprintf(stderr, "whsim plot: %s\n", err->message);
     wh_interrupt_reraise();
     return err->code == WH_PLOT_ERROR_INPUT ? EXIT_BAD_INPUT : 1;

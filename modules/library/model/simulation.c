@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "outputs.h"
+#include "report.h"
+#include "run-files.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -59,7 +61,7 @@ WhSimulation *wh_simulation_new_from_file(const char *path, const char *const *s
   WhSimulation *sim = g_new0(WhSimulation, 1);
   sim->sc = sc;
   sim->sets = g_strdupv((char **)sets);
-  sim->opts = (WhRunOptions){.sets = sim->sets, .progress = WH_PROGRESS_NEVER};
+  sim->opts = (WhRunOptions){.sets = sim->sets};
   if (!build(sim, error)) {
     wh_simulation_free(sim);
     return NULL;
@@ -144,22 +146,30 @@ char *wh_simulation_summary_json(const WhSimulation *sim)
 
 uint64_t wh_simulation_end_time_ps(const WhSimulation *sim)
 {
-  return sim->run->sim->now;
+  WhRunTotals t;
+  wh_run_totals(sim->run, &t);
+  return t.sim_end;
 }
 
 uint64_t wh_simulation_events(const WhSimulation *sim)
 {
-  return sim->run->sim->events_executed;
+  WhRunTotals t;
+  wh_run_totals(sim->run, &t);
+  return t.events;
 }
 
 uint32_t wh_simulation_n_flows(const WhSimulation *sim)
 {
-  return sim->run->tp->n_flows;
+  WhRunTotals t;
+  wh_run_totals(sim->run, &t);
+  return t.flows;
 }
 
 uint32_t wh_simulation_flows_completed(const WhSimulation *sim)
 {
-  return sim->run->tp->c.flows_finished;
+  WhRunTotals t;
+  wh_run_totals(sim->run, &t);
+  return t.flows_completed;
 }
 
 const char *wh_simulation_stop_reason(const WhSimulation *sim)
@@ -170,16 +180,16 @@ const char *wh_simulation_stop_reason(const WhSimulation *sim)
 gboolean wh_simulation_flow(const WhSimulation *sim, uint32_t index, WhSimulationFlow *out)
 {
   g_return_val_if_fail(sim != NULL && out != NULL, FALSE);
-  if (index >= sim->run->tp->n_flows)
+  WhRunFlow f;
+  if (!wh_run_flow(sim->run, index, &f))
     return FALSE;
-  const WhFlow *f = wh_transport_flow(sim->run->tp, index);
   *out = (WhSimulationFlow){.index = index,
-                            .src = f->src,
-                            .dst = f->dst,
-                            .bytes = f->size,
-                            .start_ps = f->start,
-                            .finish_ps = f->finish,
-                            .fct_ps = f->finish ? f->finish - f->start : 0};
+                            .src = f.src,
+                            .dst = f.dst,
+                            .bytes = f.bytes,
+                            .start_ps = f.start,
+                            .finish_ps = f.finish,
+                            .fct_ps = f.finish ? f.finish - f.start : 0};
   char key[WH_RUN_KEY_LEN];
   g_strlcpy(out->key, wh_run_flow_key(sim->run, index, key), sizeof out->key);
   return TRUE;
@@ -187,13 +197,14 @@ gboolean wh_simulation_flow(const WhSimulation *sim, uint32_t index, WhSimulatio
 
 uint32_t wh_simulation_n_iterations(const WhSimulation *sim)
 {
-  return sim->run->workload ? sim->run->iterations : 0;
+  WhRunTotals t;
+  wh_run_totals(sim->run, &t);
+  return t.iterations;
 }
 
 uint64_t wh_simulation_iteration_time_ps(const WhSimulation *sim, uint32_t i)
 {
-  if (!sim->ran || sim->run->workload == NULL || i >= sim->run->iterations ||
-      wh_run_stopped_early(sim->run))
+  if (!sim->ran || i >= wh_simulation_n_iterations(sim) || wh_run_stopped_early(sim->run))
     return 0;
   WhIterationStats st;
   wh_run_iteration_stats(sim->run, i, &st);

@@ -112,7 +112,7 @@ typedef struct {
   uint32_t switch_gcds; /* GCDs on one Rosetta switch: 32 */
 } WhPiperNet;
 
-/* The Frontier preset's machine (wh_scenario_preset_apply). */
+/* The Frontier preset's machine (wh_topology_preset_apply). */
 void wh_piper_net_default(WhPiperNet *n);
 /* The rates and message cost from `cfg` (wh::Dragonfly::EndpointRate, FabricLinkRate x
  * FabricEfficiency, wh::Workload::MessageAlpha); the counts are left as they are. */
@@ -196,8 +196,5 @@ extern const WhTypeInfo wh_piper_type;
 /* Reads them from `cfg` into the plan options (hbm, usable) and `n` (the rest, and the
  * rates through wh_piper_net_from_config: apply the preset to `cfg` first). */
 void wh_piper_settings(const WhConfig *cfg, WhPiperPlanOpts *o, WhPiperNet *n);
-
-/* `whsim plan ...`: argv[0] is "plan". Returns the exit status (2: bad input). */
-int wh_piper_plan_main(int argc, char **argv);
 
 #endif

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "dragonfly.h"
 #include "piper.h"
 #include "units.h"
 
@@ -62,9 +63,10 @@ gboolean wh_piper_plan(const WhPiperModel *m, const WhPiperPlanOpts *o, const Wh
 {
   *out = (WhPiperPlan){0};
   uint32_t N = o->gcds;
-  if (N == 0 || N % 8)
-    return wh_piper_bad(error, "--gcds %u: must be a positive multiple of 8 (whole Frontier nodes)",
-                        N);
+  if (N == 0 || N % WH_DRAGONFLY_NODE_GCDS)
+    return wh_piper_bad(error,
+                        "--gcds %u: must be a positive multiple of %u (whole Frontier nodes)", N,
+                        WH_DRAGONFLY_NODE_GCDS);
   if (N > WH_PIPER_MAX_GCDS)
     return wh_piper_bad(
         error,
@@ -133,8 +135,9 @@ static const WhParamSpec piper_params[] = {
     {"UsableFraction", WH_PARAM_DOUBLE, "1.0",
      "fraction of HbmCapacity a plan may fill (the rest: runtime reserve)",
      WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1},
-    {"NicsPerNode", WH_PARAM_INT, "4", "NICs per node of 8 GCDs", WH_CHECK_MIN | WH_CHECK_MAX, 1,
-     8},
+    {"NicsPerNode", WH_PARAM_INT, G_STRINGIFY(WH_DRAGONFLY_NODE_NICS),
+     "NICs per node of " G_STRINGIFY(WH_DRAGONFLY_NODE_GCDS) " GCDs", WH_CHECK_MIN | WH_CHECK_MAX,
+     1, WH_DRAGONFLY_NODE_GCDS},
     {"EpLimit", WH_PARAM_INT, "32", "largest EP group: the GCDs on one Rosetta switch",
      WH_CHECK_MIN | WH_CHECK_MAX, 1, 1 << 20},
     {NULL},

@@ -2,8 +2,9 @@
  * an MI250X GCD and its calibration, and the communication model. See docs/piper.md. */
 #include <math.h>
 
+#include "dragonfly.h"
 #include "piper.h"
-#include "scenario.h"
+#include "topology-preset.h"
 
 /* ---- memory ---- */
 
@@ -82,7 +83,7 @@ void wh_piper_layer_time(const WhPiperCompute *c, const WhPiperModel *m, double 
 
 static uint32_t node_ep(const WhPiperModel *m)
 {
-  uint32_t ep = 8;
+  uint32_t ep = WH_DRAGONFLY_NODE_GCDS;
   while (m->experts % ep)
     ep /= 2;
   return ep;
@@ -177,11 +178,13 @@ void wh_piper_net_from_config(const WhConfig *cfg, WhPiperNet *n)
 
 void wh_piper_net_default(WhPiperNet *n)
 {
-  /* 4 NICs per node of 8 GCDs, 32 GCDs per Rosetta switch; rates and the message
-   * cost from the Frontier preset */
-  *n = (WhPiperNet){.nics_per_node = 4, .gcds_per_node = 8, .switch_gcds = 32};
+  /* the Frontier node's NICs and GCDs, 32 GCDs per Rosetta switch; rates and the
+   * message cost from the Frontier preset */
+  *n = (WhPiperNet){.nics_per_node = WH_DRAGONFLY_NODE_NICS,
+                    .gcds_per_node = WH_DRAGONFLY_NODE_GCDS,
+                    .switch_gcds = 32};
   g_autoptr(WhConfig) cfg = wh_config_new();
-  gboolean ok = wh_scenario_preset_apply(cfg, "frontier", NULL);
+  gboolean ok = wh_topology_preset_apply(cfg, "frontier", NULL);
   g_assert(ok);
   wh_piper_net_from_config(cfg, n);
 }
@@ -192,7 +195,8 @@ static double nic_share(const WhPiperNet *n, double senders)
   return n->nic * MIN(1.0, n->nics_per_node / senders);
 }
 
-/* GCDs of an EP group on one node: EP consecutive ranks, so gcd(EP, 8) for sure. */
+/* GCDs of an EP group on one node of g GCDs: EP consecutive ranks, so gcd(EP, g) for
+ * sure. */
 static uint32_t on_node(uint32_t ep, uint32_t g)
 {
   uint32_t a = ep, b = g;
@@ -215,7 +219,7 @@ double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double T, u
    * the node's shortest-path routes */
   double t_on = on == 2   ? chunk / (4 * n->fabric)
                 : on == 4 ? 3 * chunk / n->fabric
-                : on >= 8 ? 6 * chunk / n->fabric
+                : on >= g ? 6 * chunk / n->fabric
                           : 0;
   /* off the node: the GCD's share of the node's NICs (all its GCDs send) */
   double t_off = ep > on ? chunk * (ep - on) / nic_share(n, g) : 0;

@@ -9,6 +9,7 @@
 #include "piper.h"
 #include "scenario.h"
 #include "test-util.h"
+#include "topology-preset.h"
 
 #define GB 1e9
 
@@ -306,13 +307,31 @@ START_TEST(test_machine_from_preset)
   wh_piper_net_default(&net);
   g_autoptr(WhConfig) cfg = wh_config_new();
   g_autoptr(GError) err = NULL;
-  ck_assert(wh_scenario_preset_apply(cfg, "frontier", &err));
+  /* the topology module's preset: its machine, size limits and routing */
+  const WhTopologyPreset *p = wh_topology_preset_lookup("frontier");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_str_eq(p->topology, "wh::Dragonfly");
+  ck_assert_uint_eq(p->groups_min, 1);
+  ck_assert_uint_eq(p->groups_max, 77);
+  ck_assert_uint_eq(p->n_head, 1);
+  ck_assert_str_eq(p->head[0].key, "wh::Dragonfly::Routing");
+  ck_assert_str_eq(p->head[0].value, "adaptive");
+  ck_assert_ptr_null(wh_topology_preset_lookup("summit"));
+  ck_assert_ptr_null(wh_topology_preset_lookup(NULL));
+  ck_assert(wh_topology_preset_apply(cfg, "frontier", &err));
+  ck_assert_str_eq(wh_config_choice(cfg, "wh::Dragonfly", "Node"), "frontier");
+  ck_assert_str_eq(wh_config_origin(cfg, "wh::Workload", "MessageAlpha"), "preset frontier");
+  /* the groups and the head are not the machine model's: left at their defaults */
+  ck_assert_ptr_null(wh_config_origin(cfg, "wh::Dragonfly", "Groups"));
+  ck_assert_ptr_null(wh_config_origin(cfg, "wh::Dragonfly", "Routing"));
   ck_assert_double_eq(net.nic, wh_config_rate(cfg, "wh::Dragonfly", "EndpointRate") / 8.0);
   ck_assert_double_eq_tol(net.fabric, 50e9 * 0.76, 1);
   ck_assert_double_eq_tol(net.latency,
                           wh_time_to_s(wh_config_time(cfg, "wh::Workload", "MessageAlpha")), 1e-15);
-  ck_assert(!wh_scenario_preset_apply(cfg, "summit", &err));
-  ck_assert_ptr_nonnull(strstr(err->message, "unknown preset"));
+  ck_assert(!wh_topology_preset_apply(cfg, "summit", &err));
+  ck_assert(g_error_matches(err, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE));
+  ck_assert_str_eq(err->message, "unknown preset \"summit\" (known: frontier)");
+  g_clear_error(&err);
   /* an RCCL-like message cost makes every plan slower, and the emitted scenario says so */
   g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
   g_autofree char *xml = g_build_filename(dir, "m.xml", NULL);

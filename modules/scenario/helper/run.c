@@ -1,5 +1,5 @@
 /* Building, running and reporting one scenario; see run.h. */
-#include "run.h"
+#include "run-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -10,11 +10,11 @@
 #include "file-read.h"
 #include "memo-db.h"
 #include "units.h"
-#include "outputs.h"
 #include "presets.h"
 #include "simai-import.h"
 #include "dragonfly.h"
 #include "topology.h"
+#include "topology-preset.h"
 
 static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
     G_GNUC_PRINTF(4, 5);
@@ -306,12 +306,13 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
     const WhTopologyClass *t = wh_topology_lookup(sc->topology);
     if (t == NULL)
       return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
-    const char *g = sc->topology_preset ? wh_config_origin(cfg, "wh::Dragonfly", "Groups") : NULL;
+    const WhTopologyPreset *preset = wh_topology_preset_lookup(sc->topology_preset);
+    const char *g = preset ? wh_config_origin(cfg, preset->topology, preset->groups_param) : NULL;
     if (g && strstr(g, "(preset ") == NULL)
       return fail_at(error, sc, sc->topology_line,
-                     "<topology preset=\"%s\">: wh::Dragonfly::Groups is also set (%s); give "
-                     "the number of groups once, as the preset's \"groups\" attribute",
-                     sc->topology_preset, g);
+                     "<topology preset=\"%s\">: %s::%s is also set (%s); give the number of "
+                     "groups once, as the preset's \"groups\" attribute",
+                     preset->name, preset->topology, preset->groups_param, g);
     if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
       g_propagate_error(error, g_steal_pointer(&err));
       return FALSE;
@@ -603,8 +604,9 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
   return TRUE;
 }
 
-/* <placement>: maps the workload's ranks onto Frontier nodes, 8 per node (rank r on GCD
- * r mod 8 of the (r / 8)-th node of the placement). Cost: O(nodes) once. */
+/* <placement>: maps the workload's ranks onto Frontier nodes of G = gcds_per_node GCDs
+ * (rank r on GCD r mod G of the (r / G)-th node of the placement). Cost: O(nodes)
+ * once. */
 static gboolean place_ranks(WhRun *run, GError **error)
 {
   const WhScenario *sc = run->sc;
@@ -620,8 +622,9 @@ static gboolean place_ranks(WhRun *run, GError **error)
     return fail_at(error, sc, sc->placement_line,
                    "<placement>: places a workload's ranks; "
                    "this scenario has no workload");
-  uint32_t nodes = sh->hosts / 8, ranks = wh_workload_n_ranks(run->workload);
-  uint32_t need = (ranks + 7) / 8;
+  uint32_t G = sh->gcds_per_node;
+  uint32_t nodes = sh->hosts / G, ranks = wh_workload_n_ranks(run->workload);
+  uint32_t need = (ranks + G - 1) / G;
   g_autofree uint32_t *list = g_new(uint32_t, nodes);
   uint32_t n = 0;
   switch (sc->placement) {
@@ -657,10 +660,10 @@ static gboolean place_ranks(WhRun *run, GError **error)
   }
   if (need > n)
     return fail_at(error, sc, sc->placement_line,
-                   "<placement>: %u ranks need %u nodes of 8 GCDs; the placement has %u (%u GCDs)",
-                   ranks, need, n, n * 8);
+                   "<placement>: %u ranks need %u nodes of %u GCDs; the placement has %u (%u GCDs)",
+                   ranks, need, G, n, n * G);
   for (uint32_t r = 0; r < ranks; r++)
-    if (!wh_workload_map_rank(run->workload, r, list[r / 8] * 8 + r % 8, error))
+    if (!wh_workload_map_rank(run->workload, r, list[r / G] * G + r % G, error))
       return FALSE;
   return TRUE;
 }
@@ -748,7 +751,7 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   new_workload(run, ranks);
   const WhDragonfly *df = wh_dragonfly_of(run->net);
   if (df && wh_dragonfly_get_shape(df)->frontier)
-    wh_workload_set_gcds_per_node(run->workload, 8);
+    wh_workload_set_gcds_per_node(run->workload, wh_dragonfly_get_shape(df)->gcds_per_node);
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;
@@ -982,7 +985,8 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
     run->sim->wall_limit_s = opts->wall_limit_s;
   if (opts) {
     run->sim->interrupt = opts->interrupt;
-    run->progress_mode = opts->progress;
+    run->progress = opts->progress;
+    run->progress_data = opts->progress_data;
     run->progress_label = opts->progress_label;
   }
   WhTime sample = opts && opts->sample_period ? opts->sample_period : sc->sample_period;
@@ -1024,16 +1028,16 @@ void wh_run_take_scenario(WhRun *run, WhScenario *sc)
   run->owned_sc = sc;
 }
 
-/* The simulator's progress callback: the status line (cold; O(1) per sample). */
+/* The simulator's progress callback: a reading for the options' progress (cold; O(1)
+ * per sample). */
 static void show_progress(WhSim *sim, double wall_s, void *data)
 {
   WhRun *run = data;
-  if (!wh_progress_due(run->progress, wall_s))
-    return;
-  WhProgressSample s = {.wall_s = wall_s,
-                        .now = sim->now,
-                        .events = sim->events_executed - run->progress_events0,
-                        .fraction = -1};
+  WhRunProgress s = {.label = run->progress_label,
+                     .wall_s = wall_s,
+                     .now = sim->now,
+                     .events = sim->events_executed - run->progress_events0,
+                     .fraction = -1};
   if (run->workload) {
     s.unit = "ops";
     s.done = wh_workload_ops_ended(run->workload);
@@ -1050,13 +1054,14 @@ static void show_progress(WhSim *sim, double wall_s, void *data)
   }
   if (run->stop) /* the run ends at the stop time if the work is not done before */
     s.fraction = MAX(s.fraction, MIN(1.0, wh_time_to_s(sim->now) / wh_time_to_s(run->stop)));
-  wh_progress_show(run->progress, &s);
+  run->progress(WH_RUN_PROGRESS_UPDATE, &s, run->progress_data);
 }
 
 void wh_run_execute(WhRun *run)
 {
-  run->progress = wh_progress_new(run->progress_mode, stderr, run->progress_label);
   if (run->progress) {
+    WhRunProgress start = {.label = run->progress_label};
+    run->progress(WH_RUN_PROGRESS_START, &start, run->progress_data);
     run->progress_bytes = 0;
     for (uint32_t i = 0; i < run->tp->n_flows; i++)
       run->progress_bytes += wh_transport_flow(run->tp, i)->size;
@@ -1073,7 +1078,10 @@ void wh_run_execute(WhRun *run)
   wh_sim_run(run->sim);
   run->wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
   run->sim->progress = NULL;
-  g_clear_pointer(&run->progress, wh_progress_free);
+  if (run->progress) {
+    WhRunProgress end = {.label = run->progress_label, .wall_s = run->wall_s};
+    run->progress(WH_RUN_PROGRESS_END, &end, run->progress_data);
+  }
   if (!run->sim->wall_stopped && !run->sim->interrupted && run->net->p.pfc)
     wh_net_check_stuck(run->net);
   if (run->sampler)
@@ -1156,149 +1164,81 @@ uint32_t wh_run_ops_done(const WhRun *run)
   return done;
 }
 
-/* The summary's per-iteration times of a workload run that completed. */
-static void append_iterations(GString *j, const WhRun *run)
+void wh_run_set_interrupt(WhRun *run, const volatile sig_atomic_t *flag)
 {
-  GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
-  WhTime total = 0;
-  for (uint32_t i = 0; i < run->iterations; i++) {
-    WhIterationStats st;
-    wh_run_iteration_stats(run, i, &st);
-    total += st.time;
-    const char *sep = i ? ", " : "";
-    g_string_append_printf(its, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.time);
-    g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
-    g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
-  }
-  g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
-  g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
-                         (guint64)(total / run->iterations));
-  g_string_append_printf(j, "  \"compute_ps\": [%s],\n", comp->str);
-  g_string_append_printf(j, "  \"exposed_comm_ps\": [%s],\n", exp->str);
-  g_string_free(its, TRUE);
-  g_string_free(comp, TRUE);
-  g_string_free(exp, TRUE);
+  run->sim->interrupt = flag;
 }
 
-/* The summary's "migration" object (wh::ModelPreset::Migration): every check with its
- * max/mean GPU token load before and after the swaps, the bytes and flows moved, and
- * its time: from the first migration send's start to the last one's end (0 when none
- * moved). Migration ops are the ones named "i<it>/migrate/...". Cost: one pass over
- * the ops. */
-static void append_migration(GString *j, const WhRun *run)
+void wh_run_totals(const WhRun *run, WhRunTotals *out)
 {
-  GArray *c = run->migration_checks;
-  g_autofree WhTime *first = g_new(WhTime, c->len), *last = g_new0(WhTime, c->len);
-  for (guint k = 0; k < c->len; k++)
-    first[k] = G_MAXUINT64;
-  for (uint32_t i = 0; i < wh_workload_n_ops(run->workload); i++) {
-    WhOpInfo op;
-    wh_workload_op_info(run->workload, i, &op);
-    const char *slash = strchr(op.name, '/');
-    if (op.kind != WH_OP_SEND || slash == NULL || !g_str_has_prefix(slash, "/migrate/"))
-      continue;
-    uint32_t it = (uint32_t)g_ascii_strtoull(op.name + 1, NULL, 10);
-    for (guint k = 0; k < c->len; k++) {
-      if (g_array_index(c, WhMigrationCheck, k).iteration == it) {
-        first[k] = MIN(first[k], op.start);
-        last[k] = MAX(last[k], op.end);
-      }
-    }
-  }
-  GString *list = g_string_new(NULL);
-  uint64_t bytes = 0, swaps = 0;
-  WhTime time = 0;
-  for (guint k = 0; k < c->len; k++) {
-    const WhMigrationCheck *m = &g_array_index(c, WhMigrationCheck, k);
-    WhTime t = last[k] > first[k] && first[k] != G_MAXUINT64 ? last[k] - first[k] : 0;
-    time += t;
-    bytes += m->bytes;
-    swaps += m->swaps;
-    g_string_append_printf(list,
-                           "%s\n    {\"iteration\": %u, \"imbalance_before\": %.6f, "
-                           "\"imbalance_after\": %.6f, \"swaps\": %u, \"bytes\": %" G_GUINT64_FORMAT
-                           ", \"flows\": %u, \"time_ps\": %" G_GUINT64_FORMAT "}",
-                           k ? "," : "", m->iteration, m->imbalance_before, m->imbalance_after,
-                           m->swaps, (guint64)m->bytes, m->flows, (guint64)t);
-  }
-  g_string_append_printf(j,
-                         "  \"migration\": {\"checks\": %u, \"swaps\": %" G_GUINT64_FORMAT
-                         ", \"bytes\": %" G_GUINT64_FORMAT ", \"time_ps\": %" G_GUINT64_FORMAT
-                         ", \"per_check\": [%s%s]},\n",
-                         c->len, (guint64)swaps, (guint64)bytes, (guint64)time, list->str,
-                         c->len ? "\n  " : "");
-  g_string_free(list, TRUE);
+  *out = (WhRunTotals){.hosts = run->net->n_hosts,
+                       .switches = run->net->n_switches,
+                       .ports = run->net->n_ports,
+                       .flows = run->tp->n_flows,
+                       .flows_completed = run->tp->c.flows_finished,
+                       .iterations = run->workload ? run->iterations : 0,
+                       .sim_end = run->sim->now,
+                       .events = run->sim->events_executed,
+                       .link_traversals = run->net->c.link_traversals,
+                       .ecn_marks = wh_net_ecn_marks(run->net),
+                       .cnps = run->tp->c.cnps,
+                       .pfc_pauses = run->net->c.pfc_pauses,
+                       .drops = run->net->c.drops};
 }
 
-/* The summary's per-tier link statistics: for each tier present, its directed ports,
- * those that carried a frame, their frames and bytes, mean and largest busy fraction
- * over the ports that carried a frame, PFC pause time and the largest egress queue. */
-static void append_link_tiers(GString *j, const WhRun *run)
+gboolean wh_run_flow(const WhRun *run, uint32_t flow, WhRunFlow *out)
 {
-  const WhNet *net = run->net;
-  struct TierSum {
-    uint32_t ports, active;
-    uint64_t frames, bytes, max_queue;
-    WhTime busy, busy_max, paused;
-  } t[WH_N_TIERS];
-  memset(t, 0, sizeof t);
-  for (uint32_t i = 0; i < net->n_ports; i++) {
-    const WhPort *p = &net->port[i];
-    struct TierSum *x = &t[p->tier];
-    x->ports++;
-    x->active += p->st.frames > 0;
-    x->frames += p->st.frames;
-    x->bytes += p->st.bytes;
-    x->busy += p->st.busy;
-    x->busy_max = MAX(x->busy_max, p->st.busy);
-    x->paused += wh_net_port_paused_time(net, p);
-    x->max_queue = MAX(x->max_queue, p->st.max_queue);
-  }
-  double end = run->sim->now ? (double)run->sim->now : 1.0;
-  g_string_append(j, "  \"link_tiers\": {");
-  const char *sep = "";
-  for (int k = 0; k < WH_N_TIERS; k++) {
-    if (t[k].ports == 0)
-      continue;
-    g_string_append_printf(
-        j,
-        "%s\n    \"%s\": {\"ports\": %u, \"active_ports\": %u, \"frames\": %" G_GUINT64_FORMAT
-        ", \"bytes\": %" G_GUINT64_FORMAT ", \"busy_mean\": %.6f, \"busy_max\": %.6f, "
-        "\"pause_ps\": %" G_GUINT64_FORMAT ", \"max_queue_bytes\": %" G_GUINT64_FORMAT "}",
-        sep, wh_net_tier_name((WhLinkTier)k), t[k].ports, t[k].active, t[k].frames, t[k].bytes,
-        t[k].active ? (double)t[k].busy / t[k].active / end : 0.0, (double)t[k].busy_max / end,
-        (guint64)t[k].paused, t[k].max_queue);
-    sep = ",";
-  }
-  g_string_append(j, "\n  },\n");
+  if (flow >= run->tp->n_flows)
+    return FALSE;
+  const WhFlow *f = wh_transport_flow(run->tp, flow);
+  *out = (WhRunFlow){
+      .src = f->src, .dst = f->dst, .bytes = f->size, .start = f->start, .finish = f->finish};
+  return TRUE;
 }
 
-/* The memo fields of the summary (contention patterns on). */
-static void memo_json(const WhRun *run, GString *j)
+/* What stopped a run that failed (deadlock, retry limit, time horizon, sample memory),
+ * in one sentence; NULL when none did. (transfer full) */
+static char *failure_message(const WhRun *run)
 {
-  WhWormholeMemoSummary m;
-  wh_wormhole_memo_summary(run->wormhole, &m);
-  g_string_append_printf(
-      j,
-      "  \"memo_lookups\": %" G_GUINT64_FORMAT ",\n  \"memo_hits\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_from_file\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_seen\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_converged\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_completed\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_replays_converged\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_replays_completed\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_distinct\": %" G_GUINT64_FORMAT ",\n  \"memo_db_bytes\": %" G_GUINT64_FORMAT
-      ",\n",
-      m.lookups, m.hits, m.hits_from_file, m.hits_seen, m.hits_converged, m.hits_completed,
-      m.replays_converged, m.replays_completed, m.distinct, m.db_bytes);
-  if (run->memo_file == NULL) {
-    g_string_append(j, "  \"memo_file\": null,\n  \"memo_file_status\": null,\n");
-    return;
-  }
-  g_autofree char *file = g_strescape(run->memo_file, NULL);
-  g_autofree char *status = g_strescape(run->memo_status, NULL);
-  g_string_append_printf(j, "  \"memo_file\": \"%s\",\n  \"memo_file_status\": \"%s\",\n", file,
-                         status);
+  char label[16];
+  if (run->net->deadlock.detected)
+    return g_strdup("the network deadlocked (PFC); see summary.json \"deadlock\"");
+  if (run->tp->gave_up >= 0)
+    return g_strdup_printf("flow %s made no progress through %u go-back-N retransmissions in a "
+                           "row (wh::RdmaFlow::MaxRetries); the run stopped at %.3f us",
+                           wh_run_flow_label(run, (uint32_t)run->tp->gave_up, label),
+                           run->tp->p.max_retries, wh_time_to_s(run->sim->now) * 1e6);
+  if (run->sim->past_horizon)
+    return g_strdup_printf(
+        "an event was due past the time horizon of %.0f s (%s); the run stopped at %.6f s",
+        wh_time_to_s(WH_TIME_HORIZON),
+        run->sim->past_horizon == WH_TIME_MAX ? "the sum of its times overflowed" : "too late",
+        wh_time_to_s(run->sim->now));
+  if (wh_run_sampler_full(run))
+    return g_strdup_printf("the rate samples reached the memory budget at %.3f us of network "
+                           "time (--max-memory); the run stopped there: use a longer "
+                           "--sample-period",
+                           wh_time_to_s(run->sim->now) * 1e6);
+  return NULL;
+}
+
+void wh_run_status(const WhRun *run, WhRunStatus *out)
+{
+  char *message = failure_message(run);
+  *out = (WhRunStatus){.stopped_early = wh_run_stopped_early(run),
+                       .interrupted = run->sim->interrupted,
+                       .failed = message != NULL,
+                       .message = message};
+}
+
+void wh_run_status_clear(WhRunStatus *status)
+{
+  g_clear_pointer(&status->message, g_free);
+}
+
+const char *wh_run_memo_warning(const WhRun *run)
+{
+  return run->memo_warning;
 }
 
 uint64_t wh_run_config_digest(const WhRun *run)
@@ -1306,119 +1246,6 @@ uint64_t wh_run_config_digest(const WhRun *run)
   static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
                                       "topology", "workload",  NULL};
   return wh_config_digest(run->cfg, kinds);
-}
-
-char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
-{
-  const WhTransportCounters *c = &run->tp->c;
-  const WhNetCounters *nc = &run->net->c;
-  GString *j = g_string_new("{\n");
-  g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
-  g_string_append_printf(j, "  \"scenario\": \"%s\",\n", name);
-  g_string_append_printf(j, "  \"seed\": %" G_GUINT64_FORMAT ",\n", run->seed);
-  if (run->wormhole) {
-    const WhWormholeParams *wp = wh_wormhole_params(run->wormhole);
-    WhDetectorStats st;
-    wh_detector_stats(wh_wormhole_detector(run->wormhole), &st);
-    uint64_t skip = st.events[WH_STEADY_RATE] + st.events[WH_STEADY_IDLE];
-    g_string_append_printf(
-        j,
-        "  \"scheduler\": \"wormhole\",\n  \"wormhole_inner_scheduler\": "
-        "\"%s\",\n  \"wormhole_mode\": \"%s\",\n  \"wormhole_partitions\": %u,\n"
-        "  \"wormhole_events_skippable_est\": %" G_GUINT64_FORMAT ",\n",
-        run->sched->name, wh_wormhole_mode_name(wp->mode),
-        wh_partitions_n_records(wh_detector_partitions(wh_wormhole_detector(run->wormhole))), skip);
-    if (wh_wormhole_mode_skips(wp->mode)) {
-      WhWormholeSkipSummary sk;
-      wh_wormhole_skip_summary(run->wormhole, &sk);
-      g_string_append_printf(
-          j,
-          "  \"fast_forwards\": %" G_GUINT64_FORMAT ",\n  \"skip_backs\": %" G_GUINT64_FORMAT
-          ",\n  \"advanced_bytes\": %" G_GUINT64_FORMAT ",\n  \"time_steady_fraction\": %.6f,\n"
-          "  \"events_skipped_est\": %" G_GUINT64_FORMAT ",\n",
-          sk.fast_forwards, sk.skip_backs, sk.advanced_bytes, sk.time_steady_fraction,
-          sk.events_skipped_est);
-    }
-    if (wp->patterns)
-      memo_json(run, j);
-  } else {
-    g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
-  }
-  g_string_append_printf(j, "  \"cc\": \"%s\",\n", run->cc->name);
-  g_string_append_printf(j, "  \"config_digest\": \"%016" G_GINT64_MODIFIER "x\",\n",
-                         (guint64)wh_run_config_digest(run));
-  if (run->sc->topology_preset)
-    g_string_append_printf(
-        j,
-        "  \"topology_preset\": \"%s\",\n  \"cc_note\": \"Slingshot's congestion "
-        "control is not public; %s stands in for it\",\n",
-        run->sc->topology_preset, run->cc->name);
-  g_string_append_printf(j, "  \"hosts\": %u,\n", run->net->n_hosts);
-  g_string_append_printf(j, "  \"switches\": %u,\n", run->net->n_switches);
-#define FIELD(k, v) g_string_append_printf(j, "  \"%s\": %" G_GUINT64_FORMAT ",\n", k, (guint64)(v))
-  FIELD("sim_end_ps", run->sim->now);
-  FIELD("events_executed", run->sim->events_executed);
-  FIELD("packets_delivered", nc->packets_delivered);
-  FIELD("link_traversals", nc->link_traversals);
-  FIELD("link_bytes", wh_net_link_bytes(run->net));
-  FIELD("pfc_pauses", nc->pfc_pauses);
-  FIELD("pfc_resumes", nc->pfc_resumes);
-  FIELD("ecn_marks", wh_net_ecn_marks(run->net));
-  FIELD("cnps", c->cnps);
-  FIELD("nacks", c->nacks);
-  FIELD("timeouts", c->timeouts);
-  FIELD("drops", nc->drops);
-  FIELD("data_bytes_sent", c->data_bytes_sent);
-  FIELD("data_bytes_delivered", c->data_bytes_arrived);
-  FIELD("data_bytes_dropped", nc->drop_data_payload);
-  FIELD("data_bytes_reclaimed", nc->reclaimed_data_payload);
-  FIELD("retransmitted_bytes", c->retx_bytes);
-  FIELD("reroutes", c->reroutes);
-  FIELD("out_of_order_packets", c->out_of_order);
-  FIELD("flows_completed", c->flows_finished);
-#undef FIELD
-  if (wh_run_stopped_early(run)) {
-    g_string_append_printf(j, "  \"stopped_early\": \"%s\",\n", wh_run_stop_reason(run));
-    const WhNetDeadlock *d = &run->net->deadlock;
-    if (d->detected)
-      g_string_append_printf(j,
-                             "  \"deadlock\": {\"detected_at_ps\": %" G_GUINT64_FORMAT
-                             ", \"no_packet_moved_since_ps\": %" G_GUINT64_FORMAT
-                             ", \"buffered_bytes\": %" G_GUINT64_FORMAT
-                             ", \"switches_holding_packets\": %u, \"paused_ports\": %u},\n",
-                             (guint64)d->at, (guint64)d->still_since, (guint64)d->buffered_bytes,
-                             d->switches, d->paused_ports);
-    if (run->workload)
-      g_string_append_printf(j, "  \"ops_done\": %u,\n", wh_run_ops_done(run));
-  }
-  if (run->workload) {
-    g_string_append_printf(j, "  \"ranks\": %u,\n", wh_workload_n_ranks(run->workload));
-    g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
-    if (run->sc->simai_path)
-      g_string_append_printf(j, "  \"tp_collectives_not_modelled\": %u,\n", run->simai_dropped_tp);
-    if (run->simai_gpus_from_hosts)
-      g_string_append(j, "  \"gpus_from_hosts\": true,\n");
-    if (run->sc->simai_path) {
-      const WhSimaiStats *st = &run->simai_stats;
-      g_autofree char *keys = g_strescape(st->unmodelled_keys, NULL);
-      g_string_append_printf(j,
-                             "  \"simai_not_simulated\": {\"comm_fields_not_issued\": %u, "
-                             "\"trivial_collectives\": %u, \"header_keys\": \"%s\"},\n",
-                             st->ignored_comms, st->skipped_trivial, keys);
-    }
-    if (run->sc->simai_path || run->sc->model_preset)
-      g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
-                             (guint64)run->tp_bytes_not_modelled);
-  }
-  if (run->workload && !wh_run_stopped_early(run))
-    append_iterations(j, run);
-  if (run->migration_checks)
-    append_migration(j, run);
-  append_link_tiers(j, run);
-  if (with_wall)
-    g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
-  g_string_append_printf(j, "  \"flows\": %u\n}\n", run->tp->n_flows);
-  return g_string_free(j, FALSE);
 }
 
 const char *wh_run_flow_label(const WhRun *run, uint32_t i, char buf[16])
@@ -1437,152 +1264,4 @@ const char *wh_run_flow_key(const WhRun *run, uint32_t i, char buf[WH_RUN_KEY_LE
     return buf;
   }
   return wh_run_flow_label(run, i, buf);
-}
-
-/* TRUE when a signal (SIGINT, SIGTERM) came after the run ended, while its outputs are
- * being written: the writing stops, and nothing is put in place. (A run stopped by a
- * signal writes its partial outputs whole; a second signal ends the process.) */
-static gboolean signalled_while_writing(const WhRun *run, GError **error)
-{
-  if (run->sim->interrupt == NULL || !*run->sim->interrupt || run->sim->interrupted)
-    return FALSE;
-  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_INTERRUPTED,
-              "interrupted while the outputs were written; no output was replaced");
-  return TRUE;
-}
-
-/* Keeps, in order, the indices of `live` for which `alive(s, index, k)` holds. */
-static void keep_alive(GArray *live, const WhRateSampler *s, uint32_t k,
-                       gboolean (*alive)(const WhRateSampler *s, uint32_t i, uint32_t k))
-{
-  guint m = 0;
-  for (guint j = 0; j < live->len; j++) {
-    uint32_t i = g_array_index(live, uint32_t, j);
-    if (alive(s, i, k))
-      g_array_index(live, uint32_t, m++) = i;
-  }
-  g_array_set_size(live, m);
-}
-
-static gboolean flow_alive(const WhRateSampler *s, uint32_t flow, uint32_t k)
-{
-  return k < wh_rate_sampler_flow_periods(s, flow);
-}
-
-static gboolean port_alive(const WhRateSampler *s, uint32_t port, uint32_t k)
-{
-  return k < wh_rate_sampler_port_periods(s, port) || wh_rate_sampler_queue(s, port, k) != 0;
-}
-
-/* The samples as CSV, straight to the file: with `ports`, queues.csv (a line per port
- * and period with a queue), else rates.csv (a line per flow and period with traffic).
- * Only the flows and ports with a record left are visited, so the cost follows the
- * samples held and the lines written, not the periods times the flows. */
-static gboolean write_sample_lines(FILE *f, const WhRun *run, gboolean ports, GError **error)
-{
-  char label[16];
-  const WhRateSampler *s = run->sampler;
-  uint32_t periods = wh_rate_sampler_periods(s);
-  WhTime period = wh_rate_sampler_period(s);
-  uint32_t n = ports ? run->net->n_ports : run->tp->n_flows;
-  g_autoptr(GArray) live = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), n);
-  for (uint32_t i = 0; i < n; i++)
-    g_array_append_val(live, i);
-  fputs(ports ? "period_end_ps,port,node,queue_bytes\n"
-              : "period_start_ps,flow_id,sent_bps,delivered_bps\n",
-        f);
-  for (uint32_t k = 0; k < periods && live->len; k++) {
-    if (k % 4096 == 0 && (ferror(f) || signalled_while_writing(run, error)))
-      return !ferror(f);
-    keep_alive(live, s, k, ports ? port_alive : flow_alive);
-    for (guint j = 0; j < live->len; j++) {
-      uint32_t i = g_array_index(live, uint32_t, j);
-      if (ports) {
-        uint32_t q = wh_rate_sampler_queue(s, i, k);
-        if (q)
-          fprintf(f, "%" G_GUINT64_FORMAT ",%u,%u,%u\n", (guint64)(k + 1) * period, i,
-                  run->net->port[i].node, q);
-        continue;
-      }
-      uint64_t sent = wh_rate_sampler_sent(s, i, k), del = wh_rate_sampler_delivered(s, i, k);
-      if (sent || del)
-        fprintf(f, "%" G_GUINT64_FORMAT ",%s,%.0f,%.0f\n", (guint64)k * period,
-                wh_run_flow_label(run, i, label), (double)sent * 8 / wh_time_to_s(period),
-                (double)del * 8 / wh_time_to_s(period));
-    }
-  }
-  return TRUE;
-}
-
-static gboolean write_rates(FILE *f, const void *data, GError **error)
-{
-  return write_sample_lines(f, data, FALSE, error);
-}
-
-static gboolean write_queues(FILE *f, const void *data, GError **error)
-{
-  return write_sample_lines(f, data, TRUE, error);
-}
-
-char *wh_run_links_csv(const WhRun *run)
-{
-  const WhNet *net = run->net;
-  double end = run->sim->now ? (double)run->sim->now : 1.0;
-  GString *csv =
-      g_string_new("port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
-                   "max_queue_bytes\n");
-  for (uint32_t i = 0; i < net->n_ports; i++) {
-    const WhPort *p = &net->port[i];
-    WhTime paused = wh_net_port_paused_time(net, p);
-    if (p->st.frames == 0 && p->st.busy == 0 && paused == 0)
-      continue;
-    g_string_append_printf(csv,
-                           "%u,%u,%u,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                           ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f,%" G_GUINT64_FORMAT
-                           ",%" G_GUINT64_FORMAT "\n",
-                           i, p->node, p->peer_node, wh_net_tier_name((WhLinkTier)p->tier),
-                           p->rate_bps, p->st.frames, p->st.bytes, (guint64)p->st.busy,
-                           (double)p->st.busy / end, (guint64)paused, p->st.max_queue);
-  }
-  return g_string_free(csv, FALSE);
-}
-
-gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
-{
-  g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
-  if (set == NULL)
-    return FALSE;
-  g_autofree char *summary = wh_run_summary_json(run, TRUE);
-  GString *csv = g_string_new("flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key\n");
-  char label[16], key[WH_RUN_KEY_LEN];
-  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
-    const WhFlow *f = wh_transport_flow(run->tp, i);
-    g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
-                           wh_run_flow_label(run, i, label), f->src, f->dst, f->size, f->start);
-    if (f->finish)
-      g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, f->finish,
-                             f->finish - f->start);
-    else
-      g_string_append_c(csv, ',');
-    g_string_append_printf(csv, ",%s\n", wh_run_flow_key(run, i, key));
-  }
-  g_autofree char *links = wh_run_links_csv(run);
-  gboolean ok = wh_output_set_add(set, "flows.csv", csv->str, error) &&
-                wh_output_set_add(set, "links.csv", links, error) &&
-                wh_output_set_add(set, "summary.json", summary, error);
-  g_string_free(csv, TRUE);
-  if (ok && run->sampler)
-    ok = wh_output_set_add_stream(set, "rates.csv", write_rates, run, error) &&
-         wh_output_set_add_stream(set, "queues.csv", write_queues, run, error);
-  if (ok && run->wormhole) {
-    g_autofree char *wj = wh_wormhole_json(run->wormhole);
-    ok = wh_output_set_add(set, "wormhole.json", wj, error);
-  }
-  if (ok && run->workload) {
-    g_autofree char *ops = wh_workload_ops_csv(run->workload);
-    g_autofree char *trace = wh_workload_trace_json(run->workload);
-    ok = wh_output_set_add(set, "ops.csv", ops, error) &&
-         wh_output_set_add(set, "trace.json", trace, error);
-  }
-  return ok && !signalled_while_writing(run, error) && wh_output_set_commit(set, error);
 }

@@ -7,13 +7,29 @@
 
 #include <glib.h>
 #include <signal.h>
-#include "progress.h"
-#include "rate-sampler.h"
-#include "rdma-transport.h"
-#include "simai-import.h"
-#include "workload.h"
-#include "wormhole.h"
 #include "scenario.h"
+
+/* One reading of a run's progress, for a status line. */
+typedef struct {
+  const char *label; /* the options' progress_label (nullable) */
+  double wall_s;     /* since the run started */
+  WhTime now;        /* simulated time */
+  uint64_t events;   /* executed in this run */
+  uint64_t done;     /* ops (with a workload) or flows completed */
+  uint64_t total;    /* of `done`'s kind; 0: not shown */
+  const char *unit;  /* "ops" or "flows" */
+  double fraction;   /* of the work done, 0..1; < 0 or 0: no estimate of the time left */
+} WhRunProgress;
+
+typedef enum {
+  WH_RUN_PROGRESS_START,  /* the run starts: only `label` is set */
+  WH_RUN_PROGRESS_UPDATE, /* from the simulator's cold path, every 2^20 events */
+  WH_RUN_PROGRESS_END,    /* the run's loop ended */
+} WhRunProgressEvent;
+
+/* Told of a run's progress (the options' progress); it adds no event and must not
+ * change the run. */
+typedef void (*WhRunProgressFn)(WhRunProgressEvent ev, const WhRunProgress *p, void *data);
 
 typedef struct {
   gboolean has_seed;
@@ -26,8 +42,9 @@ typedef struct {
   double wall_limit_s;        /* > 0: stop the simulation after this much wall time */
   const char *data_dir;       /* nullable: files a scenario references may also lie below it */
   uint64_t max_memory;        /* > 0: the memory budget in bytes (else wh_run_default_memory()) */
-  WhProgressMode progress;    /* the status line on stderr (default: when it is a terminal) */
-  const char *progress_label; /* nullable: shown before the status line */
+  WhRunProgressFn progress;   /* nullable: told of the run's progress (a status line) */
+  void *progress_data;        /* given to `progress` */
+  const char *progress_label; /* nullable: passed to `progress` (e.g. "exact") */
   const volatile sig_atomic_t *interrupt; /* nullable: stops the run when set (interrupt.h) */
   const char *memo_file; /* nullable: Wormhole's memo database persists in this file */
 } WhRunOptions;
@@ -35,47 +52,8 @@ typedef struct {
 /* The default memory budget: three quarters of the physical memory. */
 uint64_t wh_run_default_memory(void);
 
-typedef struct {
-  WhScenario *sc;       /* (transfer none) */
-  WhScenario *owned_sc; /* nullable: freed with the run (wh_run_take_scenario) */
-  WhConfig *cfg;
-  uint64_t seed;
-  const WhSchedulerClass *sched; /* the stock scheduler (inside Wormhole's, when on) */
-  const WhCcClass *cc;
-  WhWormholeParams wormhole_params;
-  WhWormhole *wormhole; /* nullable: wh::Wormhole::Mode is not off */
-  WhSim *sim;
-  WhNet *net;
-  WhRateSampler *sampler; /* nullable */
-  WhWorkload *workload;   /* nullable: the scenario's <workload>, `iterations` times */
-  uint32_t iterations;
-  uint32_t ops_per_iteration;
-  uint32_t simai_dropped_tp; /* TP collectives of a SimAI file left out */
-  uint64_t simai_dropped_tp_bytes;
-  gboolean simai_gpus_from_hosts; /* the SimAI file gave no GPU count: one per host */
-  WhSimaiStats simai_stats;       /* the SimAI plan's counts, per iteration */
-  uint64_t tp_bytes_not_modelled; /* TP traffic per run that stays inside servers */
-  char *preset_facts;             /* nullable: a model preset's summary text */
-  GArray *migration_checks;       /* nullable: WhMigrationCheck of a preset with Migration */
-  WhTransport *tp;
-  char **flow_ids;     /* display id per scenario flow */
-  uint32_t n_flow_ids; /* scenario flows; later flows (a workload's) have none */
-  double wall_s;
-  WhTime stop;
-  uint64_t memory_budget;  /* bytes; networks and workloads estimated larger are refused */
-  uint64_t memory_network; /* the network's estimate */
-  WhProgressMode progress_mode;
-  const char *progress_label; /* nullable */
-  WhProgress *progress;       /* nullable: while the run executes */
-  uint64_t progress_bytes;    /* the flows' bytes when the run started (the estimate's base) */
-  uint64_t progress_events0;  /* events executed before the run started */
-  char *memo_file;            /* nullable: the memo database's file (options' memo_file) */
-  char *memo_status;          /* with memo_file: "loaded", "loaded in part: ...", "new" or
-                                 "ignored: <reason>" */
-  char *memo_warning;         /* nullable: the file was ignored ("FILE: why: ignored"), loaded
-                                 in part, or is read-only */
-  gboolean memo_keep_file;    /* the file is read-only, or not a memo file: never written */
-} WhRun;
+/* A run; its layout is in run-private.h, for the scenario module's own code. */
+typedef struct WhRun WhRun;
 
 /* Builds everything; errors name the scenario file and line where they apply. With a
  * memo file (options' memo_file) the run needs contention patterns (Mode=memo, or
@@ -91,7 +69,51 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhRun, wh_run_free)
 /* Hands the scenario to the run, which frees it with itself. */
 void wh_run_take_scenario(WhRun *run, WhScenario *sc);
 
+/* Stops the run's simulation when `*flag` is set (nullable: never), as the options'
+ * interrupt does; for a flag installed after the run was built. */
+void wh_run_set_interrupt(WhRun *run, const volatile sig_atomic_t *flag);
+
 void wh_run_execute(WhRun *run);
+
+/* What a run built and how far it went: the numbers summary.json and the printed report
+ * share. */
+typedef struct {
+  uint32_t hosts, switches, ports; /* ports: directed ports */
+  uint32_t flows, flows_completed;
+  uint32_t iterations; /* workload iterations; 0 without a workload */
+  WhTime sim_end;      /* the simulated time reached */
+  uint64_t events;     /* events executed */
+  uint64_t link_traversals;
+  uint64_t ecn_marks, cnps, pfc_pauses, drops;
+} WhRunTotals;
+void wh_run_totals(const WhRun *run, WhRunTotals *out);
+
+/* One flow of the run (flows.csv's numbers): host indices, size, start and finish
+ * (0: not completed). */
+typedef struct {
+  uint32_t src, dst;
+  uint64_t bytes;
+  WhTime start, finish;
+} WhRunFlow;
+/* FALSE when `flow` is not a flow of the run. */
+gboolean wh_run_flow(const WhRun *run, uint32_t flow, WhRunFlow *out);
+
+/* How a run ended, as a command line reports it (wh_run_status). */
+typedef struct {
+  gboolean stopped_early; /* wh_run_stopped_early */
+  gboolean interrupted;   /* stopped by the interrupt flag */
+  gboolean failed;        /* deadlock, retry limit, time horizon or sample memory */
+  char *message;          /* with failed: one sentence on what happened and where the run stopped
+                             (transfer full) */
+} WhRunStatus;
+/* Fills `out` after wh_run_execute; free its message with wh_run_status_clear. */
+void wh_run_status(const WhRun *run, WhRunStatus *out);
+void wh_run_status_clear(WhRunStatus *status);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WhRunStatus, wh_run_status_clear)
+
+/* Why the memo file was not used as it is (ignored: "FILE: why: ignored", loaded in
+ * part, or read-only), NULL when it was or there is none. (transfer none) */
+const char *wh_run_memo_warning(const WhRun *run);
 
 /* Writes Wormhole's memo database to the run's memo file, merged with what the file
  * holds then and capped at wh::Wormhole::MemoMaxBytes (wh_memo_db_save_bounded), unless the file is
@@ -124,21 +146,6 @@ uint32_t wh_run_ops_done(const WhRun *run);
  * packet left in the pool, no event left pending. */
 gboolean wh_run_check(const WhRun *run, GError **error);
 
-/* Per directed port that carried a frame or was paused (transfer full): links.csv,
- * port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,
- * max_queue_bytes.
- * Frames and bytes count what arrived over the link (their sums are link_traversals and
- * link_bytes of the summary); busy_ps is the transmitter's busy time (PFC frames
- * included), busy_fraction that over the run's simulated time. */
-char *wh_run_links_csv(const WhRun *run);
-
-/* Writes DIR/summary.json, DIR/flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,
- * key) and DIR/links.csv (creating DIR), with Wormhole on
- * DIR/wormhole.json (partitions, steady intervals, per-flow steadiness), and with a sampler
- * DIR/rates.csv (period_start_ps,flow_id,sent_bps,delivered_bps; periods with
- * traffic) and DIR/queues.csv (period_end_ps,port,node,queue_bytes; non-empty). */
-gboolean wh_run_write(const WhRun *run, const char *dir, GError **error);
-
 /* Per workload iteration: its time (from the previous iteration's end), the largest
  * compute time of any rank in it, and the rest (exposed communication). */
 typedef struct {
@@ -152,8 +159,5 @@ void wh_run_iteration_stats(const WhRun *run, uint32_t iteration, WhIterationSta
  * not what). The summary writes it as "config_digest", 16 hex digits, so that a stored
  * run can be matched to the configuration of another. */
 uint64_t wh_run_config_digest(const WhRun *run);
-
-/* The summary as a JSON object (transfer full); `with_wall` adds wall_s. */
-char *wh_run_summary_json(const WhRun *run, gboolean with_wall);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "file-read.h"
 #include "topology.h"
+#include "topology-preset.h"
 #include "workload.h"
 #include "units.h"
 
@@ -107,13 +108,24 @@ void wh_scenario_free(WhScenario *sc)
   g_free(sc);
 }
 
-static void add_set(WhScenario *sc, const char *key, const char *value, const char *origin)
+static WhScenarioSet *new_set(const char *key, const char *value, const char *origin)
 {
   WhScenarioSet *s = g_new0(WhScenarioSet, 1);
   s->key = g_strdup(key);
   s->value = g_strdup(value);
   s->origin = g_strdup(origin);
-  g_ptr_array_add(sc->sets, s);
+  return s;
+}
+
+static void add_set(WhScenario *sc, const char *key, const char *value, const char *origin)
+{
+  g_ptr_array_add(sc->sets, new_set(key, value, origin));
+}
+
+/* A set before every other: the lowest priority. */
+static void insert_set(WhScenario *sc, const char *key, const char *value, const char *origin)
+{
+  g_ptr_array_insert(sc->sets, 0, new_set(key, value, origin));
 }
 
 void wh_scenario_add_set(WhScenario *sc, const char *key, const char *value)
@@ -390,94 +402,35 @@ static gboolean load_set(Loader *ld, WhConfig *check, const xmlNode *n, const ch
   return TRUE;
 }
 
-/* The Frontier-like machine (see docs/topology.md): HPE Cray EX235a nodes on a
- * Slingshot-11 dragonfly. Applied as the lowest-priority settings of the scenario:
- * its own <set>, <param> and --set win. */
-static const char *const frontier_preset[][2] = {
-    {"wh::Dragonfly::SwitchesPerGroup", "32"},
-    {"wh::Dragonfly::EndpointsPerSwitch", "16"},
-    {"wh::Dragonfly::GlobalPortsPerSwitch", "16"},
-    {"wh::Dragonfly::GlobalLinksPerPair", "4"},
-    {"wh::Dragonfly::SpareGlobalPorts", "idle"},
-    {"wh::Dragonfly::Radix", "64"},
-    {"wh::Dragonfly::Node", "frontier"},
-    {"wh::Dragonfly::EndpointRate", "200Gbps"},
-    {"wh::Dragonfly::LocalRate", "200Gbps"},
-    {"wh::Dragonfly::GlobalRate", "200Gbps"},
-    {"wh::Dragonfly::SwitchDelay", "350ns"},
-    {"wh::Dragonfly::EndpointDelay", "10ns"},
-    {"wh::Dragonfly::LocalDelay", "10ns"},
-    {"wh::Dragonfly::GlobalDelay", "100ns"},
-    {"wh::Dragonfly::UgalBias", "32KB"},
-    /* calibrated on published MI250X / Slingshot-11 measurements (docs/topology.md):
-     * per-pair Infinity Fabric bandwidth, and one-way small-message latency inside a
-     * node (0.50 us) and between two nodes on one switch (2.50 us) */
-    {"wh::Dragonfly::FabricEfficiency", "0.76"},
-    {"wh::Dragonfly::NicDelay", "860ns"},
-    {"wh::Dragonfly::HostDelay", "0ns"},
-    {"wh::Workload::MessageAlpha", "200ns"},
-    {"wh::Switch::BufferSize", "32MB"},
-    {"wh::Switch::PfcXoff", "320KB"},
-    {"wh::Switch::PfcXon", "288KB"},
-    {"wh::RdmaFlow::Mtu", "4096B"},
-    /* far above any queueing delay of this lossless fabric, as RDMA NICs are set: the
-     * default 2 ms expired under the queues in front of a few global links and
-     * retransmitted data that was only waiting (docs/topology.md) */
-    {"wh::RdmaFlow::Rto", "1s"},
-};
-
-gboolean wh_scenario_preset_apply(WhConfig *cfg, const char *preset, GError **error)
-{
-  if (g_strcmp0(preset, "frontier") != 0) {
-    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
-                "unknown preset \"%s\" (known: frontier)", preset ? preset : "");
-    return FALSE;
-  }
-  g_autofree char *origin = g_strdup_printf("preset %s", preset);
-  for (size_t i = 0; i < G_N_ELEMENTS(frontier_preset); i++) {
-    if (!wh_config_set(cfg, frontier_preset[i][0], frontier_preset[i][1], origin, error))
-      return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean load_preset(Loader *ld, const xmlNode *t, const char *preset)
+/* <topology preset=...>: the preset's settings (topology-preset.h) become the
+ * lowest-priority sets of the scenario, before every set of its own; the sets then
+ * read: the preset's head, its groups, its settings (each in the preset's order), the
+ * scenario's own. */
+static gboolean load_preset(Loader *ld, const xmlNode *t, const char *name)
 {
   WhScenario *sc = ld->sc;
   int line = node_line(t);
-  if (strcmp(preset, "frontier") != 0)
+  const WhTopologyPreset *p = wh_topology_preset_lookup(name);
+  if (p == NULL)
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<topology> attribute \"preset\": unknown preset \"%s\" (known: frontier)", preset);
+                "<topology> attribute \"preset\": unknown preset \"%s\" (known: %s)", name,
+                wh_topology_preset_names());
   g_autofree char *groups = attr(t, "groups");
-  int64_t g = 1;
-  if (groups && (!wh_units_parse_int(groups, &g, NULL) || g < 1 || g > 77))
+  int64_t g = p->groups_default;
+  if (groups && (!wh_units_parse_int(groups, &g, NULL) || g < p->groups_min || g > p->groups_max))
     return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<topology preset=\"frontier\"> attribute \"groups\" = \"%s\": expected 1..77 "
-                "(Frontier launched with 74 groups of 128 nodes; the current user guide "
-                "counts 77 cabinets)",
-                groups);
-  g_autofree char *origin = g_strdup_printf("%s:%d (preset frontier)", ld->file, line);
+                "<topology preset=\"%s\"> attribute \"groups\" = \"%s\": expected %u..%u (%s)",
+                p->name, groups, p->groups_min, p->groups_max, p->groups_limit);
+  g_autofree char *origin = g_strdup_printf("%s:%d (preset %s)", ld->file, line, p->name);
+  g_autofree char *groups_key = g_strdup_printf("%s::%s", p->topology, p->groups_param);
   g_autofree char *gv = g_strdup_printf("%" G_GINT64_FORMAT, g);
-  /* lowest priority: before every set of the scenario */
-  for (size_t i = G_N_ELEMENTS(frontier_preset); i-- > 0;) {
-    WhScenarioSet *s = g_new0(WhScenarioSet, 1);
-    s->key = g_strdup(frontier_preset[i][0]);
-    s->value = g_strdup(frontier_preset[i][1]);
-    s->origin = g_strdup(origin);
-    g_ptr_array_insert(sc->sets, 0, s);
-  }
-  /* Slingshot routes adaptively (with fewer than 3 groups: among the minimal paths and
-   * detours inside a group, no Valiant path) */
-  const char *const head[][2] = {{"wh::Dragonfly::Groups", gv},
-                                 {"wh::Dragonfly::Routing", "adaptive"}};
-  for (size_t i = 0; i < G_N_ELEMENTS(head); i++) {
-    WhScenarioSet *s = g_new0(WhScenarioSet, 1);
-    s->key = g_strdup(head[i][0]);
-    s->value = g_strdup(head[i][1]);
-    s->origin = g_strdup(origin);
-    g_ptr_array_insert(sc->sets, 0, s);
-  }
-  sc->topology_preset = g_strdup(preset);
+  /* each inserted at the front: the last first */
+  for (size_t i = p->n_settings; i-- > 0;)
+    insert_set(sc, p->settings[i].key, p->settings[i].value, origin);
+  insert_set(sc, groups_key, gv, origin);
+  for (size_t i = p->n_head; i-- > 0;)
+    insert_set(sc, p->head[i].key, p->head[i].value, origin);
+  sc->topology_preset = g_strdup(p->name);
   return TRUE;
 }
 
@@ -496,7 +449,7 @@ static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
   if (preset) {
     if (!load_preset(ld, t, preset))
       return FALSE;
-    type = g_strdup("wh::Dragonfly");
+    type = g_strdup(wh_topology_preset_lookup(preset)->topology);
   }
   gboolean custom = g_strcmp0(type, WH_CUSTOM_TOPOLOGY) == 0;
   const WhTypeInfo *info = custom ? NULL : wh_registry_lookup(type);

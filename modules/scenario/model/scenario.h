@@ -107,8 +107,9 @@ typedef struct {
   WhTime perm_start;
   int perm_line;
   GPtrArray *patterns; /* WhScenarioPattern*: <shift>, <uniform> */
-  /* <placement>: where a workload's ranks run on a machine of Frontier nodes (8 GCD
-   * hosts each), rank r on GCD r mod 8 of the (r / 8)-th node of the placement */
+  /* <placement>: where a workload's ranks run on a machine of Frontier nodes (G =
+   * WH_DRAGONFLY_NODE_GCDS hosts each), rank r on GCD r mod G of the (r / G)-th node of
+   * the placement */
   WhPlacement placement;
   uint32_t *placement_nodes; /* WH_PLACEMENT_NODES: the node list */
   uint32_t n_placement_nodes;
@@ -146,12 +147,6 @@ void wh_scenario_free(WhScenario *sc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhScenario, wh_scenario_free)
 
 void wh_scenario_add_set(WhScenario *sc, const char *key, const char *value);
-
-/* Sets a topology preset's parameters (today only "frontier": the values
- * <topology preset="frontier"> applies, Groups and Routing aside) on `cfg`, so a model
- * of the machine (the Piper planner) reads the same rates, delays and message cost as
- * the scenarios. FALSE with `error` for an unknown preset. */
-gboolean wh_scenario_preset_apply(WhConfig *cfg, const char *preset, GError **error);
 
 /* The most ranks an all-to-allv's size matrix may cover (8 bytes per pair). */
 #define WH_SCENARIO_MAX_MATRIX_RANKS 8192u

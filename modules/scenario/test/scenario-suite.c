@@ -3,7 +3,8 @@
  * dropped, no packet or event left in the pools), and gives identical outputs with
  * the heap and the calendar scheduler; the whsim binary writes the documented
  * outputs, is deterministic for a seed (all but wall-clock fields), lets the command
- * line override the scenario, and lists its types. */
+ * line override the scenario, lists its types, and prints a Wormhole line that agrees
+ * with summary.json in every mode. */
 #include <check.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -359,6 +360,88 @@ START_TEST(test_placement)
 }
 END_TEST
 
+/* A number of summary.json: the value of "key"; asserts the field is there. */
+static uint64_t summary_number(const char *summary, const char *key)
+{
+  g_autofree char *field = g_strdup_printf("\"%s\": ", key);
+  const char *at = strstr(summary, field);
+  ck_assert_msg(at != NULL, "summary.json lacks %s", key);
+  return g_ascii_strtoull(at + strlen(field), NULL, 10);
+}
+
+/* The printed line that starts with `label` (transfer full; NULL: none). */
+static char *printed_line(const char *out, const char *label)
+{
+  g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (g_str_has_prefix(*l, label))
+      return g_strdup(*l);
+  return NULL;
+}
+
+/* The printed Wormhole line says what the mode did, in the summary's numbers: nothing
+ * without Wormhole, detection only in observe mode, fast-forwards in skip mode,
+ * fast-forwards, replays and memo hits in memo mode. */
+START_TEST(test_whsim_wormhole_line)
+{
+  static const char *const modes[] = {"off", "observe", "skip", "memo"};
+  const char *mode = modes[_i];
+  g_autofree char *scenario = wh_test_source_path("scenarios/quickstart.xml");
+  g_autofree char *dir = g_dir_make_tmp("whsim-XXXXXX", NULL);
+  g_autofree char *set = g_strdup_printf("wh::Wormhole::Mode=%s", mode);
+  const char *args[] = {"run",      scenario, "--out", dir, "--scheduler",
+                        "wormhole", "--set",  set,     NULL};
+  const char *plain[] = {"run", scenario, "--out", dir, NULL};
+  g_autofree char *out = NULL;
+  ck_assert_int_eq(wh_test_whsim(_i == 0 ? plain : args, &out, NULL), 0);
+  g_autofree char *summary = wh_test_read_in(dir, "summary.json");
+  g_autofree char *line = printed_line(out, "wormhole ");
+  wh_test_remove_tree(dir);
+  if (_i == 0) {
+    ck_assert_msg(line == NULL, "a Wormhole line without Wormhole: %s", line);
+    ck_assert_ptr_null(strstr(summary, "wormhole_mode"));
+    return;
+  }
+  ck_assert_msg(line != NULL, "mode %s: no Wormhole line in\n%s", mode, out);
+  g_autofree char *mode_field = g_strdup_printf("\"wormhole_mode\": \"%s\"", mode);
+  ck_assert_ptr_nonnull(strstr(summary, mode_field));
+  uint64_t parts = summary_number(summary, "wormhole_partitions");
+  if (strcmp(mode, "observe") == 0) {
+    ck_assert_ptr_null(strstr(summary, "\"fast_forwards\""));
+    g_autofree char *observed =
+        g_strdup_printf("wormhole   observe: %" G_GUINT64_FORMAT " partition", parts);
+    ck_assert_msg(g_str_has_prefix(line, observed), "%s does not start with \"%s\"", line,
+                  observed);
+    ck_assert(g_str_has_suffix(line, "nothing was skipped"));
+    return;
+  }
+  ck_assert_msg(strstr(line, "nothing was skipped") == NULL, "mode %s: %s", mode, line);
+  g_autofree char *parts_text = g_strdup_printf("; %" G_GUINT64_FORMAT " partition", parts);
+  ck_assert_msg(strstr(line, parts_text), "%s lacks \"%s\"", line, parts_text);
+  uint64_t ff = summary_number(summary, "fast_forwards");
+  ck_assert_uint_gt(ff, 0);
+  g_autofree char *skipped = g_strdup_printf("wormhole   %s: %" G_GUINT64_FORMAT
+                                             " fast-forwards (%" G_GUINT64_FORMAT " ended early)",
+                                             mode, ff, summary_number(summary, "skip_backs"));
+  ck_assert_msg(g_str_has_prefix(line, skipped), "%s does not start with \"%s\"", line, skipped);
+  if (strcmp(mode, "skip") == 0) {
+    ck_assert_ptr_null(strstr(line, "replays"));
+    return;
+  }
+  uint64_t converged = summary_number(summary, "memo_replays_converged");
+  uint64_t completed = summary_number(summary, "memo_replays_completed");
+  uint64_t hits = summary_number(summary, "memo_hits");
+  ck_assert_uint_gt(converged + completed, 0);
+  g_autofree char *memo = g_strdup_printf(
+      "%s, %" G_GUINT64_FORMAT " replays (%" G_GUINT64_FORMAT " converged, %" G_GUINT64_FORMAT
+      " completed) of %" G_GUINT64_FORMAT " memo hits in %" G_GUINT64_FORMAT
+      " lookups (%" G_GUINT64_FORMAT " hits from the memo file), ",
+      skipped, converged + completed, converged, completed, hits,
+      summary_number(summary, "memo_lookups"), summary_number(summary, "memo_hits_from_file"));
+  ck_assert_msg(g_str_has_prefix(line, memo), "%s does not start with \"%s\"", line, memo);
+}
+END_TEST
+
 Suite *wh_scenario_suite(void)
 {
   Suite *s = suite_create("scenario");
@@ -372,6 +455,7 @@ Suite *wh_scenario_suite(void)
   tcase_add_test(tc, test_command_line_overrides_scenario);
   tcase_add_test(tc, test_whsim_list_and_usage);
   tcase_add_test(tc, test_plugin_cc);
+  tcase_add_loop_test(tc, test_whsim_wormhole_line, 0, 4);
   suite_add_tcase(s, tc);
   tc = tcase_create("placement");
   tcase_add_test(tc, test_placement);

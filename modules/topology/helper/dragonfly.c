@@ -32,8 +32,8 @@
 #include <math.h>
 #include <string.h>
 
-#define GCDS 8
-#define NICS 4
+#define GCDS WH_DRAGONFLY_NODE_GCDS
+#define NICS WH_DRAGONFLY_NODE_NICS
 #define MAX_NODE_PATHS 8
 
 /* Frontier node wiring (Pearson, "Interconnect Bandwidth Heterogeneity on AMD MI250x
@@ -61,8 +61,8 @@ struct WhDragonfly {
   uint32_t *global_port; /* [(i G + j) L + k]: port of group i's k-th link to group j */
   uint32_t *host_sw;     /* plain endpoints: switch index (g a + s) per host */
   /* Frontier nodes */
-  uint32_t gsw0;      /* node id of GCD switch 0 of node 0; node n's are gsw0 + 8 n .. */
-  uint32_t *gcd_port; /* [n 64 + c1 8 + c2]: port from GCD switch c1 to c2 of node n */
+  uint32_t gsw0;      /* node id of GCD switch 0 of node 0; node n's are gsw0 + GCDS n .. */
+  uint32_t *gcd_port; /* [(n GCDS + c1) GCDS + c2]: port from GCD switch c1 to c2 of node n */
   uint32_t *nic_up;   /* [n 4 + q]: port from node n's NIC GCD switch to its switch */
   uint32_t *nic_down; /* [n 4 + q]: port from the switch to node n's NIC q */
   NodePaths paths[GCDS][GCDS];
@@ -371,6 +371,7 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
                      "here; adaptive routing works with any number)",
                      G);
   sh->nodes_per_switch = sh->frontier ? sh->p / NICS : 0;
+  sh->gcds_per_node = sh->frontier ? GCDS : 0;
   uint64_t hosts = (uint64_t)G * a * sh->p * (sh->frontier ? GCDS / NICS : 1);
   if (hosts > (1u << 24))
     return bad_param(error, cfg, "Groups", "%" G_GUINT64_FORMAT " hosts: too many (limit %u)",
@@ -471,8 +472,8 @@ static gboolean build_frontier_nodes(WhNet *net, WhDragonfly *df, const WhConfig
       uint32_t pa = 0, ca = node_wiring[w].a, cb = node_wiring[w].b;
       ok = df_link(net, gs + ca, gs + cb, fab * node_wiring[w].links, fab_delay, WH_TIER_FABRIC,
                    &pa, error);
-      df->gcd_port[(size_t)n * 64 + ca * GCDS + cb] = pa;
-      df->gcd_port[(size_t)n * 64 + cb * GCDS + ca] = pa + 1;
+      df->gcd_port[(size_t)n * GCDS * GCDS + ca * GCDS + cb] = pa;
+      df->gcd_port[(size_t)n * GCDS * GCDS + cb * GCDS + ca] = pa + 1;
     }
     /* NIC q hangs off the first GCD of package q; its port on the node's switch */
     for (uint32_t q = 0; q < NICS && ok; q++) {
@@ -665,7 +666,7 @@ static gboolean node_hops(const WhDragonfly *df, uint32_t n, uint32_t c1, uint32
   const NodePaths *np = &df->paths[c1][c2];
   const uint8_t *g = np->gcd[hash % np->n_paths];
   for (uint32_t i = 0; i + 1 < np->len; i++)
-    if (!push(pa, df->gcd_port[(size_t)n * 64 + g[i] * GCDS + g[i + 1]]))
+    if (!push(pa, df->gcd_port[(size_t)n * GCDS * GCDS + g[i] * GCDS + g[i + 1]]))
       return FALSE;
   return TRUE;
 }

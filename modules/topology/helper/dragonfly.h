@@ -13,6 +13,13 @@
 
 typedef struct WhDragonfly WhDragonfly;
 
+/* The Frontier-like compute node (HPE Cray EX235a): 8 GCD hosts (4 MI250X packages
+ * of 2 GCDs) and 4 NICs, one per package. Every count of GCDs per node in the engine
+ * and the Piper planner is this one; compile-time, as the node's wiring tables are
+ * sized by it. */
+#define WH_DRAGONFLY_NODE_GCDS 8
+#define WH_DRAGONFLY_NODE_NICS 4
+
 typedef enum {
   WH_DRAGONFLY_MINIMAL,
   WH_DRAGONFLY_VALIANT,  /* every inter-group flow through a random intermediate group */
@@ -24,7 +31,8 @@ typedef struct {
   uint32_t links_per_pair;   /* global links between every pair of groups (L) */
   gboolean frontier;         /* endpoints are Frontier nodes */
   gboolean virtual_channels; /* data moves to the next priority after a global link */
-  uint32_t nodes_per_switch; /* frontier: p / 4 */
+  uint32_t nodes_per_switch; /* frontier: p / WH_DRAGONFLY_NODE_NICS */
+  uint32_t gcds_per_node;    /* frontier: WH_DRAGONFLY_NODE_GCDS hosts per node; else 0 */
   uint32_t hosts, switches;  /* hosts (GCDs with frontier nodes); dragonfly switches */
 } WhDragonflyShape;
 

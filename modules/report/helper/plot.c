@@ -10,7 +10,6 @@
 #include "file-read.h"
 #include "file-write.h"
 #include "gnuplot.h"
-#include "interrupt.h"
 
 G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
 
@@ -32,6 +31,14 @@ static gboolean refuse(GError **error, WhPlotError code, const char *format, ...
   va_end(ap);
   g_set_error_literal(error, WH_PLOT_ERROR, code, message);
   return FALSE;
+}
+
+typedef volatile sig_atomic_t Stop;
+
+/* TRUE when the caller's interrupt flag (nullable) is set. */
+static gboolean stopped(const Stop *stop)
+{
+  return stop != NULL && *stop != 0;
 }
 
 static gboolean interrupted(GError **error)
@@ -73,14 +80,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Csv, csv_free)
 
 /* Splits the data lines of c->text[start, len) into c->field; with `free_col` >= 0,
  * that column may hold commas (the extra fields of a longer line are its). */
-static gboolean csv_split(Csv *c, gsize start, gsize len, int free_col, GError **error)
+static gboolean csv_split(Csv *c, gsize start, gsize len, int free_col, const Stop *stop,
+                          GError **error)
 {
   g_autoptr(GArray) field = g_array_new(FALSE, FALSE, sizeof(guint32));
   g_autoptr(GArray) line_field = g_array_new(FALSE, FALSE, sizeof(guint32));
   char *text = c->text;
   guint line = 2;
   for (gsize p = start; p < len; line++) {
-    if (line % 65536 == 0 && wh_interrupt_caught())
+    if (line % 65536 == 0 && stopped(stop))
       return interrupted(error);
     char *eol = memchr(text + p, '\n', len - p);
     gsize end = eol ? (gsize)(eol - text) : len;
@@ -116,7 +124,7 @@ static gboolean csv_split(Csv *c, gsize start, gsize len, int free_col, GError *
  * `header` and whose every line must have as many fields (see csv_split for
  * `free_col`). *out is NULL when the file does not exist. */
 static gboolean csv_read(const char *dir, const char *name, const char *header, int free_col,
-                         gsize max_bytes, Csv **out, GError **error)
+                         gsize max_bytes, const Stop *stop, Csv **out, GError **error)
 {
   *out = NULL;
   g_autofree char *path = g_build_filename(dir, name, NULL);
@@ -142,7 +150,7 @@ static gboolean csv_read(const char *dir, const char *name, const char *header, 
                   "%s:1: expected the header \"%s\" (a whsim output file)", c->path, header);
   c->names = g_strsplit(header, ",", -1);
   c->cols = g_strv_length(c->names);
-  if (!csv_split(c, MIN(header_len + 1, len), len, free_col, error))
+  if (!csv_split(c, MIN(header_len + 1, len), len, free_col, stop, error))
     return FALSE;
   *out = g_steal_pointer(&c);
   return TRUE;
@@ -187,7 +195,7 @@ static void run_clear(Run *r)
   csv_free(r->compare);
 }
 
-static gboolean run_read(Run *r, const char *dir, gsize max_bytes, GError **error)
+static gboolean run_read(Run *r, const char *dir, gsize max_bytes, const Stop *stop, GError **error)
 {
   r->dir = g_strdup(dir);
   r->label = g_path_get_basename(dir); /* quoted where it is drawn */
@@ -195,21 +203,21 @@ static gboolean run_read(Run *r, const char *dir, gsize max_bytes, GError **erro
   if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
     return refuse(error, WH_PLOT_ERROR_INPUT, "%s: not a directory", shown_dir);
   if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", -1,
-                max_bytes, &r->flows, error) ||
+                max_bytes, stop, &r->flows, error) ||
       !csv_read(dir, "links.csv",
                 "port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
                 "max_queue_bytes",
-                -1, max_bytes, &r->links, error) ||
-      !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", 3, max_bytes, &r->ops,
-                error) ||
+                -1, max_bytes, stop, &r->links, error) ||
+      !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", 3, max_bytes, stop,
+                &r->ops, error) ||
       !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", -1, max_bytes,
-                &r->rates, error) ||
-      !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", -1, max_bytes, &r->queues,
-                error) ||
+                stop, &r->rates, error) ||
+      !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", -1, max_bytes, stop,
+                &r->queues, error) ||
       !csv_read(dir, "compare-flows.csv",
                 "key,src,dst,bytes,flow_id_exact,flow_id_wormhole,fct_exact_ps,fct_wormhole_ps,"
                 "rel_error",
-                -1, max_bytes, &r->compare, error))
+                -1, max_bytes, stop, &r->compare, error))
     return FALSE;
   if (!r->flows && !r->links && !r->ops && !r->rates && !r->queues && !r->compare)
     return refuse(error, WH_PLOT_ERROR_INPUT,
@@ -649,7 +657,8 @@ static gboolean plot_fct_error(Script *s, Run *runs, guint n, GError **error)
 
 /* ---- the script of a set of runs ---- */
 
-char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, GError **error)
+char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, const Stop *stop,
+                     GError **error)
 {
   g_return_val_if_fail(dirs != NULL && dirs[0] != NULL, NULL);
   /* a `whsim compare` directory brings its two runs, exact/ and wormhole/ */
@@ -670,8 +679,8 @@ char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, GErro
   Script s = {g_string_new(NULL), g_string_new(NULL), 0, g_ptr_array_new_with_free_func(g_free)};
   gboolean ok = TRUE;
   for (guint r = 0; r < n && ok; r++)
-    ok = run_read(&runs[r], all->pdata[r], max_input_bytes, error);
-  ok = ok && (!wh_interrupt_caught() || interrupted(error)) && plot_fct(&s, runs, n, error) &&
+    ok = run_read(&runs[r], all->pdata[r], max_input_bytes, stop, error);
+  ok = ok && (!stopped(stop) || interrupted(error)) && plot_fct(&s, runs, n, error) &&
        plot_slowdown(&s, runs, n, error) && plot_ops(&s, runs, n, error) &&
        plot_rates(&s, runs, n, error) && plot_queues(&s, runs, n, error) &&
        plot_links(&s, runs, n, error) && plot_fct_error(&s, runs, n, error);
@@ -756,7 +765,8 @@ static gboolean put_in_place(const char *staging, const char *final, GPtrArray *
   return TRUE;
 }
 
-gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GError **error)
+gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, const Stop *stop,
+                      GError **error)
 {
   g_return_val_if_fail(dirs != NULL && dirs[0] != NULL, FALSE);
   g_autofree char *final = g_build_filename(out_dir, "plots", NULL);
@@ -768,7 +778,7 @@ gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GErr
   if (!check_target(final, error))
     return FALSE;
   g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
-  g_autofree char *script = wh_plot_script(dirs, WH_PLOT_MAX_INPUT_BYTES, files, error);
+  g_autofree char *script = wh_plot_script(dirs, WH_PLOT_MAX_INPUT_BYTES, files, stop, error);
   if (script == NULL)
     return FALSE;
   g_autofree char *tmpl = g_build_filename(out_dir, ".plots-XXXXXX", NULL);
@@ -783,7 +793,7 @@ gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GErr
     GStatBuf st;
     ok = g_stat(path, &st) == 0 && st.st_size > 0;
   }
-  if (wh_interrupt_caught()) {
+  if (stopped(stop)) {
     ok = interrupted(error);
   } else if (!ok) {
     g_autofree char *dir = shown(dirs[0], 4096);

@@ -11,7 +11,8 @@
  * commands, numbers it formatted and labels quoted by wh_gnuplot_quote. The pictures
  * are drawn into a staging directory and, once all are drawn, renamed into plots/ one
  * by one; plots/ keeps every file whose name is not one of plot's own. SIGINT and
- * SIGTERM (interrupt.h) stop it between steps with nothing written. Cost: one pass over
+ * SIGTERM (the flag `stop` that a signal handler sets, nullable) stop it between steps
+ * with nothing written. Cost: one pass over
  * each CSV file, about 8 bytes of memory per field on top of the file's size, and one
  * gnuplot process; series of more than a few thousand points are thinned to evenly
  * spaced quantiles or samples. */
@@ -19,6 +20,7 @@
 #define WH_PLOT_H
 
 #include <glib.h>
+#include <signal.h>
 
 /* The cap on each CSV file plot reads, in bytes (256 MiB). */
 #define WH_PLOT_MAX_INPUT_BYTES ((gsize)256 << 20)
@@ -30,7 +32,7 @@ typedef enum {
   WH_PLOT_ERROR_INPUT,       /* bad input: no gnuplot, not a run directory, a malformed,
                                 too large or not regular CSV file, plots/ not a directory */
   WH_PLOT_ERROR_FAILED,      /* gnuplot failed or the directory could not be written */
-  WH_PLOT_ERROR_INTERRUPTED, /* SIGINT or SIGTERM came (wh_interrupt_caught) */
+  WH_PLOT_ERROR_INTERRUPTED, /* the caller's interrupt flag was set (SIGINT, SIGTERM) */
 } WhPlotError;
 
 /* Plots the runs in `dirs` (NULL-terminated, at least one; series are labelled by each
@@ -39,12 +41,15 @@ typedef enum {
  * op-timeline, op-timeline-N, rates, queues, link-utilization, fct-error-cdf, each
  * .png and .svg) that this plot does not draw are removed, every other file is kept.
  * `written` (nullable) receives the names of the files drawn (transfer full
- * strings). */
-gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, GError **error);
+ * strings). `stop` (nullable): an interrupt flag; once set, plot stops with
+ * WH_PLOT_ERROR_INTERRUPTED and writes nothing. */
+gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written,
+                      const volatile sig_atomic_t *stop, GError **error);
 
 /* The gnuplot script wh_plot_runs would run for `dirs` (transfer full), each input
  * capped at `max_input_bytes`; `files` (nullable) receives the names it draws
  * (transfer full strings). For tests and the fuzzer: it runs nothing. */
-char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, GError **error);
+char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files,
+                     const volatile sig_atomic_t *stop, GError **error);
 
 #endif

@@ -1,5 +1,6 @@
 /* The exact engine against Wormhole on one scenario; see compare.h. */
 #include "compare.h"
+#include "run-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,8 @@
 #include "file-read.h"
 #include "gnuplot.h"
 #include "outputs.h"
+#include "report.h"
+#include "run-files.h"
 #include "units.h"
 
 enum { EXACT, WORMHOLE, N_SIDES };

@@ -45,7 +45,7 @@ static void format_duration(GString *s, double secs)
                            t / 60 % 60);
 }
 
-char *wh_progress_format(const WhProgressSample *s, const char *label)
+char *wh_progress_format(const WhRunProgress *s, const char *label)
 {
   GString *line = g_string_new(NULL);
   if (label)
@@ -103,7 +103,7 @@ static void put_line(WhProgress *p, const char *line, double wall_s)
   p->shown = p->tty;
 }
 
-void wh_progress_show(WhProgress *p, const WhProgressSample *s)
+void wh_progress_show(WhProgress *p, const WhRunProgress *s)
 {
   g_autofree char *line = wh_progress_format(s, p->label);
   put_line(p, line, s->wall_s);
@@ -157,4 +157,15 @@ void wh_progress_free(WhProgress *p)
     fflush(p->out);
   }
   g_free(p);
+}
+
+void wh_progress_run_callback(WhRunProgressEvent ev, const WhRunProgress *p, void *data)
+{
+  WhProgressRun *r = data;
+  if (ev == WH_RUN_PROGRESS_START)
+    r->line = wh_progress_new(r->mode, stderr, p->label);
+  else if (ev == WH_RUN_PROGRESS_END)
+    g_clear_pointer(&r->line, wh_progress_free);
+  else if (r->line && wh_progress_due(r->line, p->wall_s))
+    wh_progress_show(r->line, p);
 }

@@ -1,0 +1,228 @@
+/* `whsim plan`: the command-line front end of the Piper planner (piper.h): options,
+ * the model (a catalogue name or a model file), the plan's report and, with
+ * --emit-scenario, the chosen candidate's scenario. Exit status 0, or 2 for bad input
+ * (the message names the option or field), 1 if an output file could not be written. */
+#include "plan-cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dragonfly.h"
+#include "file-write.h"
+#include "piper.h"
+#include "scenario.h"
+#include "topology-preset.h"
+#include "units.h"
+
+#define EXIT_BAD_INPUT 2
+
+/* The candidate to emit: --mesh PPxEP, else the best feasible one. */
+static const WhPiperCandidate *pick(const WhPiperPlan *p, const char *mesh, GError **error)
+{
+  if (!mesh) {
+    const WhPiperCandidate *b = wh_piper_plan_best(p);
+    if (!b)
+      wh_piper_bad(error, "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
+    return b;
+  }
+  unsigned pp = 0, ep = 0;
+  char tail = 0;
+  if (sscanf(mesh, "%ux%u%c", &pp, &ep, &tail) != 2) {
+    wh_piper_bad(error, "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (p->c[i].pp == pp && p->c[i].ep == ep && p->c[i].mem)
+      return &p->c[i];
+  }
+  wh_piper_bad(error, "--mesh %s: not a candidate (see the table)", mesh);
+  return NULL;
+}
+
+/* --model NAME|FILE: a file (a path that exists, or one with a '/' or ending in .ini)
+ * holds exactly one model. */
+static WhPiperCatalogue *resolve_model(const char *arg, const WhPiperModel **out, GError **error)
+{
+  *out = NULL;
+  if (g_file_test(arg, G_FILE_TEST_EXISTS) || strchr(arg, '/') || g_str_has_suffix(arg, ".ini")) {
+    WhPiperCatalogue *c = wh_piper_catalogue_load(arg, error);
+    if (!c)
+      return NULL;
+    if (c->n != 1) {
+      g_set_error(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                  "%s: holds %u models; a model file holds one [name] group", arg, c->n);
+      wh_piper_catalogue_free(c);
+      return NULL;
+    }
+    *out = &c->models[0];
+    return c;
+  }
+  const WhPiperCatalogue *cat = wh_piper_catalogue();
+  *out = wh_piper_find(cat, arg);
+  if (!*out) {
+    GString *names = g_string_new(NULL);
+    for (uint32_t i = 0; i < cat->n; i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", cat->models[i].name);
+    g_set_error(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                "--model \"%s\": unknown model (not a file; the catalogue has %s)", arg,
+                names->str);
+    g_string_free(names, TRUE);
+  }
+  return NULL;
+}
+
+/* A positive integer option given as text; FALSE with a message naming it. */
+static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32_t *out)
+{
+  char *end = NULL;
+  errno = 0;
+  long long x = v ? strtoll(v, &end, 10) : 0;
+  if (!v || *v == '\0' || *end != '\0' || errno || x <= 0 || (uint64_t)x > max) {
+    fprintf(stderr, "whsim plan: %s %s: expected a positive integer (at most %llu)\n", opt,
+            v ? v : "", (unsigned long long)max);
+    return FALSE;
+  }
+  *out = (uint32_t)x;
+  return TRUE;
+}
+
+/* Plans `m`, prints the candidates and, with `emit`, writes the chosen one's scenario.
+ * Returns the exit status. */
+static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperNet *net, const char *emit, const char *mesh)
+{
+  g_autoptr(GError) err = NULL;
+  WhPiperPlan p;
+  if (!wh_piper_plan(m, o, c, net, &p, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  int status = 0;
+  g_autofree char *text = wh_piper_plan_text(m, o, c, &p);
+  fputs(text, stdout);
+  const WhPiperCandidate *k = NULL;
+  if (emit && m->experts < 2)
+    wh_piper_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
+  else if (emit)
+    k = pick(&p, mesh, &err);
+  if (emit && !k) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    status = EXIT_BAD_INPUT;
+  } else if (emit && !wh_piper_emit_scenario(m, o, c, k, emit, NULL, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    /* a value out of range is bad input; a file that could not be written is not */
+    status = err->domain == WH_PIPER_ERROR ? EXIT_BAD_INPUT : 1;
+  } else if (emit) {
+    printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
+  }
+  wh_piper_plan_clear(&p);
+  return status;
+}
+
+int wh_piper_plan_main(int argc, char **argv)
+{
+  g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
+                  *mesh = NULL;
+  gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
+  g_auto(GStrv) sets = NULL;
+  GOptionEntry entries[] = {
+      {"model", 0, 0, G_OPTION_ARG_STRING, &model, "a catalogue model or a model file",
+       "NAME|FILE"},
+      {"gcds", 0, 0, G_OPTION_ARG_STRING, &gcds,
+       "GCDs (a multiple of " G_STRINGIFY(WH_DRAGONFLY_NODE_GCDS) ")", "N"},
+      {"tokens", 0, 0, G_OPTION_ARG_STRING, &tokens,
+       "tokens per GCD per micro-batch (default: the sequence length)", "T"},
+      {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &mb, "micro-batches per step (default 4 PP)",
+       "M"},
+      {"flash", 0, 0, G_OPTION_ARG_NONE, &flash, "FlashAttention (no s^2 activations)", NULL},
+      {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+       "a wh::Piper parameter (e.g. wh::Piper::UsableFraction=0.9), or a machine parameter "
+       "of the Frontier preset: wh::Dragonfly::* or wh::Workload::MessageAlpha (repeatable; "
+       "whsim list)",
+       "Type::Param=VALUE"},
+      {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
+       "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
+      {"mesh", 0, 0, G_OPTION_ARG_STRING, &mesh, "the candidate to emit", "PPxEP"},
+      {"calibration", 0, 0, G_OPTION_ARG_NONE, &calibration,
+       "print the compute model's fit and held-out predictions", NULL},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- plan PP x EP for an MoE model (Piper)");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc != 1) {
+    fprintf(stderr, "whsim plan: unexpected argument \"%s\"\n", argv[1]);
+    return EXIT_BAD_INPUT;
+  }
+  const WhPiperCompute *c = wh_piper_compute_default();
+  if (calibration) {
+    g_autofree char *text = wh_piper_calibration_text(wh_piper_catalogue(), c);
+    fputs(text, stdout);
+    if (!model)
+      return 0;
+  }
+  if (!model || !gcds) {
+    fprintf(stderr, "whsim plan: --model and --gcds are required\n");
+    return EXIT_BAD_INPUT;
+  }
+  WhPiperPlanOpts o = {.flash = flash, .recompute = recompute};
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  if (!wh_topology_preset_apply(cfg, "frontier", &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return 1;
+  }
+  g_autoptr(GPtrArray) machine = g_ptr_array_new();
+  for (char **a = sets; a && *a; a++) {
+    gboolean piper = g_str_has_prefix(*a, "wh::Piper::");
+    if (!piper && !g_str_has_prefix(*a, "wh::Dragonfly::") &&
+        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=")) {
+      fprintf(stderr,
+              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::* and "
+              "wh::Workload::MessageAlpha apply here\n",
+              *a);
+      return EXIT_BAD_INPUT;
+    }
+    if (!wh_config_set_assignment(cfg, *a, "command line", &err)) {
+      fprintf(stderr, "whsim plan: --set %s: %s\n", *a, err->message);
+      return EXIT_BAD_INPUT;
+    }
+    if (!piper)
+      g_ptr_array_add(machine, *a);
+  }
+  g_ptr_array_add(machine, NULL);
+  o.machine_sets = (const char *const *)machine->pdata;
+  wh_piper_settings(cfg, &o, &net);
+  if (!parse_count("--gcds", gcds, UINT32_MAX, &o.gcds))
+    return EXIT_BAD_INPUT;
+  if (tokens) {
+    uint32_t t;
+    if (!parse_count("--tokens", tokens, 1u << 24, &t))
+      return EXIT_BAD_INPUT;
+    o.tokens = t;
+  }
+  if (mb && !parse_count("--micro-batches", mb, 1u << 16, &o.micro_batches))
+    return EXIT_BAD_INPUT;
+  if (emit && !wh_file_check_output(emit, &err)) {
+    fprintf(stderr, "whsim plan: --emit-scenario %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  const WhPiperModel *m = NULL;
+  WhPiperCatalogue *own = resolve_model(model, &m, &err);
+  if (!m) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  int status = plan_and_emit(m, &o, c, &net, emit, mesh);
+  wh_piper_catalogue_free(own);
+  return status;
+}
