@@ -62,7 +62,7 @@ struct WhCsvReader {
   gsize max_bytes, total, max_record;
   guint line;     /* the line of data[pos] */
   guint rec_line; /* the line the record read last starts on */
-  char *rec;    /* the record's fields, unquoted, each followed by a NUL */
+  char *rec;      /* the record's fields, unquoted, each followed by a NUL */
   gsize rec_len, rec_cap;
   guint *at; /* field starts in `rec` */
   const char **fields;
@@ -103,15 +103,14 @@ WhCsvReader *wh_csv_reader_new_file(const char *path, gsize max_bytes, gsize max
   }
   if (!S_ISREG(st.st_mode)) {
     g_set_error(error, WH_CSV_ERROR, WH_CSV_ERROR_READ,
-                "%s: not a regular file (a device, FIFO or directory cannot be an input)",
-                r->name);
+                "%s: not a regular file (a device, FIFO or directory cannot be an input)", r->name);
     return NULL;
   }
   r->max_bytes = max_bytes;
   if ((guint64)st.st_size > max_bytes) {
     g_autofree char *cap = g_format_size_full(max_bytes, G_FORMAT_SIZE_IEC_UNITS);
-    g_set_error(error, WH_CSV_ERROR, WH_CSV_ERROR_SIZE, "%s: larger than the %s allowed",
-                r->name, cap);
+    g_set_error(error, WH_CSV_ERROR, WH_CSV_ERROR_SIZE, "%s: larger than the %s allowed", r->name,
+                cap);
     return NULL;
   }
   r->cap = BLOCK;
@@ -120,8 +119,7 @@ WhCsvReader *wh_csv_reader_new_file(const char *path, gsize max_bytes, gsize max
   return g_steal_pointer(&r);
 }
 
-WhCsvReader *wh_csv_reader_new_data(const char *name, const char *data, gsize len,
-                                    gsize max_record)
+WhCsvReader *wh_csv_reader_new_data(const char *name, const char *data, gsize len, gsize max_record)
 {
   WhCsvReader *r = reader_new(name, max_record);
   r->data = data;
@@ -161,8 +159,8 @@ static gboolean fail(WhCsvReader *r, GError **error, WhCsvError code, guint line
 
 static gboolean record_too_long(WhCsvReader *r, GError **error)
 {
-  g_autofree char *what = g_strdup_printf("a record longer than %" G_GSIZE_FORMAT " bytes",
-                                          r->max_record);
+  g_autofree char *what =
+      g_strdup_printf("a record longer than %" G_GSIZE_FORMAT " bytes", r->max_record);
   return fail(r, error, WH_CSV_ERROR_SIZE, r->line, what);
 }
 

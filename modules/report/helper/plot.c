@@ -13,10 +13,10 @@
 
 G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
 
-#define MAX_QUANTILES 2000 /* points of a CDF */
-#define MAX_SCATTER 20000  /* points of a scatter plot */
-#define MAX_OPS 50000      /* ops on a timeline (the first ones) */
-#define MAX_FLOW_SERIES 8  /* flows drawn one by one in the rates plot */
+#define MAX_QUANTILES 2000          /* points of a CDF */
+#define MAX_SCATTER 20000           /* points of a scatter plot */
+#define MAX_OPS 50000               /* ops on a timeline (the first ones) */
+#define MAX_FLOW_SERIES 8           /* flows drawn one by one in the rates plot */
 #define MAX_RECORD ((gsize)1 << 20) /* bytes of a record of an input CSV */
 
 /* ---- reading the CSV outputs ---- */
@@ -92,8 +92,8 @@ static gboolean csv_read(const char *dir, const char *name, const char *header, 
   if (!g_file_test(path, G_FILE_TEST_EXISTS))
     return TRUE;
   g_autoptr(GError) err = NULL;
-  g_autoptr(WhCsvReader) r = wh_csv_reader_new_file(
-      path, MIN(max_bytes, (gsize)G_MAXUINT32 - 1), MAX_RECORD, &err);
+  g_autoptr(WhCsvReader) r =
+      wh_csv_reader_new_file(path, MIN(max_bytes, (gsize)G_MAXUINT32 - 1), MAX_RECORD, &err);
   if (r == NULL || !wh_csv_reader_header(r, header, &err))
     return refuse(error, WH_PLOT_ERROR_INPUT, "%s", err->message);
   g_autoptr(Csv) c = g_new0(Csv, 1);
@@ -170,16 +170,16 @@ static gboolean run_read(Run *r, const char *dir, gsize max_bytes, const Stop *s
   g_autofree char *shown_dir = shown(dir, 4096);
   if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
     return refuse(error, WH_PLOT_ERROR_INPUT, "%s: not a directory", shown_dir);
-  if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key",
-                max_bytes, stop, &r->flows, error) ||
+  if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", max_bytes,
+                stop, &r->flows, error) ||
       !csv_read(dir, "links.csv",
                 "port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
                 "max_queue_bytes",
                 max_bytes, stop, &r->links, error) ||
       !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", max_bytes, stop,
                 &r->ops, error) ||
-      !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", max_bytes,
-                stop, &r->rates, error) ||
+      !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", max_bytes, stop,
+                &r->rates, error) ||
       !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", max_bytes, stop,
                 &r->queues, error) ||
       !csv_read(dir, "compare-flows.csv",

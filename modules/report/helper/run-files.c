@@ -80,8 +80,7 @@ static gboolean write_sample_lines(FILE *f, const WhRun *run, gboolean ports, GE
         continue;
       }
       uint64_t sent = wh_rate_sampler_sent(s, i, k), del = wh_rate_sampler_delivered(s, i, k);
-      if (sent || del)
-      {
+      if (sent || del) {
         fprintf(f, "%" G_GUINT64_FORMAT ",", (guint64)k * period);
         wh_csv_field_file(f, wh_run_flow_label(run, i, label));
         fprintf(f, ",%.0f,%.0f\n", (double)sent * 8 / wh_time_to_s(period),
