@@ -28,6 +28,7 @@ Suite *wh_presets_suite(void);
 Suite *wh_routing_skew_suite(void);
 Suite *wh_simai_suite(void);
 Suite *wh_bad_inputs_suite(void);
+Suite *wh_csv_suite(void);
 Suite *wh_hardening_suite(void);
 Suite *wh_hardening_plot_suite(void);
 Suite *wh_hardening_memo_suite(void);
@@ -88,6 +89,7 @@ int main(void)
   srunner_add_suite(sr, wh_routing_skew_suite());
   srunner_add_suite(sr, wh_simai_suite());
   srunner_add_suite(sr, wh_bad_inputs_suite());
+  srunner_add_suite(sr, wh_csv_suite());
   srunner_add_suite(sr, wh_hardening_suite());
   srunner_add_suite(sr, wh_hardening_plot_suite());
   srunner_add_suite(sr, wh_hardening_memo_suite());

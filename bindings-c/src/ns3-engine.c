@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "csv.h"
 #include "outputs.h"
 #include "run-private.h"
 #include "wh-ns3-scheduler.h"
@@ -140,8 +141,9 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
     const WhFlow *f = wh_transport_flow((WhTransport *)tp, i);
     uint64_t start = 0, finish = 0;
     int rc = wh_ns3_flow_times(sim, i, &start, &finish);
-    g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
-                           wh_run_flow_label(run, i, label), f->src, f->dst, f->size, start);
+    wh_csv_field(csv, wh_run_flow_label(run, i, label));
+    g_string_append_printf(csv, ",%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",", f->src,
+                           f->dst, f->size, start);
     if (rc == 0) {
       done++;
       g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, finish,
@@ -149,7 +151,9 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
     } else {
       g_string_append_c(csv, ',');
     }
-    g_string_append_printf(csv, ",%s\n", wh_run_flow_key(run, i, key));
+    g_string_append_c(csv, ',');
+    wh_csv_field(csv, wh_run_flow_key(run, i, key));
+    g_string_append_c(csv, '\n');
   }
   g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
   g_autofree char *summary = g_strdup_printf(

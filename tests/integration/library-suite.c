@@ -33,10 +33,10 @@ static int sh(const char *cmd, const char *const *env, char **out, char **err)
 /* The "key,fct_ps" lines of a flows.csv text, in its order. (transfer full) */
 static char *fcts_of_flows_csv(const char *csv)
 {
-  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+  g_autoptr(GPtrArray) rows = wh_test_csv_rows(csv, NULL);
   GString *s = g_string_new("key,fct_ps\n");
-  for (char **l = lines + 1; *l && **l; l++) {
-    g_auto(GStrv) f = g_strsplit(*l, ",", -1);
+  for (guint i = 0; i < rows->len; i++) {
+    char **f = rows->pdata[i];
     ck_assert_uint_eq(g_strv_length(f), 8);
     g_string_append_printf(s, "%s,%s\n", f[7], f[6]);
   }

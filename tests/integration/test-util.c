@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "csv.h"
+
 char *wh_test_source_path(const char *relative)
 {
   const char *root = g_getenv("WH_SOURCE_ROOT");
@@ -91,6 +93,29 @@ char *wh_test_read_in(const char *dir, const char *name)
   char *text = NULL;
   ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "missing %s", path);
   return text;
+}
+
+GPtrArray *wh_test_csv_rows(const char *text, const char *header)
+{
+  g_autoptr(WhCsvReader) r = wh_csv_reader_new_data("csv", text, strlen(text), (gsize)1 << 20);
+  g_autoptr(GError) err = NULL;
+  if (header)
+    ck_assert_msg(wh_csv_reader_header(r, header, &err), "%s", err->message);
+  GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+  WhCsvRecord rec;
+  gboolean first = header == NULL;
+  while (wh_csv_reader_next(r, &rec, &err)) {
+    if (first) {
+      first = FALSE;
+      continue;
+    }
+    char **f = g_new0(char *, rec.n_fields + 1);
+    for (guint i = 0; i < rec.n_fields; i++)
+      f[i] = g_strdup(rec.fields[i]);
+    g_ptr_array_add(rows, f);
+  }
+  ck_assert_msg(err == NULL, "%s", err ? err->message : "");
+  return rows;
 }
 
 void wh_test_remove_tree(const char *path)

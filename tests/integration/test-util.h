@@ -29,6 +29,11 @@ int wh_test_whsim_setup(const char *const *args, GSpawnChildSetupFunc setup, gpo
 /* The text of file `name` in directory `dir`; asserts it exists. (transfer full) */
 char *wh_test_read_in(const char *dir, const char *name);
 
+/* The records of a CSV text as whsim writes it (csv.h's reader), after its first line,
+ * which must be `header` when it is not NULL: a GStrv of fields per record; asserts the
+ * text parses. (transfer full) */
+GPtrArray *wh_test_csv_rows(const char *text, const char *header);
+
 /* Deletes `path` and, if it is a directory (not a symbolic link), everything below it. */
 void wh_test_remove_tree(const char *path);
 

@@ -3,7 +3,8 @@
  * from small hand-written seeds of flows.csv, links.csv, ops.csv, rates.csv,
  * queues.csv and compare-flows.csv, mutates them with a deterministic
  * RNG, each with odds of one in three (names of the hostile-name corpus, numbers, huge numbers,
- * fields added or removed, CRLF, NUL bytes, lines dropped or repeated), sometimes names the
+ * fields added or removed, fields quoted as RFC 4180 asks or as it refuses, CRLF, NUL
+ * bytes, lines dropped or repeated), sometimes names the
  * directory after a hostile name, and feeds it to the plot code in-process: wh_plot_script for
  * every case, whose script is checked line by line (only plot's own command shapes,
  * datablocks of finite numbers, no input byte outside a quoted literal: no backtick,
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "plot.h"
 #include "rng.h"
 
@@ -124,7 +126,8 @@ static void mutate(GString *s, WhRng *r)
   int n = 1 + (int)pick(r, 2);
   for (int k = 0; k < n; k++) {
     gsize at = pick(r, s->len + 1);
-    switch (pick(r, 9)) {
+    gsize what = pick(r, 11);
+    switch (what) {
     case 0: /* a token */
       g_string_insert(s, (gssize)at, token(r));
       break;
@@ -172,6 +175,28 @@ static void mutate(GString *s, WhRng *r)
           s, (gssize)at,
           (const char *[]){"1e300", "-5", "0", "4e9", "1e-300", "123456789012345678"}[pick(r, 6)]);
       break;
+    case 8:   /* a field replaced by a token as whsim writes it (quoted when it must be) */
+    case 9: { /* a field quoted, its quotes doubled, or (one time in four) left single */
+      gboolean replace = what == 8;
+      gsize end = at;
+      while (end < s->len && s->str[end] != ',' && s->str[end] != '\n')
+        end++;
+      g_autoptr(GString) field = g_string_new(NULL);
+      if (replace) {
+        wh_csv_field(field, token(r));
+      } else {
+        g_string_append_c(field, '"');
+        for (gsize i = at; i < end; i++) {
+          if (s->str[i] == '"' && pick(r, 4) != 0)
+            g_string_append_c(field, '"');
+          g_string_append_c(field, s->str[i]);
+        }
+        g_string_append_c(field, '"');
+      }
+      g_string_erase(s, (gssize)at, (gssize)(end - at));
+      g_string_insert(s, (gssize)at, field->str);
+      break;
+    }
     default: /* truncated */
       g_string_truncate(s, at);
       break;

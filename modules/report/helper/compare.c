@@ -2,16 +2,13 @@
 #include "compare.h"
 #include "run-private.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "csv.h"
 #include "file-read.h"
 #include "gnuplot.h"
 #include "outputs.h"
@@ -342,8 +339,8 @@ static gboolean json_members(const char *json, JsonMemberFn fn, void *data)
 /* ---- a stored exact run ---- */
 
 #define OTHER_CONFIGURATION "the stored exact run is of another configuration"
-#define MAX_STORED_LINE 65536               /* bytes of a line of flows.csv or ops.csv */
-#define MAX_STORED_BYTES ((guint64)4 << 30) /* bytes of a stored flows.csv or ops.csv */
+#define MAX_STORED_RECORD 65536           /* bytes of a record of flows.csv or ops.csv */
+#define MAX_STORED_BYTES ((gsize)4 << 30) /* bytes of a stored flows.csv or ops.csv */
 
 static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -564,12 +561,11 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
   return wall != NULL;
 }
 
-typedef gboolean (*RowFn)(char **fields, guint n, const char *path, guint line, void *data,
-                          GError **error);
+typedef gboolean (*RowFn)(const WhCsvRecord *rec, const char *path, void *data, GError **error);
 
-/* Reads the output `name` of the stored run in `dir` a line at a time: the first line
- * must be `header`; every other is split at its commas and given to `row` with its line
- * number. */
+/* Reads the output `name` of the stored run in `dir` a record at a time (csv.h): the
+ * first must be `header`; every other is given to `row` with the file's name as
+ * messages show it. */
 static gboolean stored_csv(const char *dir, const char *name, const char *header, RowFn row,
                            void *data, GError **error)
 {
@@ -583,51 +579,27 @@ static gboolean stored_csv(const char *dir, const char *name, const char *header
                         "-k, whsim reads plain files)"
                       : "missing: not the output directory of a whsim run");
   }
-  /* O_NONBLOCK: a FIFO put there after the test above must not block the open */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0)
-    return refuse(error, "%s: cannot read: %s", path, g_strerror(errno));
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (guint64)st.st_size > MAX_STORED_BYTES) {
-    close(fd);
-    return refuse(error, "%s: %s", path,
-                  S_ISREG(st.st_mode) ? "larger than the 4 GiB a stored run's file may have"
-                                      : "not a regular file");
-  }
-  FILE *f = fdopen(fd, "r");
-  if (f == NULL) {
-    close(fd);
-    return refuse(error, "%s: cannot read: %s", path, g_strerror(errno));
-  }
-  char *text = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  guint line = 0;
-  gboolean ok = TRUE;
-  while (ok && (n = getline(&text, &cap, f)) >= 0) {
-    line++;
-    if (n > 0 && text[n - 1] == '\n')
-      text[--n] = '\0';
-    if (n > MAX_STORED_LINE) {
-      ok = refuse(error, "%s:%u: a line longer than %u bytes: not a whsim output file", path, line,
-                  MAX_STORED_LINE);
-    } else if (memchr(text, '\0', (size_t)n)) {
-      ok = refuse(error, "%s:%u: not a text file", path, line);
-    } else if (line == 1) {
-      if (strcmp(text, header) != 0)
-        ok = refuse(error, "%s:1: expected the header \"%s\" (a whsim output file)", path, header);
-    } else {
-      g_auto(GStrv) fields = g_strsplit(text, ",", -1);
-      ok = row(fields, g_strv_length(fields), path, line, data, error);
-    }
-  }
-  if (ok && ferror(f))
-    ok = refuse(error, "%s: cannot read: %s", path, g_strerror(errno));
-  else if (ok && line == 0)
-    ok = refuse(error, "%s: empty: expected the header \"%s\"", path, header);
-  free(text);
-  fclose(f);
-  return ok;
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhCsvReader) r =
+      wh_csv_reader_new_file(path, MAX_STORED_BYTES, MAX_STORED_RECORD, &err);
+  if (r == NULL || !wh_csv_reader_header(r, header, &err))
+    return refuse(error, "%s", err->message);
+  WhCsvRecord rec;
+  while (wh_csv_reader_next(r, &rec, &err))
+    if (!row(&rec, wh_csv_reader_name(r), data, error))
+      return FALSE;
+  return err == NULL || refuse(error, "%s", err->message);
+}
+
+/* A stored field for a message on one line: control characters, quotes and
+ * backslashes as C escapes, UTF-8 kept. (transfer full) */
+static char *shown_field(const char *text)
+{
+  char high[129];
+  for (int i = 0; i < 128; i++)
+    high[i] = (char)(0x80 + i);
+  high[128] = '\0';
+  return g_strescape(text, high);
 }
 
 /* A field of a stored CSV as an integer in 0..max; empty: 0 when `empty_ok`. */
@@ -637,9 +609,11 @@ static gboolean csv_u64(const char *text, const char *path, guint line, const ch
   *out = 0;
   if (*text == '\0' && empty_ok)
     return TRUE;
-  if (!g_ascii_string_to_unsigned(text, 10, 0, max, out, NULL))
+  if (!g_ascii_string_to_unsigned(text, 10, 0, max, out, NULL)) {
+    g_autofree char *t = shown_field(text);
     return refuse(error, "%s:%u: field %s: \"%s\": expected an integer in 0..%" G_GUINT64_FORMAT,
-                  path, line, field, text, (guint64)max);
+                  path, line, field, t, (guint64)max);
+  }
   return TRUE;
 }
 
@@ -647,10 +621,11 @@ static gboolean csv_u64(const char *text, const char *path, guint line, const ch
 static gboolean row_differs(const char *path, guint line, const char *field, const char *stored,
                             const char *here, GError **error)
 {
+  g_autofree char *a = shown_field(stored), *b = shown_field(here);
   return refuse(error,
                 "%s:%u: field %s: %s in the stored exact run, %s in this comparison: "
                 "" OTHER_CONFIGURATION,
-                path, line, field, stored, here);
+                path, line, field, a, b);
 }
 
 static gboolean flow_differs(const char *path, guint line, const char *field, uint64_t stored,
@@ -670,9 +645,10 @@ typedef struct {
 
 /* A row of flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key); a flow the
  * scenario defines is checked against the built run's. */
-static gboolean flow_row(char **f, guint n, const char *path, guint line, void *data,
-                         GError **error)
+static gboolean flow_row(const WhCsvRecord *rec, const char *path, void *data, GError **error)
 {
+  const char *const *f = rec->fields;
+  guint n = rec->n_fields, line = rec->line;
   StoredRows *r = data;
   GArray *flows = r->side->flows;
   WhCompareFlow cf = {.id = flows->len};
@@ -686,9 +662,11 @@ static gboolean flow_row(char **f, guint n, const char *path, guint line, void *
       !csv_u64(f[5], path, line, "finish_ps", TRUE, G_MAXUINT64, &cf.finish, error) ||
       !csv_u64(f[6], path, line, "fct_ps", TRUE, G_MAXUINT64, &fct, error))
     return FALSE;
-  if (f[7][0] == '\0' || strlen(f[7]) >= sizeof cf.key)
-    return refuse(error, "%s:%u: field key: \"%s\": expected 1 to %u characters", path, line, f[7],
+  if (f[7][0] == '\0' || strlen(f[7]) >= sizeof cf.key) {
+    g_autofree char *key = shown_field(f[7]);
+    return refuse(error, "%s:%u: field key: \"%s\": expected 1 to %u characters", path, line, key,
                   (unsigned)sizeof cf.key - 1);
+  }
   cf.src = (uint32_t)src;
   cf.dst = (uint32_t)dst;
   g_strlcpy(cf.key, f[7], sizeof cf.key);
@@ -712,19 +690,21 @@ static gboolean flow_row(char **f, guint n, const char *path, guint line, void *
   return TRUE;
 }
 
-/* A row of ops.csv (op_id,rank,kind,name,start_ps,end_ps,deps; the name may hold
- * commas), checked against the built workload's op of that id. */
-static gboolean op_row(char **f, guint n, const char *path, guint line, void *data, GError **error)
+/* A row of ops.csv (op_id,rank,kind,name,start_ps,end_ps,deps), checked against the
+ * built workload's op of that id. */
+static gboolean op_row(const WhCsvRecord *rec, const char *path, void *data, GError **error)
 {
+  const char *const *f = rec->fields;
+  guint n = rec->n_fields, line = rec->line;
   StoredRows *r = data;
   GArray *ops = r->side->ops;
   uint32_t n_ops = wh_workload_n_ops(r->run->workload);
   uint64_t id, rank, end;
-  if (n < 7)
+  if (n != 7)
     return refuse(error, "%s:%u: expected 7 fields, found %u", path, line, n);
   if (!csv_u64(f[0], path, line, "op_id", FALSE, G_MAXUINT32, &id, error) ||
       !csv_u64(f[1], path, line, "rank", FALSE, G_MAXUINT32, &rank, error) ||
-      !csv_u64(f[n - 2], path, line, "end_ps", TRUE, G_MAXUINT64, &end, error))
+      !csv_u64(f[5], path, line, "end_ps", TRUE, G_MAXUINT64, &end, error))
     return FALSE;
   if (id != ops->len)
     return refuse(error, "%s:%u: field op_id: %s: expected %u (the ops in order)", path, line, f[0],
@@ -734,10 +714,7 @@ static gboolean op_row(char **f, guint n, const char *path, guint line, void *da
                   "%s:%u: op %s: the stored exact run has more ops than the %u of this "
                   "comparison: " OTHER_CONFIGURATION,
                   path, line, f[0], n_ops);
-  char *last = f[n - 3];
-  f[n - 3] = NULL;
-  g_autofree char *name = g_strjoinv(",", f + 3);
-  f[n - 3] = last;
+  const char *name = f[3];
   WhOpInfo op;
   wh_workload_op_info(r->run->workload, (uint32_t)id, &op);
   const char *kind = wh_op_kind_name(op.kind, op.coll);
@@ -747,7 +724,7 @@ static gboolean op_row(char **f, guint n, const char *path, guint line, void *da
     return row_differs(path, line, "kind", f[2], kind, error);
   if (strcmp(name, op.name) != 0)
     return row_differs(path, line, "name", name, op.name, error);
-  OpEnd e = {op.rank, kind, g_steal_pointer(&name), end, f[n - 2][0] != '\0'};
+  OpEnd e = {op.rank, kind, g_strdup(name), end, f[5][0] != '\0'};
   g_array_append_val(ops, e);
   r->side->makespan = MAX(r->side->makespan, e.end);
   return TRUE;
@@ -1062,8 +1039,9 @@ static char *flows_csv(const WhCompare *c)
     const WhCompareFlow *a = &g_array_index(e, WhCompareFlow, i);
     const WhCompareFlow *b =
         c->match[i] >= 0 ? &g_array_index(w, WhCompareFlow, c->match[i]) : NULL;
-    g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%u,", a->key, a->src, a->dst,
-                           a->bytes, a->id);
+    wh_csv_field(csv, a->key);
+    g_string_append_printf(csv, ",%u,%u,%" G_GUINT64_FORMAT ",%u,", a->src, a->dst, a->bytes,
+                           a->id);
     if (b)
       g_string_append_printf(csv, "%u", b->id);
     g_string_append_c(csv, ',');
@@ -1087,7 +1065,9 @@ static char *ops_csv(const WhCompare *c)
       g_string_new("op_id,rank,kind,name,end_exact_ps,end_wormhole_ps,end_time_rel_error\n");
   for (guint i = 0; i < e->len && i < w->len; i++) {
     const OpEnd *a = &g_array_index(e, OpEnd, i), *b = &g_array_index(w, OpEnd, i);
-    g_string_append_printf(csv, "%u,%u,%s,%s,", i, a->rank, a->kind, a->name);
+    g_string_append_printf(csv, "%u,%u,%s,", i, a->rank, a->kind);
+    wh_csv_field(csv, a->name);
+    g_string_append_c(csv, ',');
     if (a->ended)
       g_string_append_printf(csv, "%" G_GUINT64_FORMAT, (guint64)a->end);
     g_string_append_c(csv, ',');

@@ -15,7 +15,7 @@
  * force, --set included), network size, workload size and iterations, and its flows
  * and ops as this scenario builds them; it must be an exact run that finished (or
  * stopped at the scenario's stop time). It is only read. Cost: one pass over each file,
- * a line at a time. */
+ * a record at a time (csv.h, RFC 4180). */
 #ifndef WH_COMPARE_H
 #define WH_COMPARE_H
 

@@ -7,16 +7,17 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "file-read.h"
+#include "csv.h"
 #include "file-write.h"
 #include "gnuplot.h"
 
 G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
 
-#define MAX_QUANTILES 2000 /* points of a CDF */
-#define MAX_SCATTER 20000  /* points of a scatter plot */
-#define MAX_OPS 50000      /* ops on a timeline (the first ones) */
-#define MAX_FLOW_SERIES 8  /* flows drawn one by one in the rates plot */
+#define MAX_QUANTILES 2000          /* points of a CDF */
+#define MAX_SCATTER 20000           /* points of a scatter plot */
+#define MAX_OPS 50000               /* ops on a timeline (the first ones) */
+#define MAX_FLOW_SERIES 8           /* flows drawn one by one in the rates plot */
+#define MAX_RECORD ((gsize)1 << 20) /* bytes of a record of an input CSV */
 
 /* ---- reading the CSV outputs ---- */
 
@@ -62,7 +63,7 @@ typedef struct {
   char **names;   /* the header's column names */
   guint cols;     /* their number */
   guint rows;     /* data lines (line = index + 2) */
-  char *text;     /* the file, each field NUL-terminated in place */
+  char *text;     /* the fields, unquoted, each NUL-terminated */
   guint32 *field; /* rows * cols offsets into text */
 } Csv;
 
@@ -78,80 +79,47 @@ static void csv_free(Csv *c)
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Csv, csv_free)
 
-/* Splits the data lines of c->text[start, len) into c->field; with `free_col` >= 0,
- * that column may hold commas (the extra fields of a longer line are its). */
-static gboolean csv_split(Csv *c, gsize start, gsize len, int free_col, const Stop *stop,
-                          GError **error)
-{
-  g_autoptr(GArray) field = g_array_new(FALSE, FALSE, sizeof(guint32));
-  g_autoptr(GArray) line_field = g_array_new(FALSE, FALSE, sizeof(guint32));
-  char *text = c->text;
-  guint line = 2;
-  for (gsize p = start; p < len; line++) {
-    if (line % 65536 == 0 && stopped(stop))
-      return interrupted(error);
-    char *eol = memchr(text + p, '\n', len - p);
-    gsize end = eol ? (gsize)(eol - text) : len;
-    text[end] = '\0';
-    g_array_set_size(line_field, 0);
-    for (gsize f = p;;) {
-      guint32 at = (guint32)f;
-      g_array_append_val(line_field, at);
-      char *comma = strchr(text + f, ',');
-      if (comma == NULL)
-        break;
-      *comma = '\0';
-      f = (gsize)(comma - text) + 1;
-    }
-    guint n = line_field->len;
-    if (n > c->cols && free_col >= 0) {
-      for (guint k = 1; k <= n - c->cols; k++)
-        text[g_array_index(line_field, guint32, free_col + k) - 1] = ',';
-      g_array_remove_range(line_field, free_col + 1, n - c->cols);
-    } else if (n != c->cols) {
-      return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: expected %u fields, found %u", c->path,
-                    line, c->cols, n);
-    }
-    g_array_append_vals(field, line_field->data, c->cols);
-    c->rows++;
-    p = end + 1;
-  }
-  c->field = (guint32 *)(void *)g_array_free(g_steal_pointer(&field), FALSE);
-  return TRUE;
-}
-
-/* Reads dir/name (a regular file of at most `max_bytes`), whose header must be
- * `header` and whose every line must have as many fields (see csv_split for
- * `free_col`). *out is NULL when the file does not exist. */
-static gboolean csv_read(const char *dir, const char *name, const char *header, int free_col,
-                         gsize max_bytes, const Stop *stop, Csv **out, GError **error)
+/* Reads dir/name (a regular file of at most `max_bytes`) with the reader of csv.h:
+ * its header must be `header` and its every record have as many fields. The fields
+ * are kept back to back, unquoted, in c->text. *out is NULL when the file does not
+ * exist. */
+static gboolean csv_read(const char *dir, const char *name, const char *header, gsize max_bytes,
+                         const Stop *stop, Csv **out, GError **error)
 {
   *out = NULL;
   g_autofree char *path = g_build_filename(dir, name, NULL);
+  GStatBuf st = {0};
   if (!g_file_test(path, G_FILE_TEST_EXISTS))
     return TRUE;
-  g_autoptr(Csv) c = g_new0(Csv, 1);
-  c->path = shown(path, 4096);
-  gsize len = 0;
   g_autoptr(GError) err = NULL;
-  if (!wh_file_read(path, MIN(max_bytes, (gsize)G_MAXUINT32 - 1), &c->text, &len, &err))
-    return refuse(error, WH_PLOT_ERROR_INPUT, "%s: %s", c->path, err->message);
-  const char *nul = memchr(c->text, '\0', len);
-  if (nul) {
-    guint line = 1;
-    for (const char *q = c->text; q < nul; q++)
-      line += *q == '\n';
-    return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: a NUL byte: not a text file", c->path, line);
-  }
-  gsize header_len = strlen(header);
-  if (len < header_len || memcmp(c->text, header, header_len) != 0 ||
-      (len > header_len && c->text[header_len] != '\n'))
-    return refuse(error, WH_PLOT_ERROR_INPUT,
-                  "%s:1: expected the header \"%s\" (a whsim output file)", c->path, header);
+  g_autoptr(WhCsvReader) r =
+      wh_csv_reader_new_file(path, MIN(max_bytes, (gsize)G_MAXUINT32 - 1), MAX_RECORD, &err);
+  if (r == NULL || !wh_csv_reader_header(r, header, &err))
+    return refuse(error, WH_PLOT_ERROR_INPUT, "%s", err->message);
+  g_autoptr(Csv) c = g_new0(Csv, 1);
+  c->path = g_strdup(wh_csv_reader_name(r));
   c->names = g_strsplit(header, ",", -1);
   c->cols = g_strv_length(c->names);
-  if (!csv_split(c, MIN(header_len + 1, len), len, free_col, stop, error))
-    return FALSE;
+  g_autoptr(GString) text = g_string_sized_new(g_stat(path, &st) == 0 ? (gsize)st.st_size + 1 : 0);
+  g_autoptr(GArray) field = g_array_new(FALSE, FALSE, sizeof(guint32));
+  WhCsvRecord rec;
+  while (wh_csv_reader_next(r, &rec, &err)) {
+    if (rec.n_fields != c->cols)
+      return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: expected %u fields, found %u", c->path,
+                    rec.line, c->cols, rec.n_fields);
+    guint32 base = (guint32)text->len;
+    g_string_append_len(text, rec.text, (gssize)rec.text_len);
+    for (guint i = 0; i < rec.n_fields; i++) {
+      guint32 at = base + (guint32)(rec.fields[i] - rec.text);
+      g_array_append_val(field, at);
+    }
+    if (++c->rows % 65536 == 0 && stopped(stop))
+      return interrupted(error);
+  }
+  if (err)
+    return refuse(error, WH_PLOT_ERROR_INPUT, "%s", err->message);
+  c->text = g_string_free(g_steal_pointer(&text), FALSE);
+  c->field = (guint32 *)(void *)g_array_free(g_steal_pointer(&field), FALSE);
   *out = g_steal_pointer(&c);
   return TRUE;
 }
@@ -202,22 +170,22 @@ static gboolean run_read(Run *r, const char *dir, gsize max_bytes, const Stop *s
   g_autofree char *shown_dir = shown(dir, 4096);
   if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
     return refuse(error, WH_PLOT_ERROR_INPUT, "%s: not a directory", shown_dir);
-  if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", -1,
-                max_bytes, stop, &r->flows, error) ||
+  if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", max_bytes,
+                stop, &r->flows, error) ||
       !csv_read(dir, "links.csv",
                 "port,node,peer_node,tier,rate_bps,frames,bytes,busy_ps,busy_fraction,pause_ps,"
                 "max_queue_bytes",
-                -1, max_bytes, stop, &r->links, error) ||
-      !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", 3, max_bytes, stop,
+                max_bytes, stop, &r->links, error) ||
+      !csv_read(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", max_bytes, stop,
                 &r->ops, error) ||
-      !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", -1, max_bytes,
-                stop, &r->rates, error) ||
-      !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", -1, max_bytes, stop,
+      !csv_read(dir, "rates.csv", "period_start_ps,flow_id,sent_bps,delivered_bps", max_bytes, stop,
+                &r->rates, error) ||
+      !csv_read(dir, "queues.csv", "period_end_ps,port,node,queue_bytes", max_bytes, stop,
                 &r->queues, error) ||
       !csv_read(dir, "compare-flows.csv",
                 "key,src,dst,bytes,flow_id_exact,flow_id_wormhole,fct_exact_ps,fct_wormhole_ps,"
                 "rel_error",
-                -1, max_bytes, stop, &r->compare, error))
+                max_bytes, stop, &r->compare, error))
     return FALSE;
   if (!r->flows && !r->links && !r->ops && !r->rates && !r->queues && !r->compare)
     return refuse(error, WH_PLOT_ERROR_INPUT,

@@ -7,15 +7,13 @@
  * compare-flows.csv (a `whsim compare` directory, whose runs exact/ and wormhole/ are
  * then overlaid too) the CDF of Wormhole's per-flow FCT error. A plot is drawn when at
  * least one run has its input. Every input is a regular file of at most
- * WH_PLOT_MAX_INPUT_BYTES, read whole. The script gnuplot runs holds only its own
- * commands, numbers it formatted and labels quoted by wh_gnuplot_quote. The pictures
- * are drawn into a staging directory and, once all are drawn, renamed into plots/ one
- * by one; plots/ keeps every file whose name is not one of plot's own. SIGINT and
- * SIGTERM (the flag `stop` that a signal handler sets, nullable) stop it between steps
- * with nothing written. Cost: one pass over
- * each CSV file, about 8 bytes of memory per field on top of the file's size, and one
- * gnuplot process; series of more than a few thousand points are thinned to evenly
- * spaced quantiles or samples. */
+ * WH_PLOT_MAX_INPUT_BYTES, read as RFC 4180 records (csv.h). The script gnuplot runs holds only its
+ * own commands, numbers it formatted and labels quoted by wh_gnuplot_quote. The pictures are drawn
+ * into a staging directory and, once all are drawn, renamed into plots/ one by one; plots/ keeps
+ * every file whose name is not one of plot's own. SIGINT and SIGTERM (the flag `stop` that a signal
+ * handler sets, nullable) stop it between steps with nothing written. Cost: one pass over each CSV
+ * file, its fields kept (about the file's size, plus 4 bytes per field), and one gnuplot process;
+ * series of more than a few thousand points are thinned to evenly spaced quantiles or samples. */
 #ifndef WH_PLOT_H
 #define WH_PLOT_H
 

@@ -1,12 +1,14 @@
 /* The files of a run, written through one output set (outputs.h): summary.json,
  * flows.csv, links.csv, with a sampler rates.csv and queues.csv (streamed), with
- * Wormhole wormhole.json, with a workload ops.csv and trace.json. A signal that comes
+ * Wormhole wormhole.json, with a workload ops.csv and trace.json; the CSV files through
+ * csv.h, so a flow id that holds a comma, a quote or a line break is quoted. A signal that comes
  * while they are written stops the writing and nothing is put in place. Cost: one pass
  * over the flows, the ports and the samples held. */
 #include "run-files.h"
 
 #include <stdio.h>
 
+#include "csv.h"
 #include "outputs.h"
 #include "report.h"
 #include "run-private.h"
@@ -78,10 +80,12 @@ static gboolean write_sample_lines(FILE *f, const WhRun *run, gboolean ports, GE
         continue;
       }
       uint64_t sent = wh_rate_sampler_sent(s, i, k), del = wh_rate_sampler_delivered(s, i, k);
-      if (sent || del)
-        fprintf(f, "%" G_GUINT64_FORMAT ",%s,%.0f,%.0f\n", (guint64)k * period,
-                wh_run_flow_label(run, i, label), (double)sent * 8 / wh_time_to_s(period),
+      if (sent || del) {
+        fprintf(f, "%" G_GUINT64_FORMAT ",", (guint64)k * period);
+        wh_csv_field_file(f, wh_run_flow_label(run, i, label));
+        fprintf(f, ",%.0f,%.0f\n", (double)sent * 8 / wh_time_to_s(period),
                 (double)del * 8 / wh_time_to_s(period));
+      }
     }
   }
   return TRUE;
@@ -130,14 +134,17 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
   char label[16], key[WH_RUN_KEY_LEN];
   for (uint32_t i = 0; i < run->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(run->tp, i);
-    g_string_append_printf(csv, "%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
-                           wh_run_flow_label(run, i, label), f->src, f->dst, f->size, f->start);
+    wh_csv_field(csv, wh_run_flow_label(run, i, label));
+    g_string_append_printf(csv, ",%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",", f->src,
+                           f->dst, f->size, f->start);
     if (f->finish)
       g_string_append_printf(csv, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, f->finish,
                              f->finish - f->start);
     else
       g_string_append_c(csv, ',');
-    g_string_append_printf(csv, ",%s\n", wh_run_flow_key(run, i, key));
+    g_string_append_c(csv, ',');
+    wh_csv_field(csv, wh_run_flow_key(run, i, key));
+    g_string_append_c(csv, '\n');
   }
   g_autofree char *links = wh_run_links_csv(run);
   gboolean ok = wh_output_set_add(set, "flows.csv", csv->str, error) &&

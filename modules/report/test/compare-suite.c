@@ -95,12 +95,14 @@ static double json_number(const char *json, const char *key)
 static GHashTable *flow_keys(const char *dir)
 {
   g_autofree char *csv = wh_test_read_in(dir, "flows.csv");
-  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
-  ck_assert_str_eq(lines[0], "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key");
+  g_autoptr(GPtrArray) rows =
+      wh_test_csv_rows(csv, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key");
   GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  for (char **l = lines + 1; *l && **l; l++) {
-    const char *key = strrchr(*l, ',') + 1;
-    ck_assert_msg(*key, "a flow without a key: %s", *l);
+  for (guint i = 0; i < rows->len; i++) {
+    char **f = rows->pdata[i];
+    ck_assert_uint_eq(g_strv_length(f), 8);
+    const char *key = f[7];
+    ck_assert_msg(*key, "a flow without a key: %s", f[0]);
     ck_assert_msg(g_hash_table_add(keys, g_strdup(key)), "key %s twice in %s", key, dir);
   }
   return keys;

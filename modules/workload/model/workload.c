@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
+
 GQuark wh_workload_error_quark(void)
 {
   return g_quark_from_static_string("wh-workload-error");
@@ -999,7 +1001,9 @@ char *wh_workload_ops_csv(const WhWorkload *w)
   for (uint32_t i = 0; i < wh_op_table_len(w->ops); i++) {
     WhOpInfo o;
     wh_workload_op_info(w, i, &o);
-    g_string_append_printf(s, "%u,%u,%s,%s,", i, o.rank, wh_op_kind_name(o.kind, o.coll), o.name);
+    g_string_append_printf(s, "%u,%u,%s,", i, o.rank, wh_op_kind_name(o.kind, o.coll));
+    wh_csv_field(s, o.name);
+    g_string_append_c(s, ',');
     if (o.started) /* an op still running when the run stopped has no end */
       g_string_append_printf(s, "%" G_GUINT64_FORMAT ",", (guint64)o.start);
     else

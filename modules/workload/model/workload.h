@@ -152,7 +152,8 @@ gboolean wh_coll_algo_parse(const char *text, WhCollAlgo *out);
 /* The simulated time now (the end of a stopped run). */
 WhTime wh_workload_now(const WhWorkload *w);
 
-/* Writes ops.csv: op_id,rank,kind,name,start_ps,end_ps,deps (deps ';'-separated); an
+/* Writes ops.csv: op_id,rank,kind,name,start_ps,end_ps,deps (deps ';'-separated, the
+ * name quoted as RFC 4180 asks when it holds a comma, a quote or a line break); an
  * op that had not started has neither time, one still running no end_ps. */
 char *wh_workload_ops_csv(const WhWorkload *w);
 

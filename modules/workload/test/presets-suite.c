@@ -138,9 +138,9 @@ static void count_kinds(Job *j, uint32_t out[4])
   static const char *kinds[] = {"compute", "send", "all-reduce", "all-to-all"};
   memset(out, 0, 4 * sizeof(uint32_t));
   g_autofree char *csv = wh_workload_ops_csv(j->w);
-  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
-  for (int i = 1; lines[i] && *lines[i]; i++) {
-    g_auto(GStrv) f = g_strsplit(lines[i], ",", 4);
+  g_autoptr(GPtrArray) rows = wh_test_csv_rows(csv, "op_id,rank,kind,name,start_ps,end_ps,deps");
+  for (guint i = 0; i < rows->len; i++) {
+    char **f = rows->pdata[i];
     for (int k = 0; k < 4; k++) {
       if (strcmp(f[2], kinds[k]) == 0)
         out[k]++;

@@ -198,11 +198,12 @@ START_TEST(test_p2p_and_dag_order)
   /* ops.csv: every op starts at or after the end of each of its dependencies */
   g_autofree char *csv = wh_workload_ops_csv(j.w);
   ck_assert(g_str_has_prefix(csv, "op_id,rank,kind,name,start_ps,end_ps,deps\n"));
-  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+  g_autoptr(GPtrArray) rows = wh_test_csv_rows(csv, NULL);
   guint64 start[8] = {0}, end[8] = {0};
   int n = 0;
-  for (int i = 1; lines[i] && *lines[i]; i++, n++) {
-    g_auto(GStrv) f = g_strsplit(lines[i], ",", 7);
+  for (guint i = 0; i < rows->len; i++, n++) {
+    char **f = rows->pdata[i];
+    ck_assert_uint_eq(g_strv_length(f), 7);
     start[n] = g_ascii_strtoull(f[4], NULL, 10);
     end[n] = g_ascii_strtoull(f[5], NULL, 10);
     ck_assert_uint_ge(end[n], start[n]);
