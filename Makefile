@@ -13,8 +13,8 @@
 #                  sanitizer build without ns-3 (build-sanitize-slice/), the hardening,
 #                  bad-inputs, simai, fcg, memo-db and network suites, and 5000 fuzz cases
 
-PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev check \
-            clang-format gnuplot-nox python3 libxml2-utils time \
+PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev \
+            libjson-glib-dev check clang-format gnuplot-nox python3 libxml2-utils time \
             g++ libns3-dev libgsl-dev libsqlite3-dev
 BUILD := build
 WHSIM := $(BUILD)/whsim

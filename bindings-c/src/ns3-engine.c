@@ -17,7 +17,9 @@
 
 #include "csv.h"
 #include "outputs.h"
+#include "report.h"
 #include "run-private.h"
+#include "units.h"
 #include "wh-ns3-scheduler.h"
 #include "wh-ns3-wormhole.h"
 #include "wh-ns3.h"
@@ -155,16 +157,22 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
     wh_csv_field(csv, wh_run_flow_key(run, i, key));
     g_string_append_c(csv, '\n');
   }
-  g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
-  g_autofree char *summary = g_strdup_printf(
-      "{\n  \"scenario\": \"%s\",\n  \"engine\": \"ns3\",\n  \"seed\": %" G_GUINT64_FORMAT
-      ",\n  \"cc\": \"dctcp\",\n  \"ns3_marking\": \"%s\",\n  \"ns3_hook_marks\": "
-      "%" G_GUINT64_FORMAT ",\n  \"hosts\": %u,\n  \"switches\": %u,\n  \"sim_end_ps\": "
-      "%" G_GUINT64_FORMAT ",\n  \"events_executed\": %" G_GUINT64_FORMAT
-      ",\n  \"link_traversals\": %" G_GUINT64_FORMAT
-      ",\n  \"flows_completed\": %u,\n  \"wall_s\": %.6f,\n  \"flows\": %u\n}\n",
-      name, run->seed, marking, (guint64)hook_marks, net->n_hosts, net->n_switches,
-      (guint64)st.end_ps, (guint64)st.events, (guint64)st.link_traversals, done, wall, tp->n_flows);
+  g_autoptr(JsonObject) o = json_object_new();
+  json_object_set_string_member(o, "scenario", run->sc->name ? run->sc->name : "");
+  json_object_set_string_member(o, "engine", "ns3");
+  json_object_set_int_member(o, "seed", (gint64)run->seed);
+  json_object_set_string_member(o, "cc", "dctcp");
+  json_object_set_string_member(o, "ns3_marking", marking);
+  json_object_set_int_member(o, "ns3_hook_marks", (gint64)hook_marks);
+  json_object_set_int_member(o, "hosts", net->n_hosts);
+  json_object_set_int_member(o, "switches", net->n_switches);
+  json_object_set_int_member(o, "sim_end_ps", (gint64)st.end_ps);
+  json_object_set_int_member(o, "events_executed", (gint64)st.events);
+  json_object_set_int_member(o, "link_traversals", (gint64)st.link_traversals);
+  json_object_set_int_member(o, "flows_completed", done);
+  json_object_set_double_member(o, "wall_s", wh_units_round(wall, "%.6f"));
+  json_object_set_int_member(o, "flows", tp->n_flows);
+  g_autofree char *summary = wh_report_json_text(o);
   g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
   ok = set && wh_output_set_add(set, "flows.csv", csv->str, error) &&
        wh_output_set_add(set, "summary.json", summary, error) &&

@@ -339,7 +339,7 @@ static guint64 summary_uint(const char *dir, const char *key)
 {
   g_autofree char *path = g_build_filename(dir, "summary.json", NULL), *text = NULL;
   ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-  g_autofree char *quoted = g_strdup_printf("\"%s\": ", key);
+  g_autofree char *quoted = g_strdup_printf("\"%s\" : ", key);
   const char *at = strstr(text, quoted);
   ck_assert_msg(at != NULL, "%s has no %s", path, key);
   return g_ascii_strtoull(at + strlen(quoted), NULL, 10);

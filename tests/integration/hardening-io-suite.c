@@ -247,7 +247,7 @@ START_TEST(test_sample_memory_stops_run)
   g_autofree char *out = NULL, *err = NULL;
   assert_exit(whsim_limited(args, limits, &out, &err), 1, err);
   ck_assert_msg(strstr(err, "the rate samples reached the memory budget"), "%s", err);
-  wh_case_assert_summary_has(c, "\"stopped_early\": \"sample memory\"");
+  wh_case_assert_summary_has(c, "\"stopped_early\" : \"sample memory\"");
   g_autofree char *rates = wh_test_read_in(c->out_dir, "rates.csv");
   ck_assert_uint_gt(strlen(rates), 1000);
   /* a workload's flows are not known before the run: the budget alone stops it */
@@ -257,7 +257,7 @@ START_TEST(test_sample_memory_stops_run)
   g_clear_pointer(&out, g_free);
   g_clear_pointer(&err, g_free);
   assert_exit(whsim_limited(wl, limits, &out, &err), 1, err);
-  wh_case_assert_summary_has(c, "\"stopped_early\": \"sample memory\"");
+  wh_case_assert_summary_has(c, "\"stopped_early\" : \"sample memory\"");
 }
 END_TEST
 

@@ -65,7 +65,7 @@ static char *summary_field(const WhCase *c, const char *out, const char *key)
 {
   g_autofree char *dir = in_case(c, out);
   g_autofree char *json = wh_test_read_in(dir, "summary.json");
-  g_autofree char *needle = g_strdup_printf("\"%s\": ", key);
+  g_autofree char *needle = g_strdup_printf("\"%s\" : ", key);
   const char *p = strstr(json, needle);
   ck_assert_msg(p != NULL, "summary.json of %s has no %s: %s", out, key, json);
   p += strlen(needle);

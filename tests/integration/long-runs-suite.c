@@ -149,8 +149,8 @@ static char *report_without_wall(const char *text)
 static void assert_interrupted_outputs(const char *dir)
 {
   g_autofree char *summary = wh_test_read_in(dir, "summary.json");
-  ck_assert_msg(strstr(summary, "\"stopped_early\": \"interrupted\""), "%s", summary);
-  ck_assert_ptr_nonnull(strstr(summary, "\"ops_done\": "));
+  ck_assert_msg(strstr(summary, "\"stopped_early\" : \"interrupted\""), "%s", summary);
+  ck_assert_ptr_nonnull(strstr(summary, "\"ops_done\" : "));
   ck_assert(g_str_has_suffix(summary, "}\n"));
   g_autofree char *flows = wh_test_read_in(dir, "flows.csv");
   ck_assert(g_str_has_suffix(flows, "\n"));
@@ -332,10 +332,10 @@ START_TEST(test_sigint_compare)
   assert_interrupted_outputs(exact);
   g_autofree char *wormhole = g_build_filename(out, "wormhole", NULL);
   g_autofree char *ws = wh_test_read_in(wormhole, "summary.json");
-  ck_assert_ptr_nonnull(strstr(ws, "\"events_executed\": 0,"));
-  ck_assert_ptr_nonnull(strstr(ws, "\"stopped_early\": \"interrupted\""));
+  ck_assert_ptr_nonnull(strstr(ws, "\"events_executed\" : 0,"));
+  ck_assert_ptr_nonnull(strstr(ws, "\"stopped_early\" : \"interrupted\""));
   g_autofree char *cj = wh_test_read_in(out, "compare.json");
-  ck_assert_ptr_nonnull(strstr(cj, "\"stopped_early\": \"interrupted\""));
+  ck_assert_ptr_nonnull(strstr(cj, "\"stopped_early\" : \"interrupted\""));
   g_free(wh_test_read_in(out, "compare-flows.csv"));
   long_run_clear(&r);
 }

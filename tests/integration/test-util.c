@@ -244,6 +244,18 @@ void wh_test_assert_fair(WhFairResult r, unsigned n)
                 "shares %.4f..%.4f, fair %.4f", r.min_share, r.max_share, fair);
 }
 
+char *wh_test_json_at(const char *json, const char *path)
+{
+  g_autoptr(JsonParser) parser = json_parser_new();
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(json_parser_load_from_data(parser, json, -1, &err), "not JSON (%s): %s",
+                err ? err->message : "", json);
+  g_autoptr(JsonNode) found = json_path_query(path, json_parser_get_root(parser), &err);
+  ck_assert_msg(found != NULL, "JSONPath %s: %s", path, err ? err->message : "");
+  JsonArray *a = json_node_get_array(found);
+  return json_array_get_length(a) ? json_to_string(json_array_get_element(a, 0), FALSE) : NULL;
+}
+
 char *wh_test_strip_wall(const char *json)
 {
   g_auto(GStrv) lines = g_strsplit(json, "\n", -1);

@@ -50,6 +50,11 @@ typedef struct {
 WhTestChild wh_test_fork(void (*fn)(const void *arg, void *out), const void *arg, size_t size);
 void wh_test_join(WhTestChild c, const char *name, void *out);
 
+/* The value at the JSONPath `path` ("$.fct_error.mean") in the JSON text `json`, as
+ * json-glib's compact generator writes it ("0.0", "\"off\"", "[1,2]"), or NULL when
+ * nothing is there; asserts `json` parses. (transfer full) */
+char *wh_test_json_at(const char *json, const char *path);
+
 /* `json` without its "wall_s" line: the fields that must repeat bit for bit.
  * (transfer full) */
 char *wh_test_strip_wall(const char *json);

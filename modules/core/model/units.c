@@ -227,3 +227,11 @@ char *wh_units_format_time(WhTime ps)
       return g_strdup_printf("%.6g%s", (double)ps / units[i].ps, units[i].name);
   return g_strdup_printf("%" G_GUINT64_FORMAT "ps", (guint64)ps);
 }
+
+double wh_units_round(double v, const char *format)
+{
+  if (!isfinite(v))
+    return v;
+  char buf[64]; /* a %.6f of up to 1e56 */
+  return g_ascii_strtod(g_ascii_formatd(buf, sizeof buf, format, v), NULL);
+}

@@ -37,4 +37,10 @@ char *wh_units_format_bytes(uint64_t bytes);
  * the form the parser reads back: "548ps", "1.9ms" (transfer full). */
 char *wh_units_format_time(WhTime ps);
 
+/* `v` at the precision a report gives it: the double read back from what the printf
+ * conversion `format` ("%.6f", "%.9g": one conversion of a double, nothing else)
+ * prints, as any reader of that text gets it. Non-finite values are returned as they
+ * are. */
+double wh_units_round(double v, const char *format);
+
 #endif

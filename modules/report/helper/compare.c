@@ -1,4 +1,5 @@
-/* The exact engine against Wormhole on one scenario; see compare.h. */
+/* The exact engine against Wormhole on one scenario; see compare.h. compare.json is
+ * written and a stored summary.json read through json-glib (generator and parser). */
 #include "compare.h"
 #include "run-private.h"
 
@@ -41,7 +42,7 @@ typedef struct {
   GArray *flows;             /* WhCompareFlow */
   GArray *ops;               /* OpEnd; empty without a workload */
   GArray *iterations;        /* WhTime per iteration; empty without a workload or when stopped */
-  char *summary;             /* its summary.json */
+  JsonObject *summary;       /* its summary.json */
   char *problem;             /* nullable: ended early or inconsistent (never a stored run) */
   const char *stopped_early; /* nullable: why it stopped before its natural end (static) */
 } Side;
@@ -147,7 +148,8 @@ static void side_clear(Side *s)
     g_array_unref(s->ops);
   if (s->iterations)
     g_array_unref(s->iterations);
-  g_free(s->summary);
+  if (s->summary)
+    json_object_unref(s->summary);
   g_free(s->problem);
 }
 
@@ -228,7 +230,7 @@ static void side_collect(Side *s, const WhRun *run)
   s->scheduler = g_strdup(run->wormhole ? "wormhole" : run->sched->name);
   s->mode = g_strdup(run->wormhole ? wh_wormhole_mode_name(wh_wormhole_params(run->wormhole)->mode)
                                    : "off");
-  s->summary = wh_run_summary_json(run, TRUE);
+  s->summary = wh_run_summary_object(run, TRUE);
   s->problem = run_problem(run);
   s->stopped_early = wh_run_stopped_early(run) ? wh_run_stop_reason(run) : NULL;
   s->flows = g_array_sized_new(FALSE, TRUE, sizeof(WhCompareFlow), run->tp->n_flows);
@@ -274,68 +276,6 @@ static gboolean side_execute(Side *s, WhRun *run, GError **error)
   return ok;
 }
 
-/* ---- JSON as whsim writes it ---- */
-
-static const char *skip_space(const char *p)
-{
-  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-    p++;
-  return p;
-}
-
-typedef void (*JsonMemberFn)(const char *key, size_t key_len, const char *value, size_t value_len,
-                             void *data);
-
-/* Calls `fn` on each top-level member of the JSON object `json`, with its value as
- * written (a string with its quotes, an object or array whole). FALSE when `json` is
- * not one object of "key": value members (the members before the fault were given). */
-static gboolean json_members(const char *json, JsonMemberFn fn, void *data)
-{
-  const char *p = skip_space(json);
-  if (*p != '{')
-    return FALSE;
-  p = skip_space(p + 1);
-  if (*p == '}')
-    return *skip_space(p + 1) == '\0';
-  while (*p == '"') {
-    const char *k0 = p + 1, *k1 = strchr(k0, '"');
-    if (k1 == NULL)
-      return FALSE;
-    p = skip_space(k1 + 1);
-    if (*p != ':')
-      return FALSE;
-    const char *v0 = p = skip_space(p + 1);
-    int depth = 0;
-    gboolean in_string = FALSE;
-    for (; *p; p++) {
-      if (in_string) {
-        if (*p == '\\' && p[1])
-          p++;
-        else if (*p == '"')
-          in_string = FALSE;
-      } else if (*p == '"') {
-        in_string = TRUE;
-      } else if (*p == '{' || *p == '[') {
-        depth++;
-      } else if ((*p == '}' || *p == ']') && depth-- == 0) {
-        break;
-      } else if (*p == ',' && depth == 0) {
-        break;
-      }
-    }
-    const char *v1 = p;
-    while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\n' || v1[-1] == '\t' || v1[-1] == '\r'))
-      v1--;
-    if (*p == '\0' || v1 == v0)
-      return FALSE;
-    fn(k0, (size_t)(k1 - k0), v0, (size_t)(v1 - v0), data);
-    if (*p == '}')
-      return *skip_space(p + 1) == '\0';
-    p = skip_space(p + 1);
-  }
-  return FALSE;
-}
-
 /* ---- a stored exact run ---- */
 
 #define OTHER_CONFIGURATION "the stored exact run is of another configuration"
@@ -355,56 +295,80 @@ static gboolean refuse(GError **error, const char *fmt, ...)
   return FALSE;
 }
 
-/* The members of a stored summary.json. */
+/* A stored summary.json: its path and, once read, its members. */
 typedef struct {
   char *path;
-  GHashTable *fields; /* key -> value as written (both owned) */
+  JsonObject *fields; /* borrowed from the side */
 } Summary;
 
-static void summary_clear(Summary *s)
-{
-  g_free(s->path);
-  if (s->fields)
-    g_hash_table_unref(s->fields);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Summary, summary_clear)
+/* Most levels of nesting a stored summary.json may have: json-glib's parser recurses
+ * per level (summary.json has three). */
+#define MAX_SUMMARY_DEPTH 32
 
-static void summary_member(const char *key, size_t key_len, const char *value, size_t value_len,
-                           void *data)
+/* Whether `text` nests arrays and objects at most MAX_SUMMARY_DEPTH deep. */
+static gboolean depth_ok(const char *text, gsize len)
 {
-  g_hash_table_replace(data, g_strndup(key, key_len), g_strndup(value, value_len));
+  int depth = 0;
+  gboolean in_string = FALSE;
+  for (gsize i = 0; i < len; i++) {
+    if (in_string && text[i] == '\\')
+      i++;
+    else if (in_string)
+      in_string = text[i] != '"';
+    else if (text[i] == '"')
+      in_string = TRUE;
+    else if ((text[i] == '[' || text[i] == '{') && ++depth > MAX_SUMMARY_DEPTH)
+      return FALSE;
+    else if (text[i] == ']' || text[i] == '}')
+      depth--;
+  }
+  return TRUE;
 }
 
-/* The value of `key` as written; NULL with an error naming the file when it is absent. */
-static const char *summary_value(const Summary *s, const char *key, GError **error)
+/* Member `key`; NULL with an error naming the file when it is absent. */
+static JsonNode *summary_value(const Summary *s, const char *key, GError **error)
 {
-  const char *v = g_hash_table_lookup(s->fields, key);
+  JsonNode *v = json_object_get_member(s->fields, key);
   if (v == NULL)
     refuse(error, "%s: no field \"%s\"", s->path, key);
   return v;
 }
 
+/* A bad field: its value as written and what it should be; FALSE. */
+static gboolean bad_field(const Summary *s, const char *key, JsonNode *v, const char *want,
+                          GError **error)
+{
+  g_autofree char *text = json_to_string(v, FALSE);
+  return refuse(error, "%s: field \"%s\": %s: %s", s->path, key, text, want);
+}
+
+/* An integer in 0..G_MAXINT64, the range of json-glib's integers. */
+static gboolean node_u64(JsonNode *v, uint64_t *out)
+{
+  if (!JSON_NODE_HOLDS_VALUE(v) || json_node_get_value_type(v) != G_TYPE_INT64 ||
+      json_node_get_int(v) < 0)
+    return FALSE;
+  *out = (uint64_t)json_node_get_int(v);
+  return TRUE;
+}
+
 static gboolean summary_u64(const Summary *s, const char *key, uint64_t *out, GError **error)
 {
-  const char *v = summary_value(s, key, error);
-  if (v && !g_ascii_string_to_unsigned(v, 10, 0, G_MAXUINT64, out, NULL))
-    return refuse(error, "%s: field \"%s\": %s: not a non-negative integer", s->path, key, v);
+  JsonNode *v = summary_value(s, key, error);
+  if (v && !node_u64(v, out))
+    return bad_field(s, key, v, "not a non-negative integer", error);
   return v != NULL;
 }
 
-/* A string field, unescaped (transfer full); NULL with an error. */
-static char *summary_str(const Summary *s, const char *key, GError **error)
+/* A string field (transfer none: the summary's); NULL with an error. */
+static const char *summary_str(const Summary *s, const char *key, GError **error)
 {
-  const char *v = summary_value(s, key, error);
-  if (v == NULL)
-    return NULL;
-  size_t n = strlen(v);
-  if (n < 2 || v[0] != '"' || v[n - 1] != '"') {
-    refuse(error, "%s: field \"%s\": %s: not a string", s->path, key, v);
-    return NULL;
-  }
-  g_autofree char *inner = g_strndup(v + 1, n - 2);
-  return g_strcompress(inner);
+  JsonNode *v = summary_value(s, key, error);
+  if (v && JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_STRING)
+    return json_node_get_string(v);
+  if (v)
+    bad_field(s, key, v, "not a string", error);
+  return NULL;
 }
 
 static gboolean expect_u64(const Summary *s, const char *key, uint64_t want, GError **error)
@@ -422,7 +386,7 @@ static gboolean expect_u64(const Summary *s, const char *key, uint64_t want, GEr
 
 static gboolean expect_str(const Summary *s, const char *key, const char *want, GError **error)
 {
-  g_autofree char *v = summary_str(s, key, error);
+  const char *v = summary_str(s, key, error);
   if (v == NULL)
     return FALSE;
   if (strcmp(v, want) != 0)
@@ -433,26 +397,87 @@ static gboolean expect_str(const Summary *s, const char *key, const char *want, 
   return TRUE;
 }
 
-/* Per-iteration times "[t0, t1, ...]" into `out` (WhTime). */
+/* Per-iteration times [t0, t1, ...] into `out` (WhTime). */
 static gboolean summary_iterations(const Summary *s, GArray *out, GError **error)
 {
-  const char *v = summary_value(s, "iterations", error);
+  JsonNode *v = summary_value(s, "iterations", error);
   if (v == NULL)
     return FALSE;
-  size_t n = strlen(v);
-  g_autofree char *inner =
-      n >= 2 && v[0] == '[' && v[n - 1] == ']' ? g_strndup(v + 1, n - 2) : NULL;
-  g_auto(GStrv) items = inner ? g_strsplit(inner, ",", -1) : NULL;
-  for (char **p = items; p && *p; p++) {
-    guint64 t;
-    if (!g_ascii_string_to_unsigned(g_strstrip(*p), 10, 0, G_MAXUINT64, &t, NULL)) {
+  JsonArray *a = JSON_NODE_HOLDS_ARRAY(v) ? json_node_get_array(v) : NULL;
+  for (guint i = 0; a && i < json_array_get_length(a); i++) {
+    uint64_t t;
+    if (!node_u64(json_array_get_element(a, i), &t)) {
       g_array_set_size(out, 0);
       break;
     }
     g_array_append_val(out, t);
   }
   if (out->len == 0)
-    return refuse(error, "%s: field \"iterations\": %s: not a list of times in ps", s->path, v);
+    return bad_field(s, "iterations", v, "not a list of times in ps", error);
+  return TRUE;
+}
+
+/* Reads DIR/summary.json into the side's summary: one JSON object. */
+static gboolean summary_read(Side *s, Summary *sm, GError **error)
+{
+  g_autoptr(GError) err = NULL;
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!g_file_test(sm->path, G_FILE_TEST_IS_REGULAR))
+    return refuse(error, "%s: %s", sm->path,
+                  g_file_test(sm->path, G_FILE_TEST_EXISTS) ? "not a regular file"
+                                                            : "missing: not the output directory "
+                                                              "of a whsim run");
+  if (!wh_file_read(sm->path, WH_MAX_INPUT_BYTES, &text, &len, &err))
+    return refuse(error, "%s: %s", sm->path, err->message);
+  g_autoptr(JsonParser) parser = json_parser_new();
+  if (!depth_ok(text, len))
+    return refuse(error, "%s: not a JSON object of the form whsim writes (nested deeper than %d)",
+                  sm->path, MAX_SUMMARY_DEPTH);
+  if (!json_parser_load_from_data(parser, text, (gssize)len, &err))
+    return refuse(error, "%s: not a JSON object of the form whsim writes: %s", sm->path,
+                  err->message);
+  JsonNode *root = json_parser_get_root(parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
+    return refuse(error, "%s: not a JSON object of the form whsim writes", sm->path);
+  s->summary = sm->fields = json_object_ref(json_node_get_object(root));
+  return TRUE;
+}
+
+/* The stored run is one of the native engine, exact, of a known scheduler, and ended or
+ * stopped at the stop time. */
+static gboolean summary_exact_run(Side *s, const Summary *sm, GError **error)
+{
+  JsonNode *engine = json_object_get_member(sm->fields, "engine");
+  if (engine && g_strcmp0(json_node_get_string(engine), "native") != 0)
+    return bad_field(sm, "engine", engine, "not a run of the native engine", error);
+  JsonNode *mode = json_object_get_member(sm->fields, "wormhole_mode");
+  const char *sched = summary_str(sm, "scheduler", error);
+  if (sched == NULL)
+    return FALSE;
+  if (mode || strcmp(sched, "wormhole") == 0)
+    return bad_field(sm, mode ? "wormhole_mode" : "scheduler",
+                     mode ? mode : json_object_get_member(sm->fields, "scheduler"),
+                     "a Wormhole run, not an exact one", error);
+  const WhSchedulerClass *sched_class = wh_scheduler_class_lookup(sched);
+  if (sched_class == NULL)
+    return refuse(error,
+                  "%s: field \"scheduler\": \"%s\": unknown scheduler (a plugin's needs its "
+                  "--plugin)",
+                  sm->path, sched);
+  const char *stopped = json_object_has_member(sm->fields, "stopped_early")
+                            ? summary_str(sm, "stopped_early", error)
+                            : "";
+  if (stopped == NULL)
+    return FALSE;
+  if (*stopped && strcmp(stopped, "stop time") != 0)
+    return refuse(error,
+                  "%s: field \"stopped_early\": \"%s\": the stored exact run did not finish "
+                  "(only a run that ends, or stops at the scenario's stop time, is a reference)",
+                  sm->path, stopped);
+  s->stopped_early = *stopped ? "stop time" : NULL;
+  s->scheduler = g_strdup(sched_class->name);
+  s->inner_scheduler = g_strdup(sched_class->name);
   return TRUE;
 }
 
@@ -462,67 +487,30 @@ static gboolean summary_iterations(const Summary *s, GArray *out, GError **error
  * the side's numbers that the summary holds. */
 static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GError **error)
 {
-  g_auto(Summary) sm = {g_build_filename(dir, "summary.json", NULL),
-                        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
-  g_autoptr(GError) err = NULL;
-  gsize len = 0;
-  if (!g_file_test(sm.path, G_FILE_TEST_IS_REGULAR))
-    return refuse(error, "%s: %s", sm.path,
-                  g_file_test(sm.path, G_FILE_TEST_EXISTS) ? "not a regular file"
-                                                           : "missing: not the output directory "
-                                                             "of a whsim run");
-  if (!wh_file_read(sm.path, WH_MAX_INPUT_BYTES, &s->summary, &len, &err))
-    return refuse(error, "%s: %s", sm.path, err->message);
-  if (memchr(s->summary, '\0', len) || !json_members(s->summary, summary_member, sm.fields))
-    return refuse(error, "%s: not a JSON object of the form whsim writes", sm.path);
-  const char *engine = g_hash_table_lookup(sm.fields, "engine");
-  if (engine && strcmp(engine, "\"native\"") != 0)
-    return refuse(error, "%s: field \"engine\": %s: not a run of the native engine", sm.path,
-                  engine);
-  const char *mode = g_hash_table_lookup(sm.fields, "wormhole_mode");
-  g_autofree char *sched = summary_str(&sm, "scheduler", error);
-  if (sched == NULL)
+  g_autofree char *path = g_build_filename(dir, "summary.json", NULL);
+  Summary sm = {path, NULL};
+  if (!summary_read(s, &sm, error) || !summary_exact_run(s, &sm, error))
     return FALSE;
-  if (mode || strcmp(sched, "wormhole") == 0)
-    return refuse(error, "%s: field \"%s\": %s: a Wormhole run, not an exact one", sm.path,
-                  mode ? "wormhole_mode" : "scheduler", mode ? mode : "\"wormhole\"");
-  const WhSchedulerClass *sched_class = wh_scheduler_class_lookup(sched);
-  if (sched_class == NULL)
-    return refuse(error,
-                  "%s: field \"scheduler\": \"%s\": unknown scheduler (a plugin's needs its "
-                  "--plugin)",
-                  sm.path, sched);
-  g_autofree char *stopped = g_hash_table_contains(sm.fields, "stopped_early")
-                                 ? summary_str(&sm, "stopped_early", error)
-                                 : g_strdup("");
-  if (stopped == NULL)
-    return FALSE;
-  if (*stopped && strcmp(stopped, "stop time") != 0)
-    return refuse(error,
-                  "%s: field \"stopped_early\": \"%s\": the stored exact run did not finish "
-                  "(only a run that ends, or stops at the scenario's stop time, is a reference)",
-                  sm.path, stopped);
-  s->stopped_early = *stopped ? "stop time" : NULL;
   char digest[24];
   g_snprintf(digest, sizeof digest, "%016" G_GINT64_MODIFIER "x",
              (guint64)wh_run_config_digest(run));
   if (!expect_str(&sm, "scenario", run->sc->name ? run->sc->name : "", error) ||
       !expect_u64(&sm, "seed", run->seed, error) || !expect_str(&sm, "cc", run->cc->name, error))
     return FALSE;
-  if (!g_hash_table_contains(sm.fields, "config_digest"))
+  if (!json_object_has_member(sm.fields, "config_digest"))
     return refuse(error,
                   "%s: no field \"config_digest\" (written by an earlier whsim): cannot tell "
                   "whether the stored run had this configuration; run it again",
-                  sm.path);
+                  path);
   if (!expect_str(&sm, "config_digest", digest, error) ||
       !expect_u64(&sm, "hosts", run->net->n_hosts, error) ||
       !expect_u64(&sm, "switches", run->net->n_switches, error))
     return FALSE;
-  if (run->workload == NULL && g_hash_table_contains(sm.fields, "ops"))
+  if (run->workload == NULL && json_object_has_member(sm.fields, "ops"))
     return refuse(error,
                   "%s: field \"ops\": the stored exact run has a workload, this scenario "
                   "none: " OTHER_CONFIGURATION,
-                  sm.path);
+                  path);
   if (run->workload == NULL && !expect_u64(&sm, "flows", run->tp->n_flows, error))
     return FALSE;
   if (run->workload && !s->stopped_early) {
@@ -532,7 +520,7 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
       return refuse(error,
                     "%s: field \"iterations\": %u iterations in the stored exact run, %u in "
                     "this comparison: " OTHER_CONFIGURATION,
-                    sm.path, s->iterations->len, run->iterations);
+                    path, s->iterations->len, run->iterations);
   }
   if (run->workload && (!expect_u64(&sm, "ranks", wh_workload_n_ranks(run->workload), error) ||
                         !expect_u64(&sm, "ops", wh_workload_n_ops(run->workload), error)))
@@ -547,14 +535,12 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
     return refuse(error,
                   "%s: field \"flows_completed\": %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
                   " flows: the stored exact run did not finish",
-                  sm.path, completed, flows);
-  const char *wall = summary_value(&sm, "wall_s", error);
-  char *end = NULL;
-  s->wall_s = wall ? g_ascii_strtod(wall, &end) : 0;
-  if (wall && (end == wall || *end || !isfinite(s->wall_s) || s->wall_s < 0))
-    return refuse(error, "%s: field \"wall_s\": %s: not a number of seconds", sm.path, wall);
-  s->scheduler = g_strdup(sched_class->name);
-  s->inner_scheduler = g_strdup(sched_class->name);
+                  path, completed, flows);
+  JsonNode *wall = summary_value(&sm, "wall_s", error);
+  GType type = wall && JSON_NODE_HOLDS_VALUE(wall) ? json_node_get_value_type(wall) : G_TYPE_NONE;
+  s->wall_s = type == G_TYPE_DOUBLE || type == G_TYPE_INT64 ? json_node_get_double(wall) : -1;
+  if (wall && (!isfinite(s->wall_s) || s->wall_s < 0))
+    return bad_field(&sm, "wall_s", wall, "not a number of seconds", error);
   s->mode = g_strdup("off");
   s->seed = run->seed;
   s->cc = run->cc->name;
@@ -904,130 +890,135 @@ static void compare_ops(WhCompare *c)
   c->op_error_mean = c->ops_compared ? sum / c->ops_compared : 0;
 }
 
-/* Appends a number, or null when it is not finite. */
-static void jnum(GString *j, double v)
+/* `v` to nine significant digits, or null when it is not finite. */
+static void set_num(JsonObject *o, const char *key, double v)
 {
   if (isfinite(v))
-    g_string_append_printf(j, "%.9g", v);
+    json_object_set_double_member(o, key, wh_units_round(v, "%.9g"));
   else
-    g_string_append(j, "null");
+    json_object_set_null_member(o, key);
 }
 
-static gboolean keep_wormhole_field(const char *key, size_t len)
+static gboolean keep_wormhole_field(const char *key)
 {
   static const char *const fields[] = {"fast_forwards", "skip_backs", "advanced_bytes",
                                        "time_steady_fraction", "events_skipped_est"};
-  if ((len >= 8 && strncmp(key, "wormhole", 8) == 0) || (len >= 5 && strncmp(key, "memo_", 5) == 0))
+  if (g_str_has_prefix(key, "wormhole") || g_str_has_prefix(key, "memo_"))
     return TRUE;
   for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
-    if (strlen(fields[i]) == len && strncmp(key, fields[i], len) == 0)
+    if (strcmp(key, fields[i]) == 0)
       return TRUE;
   return FALSE;
 }
 
-static void copy_member(const char *key, size_t key_len, const char *value, size_t value_len,
-                        void *data)
+/* The members of the summary `summary` that Wormhole reports (keep_wormhole_field), in
+ * its order, copied. (transfer full) */
+static JsonObject *wormhole_fields(JsonObject *summary)
 {
-  GString *j = data;
-  if (keep_wormhole_field(key, key_len))
-    g_string_append_printf(j, "%s\n    \"%.*s\": %.*s", j->str[j->len - 1] == '{' ? "" : ",",
-                           (int)key_len, key, (int)value_len, value);
+  JsonObject *o = json_object_new();
+  g_autoptr(GList) keys = json_object_get_members(summary);
+  for (GList *k = keys; k; k = k->next)
+    if (keep_wormhole_field(k->data))
+      json_object_set_member(o, k->data, json_object_dup_member(summary, k->data));
+  return o;
 }
 
-/* Appends the top-level members of the JSON object `json` that Wormhole reports
- * (keep_wormhole_field), as `"key": value` separated by commas, after the '{' that ends
- * `j`; values are copied as written. */
-static void copy_wormhole_fields(GString *j, const char *json)
+static void add_side(JsonObject *o, const Side *s)
 {
-  json_members(json, copy_member, j);
-}
-
-static void json_side(GString *j, const Side *s)
-{
-  g_string_append_printf(j,
-                         "  \"%s\": {\"scheduler\": \"%s\", \"inner_scheduler\": \"%s\", "
-                         "\"mode\": \"%s\", \"wall_s\": %.6f, \"events_executed\": "
-                         "%" G_GUINT64_FORMAT ", \"sim_end_ps\": %" G_GUINT64_FORMAT
-                         ", \"makespan_ps\": %" G_GUINT64_FORMAT ", ",
-                         s->what, s->scheduler, s->inner_scheduler, s->mode, s->wall_s, s->events,
-                         (guint64)s->sim_end, (guint64)s->makespan);
+  JsonObject *x = json_object_new();
+  json_object_set_string_member(x, "scheduler", s->scheduler);
+  json_object_set_string_member(x, "inner_scheduler", s->inner_scheduler);
+  json_object_set_string_member(x, "mode", s->mode);
+  json_object_set_double_member(x, "wall_s", wh_units_round(s->wall_s, "%.6f"));
+  json_object_set_int_member(x, "events_executed", (gint64)s->events);
+  json_object_set_int_member(x, "sim_end_ps", (gint64)s->sim_end);
+  json_object_set_int_member(x, "makespan_ps", (gint64)s->makespan);
   if (s->iterations->len)
-    g_string_append_printf(j, "\"iteration_time_ps\": %" G_GUINT64_FORMAT ", ",
-                           (guint64)(iteration_sum(s) / s->iterations->len));
+    json_object_set_int_member(x, "iteration_time_ps",
+                               (gint64)(iteration_sum(s) / s->iterations->len));
   if (s->stopped_early)
-    g_string_append_printf(j, "\"stopped_early\": \"%s\", ", s->stopped_early);
-  g_string_append(j, "\"problem\": ");
-  if (s->problem) {
-    g_autofree char *p = g_strescape(s->problem, NULL);
-    g_string_append_printf(j, "\"%s\"},\n", p);
+    json_object_set_string_member(x, "stopped_early", s->stopped_early);
+  if (s->problem)
+    json_object_set_string_member(x, "problem", s->problem);
+  else
+    json_object_set_null_member(x, "problem");
+  json_object_set_object_member(o, s->what, x);
+}
+
+/* The errors of the Wormhole run against the exact one: iteration times, op ends, FCT. */
+static void add_errors(JsonObject *o, const WhCompare *c)
+{
+  const Side *e = &c->side[EXACT], *w = &c->side[WORMHOLE];
+  set_num(o, "makespan_error", rel((double)w->makespan, (double)e->makespan));
+  if (have_iterations(c)) {
+    set_num(o, "iteration_time_error", rel((double)iteration_sum(w), (double)iteration_sum(e)));
+    JsonArray *per = json_array_new();
+    for (guint i = 0; i < e->iterations->len; i++) {
+      double v = rel((double)g_array_index(w->iterations, WhTime, i),
+                     (double)g_array_index(e->iterations, WhTime, i));
+      if (isfinite(v))
+        json_array_add_double_element(per, wh_units_round(v, "%.9g"));
+      else
+        json_array_add_null_element(per);
+    }
+    json_object_set_array_member(o, "iteration_time_error_per_iteration", per);
   } else {
-    g_string_append(j, "null},\n");
+    json_object_set_null_member(o, "iteration_time_error");
   }
+  if (c->workload) {
+    JsonObject *ops = json_object_new();
+    json_object_set_int_member(ops, "ops", c->ops_compared);
+    set_num(ops, "mean", c->op_error_mean);
+    set_num(ops, "max", c->op_error_max);
+    json_object_set_object_member(o, "op_end_time_error", ops);
+  }
+  const WhCompareFctError *f = &c->fct;
+  JsonObject *fct = json_object_new();
+  json_object_set_int_member(fct, "flows", f->matched);
+  json_object_set_int_member(fct, "unfinished", f->unfinished);
+  json_object_set_int_member(fct, "only_exact", f->only_exact);
+  json_object_set_int_member(fct, "only_wormhole", f->only_wormhole);
+  set_num(fct, "mean", f->mean);
+  set_num(fct, "p99", f->p99);
+  set_num(fct, "max", f->max);
+  set_num(fct, "signed_mean", f->signed_mean);
+  json_object_set_object_member(o, "fct_error", fct);
 }
 
 char *wh_compare_json(const WhCompare *c)
 {
   const Side *e = &c->side[EXACT], *w = &c->side[WORMHOLE];
-  GString *j = g_string_new("{\n");
-  g_autofree char *name = g_strescape(c->sc->name ? c->sc->name : "", NULL);
-  g_string_append_printf(
-      j, "  \"scenario\": \"%s\",\n  \"seed\": %" G_GUINT64_FORMAT ",\n  \"cc\": \"%s\",\n", name,
-      e->seed, e->cc);
-  if (c->exact_from) {
-    g_autofree char *from = g_strescape(c->exact_from, NULL);
-    g_string_append_printf(j, "  \"exact_from\": \"%s\",\n", from);
-  } else {
-    g_string_append(j, "  \"exact_from\": null,\n");
-  }
-  json_side(j, e);
-  json_side(j, w);
-  g_string_append(j, "  \"wall_speedup\": ");
-  jnum(j, w->wall_s > 0 ? e->wall_s / w->wall_s : NAN);
-  g_string_append(j, ",\n  \"event_speedup\": ");
-  jnum(j, w->events ? (double)e->events / (double)w->events : NAN);
-  g_string_append(j, ",\n  \"events_skipped\": ");
-  jnum(j, e->events ? 1.0 - (double)w->events / (double)e->events : NAN);
-  g_string_append(j, ",\n  \"makespan_error\": ");
-  jnum(j, rel((double)w->makespan, (double)e->makespan));
-  g_string_append(j, ",\n  \"iteration_time_error\": ");
-  if (have_iterations(c)) {
-    jnum(j, rel((double)iteration_sum(w), (double)iteration_sum(e)));
-    g_string_append(j, ",\n  \"iteration_time_error_per_iteration\": [");
-    for (guint i = 0; i < e->iterations->len; i++) {
-      g_string_append(j, i ? ", " : "");
-      jnum(j, rel((double)g_array_index(w->iterations, WhTime, i),
-                  (double)g_array_index(e->iterations, WhTime, i)));
-    }
-    g_string_append(j, "]");
-  } else {
-    g_string_append(j, "null");
-  }
+  g_autoptr(JsonObject) o = json_object_new();
+  json_object_set_string_member(o, "scenario", c->sc->name ? c->sc->name : "");
+  json_object_set_int_member(o, "seed", (gint64)e->seed);
+  json_object_set_string_member(o, "cc", e->cc);
+  if (c->exact_from)
+    json_object_set_string_member(o, "exact_from", c->exact_from);
+  else
+    json_object_set_null_member(o, "exact_from");
+  add_side(o, e);
+  add_side(o, w);
+  set_num(o, "wall_speedup", w->wall_s > 0 ? e->wall_s / w->wall_s : NAN);
+  set_num(o, "event_speedup", w->events ? (double)e->events / (double)w->events : NAN);
+  set_num(o, "events_skipped", e->events ? 1.0 - (double)w->events / (double)e->events : NAN);
+  add_errors(o, c);
+  json_object_set_int_member(o, "bytes_skipped", (gint64)w->advanced_bytes);
+  json_object_set_object_member(o, "wormhole_summary", wormhole_fields(w->summary));
+  JsonArray *files = json_array_new();
+  if (!c->exact_from)
+    json_array_add_string_element(files, "exact/");
+  json_array_add_string_element(files, "wormhole/");
+  json_array_add_string_element(files, "compare-flows.csv");
   if (c->workload)
-    g_string_append_printf(
-        j, ",\n  \"op_end_time_error\": {\"ops\": %u, \"mean\": %.9g, \"max\": %.9g}",
-        c->ops_compared, c->op_error_mean, c->op_error_max);
-  const WhCompareFctError *f = &c->fct;
-  g_string_append_printf(j,
-                         ",\n  \"fct_error\": {\"flows\": %u, \"unfinished\": %u, \"only_exact\": "
-                         "%u, \"only_wormhole\": %u, \"mean\": %.9g, \"p99\": %.9g, \"max\": "
-                         "%.9g, \"signed_mean\": %.9g},\n",
-                         f->matched, f->unfinished, f->only_exact, f->only_wormhole, f->mean,
-                         f->p99, f->max, f->signed_mean);
-  g_string_append_printf(j, "  \"bytes_skipped\": %" G_GUINT64_FORMAT ",\n", w->advanced_bytes);
-  g_string_append(j, "  \"wormhole_summary\": {");
-  copy_wormhole_fields(j, w->summary);
-  g_string_append_printf(j, "\n  },\n  \"files\": [%s\"wormhole/\", \"compare-flows.csv\"",
-                         c->exact_from ? "" : "\"exact/\", ");
-  if (c->workload)
-    g_string_append(j, ", \"compare-ops.csv\"");
-  g_string_append(j, "],\n  \"plots\": [");
+    json_array_add_string_element(files, "compare-ops.csv");
+  json_object_set_array_member(o, "files", files);
+  JsonArray *plots = json_array_new();
   for (guint i = 0; c->plots && i < c->plots->len; i++)
-    g_string_append_printf(j, "%s\"%s\"", i ? ", " : "", (const char *)c->plots->pdata[i]);
-  g_string_append(j, "]");
+    json_array_add_string_element(plots, c->plots->pdata[i]);
+  json_object_set_array_member(o, "plots", plots);
   if (c->plots_note)
-    g_string_append_printf(j, ",\n  \"plots_note\": \"%s\"", c->plots_note);
-  g_string_append(j, "\n}\n");
-  return g_string_free(j, FALSE);
+    json_object_set_string_member(o, "plots_note", c->plots_note);
+  return wh_report_json_text(o);
 }
 
 static char *flows_csv(const WhCompare *c)

@@ -1,8 +1,9 @@
 /* A run's summary, for the file (summary.json) and for the terminal (the printed report,
  * the warnings, validate's sizes): both are made here from the same numbers, the run's
  * totals (wh_run_totals) and Wormhole's summary (WormholeSummary), so that they cannot
- * disagree. Costs one pass over the ports (link tiers), the flows (FCT) or the ops
- * (iterations, migration, validate's sizes). */
+ * disagree. The summary is a json-glib object written by its generator
+ * (wh_report_json_text: every JSON file of the module). Costs one pass over the ports
+ * (link tiers), the flows (FCT) or the ops (iterations, migration, validate's sizes). */
 #include "report.h"
 
 #include <stdio.h>
@@ -44,28 +45,36 @@ static void wormhole_summary(const WhRun *run, WormholeSummary *out)
     wh_wormhole_memo_summary(run->wormhole, &out->memo);
 }
 
-/* The summary's per-iteration times of a workload run that completed. */
-static void append_iterations(GString *j, const WhRun *run)
+/* `v` as a JSON integer: every count, byte total and time in ps of a summary is far
+ * below G_MAXINT64 (2^63 ps is 106 days of simulated time). */
+static void set_u64(JsonObject *o, const char *key, uint64_t v)
 {
-  GString *its = g_string_new(NULL), *comp = g_string_new(NULL), *exp = g_string_new(NULL);
+  json_object_set_int_member(o, key, (gint64)MIN(v, (uint64_t)G_MAXINT64));
+}
+
+/* `v` as it was reported, to six decimals. */
+static void set_fixed6(JsonObject *o, const char *key, double v)
+{
+  json_object_set_double_member(o, key, wh_units_round(v, "%.6f"));
+}
+
+/* The summary's per-iteration times of a workload run that completed. */
+static void add_iterations(JsonObject *o, const WhRun *run)
+{
+  JsonArray *its = json_array_new(), *comp = json_array_new(), *exp = json_array_new();
   WhTime total = 0;
   for (uint32_t i = 0; i < run->iterations; i++) {
     WhIterationStats st;
     wh_run_iteration_stats(run, i, &st);
     total += st.time;
-    const char *sep = i ? ", " : "";
-    g_string_append_printf(its, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.time);
-    g_string_append_printf(comp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.compute);
-    g_string_append_printf(exp, "%s%" G_GUINT64_FORMAT, sep, (guint64)st.exposed_comm);
+    json_array_add_int_element(its, (gint64)st.time);
+    json_array_add_int_element(comp, (gint64)st.compute);
+    json_array_add_int_element(exp, (gint64)st.exposed_comm);
   }
-  g_string_append_printf(j, "  \"iterations\": [%s],\n", its->str);
-  g_string_append_printf(j, "  \"iteration_time_ps\": %" G_GUINT64_FORMAT ",\n",
-                         (guint64)(total / run->iterations));
-  g_string_append_printf(j, "  \"compute_ps\": [%s],\n", comp->str);
-  g_string_append_printf(j, "  \"exposed_comm_ps\": [%s],\n", exp->str);
-  g_string_free(its, TRUE);
-  g_string_free(comp, TRUE);
-  g_string_free(exp, TRUE);
+  json_object_set_array_member(o, "iterations", its);
+  set_u64(o, "iteration_time_ps", total / run->iterations);
+  json_object_set_array_member(o, "compute_ps", comp);
+  json_object_set_array_member(o, "exposed_comm_ps", exp);
 }
 
 /* The summary's "migration" object (wh::ModelPreset::Migration): every check with its
@@ -73,7 +82,7 @@ static void append_iterations(GString *j, const WhRun *run)
  * its time: from the first migration send's start to the last one's end (0 when none
  * moved). Migration ops are the ones named "i<it>/migrate/...". Cost: one pass over
  * the ops. */
-static void append_migration(GString *j, const WhRun *run)
+static void add_migration(JsonObject *o, const WhRun *run)
 {
   GArray *c = run->migration_checks;
   g_autofree WhTime *first = g_new(WhTime, c->len), *last = g_new0(WhTime, c->len);
@@ -93,7 +102,7 @@ static void append_migration(GString *j, const WhRun *run)
       }
     }
   }
-  GString *list = g_string_new(NULL);
+  JsonArray *list = json_array_new();
   uint64_t bytes = 0, swaps = 0;
   WhTime time = 0;
   for (guint k = 0; k < c->len; k++) {
@@ -102,26 +111,29 @@ static void append_migration(GString *j, const WhRun *run)
     time += t;
     bytes += m->bytes;
     swaps += m->swaps;
-    g_string_append_printf(list,
-                           "%s\n    {\"iteration\": %u, \"imbalance_before\": %.6f, "
-                           "\"imbalance_after\": %.6f, \"swaps\": %u, \"bytes\": %" G_GUINT64_FORMAT
-                           ", \"flows\": %u, \"time_ps\": %" G_GUINT64_FORMAT "}",
-                           k ? "," : "", m->iteration, m->imbalance_before, m->imbalance_after,
-                           m->swaps, (guint64)m->bytes, m->flows, (guint64)t);
+    JsonObject *x = json_object_new();
+    json_object_set_int_member(x, "iteration", m->iteration);
+    set_fixed6(x, "imbalance_before", m->imbalance_before);
+    set_fixed6(x, "imbalance_after", m->imbalance_after);
+    json_object_set_int_member(x, "swaps", m->swaps);
+    set_u64(x, "bytes", m->bytes);
+    json_object_set_int_member(x, "flows", m->flows);
+    set_u64(x, "time_ps", t);
+    json_array_add_object_element(list, x);
   }
-  g_string_append_printf(j,
-                         "  \"migration\": {\"checks\": %u, \"swaps\": %" G_GUINT64_FORMAT
-                         ", \"bytes\": %" G_GUINT64_FORMAT ", \"time_ps\": %" G_GUINT64_FORMAT
-                         ", \"per_check\": [%s%s]},\n",
-                         c->len, (guint64)swaps, (guint64)bytes, (guint64)time, list->str,
-                         c->len ? "\n  " : "");
-  g_string_free(list, TRUE);
+  JsonObject *mig = json_object_new();
+  json_object_set_int_member(mig, "checks", c->len);
+  set_u64(mig, "swaps", swaps);
+  set_u64(mig, "bytes", bytes);
+  set_u64(mig, "time_ps", time);
+  json_object_set_array_member(mig, "per_check", list);
+  json_object_set_object_member(o, "migration", mig);
 }
 
 /* The summary's per-tier link statistics: for each tier present, its directed ports,
  * those that carried a frame, their frames and bytes, mean and largest busy fraction
  * over the ports that carried a frame, PFC pause time and the largest egress queue. */
-static void append_link_tiers(GString *j, const WhRun *run)
+static void add_link_tiers(JsonObject *o, const WhRun *run)
 {
   const WhNet *net = run->net;
   struct TierSum {
@@ -143,160 +155,204 @@ static void append_link_tiers(GString *j, const WhRun *run)
     x->max_queue = MAX(x->max_queue, p->st.max_queue);
   }
   double end = run->sim->now ? (double)run->sim->now : 1.0;
-  g_string_append(j, "  \"link_tiers\": {");
-  const char *sep = "";
+  JsonObject *tiers = json_object_new();
   for (int k = 0; k < WH_N_TIERS; k++) {
     if (t[k].ports == 0)
       continue;
-    g_string_append_printf(
-        j,
-        "%s\n    \"%s\": {\"ports\": %u, \"active_ports\": %u, \"frames\": %" G_GUINT64_FORMAT
-        ", \"bytes\": %" G_GUINT64_FORMAT ", \"busy_mean\": %.6f, \"busy_max\": %.6f, "
-        "\"pause_ps\": %" G_GUINT64_FORMAT ", \"max_queue_bytes\": %" G_GUINT64_FORMAT "}",
-        sep, wh_net_tier_name((WhLinkTier)k), t[k].ports, t[k].active, t[k].frames, t[k].bytes,
-        t[k].active ? (double)t[k].busy / t[k].active / end : 0.0, (double)t[k].busy_max / end,
-        (guint64)t[k].paused, t[k].max_queue);
-    sep = ",";
+    JsonObject *x = json_object_new();
+    json_object_set_int_member(x, "ports", t[k].ports);
+    json_object_set_int_member(x, "active_ports", t[k].active);
+    set_u64(x, "frames", t[k].frames);
+    set_u64(x, "bytes", t[k].bytes);
+    set_fixed6(x, "busy_mean", t[k].active ? (double)t[k].busy / t[k].active / end : 0.0);
+    set_fixed6(x, "busy_max", (double)t[k].busy_max / end);
+    set_u64(x, "pause_ps", t[k].paused);
+    set_u64(x, "max_queue_bytes", t[k].max_queue);
+    json_object_set_object_member(tiers, wh_net_tier_name((WhLinkTier)k), x);
   }
-  g_string_append(j, "\n  },\n");
+  json_object_set_object_member(o, "link_tiers", tiers);
 }
 
-/* The memo fields of the summary (contention patterns on). */
-static void memo_json(const WhRun *run, const WhWormholeMemoSummary *memo, GString *j)
+/* A string member, or null for NULL. */
+static void set_string_or_null(JsonObject *o, const char *key, const char *value)
 {
-  const WhWormholeMemoSummary m = *memo;
-  g_string_append_printf(
-      j,
-      "  \"memo_lookups\": %" G_GUINT64_FORMAT ",\n  \"memo_hits\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_from_file\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_seen\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_converged\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_hits_completed\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_replays_converged\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_replays_completed\": %" G_GUINT64_FORMAT
-      ",\n  \"memo_distinct\": %" G_GUINT64_FORMAT ",\n  \"memo_db_bytes\": %" G_GUINT64_FORMAT
-      ",\n",
-      m.lookups, m.hits, m.hits_from_file, m.hits_seen, m.hits_converged, m.hits_completed,
-      m.replays_converged, m.replays_completed, m.distinct, m.db_bytes);
-  if (run->memo_file == NULL) {
-    g_string_append(j, "  \"memo_file\": null,\n  \"memo_file_status\": null,\n");
-    return;
+  if (value)
+    json_object_set_string_member(o, key, value);
+  else
+    json_object_set_null_member(o, key);
+}
+
+/* The Wormhole fields of the summary: mode, what it found and, by mode, what it skipped
+ * and the memo's counts. */
+static void add_wormhole(JsonObject *o, const WhRun *run)
+{
+  WormholeSummary w;
+  wormhole_summary(run, &w);
+  json_object_set_string_member(o, "scheduler", "wormhole");
+  json_object_set_string_member(o, "wormhole_inner_scheduler", run->sched->name);
+  json_object_set_string_member(o, "wormhole_mode", wh_wormhole_mode_name(w.mode));
+  json_object_set_int_member(o, "wormhole_partitions", w.partitions);
+  set_u64(o, "wormhole_events_skippable_est", w.events_rate + w.events_idle);
+  if (w.skips) {
+    set_u64(o, "fast_forwards", w.skip.fast_forwards);
+    set_u64(o, "skip_backs", w.skip.skip_backs);
+    set_u64(o, "advanced_bytes", w.skip.advanced_bytes);
+    set_fixed6(o, "time_steady_fraction", w.skip.time_steady_fraction);
+    set_u64(o, "events_skipped_est", w.skip.events_skipped_est);
   }
-  g_autofree char *file = g_strescape(run->memo_file, NULL);
-  g_autofree char *status = g_strescape(run->memo_status, NULL);
-  g_string_append_printf(j, "  \"memo_file\": \"%s\",\n  \"memo_file_status\": \"%s\",\n", file,
-                         status);
+  if (!w.patterns)
+    return;
+  const WhWormholeMemoSummary *m = &w.memo;
+  const struct {
+    const char *key;
+    uint64_t v;
+  } memo[] = {{"memo_lookups", m->lookups},
+              {"memo_hits", m->hits},
+              {"memo_hits_from_file", m->hits_from_file},
+              {"memo_hits_seen", m->hits_seen},
+              {"memo_hits_converged", m->hits_converged},
+              {"memo_hits_completed", m->hits_completed},
+              {"memo_replays_converged", m->replays_converged},
+              {"memo_replays_completed", m->replays_completed},
+              {"memo_distinct", m->distinct},
+              {"memo_db_bytes", m->db_bytes}};
+  for (size_t i = 0; i < G_N_ELEMENTS(memo); i++)
+    set_u64(o, memo[i].key, memo[i].v);
+  set_string_or_null(o, "memo_file", run->memo_file);
+  set_string_or_null(o, "memo_file_status", run->memo_file ? run->memo_status : NULL);
+}
+
+/* The summary's counters of the network, the transport and the flows. */
+static void add_counters(JsonObject *o, const WhRun *run, const WhRunTotals *t)
+{
+  const WhTransportCounters *c = &run->tp->c;
+  const WhNetCounters *nc = &run->net->c;
+  const struct {
+    const char *key;
+    uint64_t v;
+  } fields[] = {{"sim_end_ps", t->sim_end},
+                {"events_executed", t->events},
+                {"packets_delivered", nc->packets_delivered},
+                {"link_traversals", t->link_traversals},
+                {"link_bytes", wh_net_link_bytes(run->net)},
+                {"pfc_pauses", t->pfc_pauses},
+                {"pfc_resumes", nc->pfc_resumes},
+                {"ecn_marks", t->ecn_marks},
+                {"cnps", t->cnps},
+                {"nacks", c->nacks},
+                {"timeouts", c->timeouts},
+                {"drops", t->drops},
+                {"data_bytes_sent", c->data_bytes_sent},
+                {"data_bytes_delivered", c->data_bytes_arrived},
+                {"data_bytes_dropped", nc->drop_data_payload},
+                {"data_bytes_reclaimed", nc->reclaimed_data_payload},
+                {"retransmitted_bytes", c->retx_bytes},
+                {"reroutes", c->reroutes},
+                {"out_of_order_packets", c->out_of_order},
+                {"flows_completed", t->flows_completed}};
+  for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+    set_u64(o, fields[i].key, fields[i].v);
+}
+
+/* How a run that stopped early ended: why, a deadlock's state, the ops done. */
+static void add_stop(JsonObject *o, const WhRun *run)
+{
+  json_object_set_string_member(o, "stopped_early", wh_run_stop_reason(run));
+  const WhNetDeadlock *d = &run->net->deadlock;
+  if (d->detected) {
+    JsonObject *x = json_object_new();
+    set_u64(x, "detected_at_ps", d->at);
+    set_u64(x, "no_packet_moved_since_ps", d->still_since);
+    set_u64(x, "buffered_bytes", d->buffered_bytes);
+    json_object_set_int_member(x, "switches_holding_packets", d->switches);
+    json_object_set_int_member(x, "paused_ports", d->paused_ports);
+    json_object_set_object_member(o, "deadlock", x);
+  }
+  if (run->workload)
+    json_object_set_int_member(o, "ops_done", wh_run_ops_done(run));
+}
+
+/* The workload's size and what of an imported or generated one is not simulated. */
+static void add_workload(JsonObject *o, const WhRun *run)
+{
+  json_object_set_int_member(o, "ranks", wh_workload_n_ranks(run->workload));
+  json_object_set_int_member(o, "ops", wh_workload_n_ops(run->workload));
+  if (run->sc->simai_path)
+    json_object_set_int_member(o, "tp_collectives_not_modelled", run->simai_dropped_tp);
+  if (run->simai_gpus_from_hosts)
+    json_object_set_boolean_member(o, "gpus_from_hosts", TRUE);
+  if (run->sc->simai_path) {
+    const WhSimaiStats *st = &run->simai_stats;
+    JsonObject *x = json_object_new();
+    json_object_set_int_member(x, "comm_fields_not_issued", st->ignored_comms);
+    json_object_set_int_member(x, "trivial_collectives", st->skipped_trivial);
+    json_object_set_string_member(x, "header_keys", st->unmodelled_keys);
+    json_object_set_object_member(o, "simai_not_simulated", x);
+  }
+  if (run->sc->simai_path || run->sc->model_preset)
+    set_u64(o, "tp_bytes_not_modelled", run->tp_bytes_not_modelled);
+}
+
+JsonObject *wh_run_summary_object(const WhRun *run, gboolean with_wall)
+{
+  WhRunTotals t;
+  wh_run_totals(run, &t);
+  JsonObject *o = json_object_new();
+  json_object_set_string_member(o, "scenario", run->sc->name ? run->sc->name : "");
+  if (run->seed <= G_MAXINT64) {
+    json_object_set_int_member(o, "seed", (gint64)run->seed);
+  } else { /* a seed set through the library; JSON integers stop at 2^63 - 1 */
+    g_autofree char *seed = g_strdup_printf("%" G_GUINT64_FORMAT, run->seed);
+    json_object_set_string_member(o, "seed", seed);
+  }
+  if (run->wormhole)
+    add_wormhole(o, run);
+  else
+    json_object_set_string_member(o, "scheduler", run->sched->name);
+  json_object_set_string_member(o, "cc", run->cc->name);
+  char digest[24];
+  g_snprintf(digest, sizeof digest, "%016" G_GINT64_MODIFIER "x",
+             (guint64)wh_run_config_digest(run));
+  json_object_set_string_member(o, "config_digest", digest);
+  if (run->sc->topology_preset) {
+    json_object_set_string_member(o, "topology_preset", run->sc->topology_preset);
+    g_autofree char *note = g_strdup_printf(
+        "Slingshot's congestion control is not public; %s stands in for it", run->cc->name);
+    json_object_set_string_member(o, "cc_note", note);
+  }
+  json_object_set_int_member(o, "hosts", t.hosts);
+  json_object_set_int_member(o, "switches", t.switches);
+  add_counters(o, run, &t);
+  if (wh_run_stopped_early(run))
+    add_stop(o, run);
+  if (run->workload)
+    add_workload(o, run);
+  if (run->workload && !wh_run_stopped_early(run))
+    add_iterations(o, run);
+  if (run->migration_checks)
+    add_migration(o, run);
+  add_link_tiers(o, run);
+  if (with_wall)
+    set_fixed6(o, "wall_s", run->wall_s);
+  json_object_set_int_member(o, "flows", t.flows);
+  return o;
 }
 
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
-  const WhTransportCounters *c = &run->tp->c;
-  const WhNetCounters *nc = &run->net->c;
-  WhRunTotals t;
-  wh_run_totals(run, &t);
-  GString *j = g_string_new("{\n");
-  g_autofree char *name = g_strescape(run->sc->name ? run->sc->name : "", NULL);
-  g_string_append_printf(j, "  \"scenario\": \"%s\",\n", name);
-  g_string_append_printf(j, "  \"seed\": %" G_GUINT64_FORMAT ",\n", run->seed);
-  if (run->wormhole) {
-    WormholeSummary w;
-    wormhole_summary(run, &w);
-    g_string_append_printf(j,
-                           "  \"scheduler\": \"wormhole\",\n  \"wormhole_inner_scheduler\": "
-                           "\"%s\",\n  \"wormhole_mode\": \"%s\",\n  \"wormhole_partitions\": %u,\n"
-                           "  \"wormhole_events_skippable_est\": %" G_GUINT64_FORMAT ",\n",
-                           run->sched->name, wh_wormhole_mode_name(w.mode), w.partitions,
-                           w.events_rate + w.events_idle);
-    if (w.skips) {
-      const WhWormholeSkipSummary sk = w.skip;
-      g_string_append_printf(
-          j,
-          "  \"fast_forwards\": %" G_GUINT64_FORMAT ",\n  \"skip_backs\": %" G_GUINT64_FORMAT
-          ",\n  \"advanced_bytes\": %" G_GUINT64_FORMAT ",\n  \"time_steady_fraction\": %.6f,\n"
-          "  \"events_skipped_est\": %" G_GUINT64_FORMAT ",\n",
-          sk.fast_forwards, sk.skip_backs, sk.advanced_bytes, sk.time_steady_fraction,
-          sk.events_skipped_est);
-    }
-    if (w.patterns)
-      memo_json(run, &w.memo, j);
-  } else {
-    g_string_append_printf(j, "  \"scheduler\": \"%s\",\n", run->sched->name);
-  }
-  g_string_append_printf(j, "  \"cc\": \"%s\",\n", run->cc->name);
-  g_string_append_printf(j, "  \"config_digest\": \"%016" G_GINT64_MODIFIER "x\",\n",
-                         (guint64)wh_run_config_digest(run));
-  if (run->sc->topology_preset)
-    g_string_append_printf(
-        j,
-        "  \"topology_preset\": \"%s\",\n  \"cc_note\": \"Slingshot's congestion "
-        "control is not public; %s stands in for it\",\n",
-        run->sc->topology_preset, run->cc->name);
-  g_string_append_printf(j, "  \"hosts\": %u,\n", t.hosts);
-  g_string_append_printf(j, "  \"switches\": %u,\n", t.switches);
-#define FIELD(k, v) g_string_append_printf(j, "  \"%s\": %" G_GUINT64_FORMAT ",\n", k, (guint64)(v))
-  FIELD("sim_end_ps", t.sim_end);
-  FIELD("events_executed", t.events);
-  FIELD("packets_delivered", nc->packets_delivered);
-  FIELD("link_traversals", t.link_traversals);
-  FIELD("link_bytes", wh_net_link_bytes(run->net));
-  FIELD("pfc_pauses", t.pfc_pauses);
-  FIELD("pfc_resumes", nc->pfc_resumes);
-  FIELD("ecn_marks", t.ecn_marks);
-  FIELD("cnps", t.cnps);
-  FIELD("nacks", c->nacks);
-  FIELD("timeouts", c->timeouts);
-  FIELD("drops", t.drops);
-  FIELD("data_bytes_sent", c->data_bytes_sent);
-  FIELD("data_bytes_delivered", c->data_bytes_arrived);
-  FIELD("data_bytes_dropped", nc->drop_data_payload);
-  FIELD("data_bytes_reclaimed", nc->reclaimed_data_payload);
-  FIELD("retransmitted_bytes", c->retx_bytes);
-  FIELD("reroutes", c->reroutes);
-  FIELD("out_of_order_packets", c->out_of_order);
-  FIELD("flows_completed", t.flows_completed);
-#undef FIELD
-  if (wh_run_stopped_early(run)) {
-    g_string_append_printf(j, "  \"stopped_early\": \"%s\",\n", wh_run_stop_reason(run));
-    const WhNetDeadlock *d = &run->net->deadlock;
-    if (d->detected)
-      g_string_append_printf(j,
-                             "  \"deadlock\": {\"detected_at_ps\": %" G_GUINT64_FORMAT
-                             ", \"no_packet_moved_since_ps\": %" G_GUINT64_FORMAT
-                             ", \"buffered_bytes\": %" G_GUINT64_FORMAT
-                             ", \"switches_holding_packets\": %u, \"paused_ports\": %u},\n",
-                             (guint64)d->at, (guint64)d->still_since, (guint64)d->buffered_bytes,
-                             d->switches, d->paused_ports);
-    if (run->workload)
-      g_string_append_printf(j, "  \"ops_done\": %u,\n", wh_run_ops_done(run));
-  }
-  if (run->workload) {
-    g_string_append_printf(j, "  \"ranks\": %u,\n", wh_workload_n_ranks(run->workload));
-    g_string_append_printf(j, "  \"ops\": %u,\n", wh_workload_n_ops(run->workload));
-    if (run->sc->simai_path)
-      g_string_append_printf(j, "  \"tp_collectives_not_modelled\": %u,\n", run->simai_dropped_tp);
-    if (run->simai_gpus_from_hosts)
-      g_string_append(j, "  \"gpus_from_hosts\": true,\n");
-    if (run->sc->simai_path) {
-      const WhSimaiStats *st = &run->simai_stats;
-      g_autofree char *keys = g_strescape(st->unmodelled_keys, NULL);
-      g_string_append_printf(j,
-                             "  \"simai_not_simulated\": {\"comm_fields_not_issued\": %u, "
-                             "\"trivial_collectives\": %u, \"header_keys\": \"%s\"},\n",
-                             st->ignored_comms, st->skipped_trivial, keys);
-    }
-    if (run->sc->simai_path || run->sc->model_preset)
-      g_string_append_printf(j, "  \"tp_bytes_not_modelled\": %" G_GUINT64_FORMAT ",\n",
-                             (guint64)run->tp_bytes_not_modelled);
-  }
-  if (run->workload && !wh_run_stopped_early(run))
-    append_iterations(j, run);
-  if (run->migration_checks)
-    append_migration(j, run);
-  append_link_tiers(j, run);
-  if (with_wall)
-    g_string_append_printf(j, "  \"wall_s\": %.6f,\n", run->wall_s);
-  g_string_append_printf(j, "  \"flows\": %u\n}\n", t.flows);
-  return g_string_free(j, FALSE);
+  g_autoptr(JsonObject) o = wh_run_summary_object(run, with_wall);
+  return wh_report_json_text(o);
+}
+
+char *wh_report_json_text(JsonObject *object)
+{
+  g_autoptr(JsonNode) root = json_node_init_object(json_node_alloc(), object);
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  json_generator_set_pretty(gen, TRUE);
+  json_generator_set_indent(gen, 2);
+  json_generator_set_root(gen, root);
+  g_autofree char *text = json_generator_to_data(gen, NULL);
+  return g_strconcat(text, "\n", NULL);
 }
 
 char **wh_run_warnings(const WhRun *run)

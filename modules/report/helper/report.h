@@ -7,6 +7,7 @@
 #define WH_REPORT_H
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include "run.h"
 
 /* The printed report of a run that executed: scenario, network, flows, FCT, workload,
@@ -27,6 +28,14 @@ char *wh_run_validate_text(const WhRun *run, const char *path);
 
 /* The summary as a JSON object (transfer full); `with_wall` adds wall_s. Made from the
  * same numbers as the printed report. */
+JsonObject *wh_run_summary_object(const WhRun *run, gboolean with_wall);
+
+/* The same as the text of summary.json (transfer full). */
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall);
+
+/* `object` (transfer none) as whsim writes its JSON files: json-glib's generator,
+ * pretty-printed with two spaces of indentation, ending with a newline (transfer
+ * full). */
+char *wh_report_json_text(JsonObject *object);
 
 #endif

@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "compare.h"
 #include "test-util.h"
@@ -82,13 +83,20 @@ END_TEST
 /* The number after `"key": ` in `json` (the first occurrence). */
 static double json_number(const char *json, const char *key)
 {
-  g_autofree char *quoted = g_strdup_printf("\"%s\": ", key);
+  g_autofree char *quoted = g_strdup_printf("\"%s\" : ", key);
   const char *at = strstr(json, quoted);
   ck_assert_msg(at != NULL, "no %s in %s", key, json);
   char *end = NULL;
   double v = g_ascii_strtod(at + strlen(quoted), &end);
   ck_assert_msg(end != at + strlen(quoted), "%s is not a number in %s", key, json);
   return v;
+}
+
+/* Asserts the value at the JSONPath `path` of `json` is `want` (compact JSON). */
+static void assert_json_at(const char *json, const char *path, const char *want)
+{
+  g_autofree char *v = wh_test_json_at(json, path);
+  ck_assert_msg(g_strcmp0(v, want) == 0, "%s: %s, not %s", path, v ? v : "(none)", want);
 }
 
 /* The keys (last column) of a flows.csv, each asserted once; as a set. */
@@ -146,21 +154,21 @@ START_TEST(test_compare_observe_workload)
                     strstr(stdout_text, "\niteration  ") && strstr(stdout_text, "\nFCT error  "),
                 "summary: %s", stdout_text);
   g_autofree char *json = wh_test_read_in(out, "compare.json");
-  ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"off\""));
-  ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"observe\""));
-  ck_assert_ptr_nonnull(strstr(json, "\"wall_speedup\": "));
-  ck_assert_ptr_nonnull(strstr(json, "\"iteration_time_error_per_iteration\": [0, 0]"));
-  ck_assert_ptr_nonnull(strstr(json, "\"wormhole_mode\": \"observe\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"mode\" : \"off\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"mode\" : \"observe\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"wall_speedup\" : "));
+  assert_json_at(json, "$.iteration_time_error_per_iteration", "[0.0,0.0]");
+  ck_assert_ptr_nonnull(strstr(json, "\"wormhole_mode\" : \"observe\""));
   ck_assert(json_number(json, "event_speedup") == 1.0);
   ck_assert(json_number(json, "events_skipped") == 0.0);
   ck_assert(json_number(json, "iteration_time_error") == 0.0);
   ck_assert(json_number(json, "makespan_error") == 0.0);
-  const char *fct = strstr(json, "\"fct_error\": ");
+  const char *fct = strstr(json, "\"fct_error\" : ");
   ck_assert_ptr_nonnull(fct);
   ck_assert(json_number(fct, "mean") == 0.0 && json_number(fct, "p99") == 0.0 &&
             json_number(fct, "max") == 0.0 && json_number(fct, "signed_mean") == 0.0);
   ck_assert(json_number(fct, "only_exact") == 0 && json_number(fct, "only_wormhole") == 0);
-  const char *ops = strstr(json, "\"op_end_time_error\": ");
+  const char *ops = strstr(json, "\"op_end_time_error\" : ");
   ck_assert_ptr_nonnull(ops);
   ck_assert(json_number(ops, "ops") > 0 && json_number(ops, "max") == 0.0);
   ck_assert(json_number(json, "bytes_skipped") == 0);
@@ -180,9 +188,9 @@ START_TEST(test_compare_observe_workload)
   if (gnuplot) {
     g_autofree char *svg = wh_test_read_in(out, "compare-fct.svg");
     ck_assert(g_str_has_prefix(svg, "<?xml"));
-    ck_assert_ptr_nonnull(strstr(json, "\"plots\": [\"compare-fct.svg\""));
+    assert_json_at(json, "$.plots[0]", "\"compare-fct.svg\"");
   } else {
-    ck_assert_ptr_nonnull(strstr(json, "\"plots\": []"));
+    ck_assert_ptr_nonnull(strstr(json, "\"plots\" : []"));
   }
   /* the same comparison into the same directory on a scenario without a workload:
    * compare-ops.csv of the first is stale and goes */
@@ -194,7 +202,7 @@ START_TEST(test_compare_observe_workload)
   g_autofree char *json2 = wh_test_read_in(out, "compare.json");
   wh_test_remove_tree(tmp);
   ck_assert_msg(!stale, "compare-ops.csv of an earlier comparison was left");
-  ck_assert_ptr_nonnull(strstr(json2, "\"iteration_time_error\": null"));
+  ck_assert_ptr_nonnull(strstr(json2, "\"iteration_time_error\" : null"));
 }
 END_TEST
 
@@ -213,18 +221,18 @@ START_TEST(test_compare_skip_counts)
                   *sw = wh_test_read_in(dw, "summary.json");
   assert_same_keys(tmp);
   wh_test_remove_tree(tmp);
-  ck_assert_ptr_nonnull(strstr(json, "\"mode\": \"skip\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"mode\" : \"skip\""));
   ck_assert_ptr_null(strstr(se, "\"wormhole_mode\""));
-  ck_assert_ptr_nonnull(strstr(sw, "\"wormhole_mode\": \"skip\""));
+  ck_assert_ptr_nonnull(strstr(sw, "\"wormhole_mode\" : \"skip\""));
   double ee = json_number(se, "events_executed"), ew = json_number(sw, "events_executed");
-  ck_assert(json_number(strstr(json, "\"exact\": "), "events_executed") == ee);
-  ck_assert(json_number(strstr(json, "\"wormhole\": "), "events_executed") == ew);
+  ck_assert(json_number(strstr(json, "\"exact\" : "), "events_executed") == ee);
+  ck_assert(json_number(strstr(json, "\"wormhole\" : "), "events_executed") == ew);
   ck_assert_double_eq_tol(json_number(json, "event_speedup"), ee / ew, 1e-8 * ee / ew);
   ck_assert_double_eq_tol(json_number(json, "events_skipped"), 1 - ew / ee, 1e-8);
-  double we = json_number(strstr(json, "\"exact\": "), "wall_s"),
-         ww = json_number(strstr(json, "\"wormhole\": "), "wall_s");
+  double we = json_number(strstr(json, "\"exact\" : "), "wall_s"),
+         ww = json_number(strstr(json, "\"wormhole\" : "), "wall_s");
   ck_assert_double_eq_tol(json_number(json, "wall_speedup"), we / ww, 1e-3 * we / ww);
-  const char *fct = strstr(json, "\"fct_error\": ");
+  const char *fct = strstr(json, "\"fct_error\" : ");
   ck_assert(json_number(fct, "flows") == 4);
   ck_assert(isfinite(json_number(fct, "p99")));
 }
@@ -251,10 +259,14 @@ START_TEST(test_compare_stop_time)
   wh_test_remove_tree(tmp);
   ck_assert_int_eq(status, 0);
   ck_assert_ptr_nonnull(strstr(stdout_text, "\nstopped    exact run: stop time at "));
-  const char *ex = strstr(json, "\"exact\": "), *wh = strstr(json, "\"wormhole\": ");
-  ck_assert_ptr_nonnull(strstr(ex, "\"stopped_early\": \"stop time\", \"problem\": null"));
-  ck_assert_ptr_nonnull(strstr(wh, "\"stopped_early\": \"stop time\", \"problem\": null"));
-  const char *fct = strstr(json, "\"fct_error\": ");
+  for (int k = 0; k < 2; k++) {
+    const char *side = k ? "$.wormhole" : "$.exact";
+    g_autofree char *stopped = g_strconcat(side, ".stopped_early", NULL);
+    g_autofree char *problem = g_strconcat(side, ".problem", NULL);
+    assert_json_at(json, stopped, "\"stop time\"");
+    assert_json_at(json, problem, "null");
+  }
+  const char *fct = strstr(json, "\"fct_error\" : ");
   ck_assert(json_number(fct, "flows") == 1 && json_number(fct, "unfinished") == 1);
 }
 END_TEST
@@ -283,14 +295,19 @@ static char *dir_snapshot(const char *dir)
 }
 
 /* compare.json without the fields that differ between a live and a stored exact side:
- * wall times (measured at other times), exact_from and the list of files. */
+ * wall times (measured at other times), exact_from and the list of files; compact.
+ * (transfer full) */
 static char *strip_stored(const char *json)
 {
-  g_autoptr(GRegex) re =
-      g_regex_new("\"wall_s\": [0-9.]+|\"wall_speedup\": [^,]+|\"exact_from\": [^\n]+|"
-                  "\"files\": [^\n]+",
-                  0, 0, NULL);
-  return g_regex_replace_literal(re, json, -1, 0, "", 0, NULL);
+  g_autoptr(JsonParser) parser = json_parser_new();
+  ck_assert(json_parser_load_from_data(parser, json, -1, NULL));
+  JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+  json_object_remove_member(o, "wall_speedup");
+  json_object_remove_member(o, "exact_from");
+  json_object_remove_member(o, "files");
+  json_object_remove_member(json_object_get_object_member(o, "exact"), "wall_s");
+  json_object_remove_member(json_object_get_object_member(o, "wormhole"), "wall_s");
+  return json_to_string(json_parser_get_root(parser), FALSE);
 }
 
 /* Compares `scenario` live into tmp/live, then against tmp/live/exact stored into
@@ -315,17 +332,18 @@ static void check_stored_like_live(const char *tmp, const char *scenario, const 
   ck_assert_msg(strcmp(before, after) == 0, "the stored exact run was changed");
   g_autofree char *jl = wh_test_read_in(live, "compare.json");
   g_autofree char *js = wh_test_read_in(stored, "compare.json");
-  ck_assert_ptr_nonnull(strstr(jl, "\"exact_from\": null,"));
-  g_autofree char *from = g_strdup_printf("\"exact_from\": \"%s\",", exact);
+  ck_assert_ptr_nonnull(strstr(jl, "\"exact_from\" : null,"));
+  g_autofree char *from = g_strdup_printf("\"exact_from\" : \"%s\",", exact);
   ck_assert_ptr_nonnull(strstr(js, from));
-  ck_assert_ptr_nonnull(strstr(js, "\"files\": [\"wormhole/\", \"compare-flows.csv\""));
+  assert_json_at(js, "$.files[0]", "\"wormhole/\"");
+  assert_json_at(js, "$.files[1]", "\"compare-flows.csv\"");
   g_autofree char *sl = strip_stored(jl), *ss = strip_stored(js);
   ck_assert_str_eq(sl, ss);
   ck_assert(json_number(js, "event_speedup") == json_number(jl, "event_speedup"));
   /* the exact wall is the stored summary's, the Wormhole wall this run's */
   g_autofree char *summary = wh_test_read_in(exact, "summary.json");
-  double we = json_number(strstr(js, "\"exact\": "), "wall_s"),
-         ww = json_number(strstr(js, "\"wormhole\": "), "wall_s");
+  double we = json_number(strstr(js, "\"exact\" : "), "wall_s"),
+         ww = json_number(strstr(js, "\"wormhole\" : "), "wall_s");
   ck_assert(we == json_number(summary, "wall_s"));
   ck_assert_double_eq_tol(json_number(js, "wall_speedup"), we / ww, 1e-3 * we / ww);
   g_autofree char *fl = wh_test_read_in(live, "compare-flows.csv");
@@ -352,7 +370,7 @@ START_TEST(test_compare_stored_flows)
   g_autofree char *stored = g_build_filename(tmp, "stored", NULL);
   g_autofree char *json = wh_test_read_in(stored, "compare.json");
   wh_test_remove_tree(tmp);
-  ck_assert(json_number(strstr(json, "\"fct_error\": "), "flows") == 4);
+  ck_assert(json_number(strstr(json, "\"fct_error\" : "), "flows") == 4);
   ck_assert(json_number(json, "bytes_skipped") > 0);
 }
 END_TEST
@@ -368,8 +386,8 @@ START_TEST(test_compare_stored_workload)
   g_autofree char *stored = g_build_filename(tmp, "stored", NULL);
   g_autofree char *json = wh_test_read_in(stored, "compare.json");
   wh_test_remove_tree(tmp);
-  ck_assert(json_number(strstr(json, "\"op_end_time_error\": "), "ops") == 15);
-  ck_assert_ptr_nonnull(strstr(json, "\"iteration_time_error_per_iteration\": ["));
+  ck_assert(json_number(strstr(json, "\"op_end_time_error\" : "), "ops") == 15);
+  ck_assert_ptr_nonnull(strstr(json, "\"iteration_time_error_per_iteration\" : ["));
 }
 END_TEST
 
@@ -462,18 +480,18 @@ START_TEST(test_compare_stored_refused)
   static const struct {
     const char *file, *old, *new, *field;
   } edits[] = {
-      {"summary.json", "\"cc\": ", "\"stopped_early\": \"wall-clock limit\",\n  \"cc\": ",
+      {"summary.json", "\"cc\" : ", "\"stopped_early\" : \"wall-clock limit\",\n  \"cc\" : ",
        "field \"stopped_early\""},
       {"summary.json",
-       "\"cc\": ", "\"stopped_early\": \"interrupted\",\n  \"cc\": ", "field \"stopped_early\""},
-      {"summary.json", "\"flows_completed\": 4", "\"flows_completed\": 3",
+       "\"cc\" : ", "\"stopped_early\" : \"interrupted\",\n  \"cc\" : ", "field \"stopped_early\""},
+      {"summary.json", "\"flows_completed\" : 4", "\"flows_completed\" : 3",
        "field \"flows_completed\""},
       {"summary.json", "\"config_digest\"", "\"digest\"", "no field \"config_digest\""},
-      {"summary.json", "\"seed\"", "\"engine\": \"ns3\",\n  \"seed\"", "field \"engine\""},
-      {"summary.json", "\"hosts\": 8", "\"hosts\": 9", "field \"hosts\""},
-      {"summary.json", "\"scheduler\": \"calendar\"", "\"scheduler\": \"none\"",
+      {"summary.json", "\"seed\"", "\"engine\" : \"ns3\",\n  \"seed\"", "field \"engine\""},
+      {"summary.json", "\"hosts\" : 8", "\"hosts\" : 9", "field \"hosts\""},
+      {"summary.json", "\"scheduler\" : \"calendar\"", "\"scheduler\" : \"none\"",
        "field \"scheduler\""},
-      {"summary.json", "\"flows\": 4\n}", "\"flows\": 4\n", "not a JSON object"},
+      {"summary.json", "\"flows\" : 4\n}", "\"flows\" : 4\n", "not a JSON object"},
       {"summary.json", NULL, NULL, "missing"},
       {"flows.csv", NULL, NULL, "missing"},
       {"flows.csv", ",20000000,", ",20000001,", "flows.csv:2: field bytes"},
@@ -509,6 +527,102 @@ START_TEST(test_compare_stored_refused)
 }
 END_TEST
 
+/* The name of the scenarios of test_json_strings and the id of their first flow and
+ * their send, as the loader reads them: non-ASCII, a double quote, a backslash and a
+ * tab (the one control character an XML attribute can carry). */
+#define HOSTILE_NAME "caf\xc3\xa9 \"q\" back\\slash\ttab"
+#define HOSTILE_ID "\xc3\xa9\"\\\ta"
+
+/* The string at the JSONPath `path` of the JSON text `json`, as json-glib's parser
+ * reads it; NULL when there is none or it is not a string. (transfer full) */
+static char *json_string_at(const char *json, const char *path)
+{
+  g_autoptr(JsonParser) parser = json_parser_new();
+  g_autoptr(GError) err = NULL;
+  ck_assert_msg(json_parser_load_from_data(parser, json, -1, &err), "not JSON (%s): %s",
+                err ? err->message : "", json);
+  g_autoptr(JsonNode) found = json_path_query(path, json_parser_get_root(parser), NULL);
+  JsonArray *a = found ? json_node_get_array(found) : NULL;
+  JsonNode *v = a && json_array_get_length(a) ? json_array_get_element(a, 0) : NULL;
+  return v && JSON_NODE_HOLDS_VALUE(v) ? g_strdup(json_node_get_string(v)) : NULL;
+}
+
+/* Asserts the string at `path` of the JSON file `name` in `dir` is `want`, and that
+ * Python's json module, a strict reader (json-glib's parser also takes GLib's octal
+ * escapes), reads the file. */
+static void assert_json_string(const char *dir, const char *name, const char *path,
+                               const char *want)
+{
+  g_autofree char *file = g_build_filename(dir, name, NULL);
+  const char *argv[] = {"python3", "-c", "import json, sys; json.load(open(sys.argv[1]))", file,
+                        NULL};
+  g_autofree char *err = NULL;
+  int status = -1;
+  ck_assert(g_spawn_sync(NULL, (char **)argv, NULL,
+                         G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                         &status, NULL));
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "python3 json.load(%s): %s", file,
+                err);
+  g_autofree char *json = wh_test_read_in(dir, name);
+  g_autofree char *v = json_string_at(json, path);
+  ck_assert_msg(g_strcmp0(v, want) == 0, "%s/%s: %s is \"%s\", not \"%s\"", dir, name, path,
+                v ? v : "(none)", want);
+}
+
+START_TEST(test_json_strings)
+{
+  static const char flows_xml[] =
+      "<scenario name=\"caf\xc3\xa9 &quot;q&quot; back\\slash&#9;tab\" seed=\"1\">\n"
+      "  <topology type=\"wh::Dumbbell\"><param name=\"Pairs\" value=\"2\"/></topology>\n"
+      "  <flows>\n"
+      "    <flow id=\"\xc3\xa9&quot;\\&#9;a\" src=\"0\" dst=\"2\" size=\"2MB\" start=\"0us\"/>\n"
+      "    <flow id=\"b\" src=\"1\" dst=\"3\" size=\"2MB\" start=\"10us\"/>\n"
+      "  </flows>\n"
+      "</scenario>\n";
+  static const char workload_xml[] =
+      "<scenario name=\"caf\xc3\xa9 &quot;q&quot; back\\slash&#9;tab\" seed=\"1\">\n"
+      "  <topology type=\"wh::Dumbbell\"><param name=\"Pairs\" value=\"2\"/></topology>\n"
+      "  <workload iterations=\"1\">\n"
+      "    <compute id=\"f0\" rank=\"0\" duration=\"10us\"/>\n"
+      "    <send id=\"\xc3\xa9&quot;\\&#9;a\" src=\"0\" dst=\"2\" size=\"1MB\" deps=\"f0\"/>\n"
+      "  </workload>\n"
+      "</scenario>\n";
+  g_autofree char *tmp = g_dir_make_tmp("whsim-json-XXXXXX", NULL);
+  g_autofree char *flows = g_build_filename(tmp, "flows.xml", NULL);
+  g_autofree char *workload = g_build_filename(tmp, "workload.xml", NULL);
+  ck_assert(g_file_set_contents(flows, flows_xml, -1, NULL));
+  ck_assert(g_file_set_contents(workload, workload_xml, -1, NULL));
+  g_autofree char *cmp = g_build_filename(tmp, "compare", NULL);
+  g_autofree char *exact = g_build_filename(cmp, "exact", NULL);
+  g_autofree char *wormhole = g_build_filename(cmp, "wormhole", NULL);
+  g_autofree char *stored = g_build_filename(tmp, "stored", NULL);
+  g_autofree char *run = g_build_filename(tmp, "run", NULL);
+  const char *compare[] = {"compare", flows, "--out", cmp, "--quiet", NULL};
+  const char *again[] = {"compare", flows, "--out", stored, "--exact", exact, "--quiet", NULL};
+  const char *run_args[] = {"run", workload, "--out", run, "--quiet", NULL};
+  g_autofree char *err = NULL, *err2 = NULL, *err3 = NULL;
+  ck_assert_msg(wh_test_whsim(compare, NULL, &err) == 0, "%s", err);
+  /* the stored exact run's summary is read back and its name matched */
+  ck_assert_msg(wh_test_whsim(again, NULL, &err2) == 0, "%s", err2);
+  ck_assert_msg(wh_test_whsim(run_args, NULL, &err3) == 0, "%s", err3);
+  assert_json_string(cmp, "compare.json", "$.scenario", HOSTILE_NAME);
+  assert_json_string(stored, "compare.json", "$.scenario", HOSTILE_NAME);
+  assert_json_string(exact, "summary.json", "$.scenario", HOSTILE_NAME);
+  assert_json_string(wormhole, "summary.json", "$.scenario", HOSTILE_NAME);
+  assert_json_string(wormhole, "wormhole.json", "$.flows.rows[0][0]", HOSTILE_ID);
+  assert_json_string(run, "summary.json", "$.scenario", HOSTILE_NAME);
+  g_autofree char *trace = wh_test_read_in(run, "trace.json");
+  gboolean found = FALSE;
+  for (int i = 0; !found && i < 64; i++) {
+    g_autofree char *path = g_strdup_printf("$.traceEvents[%d].name", i);
+    g_autofree char *name = json_string_at(trace, path);
+    found = g_strcmp0(name, HOSTILE_ID) == 0;
+  }
+  ck_assert_msg(found, "trace.json has no event named after the send: %s", trace);
+  wh_test_remove_tree(tmp);
+}
+END_TEST
+
 Suite *wh_compare_suite(void)
 {
   Suite *s = suite_create("compare");
@@ -525,5 +639,9 @@ Suite *wh_compare_suite(void)
   tcase_add_test(cli, test_compare_stored_workload);
   tcase_add_test(cli, test_compare_stored_refused);
   suite_add_tcase(s, cli);
+  TCase *strings = tcase_create("json-strings");
+  tcase_set_timeout(strings, 60);
+  tcase_add_test(strings, test_json_strings);
+  suite_add_tcase(s, strings);
   return s;
 }

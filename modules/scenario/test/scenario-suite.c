@@ -164,7 +164,7 @@ START_TEST(test_deadlock_watchdog)
   ck_assert_uint_ge(d->paused_ports, 5);
   ck_assert_uint_lt(run->tp->c.flows_finished, run->tp->n_flows);
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
-  ck_assert_ptr_nonnull(strstr(summary, "\"stopped_early\": \"deadlock\""));
+  ck_assert_ptr_nonnull(strstr(summary, "\"stopped_early\" : \"deadlock\""));
   ck_assert_ptr_nonnull(strstr(summary, "\"buffered_bytes\""));
   char *sets[] = {"wh::Switch::PfcEnabled=false", "wh::Switch::EcnEnabled=true", NULL};
   WhRunOptions lossy = {.sets = sets};
@@ -209,8 +209,8 @@ START_TEST(test_plugin_cc)
       "--cc", "fixed-rate", NULL};
   ck_assert_int_eq(wh_test_whsim(run, NULL, NULL), 0);
   g_autofree char *summary = wh_test_read_in(dir, "summary.json");
-  ck_assert_ptr_nonnull(strstr(summary, "\"cc\": \"fixed-rate\""));
-  ck_assert_ptr_nonnull(strstr(summary, "\"ecn_marks\": 0,"));
+  ck_assert_ptr_nonnull(strstr(summary, "\"cc\" : \"fixed-rate\""));
+  ck_assert_ptr_nonnull(strstr(summary, "\"ecn_marks\" : 0,"));
   g_autofree char *csv = wh_test_read_in(dir, "flows.csv");
   /* flow z: 1 MB from b0 to a1, alone on its path in that direction */
   g_autoptr(GPtrArray) rows = wh_test_csv_rows(csv, NULL);
@@ -241,7 +241,7 @@ END_TEST
 /* The value of "key": N at its first occurrence in a JSON text. */
 static guint64 json_u64(const char *json, const char *key)
 {
-  g_autofree char *k = g_strdup_printf("\"%s\": ", key);
+  g_autofree char *k = g_strdup_printf("\"%s\" : ", key);
   const char *p = strstr(json, k);
   ck_assert_msg(p != NULL, "no %s", key);
   return g_ascii_strtoull(p + strlen(k), NULL, 10);
@@ -283,7 +283,7 @@ static void check_links(const char *file, const char *const *tiers)
   ck_assert_uint_eq(frames, run->net->c.link_traversals);
   guint64 from_tiers = 0;
   for (int t = 0; t < WH_N_TIERS; t++) {
-    g_autofree char *k = g_strdup_printf("\"%s\": {", wh_net_tier_name((WhLinkTier)t));
+    g_autofree char *k = g_strdup_printf("\"%s\" : {", wh_net_tier_name((WhLinkTier)t));
     const char *p = strstr(summary, k);
     ck_assert_msg(tier_frames[t] == 0 || p != NULL, "%s: tier %s missing", file, k);
     if (p) {
@@ -366,7 +366,7 @@ END_TEST
 /* A number of summary.json: the value of "key"; asserts the field is there. */
 static uint64_t summary_number(const char *summary, const char *key)
 {
-  g_autofree char *field = g_strdup_printf("\"%s\": ", key);
+  g_autofree char *field = g_strdup_printf("\"%s\" : ", key);
   const char *at = strstr(summary, field);
   ck_assert_msg(at != NULL, "summary.json lacks %s", key);
   return g_ascii_strtoull(at + strlen(field), NULL, 10);
@@ -406,7 +406,7 @@ START_TEST(test_whsim_wormhole_line)
     return;
   }
   ck_assert_msg(line != NULL, "mode %s: no Wormhole line in\n%s", mode, out);
-  g_autofree char *mode_field = g_strdup_printf("\"wormhole_mode\": \"%s\"", mode);
+  g_autofree char *mode_field = g_strdup_printf("\"wormhole_mode\" : \"%s\"", mode);
   ck_assert_ptr_nonnull(strstr(summary, mode_field));
   uint64_t parts = summary_number(summary, "wormhole_partitions");
   if (strcmp(mode, "observe") == 0) {

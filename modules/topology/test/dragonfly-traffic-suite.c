@@ -527,7 +527,7 @@ START_TEST(test_frontier_preset)
   wh_run_execute(run);
   ck_assert_msg(wh_run_check(run, &err), "%s", err ? err->message : "");
   g_autofree char *summary = wh_run_summary_json(run, FALSE);
-  ck_assert_ptr_nonnull(strstr(summary, "\"topology_preset\": \"frontier\""));
+  ck_assert_ptr_nonnull(strstr(summary, "\"topology_preset\" : \"frontier\""));
   ck_assert_ptr_nonnull(strstr(summary, "hpcc stands in"));
 }
 END_TEST

@@ -15,6 +15,7 @@
 #include "fcg.h"
 #include "flow-state.h"
 #include "memo-db.h"
+#include "units.h"
 #include "varint.h"
 #include "wormhole-private.h"
 
@@ -616,29 +617,46 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
   }
 }
 
-void wh_patterns_json(const WhWormhole *wh, GString *out)
+/* Sets the integer members `keys` of `o` to `values`, in order. */
+static void set_ints(JsonObject *o, const char *const *keys, const uint64_t *values, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    json_object_set_int_member(o, keys[i], (gint64)values[i]);
+}
+
+JsonObject *wh_patterns_json(const WhWormhole *wh)
 {
   const WhPatternStats *ps = &wh->ps;
-  g_string_append_printf(
-      out,
-      "  \"patterns\": {\"rate_tolerance\": %g, \"phases\": %" G_GUINT64_FORMAT
-      ", \"repeated\": %" G_GUINT64_FORMAT ", \"repeated_from_file\": %" G_GUINT64_FORMAT
-      ", \"recalled\": %" G_GUINT64_FORMAT ", \"hits\": {\"seen\": %" G_GUINT64_FORMAT
-      ", \"converged\": %" G_GUINT64_FORMAT ", \"completed\": %" G_GUINT64_FORMAT
-      "}, \"replays\": {\"converged\": %" G_GUINT64_FORMAT ", \"completed\": %" G_GUINT64_FORMAT "}"
-      ", \"distinct\": %" G_GUINT64_FORMAT ", \"hash_collisions\": %" G_GUINT64_FORMAT
-      ", \"too_large\": %" G_GUINT64_FORMAT ", \"large\": %" G_GUINT64_FORMAT
-      ", \"large_repeated\": %" G_GUINT64_FORMAT ", \"not_stored\": %" G_GUINT64_FORMAT
-      ", \"flows_max\": %" G_GUINT64_FORMAT
-      ", \"flows_mean\": %.3f, \"outcomes\": {\"converged\": %" G_GUINT64_FORMAT
-      ", \"completed\": %" G_GUINT64_FORMAT ", \"abandoned\": %" G_GUINT64_FORMAT
-      "}, \"db_entries\": %u, \"db_bytes\": %" G_GUINT64_FORMAT "},\n",
-      wh->p.rate_tolerance, ps->phases, ps->repeated, ps->repeated_from_file, ps->recalled,
-      ps->hits[WH_MEMO_SEEN], ps->hits[WH_MEMO_CONVERGED], ps->hits[WH_MEMO_COMPLETED],
-      ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED], ps->distinct, ps->collisions,
-      ps->too_large, ps->large, ps->large_repeated, ps->not_stored, ps->flows_max,
-      ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, ps->converged, ps->completed,
-      ps->abandoned, wh_memo_db_len(wh->memo), wh_memo_db_bytes(wh->memo));
+  JsonObject *o = json_object_new(), *hits = json_object_new(), *replays = json_object_new(),
+             *outcomes = json_object_new();
+  json_object_set_double_member(o, "rate_tolerance", wh_units_round(wh->p.rate_tolerance, "%g"));
+  static const char *const counts[] = {"phases", "repeated", "repeated_from_file", "recalled"};
+  set_ints(o, counts,
+           (const uint64_t[]){ps->phases, ps->repeated, ps->repeated_from_file, ps->recalled}, 4);
+  static const char *const kinds[] = {"seen", "converged", "completed"};
+  set_ints(hits, kinds,
+           (const uint64_t[]){ps->hits[WH_MEMO_SEEN], ps->hits[WH_MEMO_CONVERGED],
+                              ps->hits[WH_MEMO_COMPLETED]},
+           3);
+  json_object_set_object_member(o, "hits", hits);
+  set_ints(replays, kinds + 1,
+           (const uint64_t[]){ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED]}, 2);
+  json_object_set_object_member(o, "replays", replays);
+  static const char *const sizes[] = {"distinct",       "hash_collisions", "too_large", "large",
+                                      "large_repeated", "not_stored",      "flows_max"};
+  set_ints(o, sizes,
+           (const uint64_t[]){ps->distinct, ps->collisions, ps->too_large, ps->large,
+                              ps->large_repeated, ps->not_stored, ps->flows_max},
+           7);
+  json_object_set_double_member(
+      o, "flows_mean",
+      wh_units_round(ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, "%.3f"));
+  static const char *const ends[] = {"converged", "completed", "abandoned"};
+  set_ints(outcomes, ends, (const uint64_t[]){ps->converged, ps->completed, ps->abandoned}, 3);
+  json_object_set_object_member(o, "outcomes", outcomes);
+  json_object_set_int_member(o, "db_entries", wh_memo_db_len(wh->memo));
+  json_object_set_int_member(o, "db_bytes", (gint64)wh_memo_db_bytes(wh->memo));
+  return o;
 }
 
 void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "bulk.h"
 #include "steady-window.h"
+#include "units.h"
 
 #define NONE WH_PARTITION_NONE
 /* dR histogram: bin 0 holds dR == 0; then bins of 1% relative width from 1e-6 up;
@@ -378,161 +379,222 @@ static const char *kind_name(uint8_t k)
   return k == WH_STEADY_RATE ? "rate" : k == WH_STEADY_IDLE ? "idle" : "none";
 }
 
-static void json_num(GString *j, double v)
+/* `v` to six significant digits, or null when it is not finite. */
+static JsonNode *num_g6(double v)
 {
-  if (isfinite(v))
-    g_string_append_printf(j, "%.6g", v);
-  else
-    g_string_append(j, "null");
+  JsonNode *n = json_node_alloc();
+  return isfinite(v) ? json_node_init_double(n, wh_units_round(v, "%.6g")) : json_node_init_null(n);
 }
 
-void wh_dr_stats_json(const WhDrStats *s, GString *j)
+/* `v` to six decimals. */
+static double fixed6(double v)
 {
-  g_string_append_printf(j, "{\"evaluations\": %" G_GUINT64_FORMAT ", \"p10\": ", s->n);
-  json_num(j, wh_dr_stats_quantile(s, 0.10));
-  g_string_append(j, ", \"median\": ");
-  json_num(j, wh_dr_stats_quantile(s, 0.5));
-  g_string_append(j, ", \"p90\": ");
-  json_num(j, wh_dr_stats_quantile(s, 0.90));
-  g_string_append(j, ", \"steady_fraction\": {");
+  return wh_units_round(v, "%.6f");
+}
+
+JsonObject *wh_dr_stats_json(const WhDrStats *s)
+{
+  JsonObject *o = json_object_new(), *frac = json_object_new();
+  json_object_set_int_member(o, "evaluations", (gint64)s->n);
+  json_object_set_member(o, "p10", num_g6(wh_dr_stats_quantile(s, 0.10)));
+  json_object_set_member(o, "median", num_g6(wh_dr_stats_quantile(s, 0.5)));
+  json_object_set_member(o, "p90", num_g6(wh_dr_stats_quantile(s, 0.90)));
   double n = s->n ? (double)s->n : 1;
-  for (unsigned i = 0; i < 4; i++)
-    g_string_append_printf(j, "%s\"%.2f\": %.6f", i ? ", " : "", wh_dr_report_thetas[i],
-                           (double)s->below[i] / n);
-  g_string_append(j, "}}");
+  for (unsigned i = 0; i < 4; i++) {
+    char key[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(key, sizeof key, "%.2f", wh_dr_report_thetas[i]);
+    json_object_set_double_member(frac, key, fixed6((double)s->below[i] / n));
+  }
+  json_object_set_object_member(o, "steady_fraction", frac);
+  return o;
 }
 
-static void json_history(const WhDetector *d, GString *j)
+static void json_history(const WhDetector *d, JsonObject *o)
 {
   uint64_t merges, splits, rebuilds;
   wh_partitions_counts(d->pm, &merges, &splits, &rebuilds);
   uint32_t n = wh_partitions_n_records(d->pm), max_flows = 0;
-  for (uint32_t i = 0; i < n; i++)
-    max_flows = MAX(max_flows, wh_partitions_record(d->pm, i)->max_flows);
   static const char *const causes[] = {"new", "merge", "split"};
-  g_string_append_printf(j,
-                         "  \"partitions\": {\"created\": %u, \"merges\": %" G_GUINT64_FORMAT
-                         ", \"splits\": %" G_GUINT64_FORMAT ", \"rebuilds\": %" G_GUINT64_FORMAT
-                         ", \"max_flows\": %u, \"history\": [\n",
-                         n, merges, splits, rebuilds, max_flows);
+  JsonArray *history = json_array_new();
   for (uint32_t i = 0; i < n; i++) {
     const WhPartitionRecord *r = wh_partitions_record(d->pm, i);
-    g_string_append_printf(j,
-                           "    {\"id\": %u, \"cause\": \"%s\", \"created_ps\": %" G_GUINT64_FORMAT,
-                           r->id, causes[r->cause], (guint64)r->created);
+    max_flows = MAX(max_flows, r->max_flows);
+    JsonObject *x = json_object_new();
+    JsonArray *parents = json_array_new();
+    json_object_set_int_member(x, "id", r->id);
+    json_object_set_string_member(x, "cause", causes[r->cause]);
+    json_object_set_int_member(x, "created_ps", (gint64)r->created);
     if (r->ended != WH_TIME_MAX)
-      g_string_append_printf(j, ", \"ended_ps\": %" G_GUINT64_FORMAT, (guint64)r->ended);
-    g_string_append(j, ", \"parents\": [");
+      json_object_set_int_member(x, "ended_ps", (gint64)r->ended);
     for (uint32_t k = 0; k < MIN(r->n_parents, 2u); k++)
-      g_string_append_printf(j, "%s%u", k ? ", " : "", r->parents[k]);
-    if (r->n_parents > 2)
-      g_string_append_printf(j, ", \"+%u more\"", r->n_parents - 2);
-    g_string_append_printf(j, "], \"max_flows\": %u, \"joins\": %u}%s\n", r->max_flows, r->joins,
-                           i + 1 < n ? "," : "");
+      json_array_add_int_element(parents, r->parents[k]);
+    if (r->n_parents > 2) {
+      g_autofree char *more = g_strdup_printf("+%u more", r->n_parents - 2);
+      json_array_add_string_element(parents, more);
+    }
+    json_object_set_array_member(x, "parents", parents);
+    json_object_set_int_member(x, "max_flows", r->max_flows);
+    json_object_set_int_member(x, "joins", r->joins);
+    json_array_add_object_element(history, x);
   }
-  g_string_append(j, "  ]},\n");
+  JsonObject *p = json_object_new();
+  json_object_set_int_member(p, "created", n);
+  json_object_set_int_member(p, "merges", (gint64)merges);
+  json_object_set_int_member(p, "splits", (gint64)splits);
+  json_object_set_int_member(p, "rebuilds", (gint64)rebuilds);
+  json_object_set_int_member(p, "max_flows", max_flows);
+  json_object_set_array_member(p, "history", history);
+  json_object_set_object_member(o, "partitions", p);
 }
 
 /* How big partitions were, sampled at every tick. */
-static void json_sizes(const WhDetector *d, GString *j)
+static void json_sizes(const WhDetector *d, JsonObject *o)
 {
-  g_string_append_printf(j, "  \"partition_sizes\": {\"max_live\": %u, \"ticks_by_flows\": {",
-                         d->max_live);
-  gboolean first = TRUE;
+  JsonObject *sizes = json_object_new(), *ticks = json_object_new();
+  json_object_set_int_member(sizes, "max_live", d->max_live);
   for (uint32_t n = 0; n < WH_DETECTOR_SIZE_BINS; n++) {
     if (d->size_ticks[n] == 0)
       continue;
-    g_string_append_printf(j, "%s\"%u%s\": %" G_GUINT64_FORMAT, first ? "" : ", ", n,
-                           n == WH_DETECTOR_SIZE_BINS - 1 ? "+" : "", d->size_ticks[n]);
-    first = FALSE;
+    g_autofree char *key = g_strdup_printf("%u%s", n, n == WH_DETECTOR_SIZE_BINS - 1 ? "+" : "");
+    json_object_set_int_member(ticks, key, (gint64)d->size_ticks[n]);
   }
-  g_string_append(j, "}},\n");
+  json_object_set_object_member(sizes, "ticks_by_flows", ticks);
+  json_object_set_object_member(o, "partition_sizes", sizes);
 }
 
-static void json_intervals(const WhDetector *d, GString *j)
+/* A table: {"columns": [names...], "rows": `rows`} (transfer full of `rows`). */
+static JsonObject *table(const char *const *columns, JsonArray *rows)
 {
-  g_string_append(j, "  \"steady_intervals\": {\"columns\": [\"partition\", \"kind\", \"flows\", "
-                     "\"start_ps\", \"end_ps\", \"bytes\", \"events\"], \"rows\": [\n");
+  JsonObject *t = json_object_new();
+  JsonArray *c = json_array_new();
+  for (const char *const *p = columns; *p; p++)
+    json_array_add_string_element(c, *p);
+  json_object_set_array_member(t, "columns", c);
+  json_object_set_array_member(t, "rows", rows);
+  return t;
+}
+
+static void json_intervals(const WhDetector *d, JsonObject *o)
+{
+  static const char *const cols[] = {"partition", "kind",  "flows",  "start_ps",
+                                     "end_ps",    "bytes", "events", NULL};
+  JsonArray *rows = json_array_new();
   for (guint i = 0; i < d->intervals->len; i++) {
     const Interval *iv = &g_array_index(d->intervals, Interval, i);
-    g_string_append_printf(j,
-                           "    [%u, \"%s\", %u, %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
-                           ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]%s\n",
-                           iv->part_id, kind_name(iv->kind), iv->flows, (guint64)iv->start,
-                           (guint64)iv->end, iv->bytes, iv->events,
-                           i + 1 < d->intervals->len ? "," : "");
+    JsonArray *r = json_array_new();
+    json_array_add_int_element(r, iv->part_id);
+    json_array_add_string_element(r, kind_name(iv->kind));
+    json_array_add_int_element(r, iv->flows);
+    json_array_add_int_element(r, (gint64)iv->start);
+    json_array_add_int_element(r, (gint64)iv->end);
+    json_array_add_int_element(r, (gint64)iv->bytes);
+    json_array_add_int_element(r, (gint64)iv->events);
+    json_array_add_array_element(rows, r);
   }
-  g_string_append(j, "  ]},\n");
+  json_object_set_object_member(o, "steady_intervals", table(cols, rows));
 }
 
-static void json_flows(const WhDetector *d, GString *j)
+static void json_flows(const WhDetector *d, JsonObject *o)
 {
-  g_string_append(j, "  \"flows\": {\"columns\": [\"flow\", \"start_ps\", \"end_ps\", \"samples\", "
-                     "\"steady_fraction\", \"partition_steady_fraction\", \"evaluations\", "
-                     "\"dr_min\", \"dr_mean\", \"dr_max\"], \"rows\": [\n");
-  gboolean first = TRUE;
+  static const char *const cols[] = {"flow",
+                                     "start_ps",
+                                     "end_ps",
+                                     "samples",
+                                     "steady_fraction",
+                                     "partition_steady_fraction",
+                                     "evaluations",
+                                     "dr_min",
+                                     "dr_mean",
+                                     "dr_max",
+                                     NULL};
+  JsonArray *rows = json_array_new();
   char buf[24];
   for (guint i = 0; i < d->flows.len; i++) {
     const DFlow *x = flow_at(d, i);
     if (x->state == 0)
       continue;
     WhTime end = x->state == 2 ? x->end : d->now;
-    g_autofree char *label = g_strescape(d->src.label(d->src.ctx, i, buf), NULL);
-    g_string_append_printf(j, "%s    [\"%s\", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %u, ",
-                           first ? "" : ",\n", label, (guint64)x->start, (guint64)end, x->samples);
-    json_num(j, x->samples ? (double)x->steady_samples / x->samples : 0);
-    g_string_append(j, ", ");
-    json_num(j, end > x->start ? (double)x->part_steady / (double)(end - x->start) : 0);
-    g_string_append_printf(j, ", %u, ", x->evals);
-    json_num(j, x->finite_evals ? x->dr_min : NAN);
-    g_string_append(j, ", ");
-    json_num(j, x->finite_evals ? x->dr_sum / x->finite_evals : NAN);
-    g_string_append(j, ", ");
-    json_num(j, x->evals ? x->dr_max : NAN);
-    g_string_append(j, "]");
-    first = FALSE;
+    JsonArray *r = json_array_new();
+    json_array_add_string_element(r, d->src.label(d->src.ctx, i, buf));
+    json_array_add_int_element(r, (gint64)x->start);
+    json_array_add_int_element(r, (gint64)end);
+    json_array_add_int_element(r, x->samples);
+    json_array_add_element(r, num_g6(x->samples ? (double)x->steady_samples / x->samples : 0));
+    json_array_add_element(
+        r, num_g6(end > x->start ? (double)x->part_steady / (double)(end - x->start) : 0));
+    json_array_add_int_element(r, x->evals);
+    json_array_add_element(r, num_g6(x->finite_evals ? x->dr_min : NAN));
+    json_array_add_element(r, num_g6(x->finite_evals ? x->dr_sum / x->finite_evals : NAN));
+    json_array_add_element(r, num_g6(x->evals ? x->dr_max : NAN));
+    json_array_add_array_element(rows, r);
   }
-  g_string_append(j, "\n  ]}\n");
+  json_object_set_object_member(o, "flows", table(cols, rows));
+}
+
+/* The steady time, bytes and events by the rule that found them, and what a fast-forward
+ * could skip at most. */
+static void json_steady(const WhDetector *d, JsonObject *o)
+{
+  const WhDetectorStats *s = &d->st;
+  uint64_t total_ev = d->counts ? d->counts->total : 0;
+  JsonObject *steady = json_object_new();
+  for (unsigned k = WH_STEADY_RATE; k <= WH_STEADY_IDLE; k++) {
+    JsonObject *x = json_object_new();
+    json_object_set_int_member(x, "intervals", (gint64)s->intervals[k]);
+    json_object_set_int_member(x, "flow_time_ps", (gint64)s->flow_time[k]);
+    json_object_set_int_member(x, "bytes", (gint64)s->bytes[k]);
+    json_object_set_int_member(x, "events", (gint64)s->events[k]);
+    json_object_set_object_member(steady, kind_name((uint8_t)k), x);
+  }
+  uint64_t skip_ev = s->events[1] + s->events[2];
+  json_object_set_int_member(steady, "events_total", (gint64)total_ev);
+  json_object_set_int_member(steady, "skippable_events_est", (gint64)skip_ev);
+  json_object_set_int_member(steady, "skippable_bytes_est", (gint64)(s->bytes[1] + s->bytes[2]));
+  json_object_set_double_member(steady, "skippable_event_fraction",
+                                fixed6(total_ev ? (double)skip_ev / (double)total_ev : 0.0));
+  json_object_set_object_member(o, "steady", steady);
+}
+
+/* `o` as pretty-printed text with two spaces of indentation and a final newline. */
+static char *json_text(JsonObject *o)
+{
+  g_autoptr(JsonNode) root = json_node_init_object(json_node_alloc(), o);
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  json_generator_set_pretty(gen, TRUE);
+  json_generator_set_indent(gen, 2);
+  json_generator_set_root(gen, root);
+  g_autofree char *text = json_generator_to_data(gen, NULL);
+  return g_strconcat(text, "\n", NULL);
+}
+
+char *wh_detector_json_object(const WhDetector *d, JsonObject *o)
+{
+  const WhDetectorStats *s = &d->st;
+  uint32_t blocks, bsize;
+  wh_steady_window_shape(d->p.window, &blocks, &bsize);
+  json_object_set_int_member(o, "window_blocks", blocks);
+  json_object_set_int_member(o, "block_samples", bsize);
+  json_object_set_int_member(o, "ticks", (gint64)s->ticks);
+  json_object_set_int_member(o, "samples", (gint64)s->samples);
+  json_object_set_int_member(o, "flows_observed", s->flows_seen);
+  json_object_set_int_member(o, "max_active_flows", s->max_active);
+  json_object_set_object_member(o, "dr", wh_dr_stats_json(&d->dr));
+  json_object_set_double_member(
+      o, "steady_fraction_theta",
+      fixed6(s->evaluations ? (double)s->steady_evals_theta / (double)s->evaluations : 0.0));
+  json_steady(d, o);
+  json_sizes(d, o);
+  json_history(d, o);
+  json_intervals(d, o);
+  json_flows(d, o);
+  return json_text(o);
 }
 
 char *wh_detector_json(const WhDetector *d, const char *header)
 {
-  const WhDetectorStats *s = &d->st;
-  GString *j = g_string_new("{\n");
-  if (header)
-    g_string_append(j, header);
-  uint32_t blocks, bsize;
-  wh_steady_window_shape(d->p.window, &blocks, &bsize);
-  g_string_append_printf(j, "  \"window_blocks\": %u,\n  \"block_samples\": %u,\n", blocks, bsize);
-  g_string_append_printf(j,
-                         "  \"ticks\": %" G_GUINT64_FORMAT ",\n  \"samples\": %" G_GUINT64_FORMAT
-                         ",\n  \"flows_observed\": %u,\n  \"max_active_flows\": %u,\n",
-                         s->ticks, s->samples, s->flows_seen, s->max_active);
-  g_string_append(j, "  \"dr\": ");
-  wh_dr_stats_json(&d->dr, j);
-  g_string_append_printf(j, ",\n  \"steady_fraction_theta\": %.6f,\n",
-                         s->evaluations ? (double)s->steady_evals_theta / (double)s->evaluations
-                                        : 0.0);
-  uint64_t total_ev = d->counts ? d->counts->total : 0;
-  g_string_append(j, "  \"steady\": {");
-  for (unsigned k = WH_STEADY_RATE; k <= WH_STEADY_IDLE; k++)
-    g_string_append_printf(
-        j,
-        "\"%s\": {\"intervals\": %" G_GUINT64_FORMAT ", \"flow_time_ps\": %" G_GUINT64_FORMAT
-        ", \"bytes\": %" G_GUINT64_FORMAT ", \"events\": %" G_GUINT64_FORMAT "}, ",
-        kind_name((uint8_t)k), s->intervals[k], (guint64)s->flow_time[k], s->bytes[k],
-        s->events[k]);
-  uint64_t skip_ev = s->events[1] + s->events[2];
-  g_string_append_printf(
-      j,
-      "\"events_total\": %" G_GUINT64_FORMAT ", \"skippable_events_est\": %" G_GUINT64_FORMAT
-      ", \"skippable_bytes_est\": %" G_GUINT64_FORMAT ", \"skippable_event_fraction\": %.6f},\n",
-      total_ev, skip_ev, s->bytes[1] + s->bytes[2],
-      total_ev ? (double)skip_ev / (double)total_ev : 0.0);
-  json_sizes(d, j);
-  json_history(d, j);
-  json_intervals(d, j);
-  json_flows(d, j);
-  g_string_append(j, "}\n");
-  return g_string_free(j, FALSE);
+  g_autoptr(JsonObject) o = json_object_new();
+  g_autofree char *text = wh_detector_json_object(d, o);
+  if (header == NULL || *header == '\0')
+    return g_steal_pointer(&text);
+  return g_strconcat("{\n", header, text + strlen("{\n"), NULL);
 }

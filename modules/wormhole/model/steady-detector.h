@@ -20,6 +20,7 @@
 #define WH_STEADY_DETECTOR_H
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <stdint.h>
 #include "event.h"
 #include "partition.h"
@@ -65,8 +66,9 @@ extern const double wh_dr_report_thetas[4];
 void wh_dr_stats_add(WhDrStats *s, double dr);
 /* Quantile q of the values (a bin's geometric middle; +inf above the histogram). */
 double wh_dr_stats_quantile(const WhDrStats *s, double q);
-/* {"evaluations": n, "p10": .., "median": .., "p90": .., "steady_fraction": {..}} */
-void wh_dr_stats_json(const WhDrStats *s, GString *out);
+/* {"evaluations": n, "p10": .., "median": .., "p90": .., "steady_fraction": {..}}
+ * (transfer full) */
+JsonObject *wh_dr_stats_json(const WhDrStats *s);
 
 #define WH_DETECTOR_SIZE_BINS 4097u
 
@@ -117,8 +119,13 @@ double wh_detector_dr_quantile(const WhDetector *d, double q);
 const WhPartitions *wh_detector_partitions(const WhDetector *d);
 gboolean wh_detector_flow_steady(const WhDetector *d, uint32_t flow);
 
-/* The report as JSON (transfer full); `header` (nullable) is inserted first (lines of
- * "  \"key\": value,\n"). */
+/* The report: its members added to `o` (transfer none) after those `o` has, and `o` as
+ * the text of a JSON file, pretty-printed by json-glib (transfer full). */
+char *wh_detector_json_object(const WhDetector *d, JsonObject *o);
+
+/* The report as the text of a JSON file (transfer full), for a caller that writes its
+ * own members (the ns-3 monitor): `header` (nullable) is put first as it is (lines of
+ * "  \"key\": value,\n", valid JSON members each followed by a comma). */
 char *wh_detector_json(const WhDetector *d, const char *header);
 
 #endif

@@ -171,7 +171,8 @@ void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f);
 /* The fast-forward parked partition `p`: the phase it was in, if followed, converged,
  * and its outcome is recorded with each flow's rate estimate and smoothed RTT. */
 void wh_patterns_parked(WhWormhole *wh, const WhPartition *p);
-void wh_patterns_json(const WhWormhole *wh, GString *out);
+/* The "patterns" object of wormhole.json (transfer full). */
+JsonObject *wh_patterns_json(const WhWormhole *wh);
 /* Makes sure the sampling ticks run (after flows were released or started). */
 void wh_wormhole_arm_ticks(WhWormhole *wh);
 

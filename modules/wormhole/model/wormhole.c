@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "steady-window.h"
+#include "units.h"
 #include "wormhole-private.h"
 
 static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NULL};
@@ -557,75 +558,103 @@ uint64_t wh_wormhole_memory(const WhWormhole *wh)
          (uint64_t)wh->net->n_ports * 40;
 }
 
+typedef struct {
+  const char *key;
+  uint64_t v;
+} IntField;
+
+/* Sets the `n` integer members `f` of `o`. */
+static void set_ints(JsonObject *o, const IntField *f, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    json_object_set_int_member(o, f[i].key, (gint64)f[i].v);
+}
+
+/* Skip mode's counts: fast-forwards, refusals and replays, and per parked flow its
+ * time parked and bytes advanced. */
+static void json_skip(const WhWormhole *wh, JsonObject *o)
+{
+  WhWormholeSkipSummary sk;
+  wh_wormhole_skip_summary(wh, &sk);
+  const WhSkipStats *ss = &wh->ss;
+  JsonObject *skip = json_object_new(), *refused = json_object_new(), *replays = json_object_new();
+  const IntField head[] = {
+      {"tail_margin_ps", wh->p.tail_margin}, {"min_skip_ps", wh->p.min_skip},
+      {"fast_forwards", sk.fast_forwards},   {"skip_backs", sk.skip_backs},
+      {"interrupts", ss->interrupts},        {"advanced_bytes", sk.advanced_bytes},
+      {"skipped_time_ps", sk.skipped_time}};
+  const IntField tail[] = {{"events_skipped_est", sk.events_skipped_est}, {"tries", ss->tries}};
+  const IntField refusals[] = {{"too_short", ss->refused_short},
+                               {"unsettled", ss->refused_unsteady},
+                               {"recovery_or_waiting", ss->refused_recovery}};
+  const IntField replay[] = {{"started", ss->replays},
+                             {"whole", ss->replays_whole},
+                             {"cut", ss->replays_cut},
+                             {"refused", ss->replays_refused},
+                             {"refused_busy", ss->replays_refused_busy},
+                             {"refused_instant", ss->replays_refused_instant},
+                             {"refused_left", ss->replays_refused_left},
+                             {"refused_tail", ss->replays_refused_tail},
+                             {"shortened", ss->replays_clipped},
+                             {"completions", ss->replay_completions},
+                             {"skipping", ss->replays_skipping}};
+  set_ints(skip, head, G_N_ELEMENTS(head));
+  json_object_set_double_member(skip, "time_steady_fraction",
+                                wh_units_round(sk.time_steady_fraction, "%.6f"));
+  set_ints(skip, tail, G_N_ELEMENTS(tail));
+  set_ints(refused, refusals, G_N_ELEMENTS(refusals));
+  set_ints(replays, replay, G_N_ELEMENTS(replay));
+  json_object_set_object_member(skip, "refused", refused);
+  json_object_set_object_member(skip, "replays", replays);
+  json_object_set_object_member(o, "skip", skip);
+  JsonArray *rows = json_array_new(), *columns = json_array_new();
+  json_array_add_string_element(columns, "flow");
+  json_array_add_string_element(columns, "skipped_ps");
+  json_array_add_string_element(columns, "advanced_bytes");
+  for (uint32_t i = 0; i < wh->flows.len; i++) {
+    const GlueFlow *g = wh_table_at(&wh->flows, i);
+    if (g->skipped == 0)
+      continue;
+    char buf[24];
+    JsonArray *r = json_array_new();
+    json_array_add_string_element(r, wh->label(wh->label_ctx, i, buf));
+    json_array_add_int_element(r, (gint64)g->skipped);
+    json_array_add_int_element(r, (gint64)g->advanced);
+    json_array_add_array_element(rows, r);
+  }
+  JsonObject *flows = json_object_new();
+  json_object_set_array_member(flows, "columns", columns);
+  json_object_set_array_member(flows, "rows", rows);
+  json_object_set_object_member(o, "skipped_flows", flows);
+}
+
 char *wh_wormhole_json(const WhWormhole *wh)
 {
-  g_autoptr(GString) h = g_string_new(NULL);
+  g_autoptr(JsonObject) o = json_object_new();
   const WhWormholeParams *p = &wh->p;
-  g_string_append_printf(h, "  \"mode\": \"%s\",\n  \"quantity\": \"%s\",\n",
-                         wh_wormhole_mode_name(p->mode), wh_quantity_name(p->quantity));
-  g_string_append_printf(h, "  \"theta\": %g,\n  \"window\": %u,\n", p->det.theta, p->det.window);
-  g_string_append_printf(h, "  \"sample_period_ps\": %" G_GUINT64_FORMAT ",\n",
-                         (guint64)p->det.period);
+  json_object_set_string_member(o, "mode", wh_wormhole_mode_name(p->mode));
+  json_object_set_string_member(o, "quantity", wh_quantity_name(p->quantity));
+  json_object_set_double_member(o, "theta", wh_units_round(p->det.theta, "%g"));
+  json_object_set_int_member(o, "window", p->det.window);
+  json_object_set_int_member(o, "sample_period_ps", (gint64)p->det.period);
   if (p->quantity == WH_QUANTITY_DELIVERED_AVG)
-    g_string_append_printf(h, "  \"avg_periods\": %u,\n", p->avg_periods);
-  g_string_append_printf(h, "  \"idle_rule\": %s,\n  \"idle_window_ps\": %" G_GUINT64_FORMAT ",\n",
-                         p->det.idle_rule ? "true" : "false", (guint64)p->det.idle_window);
-  g_string_append_printf(h, "  \"line_fraction\": %g,\n", p->line_fraction);
-  g_string_append_printf(h, "  \"memory_bytes_est\": %" G_GUINT64_FORMAT ",\n",
-                         wh_wormhole_memory(wh));
-  if (wh_wormhole_mode_skips(p->mode)) {
-    WhWormholeSkipSummary sk;
-    wh_wormhole_skip_summary(wh, &sk);
-    const WhSkipStats *ss = &wh->ss;
-    g_string_append_printf(
-        h,
-        "  \"skip\": {\"tail_margin_ps\": %" G_GUINT64_FORMAT
-        ", \"min_skip_ps\": %" G_GUINT64_FORMAT ", \"fast_forwards\": %" G_GUINT64_FORMAT
-        ", \"skip_backs\": %" G_GUINT64_FORMAT ", \"interrupts\": %" G_GUINT64_FORMAT
-        ", \"advanced_bytes\": %" G_GUINT64_FORMAT ", \"skipped_time_ps\": %" G_GUINT64_FORMAT
-        ", \"time_steady_fraction\": %.6f"
-        ", \"events_skipped_est\": %" G_GUINT64_FORMAT ", \"tries\": %" G_GUINT64_FORMAT
-        ", \"refused\": {\"too_short\": %" G_GUINT64_FORMAT ", \"unsettled\": %" G_GUINT64_FORMAT
-        ", \"recovery_or_waiting\": %" G_GUINT64_FORMAT
-        "}, \"replays\": {\"started\": %" G_GUINT64_FORMAT ", \"whole\": %" G_GUINT64_FORMAT
-        ", \"cut\": %" G_GUINT64_FORMAT ", \"refused\": %" G_GUINT64_FORMAT
-        ", \"refused_busy\": %" G_GUINT64_FORMAT ", \"refused_instant\": %" G_GUINT64_FORMAT
-        ", \"refused_left\": %" G_GUINT64_FORMAT ", \"refused_tail\": %" G_GUINT64_FORMAT
-        ", \"shortened\": %" G_GUINT64_FORMAT ", \"completions\": %" G_GUINT64_FORMAT
-        ", \"skipping\": %" G_GUINT64_FORMAT "}},\n",
-        (guint64)p->tail_margin, (guint64)p->min_skip, sk.fast_forwards, sk.skip_backs,
-        ss->interrupts, sk.advanced_bytes, (guint64)sk.skipped_time, sk.time_steady_fraction,
-        sk.events_skipped_est, ss->tries, ss->refused_short, ss->refused_unsteady,
-        ss->refused_recovery, ss->replays, ss->replays_whole, ss->replays_cut, ss->replays_refused,
-        ss->replays_refused_busy, ss->replays_refused_instant, ss->replays_refused_left,
-        ss->replays_refused_tail, ss->replays_clipped, ss->replay_completions,
-        ss->replays_skipping);
-    /* per flow that was parked: its label, time parked, bytes advanced */
-    g_string_append(h, "  \"skipped_flows\": {\"columns\": [\"flow\", \"skipped_ps\", "
-                       "\"advanced_bytes\"], \"rows\": [");
-    gboolean first = TRUE;
-    for (uint32_t i = 0; i < wh->flows.len; i++) {
-      const GlueFlow *g = wh_table_at(&wh->flows, i);
-      if (g->skipped == 0)
-        continue;
-      char buf[24];
-      g_autofree char *name = g_strescape(wh->label(wh->label_ctx, i, buf), NULL);
-      g_string_append_printf(h, "%s[\"%s\", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
-                             first ? "" : ", ", name, (guint64)g->skipped, g->advanced);
-      first = FALSE;
-    }
-    g_string_append(h, "]},\n");
-  }
+    json_object_set_int_member(o, "avg_periods", p->avg_periods);
+  json_object_set_boolean_member(o, "idle_rule", p->det.idle_rule);
+  json_object_set_int_member(o, "idle_window_ps", (gint64)p->det.idle_window);
+  json_object_set_double_member(o, "line_fraction", wh_units_round(p->line_fraction, "%g"));
+  json_object_set_int_member(o, "memory_bytes_est", (gint64)wh_wormhole_memory(wh));
+  if (wh_wormhole_mode_skips(p->mode))
+    json_skip(wh, o);
   if (wh->memo)
-    wh_patterns_json(wh, h);
+    json_object_set_object_member(o, "patterns", wh_patterns_json(wh));
   if (wh->study) {
-    g_string_append(h, "  \"study\": {\n");
+    JsonObject *study = json_object_new();
     for (uint32_t k = 0; k < 4 * WH_STUDY_WINDOWS; k++) {
-      g_string_append_printf(h, "    \"%s/%u\": ", wh_quantity_name(k / WH_STUDY_WINDOWS),
-                             study_windows[k % WH_STUDY_WINDOWS]);
-      wh_dr_stats_json(&wh->study[k], h);
-      g_string_append(h, k + 1 < 4 * WH_STUDY_WINDOWS ? ",\n" : "\n  },\n");
+      g_autofree char *key = g_strdup_printf("%s/%u", wh_quantity_name(k / WH_STUDY_WINDOWS),
+                                             study_windows[k % WH_STUDY_WINDOWS]);
+      json_object_set_object_member(study, key, wh_dr_stats_json(&wh->study[k]));
     }
+    json_object_set_object_member(o, "study", study);
   }
-  return wh_detector_json(wh->det, h->str);
+  return wh_detector_json_object(wh->det, o);
 }
