@@ -10,6 +10,11 @@ static const char *const pfc_threshold_choices[] = {"static", "dynamic", NULL};
 static const WhParamSpec link_params[] = {
     {"Rate", WH_PARAM_RATE, "100Gbps", "link rate, both directions", WH_CHECK_POSITIVE},
     {"Delay", WH_PARAM_TIME, "1us", "propagation delay"},
+    {"DelayJitter", WH_PARAM_INT, "0",
+     "perturbation ensemble member: 0 off; i > 0 adds 0 or 1 ps to every directed port's "
+     "delay, drawn uniformly per port from a random stream seeded by i alone (the run's "
+     "seed is unchanged); whsim compare --ensemble runs members 1..N-1",
+     WH_CHECK_MIN, 0, 0, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
     {NULL},
 };
 

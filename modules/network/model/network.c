@@ -145,6 +145,11 @@ gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, 
   for (int i = 0; i < 2; i++) {
     ports[i].rate_bps = rate_bps;
     ports[i].delay = delay;
+    if (net->p.delay_jitter > 0) {
+      WhRng r;
+      wh_rng_init(&r, net->p.delay_jitter, ports[i].id);
+      ports[i].delay += (wh_rng_next(&r) >> 63) * WH_PS;
+    }
   }
   g_array_append_vals(net->build_ports, ports, 2);
   node_add_port(&g_array_index(net->build_nodes, WhNode, a), pa);

@@ -52,6 +52,9 @@ typedef struct {
   /* deadlock watchdog: the run stops when no packet has crossed a link for this long
    * while packets are buffered in switches (0: off) */
   WhTime deadlock_timeout;
+  /* perturbation ensemble member (wh::Link::DelayJitter): 0 off; i > 0 adds 0 or 1 ps
+   * to each directed port's delay, from the stream seeded by (i, port id) */
+  uint64_t delay_jitter;
 } WhNetParams;
 
 /* What the watchdog found. */

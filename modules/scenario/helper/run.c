@@ -264,6 +264,7 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
       .int_enabled = run->cc->uses_int,
       .seed = run->seed,
       .deadlock_timeout = wh_config_time(cfg, "wh::Switch", "DeadlockTimeout"),
+      .delay_jitter = (uint64_t)wh_config_int(cfg, "wh::Link", "DelayJitter"),
   };
   if (np.pfc && !np.pfc_dynamic && np.pfc_xon > np.pfc_xoff) {
     const char *o = wh_config_origin(cfg, "wh::Switch", "PfcXon");
