@@ -103,7 +103,9 @@ typedef struct {
   char *out_dir, *seed, *scheduler, *cc, *sample, *engine, *ns3_scheduler, *ns3_marking,
       *ns3_wormhole;
   char *iterations, *wall_limit, *data_dir, *max_memory, *progress, *memo;
-  char *exact; /* compare: the stored exact run's directory */
+  char *exact;    /* compare: the stored exact run's directory */
+  char *ensemble; /* compare: runs in the perturbation ensemble */
+  char *jobs;     /* compare: ensemble members run at once */
   char **sets, **plugins;
   gboolean quiet;
   WhProgressRun status; /* the status line (--progress) */
@@ -127,6 +129,8 @@ static void run_args_clear(RunArgs *a)
   g_free(a->progress);
   g_free(a->memo);
   g_free(a->exact);
+  g_free(a->ensemble);
+  g_free(a->jobs);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -259,6 +263,17 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
               : "run FILE.xml - simulate a scenario");
   g_option_context_add_main_entries(ctx, entries, NULL);
   if (compare) {
+    GOptionEntry ensemble[] = {
+        {"ensemble", 0, 0, G_OPTION_ARG_STRING, &a->ensemble,
+         "also judge Wormhole against the exact engine's perturbation ensemble of N runs, "
+         "2..64: the reference and N-1 members, the exact run with wh::Link::DelayJitter=1.."
+         "N-1, run as `whsim run` child processes into DIR/ensemble/member-i/",
+         "N"},
+        {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a->jobs,
+         "with --ensemble: run at most JOBS members at once (default: the number of CPUs)", "JOBS"},
+        {NULL},
+    };
+    g_option_context_add_main_entries(ctx, ensemble, NULL);
     g_option_context_set_description(ctx, compare_description);
     return ctx;
   }
@@ -498,6 +513,39 @@ static int cmd_compare(int argc, char **argv)
     fprintf(stderr, "whsim compare: --engine and --ns3-*: compare runs the native engine only\n");
     return EXIT_BAD_INPUT;
   }
+  WhCompareEnsemble ens = {0};
+  g_autofree char *self = NULL;
+  g_autoptr(GPtrArray) extra = g_ptr_array_new_with_free_func(g_free);
+  if (a.jobs && !a.ensemble) {
+    fprintf(stderr, "whsim compare: --jobs applies only with --ensemble\n");
+    return EXIT_BAD_INPUT;
+  }
+  if (a.ensemble) {
+    int64_t v;
+    if (!wh_units_parse_int(a.ensemble, &v, NULL) || v < 2 || v > WH_COMPARE_ENSEMBLE_MAX) {
+      fprintf(stderr,
+              "whsim compare: --ensemble %s: expected an integer in 2..%d (the reference run "
+              "and 1..%d perturbed members)\n",
+              a.ensemble, WH_COMPARE_ENSEMBLE_MAX, WH_COMPARE_ENSEMBLE_MAX - 1);
+      return EXIT_BAD_INPUT;
+    }
+    ens.size = (uint32_t)v;
+    ens.jobs = g_get_num_processors();
+    if (a.jobs && (!wh_units_parse_int(a.jobs, &v, NULL) || v < 1 || v > 1024)) {
+      fprintf(stderr, "whsim compare: --jobs %s: expected an integer in 1..1024\n", a.jobs);
+      return EXIT_BAD_INPUT;
+    }
+    if (a.jobs)
+      ens.jobs = (guint)v;
+    self = g_file_read_link("/proc/self/exe", NULL);
+    if (self == NULL)
+      self = g_canonicalize_filename(argv[0], NULL);
+    ens.whsim = self;
+    for (char **p = a.plugins; p && *p; p++)
+      g_ptr_array_add(extra, g_strconcat("--plugin=", *p, NULL));
+    g_ptr_array_add(extra, NULL);
+    ens.extra_args = (char **)extra->pdata;
+  }
   g_autoptr(GError) err = NULL;
   g_autofree char *loading = g_strdup_printf("loading %s", argv[1]);
   WhProgress *ticker = wh_progress_new_ticker(a.status.mode, stderr, loading);
@@ -505,6 +553,8 @@ static int cmd_compare(int argc, char **argv)
   /* caught from here: the runs stop at once when a signal came while they were built */
   opts.interrupt = wh_interrupt_install();
   g_autoptr(WhCompare) c = sc ? wh_compare_new(sc, &opts, a.out_dir, a.exact, &err) : NULL;
+  if (c && ens.size && !wh_compare_set_ensemble(c, &ens, &err))
+    g_clear_pointer(&c, wh_compare_free);
   wh_progress_free(ticker);
   if (c == NULL) {
     fprintf(stderr, "whsim: %s\n", err->message);

@@ -3,6 +3,7 @@
 #include "compare.h"
 #include "run-private.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "outputs.h"
 #include "report.h"
 #include "run-files.h"
+#include "runner.h"
 #include "units.h"
 
 enum { EXACT, WORMHOLE, N_SIDES };
@@ -45,7 +47,17 @@ typedef struct {
   JsonObject *summary;       /* its summary.json */
   char *problem;             /* nullable: ended early or inconsistent (never a stored run) */
   const char *stopped_early; /* nullable: why it stopped before its natural end (static) */
+  gboolean member;           /* an ensemble member read back: its digest is not checked */
 } Side;
+
+/* One metric of the ensemble: each member's deviation from the reference, and
+ * Wormhole's. */
+typedef struct {
+  char *name;
+  GArray *members; /* double per member */
+  double wormhole;
+  gboolean judged; /* FALSE: per-flow errors of a chaotic scenario, shown only */
+} EnsembleMetric;
 
 struct WhCompare {
   WhScenario *sc;
@@ -64,7 +76,18 @@ struct WhCompare {
   GPtrArray *plots;   /* file names */
   const char *plots_note;
   char *problem;
+  /* the perturbation ensemble (wh_compare_set_ensemble); size 0: none */
+  uint32_t ens_size;
+  guint ens_jobs;
+  char *whsim;
+  char **ens_extra;
+  Side *members;      /* ens_size - 1 */
+  GArray *ens_metric; /* EnsembleMetric */
+  double ens_spread;  /* the members' mean per-flow |FCT error| */
+  gboolean chaotic;
 };
+
+static void add_ensemble(JsonObject *o, const WhCompare *c);
 
 /* ---- matching and errors ---- */
 
@@ -160,6 +183,18 @@ void wh_compare_free(WhCompare *c)
   wh_run_free(c->run);
   for (int k = 0; k < N_SIDES; k++)
     side_clear(&c->side[k]);
+  for (uint32_t i = 0; c->members && i + 1 < c->ens_size; i++)
+    side_clear(&c->members[i]);
+  g_free(c->members);
+  for (guint i = 0; c->ens_metric && i < c->ens_metric->len; i++) {
+    EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, i);
+    g_free(m->name);
+    g_array_unref(m->members);
+  }
+  if (c->ens_metric)
+    g_array_unref(c->ens_metric);
+  g_free(c->whsim);
+  g_strfreev(c->ens_extra);
   g_free(c->match);
   g_free(c->flow_error);
   if (c->plots)
@@ -497,12 +532,12 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
   if (!expect_str(&sm, "scenario", run->sc->name ? run->sc->name : "", error) ||
       !expect_u64(&sm, "seed", run->seed, error) || !expect_str(&sm, "cc", run->cc->name, error))
     return FALSE;
-  if (!json_object_has_member(sm.fields, "config_digest"))
+  if (!s->member && !json_object_has_member(sm.fields, "config_digest"))
     return refuse(error,
                   "%s: no field \"config_digest\" (written by an earlier whsim): cannot tell "
                   "whether the stored run had this configuration; run it again",
                   path);
-  if (!expect_str(&sm, "config_digest", digest, error) ||
+  if ((!s->member && !expect_str(&sm, "config_digest", digest, error)) ||
       !expect_u64(&sm, "hosts", run->net->n_hosts, error) ||
       !expect_u64(&sm, "switches", run->net->n_switches, error))
     return FALSE;
@@ -1002,6 +1037,8 @@ char *wh_compare_json(const WhCompare *c)
   set_num(o, "event_speedup", w->events ? (double)e->events / (double)w->events : NAN);
   set_num(o, "events_skipped", e->events ? 1.0 - (double)w->events / (double)e->events : NAN);
   add_errors(o, c);
+  if (c->ens_size)
+    add_ensemble(o, c);
   json_object_set_int_member(o, "bytes_skipped", (gint64)w->advanced_bytes);
   json_object_set_object_member(o, "wormhole_summary", wormhole_fields(w->summary));
   JsonArray *files = json_array_new();
@@ -1151,6 +1188,340 @@ static gboolean add_plots(WhCompare *c, WhOutputSet *set, GError **error)
   return ok;
 }
 
+/* ---- the perturbation ensemble ---- */
+
+gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GError **error)
+{
+  if (ens->size < 2 || ens->size > WH_COMPARE_ENSEMBLE_MAX)
+    return refuse(error, "--ensemble %u: expected 2..%d runs (the reference and 1..%d members)",
+                  ens->size, WH_COMPARE_ENSEMBLE_MAX, WH_COMPARE_ENSEMBLE_MAX - 1);
+  if (ens->jobs < 1)
+    return refuse(error, "--jobs: expected at least 1");
+  c->ens_size = ens->size;
+  c->ens_jobs = ens->jobs;
+  c->whsim = g_strdup(ens->whsim);
+  c->ens_extra = g_strdupv(ens->extra_args);
+  c->members = g_new0(Side, ens->size - 1);
+  g_autofree char *dir = g_build_filename(c->dir, "ensemble", NULL);
+  if (g_mkdir_with_parents(dir, 0777) != 0)
+    return refuse(error, "%s: cannot create the directory: %s", dir, g_strerror(errno));
+  return TRUE;
+}
+
+/* The command line of ensemble member i: `whsim run` with the exact run's options (its
+ * seed and congestion control as built, its sets with Mode=off) and DelayJitter=i.
+ * (transfer full) */
+static char **member_argv(const WhCompare *c, const WhRun *built, uint32_t i, const char *dir)
+{
+  const WhRunOptions *o = &c->side[EXACT].opts;
+  GPtrArray *a = g_ptr_array_new();
+  g_ptr_array_add(a, g_strdup(c->whsim));
+  g_ptr_array_add(a, g_strdup("run"));
+  g_ptr_array_add(a, g_strdup(c->sc->path));
+  g_ptr_array_add(a, g_strdup("--quiet"));
+  g_ptr_array_add(a, g_strdup("--progress=never"));
+  g_ptr_array_add(a, g_strconcat("--out=", dir, NULL));
+  g_ptr_array_add(a, g_strdup_printf("--seed=%" G_GUINT64_FORMAT, built->seed));
+  g_ptr_array_add(a, g_strconcat("--cc=", built->cc->name, NULL));
+  if (o->scheduler)
+    g_ptr_array_add(a, g_strconcat("--scheduler=", o->scheduler, NULL));
+  if (o->iterations)
+    g_ptr_array_add(a, g_strdup_printf("--iterations=%u", o->iterations));
+  if (o->data_dir)
+    g_ptr_array_add(a, g_strconcat("--data-dir=", o->data_dir, NULL));
+  if (o->max_memory)
+    g_ptr_array_add(a, g_strdup_printf("--max-memory=%" G_GUINT64_FORMAT "B", o->max_memory));
+  for (char **p = c->ens_extra; p && *p; p++)
+    g_ptr_array_add(a, g_strdup(*p));
+  for (char **p = c->side[EXACT].sets; p && *p; p++)
+    g_ptr_array_add(a, g_strconcat("--set=", *p, NULL));
+  g_ptr_array_add(a, g_strdup_printf("--set=wh::Link::DelayJitter=%u", i));
+  g_ptr_array_add(a, NULL);
+  return (char **)g_ptr_array_free(a, FALSE);
+}
+
+/* Runs the members as child processes (at most ens_jobs at a time) and reads their
+ * outputs back as stored exact runs checked against `built`. A member that fails fails
+ * the comparison with its message. */
+static gboolean run_members(WhCompare *c, const WhRun *built, GError **error)
+{
+  uint32_t n = c->ens_size - 1;
+  g_autofree WhRunnerJob *jobs = g_new0(WhRunnerJob, n);
+  g_auto(GStrv) dirs = g_new0(char *, n + 1);
+  for (uint32_t i = 0; i < n; i++) {
+    g_autofree char *name = g_strdup_printf("member-%u", i + 1);
+    dirs[i] = g_build_filename(c->dir, "ensemble", name, NULL);
+    jobs[i].argv = member_argv(c, built, i + 1, dirs[i]);
+  }
+  g_autoptr(GError) err = NULL;
+  gboolean ok = wh_runner_run(jobs, n, c->ens_jobs, c->side[EXACT].opts.interrupt, NULL, &err);
+  if (!ok)
+    g_set_error(error, WH_RUNNER_ERROR, err->code, "ensemble members: %s", err->message);
+  for (uint32_t i = 0; ok && i < n; i++) {
+    if (jobs[i].exit_status == 0 && jobs[i].term_signal == 0)
+      continue;
+    g_autofree char *status = wh_runner_job_status_text(&jobs[i]);
+    g_autofree char *log = g_strdup(jobs[i].log ? jobs[i].log : "");
+    g_set_error(error, WH_RUNNER_ERROR, WH_RUNNER_ERROR_SPAWN,
+                "ensemble member %u (wh::Link::DelayJitter=%u, outputs in %s) failed (%s)%s%s",
+                i + 1, i + 1, dirs[i], status, *g_strstrip(log) ? ": " : "", log);
+    ok = FALSE;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    g_strfreev(jobs[i].argv);
+    wh_runner_job_clear(&jobs[i]);
+  }
+  for (uint32_t i = 0; ok && i < n; i++) {
+    c->members[i].what = "member";
+    c->members[i].member = TRUE;
+    ok = stored_load(&c->members[i], dirs[i], built, error);
+  }
+  return ok;
+}
+
+/* The nearest-rank quantile q of the n sorted values v (NAN when n is 0). */
+static double quantile(const double *v, guint n, double q)
+{
+  if (n == 0)
+    return NAN;
+  guint r = (guint)ceil(q * n);
+  return v[r ? r - 1 : 0];
+}
+
+/* The class of an exact flow: its op's kind for a workload's flow, else
+ * "point-to-point". (static) */
+static const char *flow_class(const WhCompare *c, const WhCompareFlow *f)
+{
+  const GArray *ops = c->side[EXACT].ops;
+  unsigned op, index;
+  char tail;
+  if (c->workload && sscanf(f->key, "op%u.%u%c", &op, &index, &tail) == 2 && op < ops->len)
+    return g_array_index(ops, OpEnd, op).kind;
+  return "point-to-point";
+}
+
+/* Appends metric `name`'s value for sample k (members 0..n-2, then Wormhole). */
+static void metric_put(WhCompare *c, guint *at, const char *name, guint k, double v)
+{
+  if (*at >= c->ens_metric->len) {
+    EnsembleMetric m = {g_strdup(name), g_array_new(FALSE, TRUE, sizeof(double)), NAN, TRUE};
+    g_array_append_val(c->ens_metric, m);
+  }
+  EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, *at);
+  if (k + 1 < c->ens_size)
+    g_array_append_val(m->members, v);
+  else
+    m->wormhole = v;
+  (*at)++;
+}
+
+/* The sorted values of `v` whose class (per exact flow or op) is `cls`. */
+static guint sorted_of(const double *v, const char *const *cls, guint n, const char *want,
+                       double *out)
+{
+  guint k = 0;
+  for (guint i = 0; i < n; i++)
+    if (isfinite(v[i]) && strcmp(cls[i], want) == 0)
+      out[k++] = v[i];
+  qsort(out, k, sizeof *out, cmp_double);
+  return k;
+}
+
+/* The deviations of sample `s` (the k-th) from the reference: the iteration time (or
+ * makespan), per op kind the end-time error quantiles, per flow class the relative
+ * differences of the FCT quantiles, and the per-flow spread (mean |FCT error|). The
+ * metrics come in the same order for every sample, classes in the exact run's order. */
+static gboolean sample_metrics(WhCompare *c, const Side *s, guint k, GError **error)
+{
+  const Side *e = &c->side[EXACT];
+  guint at = 0;
+  gboolean iter = c->workload && e->iterations->len > 0;
+  double t = iter ? (s->iterations->len == e->iterations->len
+                         ? rel((double)iteration_sum(s), (double)iteration_sum(e))
+                         : NAN)
+                  : rel((double)s->makespan, (double)e->makespan);
+  metric_put(c, &at, iter ? "iteration_time" : "makespan", k, fabs(t));
+  g_autoptr(GPtrArray) kinds = g_ptr_array_new();
+  guint n_ops = e->ops->len;
+  g_autofree double *op_err = g_new(double, n_ops + 1), *buf = g_new(double, n_ops + 1);
+  g_autofree const char **op_kind = g_new(const char *, n_ops + 1);
+  for (guint i = 0; i < n_ops; i++) {
+    const OpEnd *a = &g_array_index(e->ops, OpEnd, i);
+    const OpEnd *b = i < s->ops->len ? &g_array_index(s->ops, OpEnd, i) : NULL;
+    op_kind[i] = a->kind;
+    op_err[i] =
+        b && a->ended && b->ended && a->end > 0 ? fabs(rel((double)b->end, (double)a->end)) : NAN;
+    if (!g_ptr_array_find_with_equal_func(kinds, a->kind, g_str_equal, NULL))
+      g_ptr_array_add(kinds, (gpointer)a->kind);
+  }
+  static const char *const qn[] = {"p50", "p99", "max"};
+  static const double qv[] = {0.5, 0.99, 1.0};
+  for (guint j = 0; j < kinds->len; j++) {
+    guint m = sorted_of(op_err, op_kind, n_ops, kinds->pdata[j], buf);
+    for (int q = 0; q < 3; q++) {
+      g_autofree char *name = g_strdup_printf("op_end_time.%s.%s", (char *)kinds->pdata[j], qn[q]);
+      metric_put(c, &at, name, k, quantile(buf, m, qv[q]));
+    }
+  }
+  guint ne = e->flows->len;
+  g_autofree int64_t *match = g_new(int64_t, ne + 1);
+  WhCompareFctError fe;
+  if (!wh_compare_match_flows((const WhCompareFlow *)e->flows->data, ne,
+                              (const WhCompareFlow *)s->flows->data, s->flows->len, match, &fe,
+                              error))
+    return FALSE;
+  g_autofree double *fct_e = g_new(double, ne + 1), *fct_s = g_new(double, ne + 1);
+  g_autofree double *be = g_new(double, ne + 1), *bs = g_new(double, ne + 1);
+  g_autofree const char **cls = g_new(const char *, ne + 1);
+  g_autoptr(GPtrArray) classes = g_ptr_array_new();
+  for (guint i = 0; i < ne; i++) {
+    const WhCompareFlow *a = &g_array_index(e->flows, WhCompareFlow, i);
+    const WhCompareFlow *b =
+        match[i] >= 0 ? &g_array_index(s->flows, WhCompareFlow, match[i]) : NULL;
+    cls[i] = flow_class(c, a);
+    fct_e[i] = a->finish > a->start ? (double)(a->finish - a->start) : NAN;
+    fct_s[i] = b && b->finish > b->start ? (double)(b->finish - b->start) : NAN;
+    if (!g_ptr_array_find_with_equal_func(classes, cls[i], g_str_equal, NULL))
+      g_ptr_array_add(classes, (gpointer)cls[i]);
+  }
+  static const char *const fn[] = {"p50", "p90", "p99", "max"};
+  static const double fv[] = {0.5, 0.9, 0.99, 1.0};
+  for (guint j = 0; j < classes->len; j++) {
+    guint me = sorted_of(fct_e, cls, ne, classes->pdata[j], be);
+    guint ms = sorted_of(fct_s, cls, ne, classes->pdata[j], bs);
+    for (int q = 0; q < 4; q++) {
+      g_autofree char *name = g_strdup_printf("fct.%s.%s", (char *)classes->pdata[j], fn[q]);
+      metric_put(c, &at, name, k, fabs(rel(quantile(bs, ms, fv[q]), quantile(be, me, fv[q]))));
+    }
+  }
+  metric_put(c, &at, "per_flow_spread", k, fe.matched ? fe.mean : NAN);
+  return TRUE;
+}
+
+/* After both runs: every sample's metrics, the members' mean spread, chaotic or not. */
+static gboolean ensemble_metrics(WhCompare *c, GError **error)
+{
+  c->ens_metric = g_array_new(FALSE, TRUE, sizeof(EnsembleMetric));
+  for (uint32_t k = 0; k + 1 < c->ens_size; k++)
+    if (!sample_metrics(c, &c->members[k], k, error))
+      return FALSE;
+  if (!sample_metrics(c, &c->side[WORMHOLE], c->ens_size - 1, error))
+    return FALSE;
+  EnsembleMetric *spread = &g_array_index(c->ens_metric, EnsembleMetric, c->ens_metric->len - 1);
+  double sum = 0;
+  for (guint i = 0; i < spread->members->len; i++)
+    sum += g_array_index(spread->members, double, i);
+  c->ens_spread = sum / spread->members->len;
+  c->chaotic = c->ens_spread > WH_COMPARE_CHAOTIC_SPREAD;
+  spread->judged = !c->chaotic;
+  return TRUE;
+}
+
+/* The largest member deviation (NAN when none is finite). */
+static double member_max(const EnsembleMetric *m)
+{
+  double mx = NAN;
+  for (guint i = 0; i < m->members->len; i++) {
+    double v = g_array_index(m->members, double, i);
+    if (isfinite(v) && !(v <= mx))
+      mx = v;
+  }
+  return mx;
+}
+
+/* "inside", "outside" or NULL (not judged, or no value to judge). */
+static const char *verdict(const EnsembleMetric *m)
+{
+  double mx = member_max(m);
+  if (!m->judged || !isfinite(m->wormhole) || !isfinite(mx))
+    return NULL;
+  return m->wormhole <= mx ? "inside" : "outside";
+}
+
+static void add_ensemble(JsonObject *o, const WhCompare *c)
+{
+  JsonObject *x = json_object_new();
+  json_object_set_int_member(x, "size", c->ens_size);
+  json_object_set_int_member(x, "members", c->ens_size - 1);
+  json_object_set_string_member(x, "knob", "wh::Link::DelayJitter");
+  json_object_set_int_member(x, "jobs", c->ens_jobs);
+  JsonArray *dirs = json_array_new();
+  for (uint32_t i = 1; i < c->ens_size; i++) {
+    g_autofree char *d = g_strdup_printf("ensemble/member-%u/", i);
+    json_array_add_string_element(dirs, d);
+  }
+  json_object_set_array_member(x, "member_dirs", dirs);
+  set_num(x, "member_spread_mean", c->ens_spread);
+  set_num(x, "chaotic_spread", WH_COMPARE_CHAOTIC_SPREAD);
+  json_object_set_boolean_member(x, "chaotic", c->chaotic);
+  JsonObject *metrics = json_object_new();
+  guint inside = 0, judged = 0;
+  for (guint i = 0; c->ens_metric && i < c->ens_metric->len; i++) {
+    const EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, i);
+    JsonObject *y = json_object_new();
+    JsonArray *mem = json_array_new();
+    double sum = 0;
+    guint n = 0;
+    for (guint k = 0; k < m->members->len; k++) {
+      double v = g_array_index(m->members, double, k);
+      if (isfinite(v)) {
+        json_array_add_double_element(mem, wh_units_round(v, "%.9g"));
+        sum += v;
+        n++;
+      } else {
+        json_array_add_null_element(mem);
+      }
+    }
+    json_object_set_array_member(y, "exact_ensemble", mem);
+    double mx = member_max(m);
+    set_num(y, "exact_ensemble_max", mx);
+    set_num(y, "exact_ensemble_mean", n ? sum / n : NAN);
+    set_num(y, "wormhole", m->wormhole);
+    json_object_set_boolean_member(y, "judged", m->judged);
+    const char *v = verdict(m);
+    if (v)
+      json_object_set_string_member(y, "verdict", v);
+    else
+      json_object_set_null_member(y, "verdict");
+    set_num(y, "ratio", mx > 0 ? m->wormhole / mx : NAN);
+    judged += v != NULL;
+    inside += v && strcmp(v, "inside") == 0;
+    json_object_set_object_member(metrics, m->name, y);
+  }
+  json_object_set_object_member(x, "metrics", metrics);
+  json_object_set_int_member(x, "judged", judged);
+  json_object_set_int_member(x, "inside", inside);
+  json_object_set_object_member(o, "ensemble", x);
+}
+
+/* The ensemble's lines of the printed summary. */
+static void print_ensemble(const WhCompare *c, FILE *out)
+{
+  fprintf(out,
+          "ensemble   the reference and %u members (wh::Link::DelayJitter=1..%u, outputs in "
+          "%s/ensemble/): per-flow spread %.3f%%%s\n",
+          c->ens_size - 1, c->ens_size - 1, c->dir, c->ens_spread * 100,
+          c->chaotic ? ": chaotic (above 5%), per-flow errors shown, not judged" : "");
+  guint judged = 0, inside = 0;
+  GString *outside = g_string_new(NULL);
+  for (guint i = 0; c->ens_metric && i < c->ens_metric->len; i++) {
+    const EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, i);
+    const char *v = verdict(m);
+    double mx = member_max(m);
+    if (i == 0 || i + 1 == c->ens_metric->len)
+      fprintf(out, "  %-22s Wormhole %.3f%%, ensemble max %.3f%%: %s\n", m->name, m->wormhole * 100,
+              mx * 100, v ? v : "not judged");
+    judged += v != NULL;
+    inside += v && strcmp(v, "inside") == 0;
+    if (v && strcmp(v, "outside") == 0)
+      g_string_append_printf(outside, "%s%s (%.2fx)", outside->len ? ", " : "", m->name,
+                             mx > 0 ? m->wormhole / mx : INFINITY);
+  }
+  fprintf(out, "verdicts   %u of %u judged metrics inside the ensemble%s%s\n", inside, judged,
+          outside->len ? "; outside: " : "", outside->str);
+  g_string_free(outside, TRUE);
+}
+
 /* ---- execution ---- */
 
 static gboolean write_comparison(WhCompare *c, GError **error)
@@ -1192,6 +1563,8 @@ static gboolean check_stored_flows(const WhCompare *c, GError **error)
 gboolean wh_compare_execute(WhCompare *c, GError **error)
 {
   g_return_val_if_fail(c->run != NULL, FALSE);
+  if (c->ens_size && !run_members(c, c->run, error))
+    return FALSE;
   WhRun *run = g_steal_pointer(&c->run);
   if (c->exact_from == NULL) {
     if (!side_execute(&c->side[EXACT], run, error))
@@ -1218,6 +1591,8 @@ gboolean wh_compare_execute(WhCompare *c, GError **error)
             : NAN;
   }
   compare_ops(c);
+  if (c->ens_size && !ensemble_metrics(c, error))
+    return FALSE;
   if (e->problem || w->problem)
     c->problem = g_strjoin("; ", e->problem ? e->problem : w->problem,
                            e->problem && w->problem ? w->problem : NULL, NULL);
@@ -1290,6 +1665,8 @@ void wh_compare_print(const WhCompare *c, FILE *out)
   g_autofree char *bytes = wh_units_format_bytes(w->advanced_bytes);
   fprintf(out, "skipped    %s of payload advanced by fast-forwards instead of sent as packets\n",
           bytes);
+  if (c->ens_size && c->ens_metric)
+    print_ensemble(c, out);
   if (c->problem)
     fprintf(out, "problem    %s\n", c->problem);
   fprintf(out, "outputs    %s/compare.json, compare-flows.csv%s%s; %s\n", c->dir,

@@ -65,6 +65,28 @@ WhCompare *wh_compare_new(WhScenario *sc, const WhRunOptions *opts, const char *
 void wh_compare_free(WhCompare *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhCompare, wh_compare_free)
 
+/* The perturbation ensemble (whsim compare --ensemble): `size` - 1 members, the exact
+ * run with wh::Link::DelayJitter=1..size-1, run as child processes (`whsim run`, at most
+ * `jobs` at a time, runner.h) into out_dir/ensemble/member-i/ before the exact and
+ * Wormhole runs and read back as stored runs. Each member and the Wormhole run are
+ * measured against the reference exact run (time per iteration or makespan, op end
+ * times per op kind, FCT quantiles per flow class, the per-flow spread), and Wormhole is
+ * "inside" on a metric when it deviates no more than the farthest member. */
+#define WH_COMPARE_ENSEMBLE_MAX 64     /* runs, the reference included */
+#define WH_COMPARE_CHAOTIC_SPREAD 0.05 /* members' mean per-flow |FCT error| above: chaotic */
+typedef struct {
+  uint32_t size;     /* runs in the ensemble, the reference included: 2..64 */
+  guint jobs;        /* members run at once (>= 1) */
+  const char *whsim; /* the whsim program the members run */
+  char **extra_args; /* nullable: more options for every member (--plugin=LIB) */
+} WhCompareEnsemble;
+
+/* After wh_compare_new: asks for the ensemble and creates out_dir/ensemble/. A size
+ * outside 2..WH_COMPARE_ENSEMBLE_MAX is bad input (WH_SCENARIO_ERROR). A member that
+ * fails (WH_RUNNER_ERROR) makes wh_compare_execute fail with its status and the end
+ * of its standard error. */
+gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GError **error);
+
 /* The run built by wh_compare_new and not yet executed, for warnings about the
  * scenario: the exact run, or with a stored exact run the Wormhole run. (transfer none) */
 const WhRun *wh_compare_built_run(const WhCompare *c);
