@@ -7,8 +7,13 @@
  * time are reported, not failed. With --exact, a stored exact run (files on disk, as an
  * earlier compare or `whsim run` wrote them) gives what a live comparison gives, but
  * for the wall times, and is never changed; one of another configuration, not exact,
- * unfinished or unreadable is refused with status 2, naming the file and field. Wall
- * time is never asserted. */
+ * unfinished or unreadable is refused with status 2, naming the file and field. The
+ * perturbation ensemble: wh::Link::DelayJitter members are deterministic, differ from
+ * each other and from the default, which keeps the configuration digest; --ensemble
+ * writes its object with verdicts and the members' outputs, refuses sizes outside 2..64,
+ * and fails when a member fails; the runner keeps to its limit of children, reports
+ * statuses and stderr, and stops on an interrupt. Wall time is never asserted, but for
+ * a lower bound on sleeps run two at a time. */
 #include <check.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -16,6 +21,7 @@
 #include <sys/wait.h>
 
 #include "compare.h"
+#include "runner.h"
 #include "test-util.h"
 
 static WhCompareFlow flow(const char *key, uint32_t id, WhTime start, WhTime finish)
@@ -623,6 +629,216 @@ START_TEST(test_json_strings)
 }
 END_TEST
 
+/* ---- the perturbation ensemble ---- */
+
+/* The value at `key` of a run's summary.json, as compact JSON. (transfer full) */
+static char *summary_at(const char *dir, const char *path)
+{
+  g_autofree char *json = wh_test_read_in(dir, "summary.json");
+  g_autoptr(JsonNode) root = json_from_string(json, NULL);
+  g_autoptr(JsonNode) v = json_path_query(path, root, NULL);
+  return json_to_string(v, FALSE);
+}
+
+START_TEST(test_delay_jitter)
+{
+  /* members are deterministic, differ from each other and from the default, and the
+   * default (written or not) keeps the configuration digest */
+  g_autofree char *scenario = wh_test_source_path("scenarios/incast-16to1.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-jitter-XXXXXX", NULL);
+  const char *sets[] = {NULL, "wh::Link::DelayJitter=0", "wh::Link::DelayJitter=1",
+                        "wh::Link::DelayJitter=1", "wh::Link::DelayJitter=2"};
+  char *flows[5], *digest[5];
+  for (int i = 0; i < 5; i++) {
+    g_autofree char *name = g_strdup_printf("r%d", i);
+    g_autofree char *out = g_build_filename(tmp, name, NULL);
+    const char *args[] = {"run",   scenario, "--out", out, "--quiet", sets[i] ? "--set" : NULL,
+                          sets[i], NULL};
+    g_autofree char *err = NULL;
+    ck_assert_msg(wh_test_whsim(args, NULL, &err) == 0, "%s", err);
+    flows[i] = wh_test_read_in(out, "flows.csv");
+    digest[i] = summary_at(out, "$.config_digest");
+  }
+  ck_assert_str_eq(flows[0], flows[1]);
+  ck_assert_str_eq(digest[0], digest[1]);
+  ck_assert_str_eq(flows[2], flows[3]);
+  ck_assert_str_ne(flows[2], flows[4]);
+  ck_assert_str_ne(flows[0], flows[2]);
+  ck_assert_str_ne(flows[0], flows[4]);
+  ck_assert_str_ne(digest[0], digest[2]);
+  for (int i = 0; i < 5; i++) {
+    g_free(flows[i]);
+    g_free(digest[i]);
+  }
+  /* only a non-negative integer */
+  static const char *const bad[] = {"-1", "1.5", "x"};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autofree char *set = g_strconcat("wh::Link::DelayJitter=", bad[i], NULL);
+    g_autofree char *out = g_build_filename(tmp, "bad", NULL);
+    const char *args[] = {"run", scenario, "--out", out, "--quiet", "--set", set, NULL};
+    g_autofree char *err = NULL;
+    ck_assert_int_eq(wh_test_whsim(args, NULL, &err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "DelayJitter"));
+  }
+  wh_test_remove_tree(tmp);
+}
+END_TEST
+
+START_TEST(test_compare_ensemble)
+{
+  g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  const char *args[] = {"compare", scenario, "--out", out, "--ensemble", "3", "-j", "2", NULL};
+  g_autofree char *text = NULL, *err = NULL;
+  ck_assert_msg(wh_test_whsim(args, &text, &err) == 0, "%s", err);
+  ck_assert_msg(strstr(text, "\nensemble   the reference and 2 members") &&
+                    strstr(text, "\nverdicts   "),
+                "summary: %s", text);
+  g_autofree char *json = wh_test_read_in(out, "compare.json");
+  assert_json_at(json, "$.ensemble.members", "2");
+  assert_json_at(json, "$.ensemble.size", "3");
+  assert_json_at(json, "$.ensemble.member_dirs", "[\"ensemble/member-1/\",\"ensemble/member-2/\"]");
+  static const char *const metrics[] = {"makespan",
+                                        "fct.point-to-point.p50",
+                                        "fct.point-to-point.p90",
+                                        "fct.point-to-point.p99",
+                                        "fct.point-to-point.max",
+                                        "per_flow_spread"};
+  for (size_t i = 0; i < G_N_ELEMENTS(metrics); i++) {
+    g_autofree char *verdict = g_strdup_printf("$.ensemble.metrics['%s'].verdict", metrics[i]);
+    g_autofree char *v = json_string_at(json, verdict);
+    ck_assert_msg(g_strcmp0(v, "inside") == 0 || g_strcmp0(v, "outside") == 0, "%s: %s", metrics[i],
+                  v ? v : "(none)");
+    g_autoptr(JsonNode) root = json_from_string(json, NULL);
+    g_autofree char *path =
+        g_strdup_printf("$.ensemble.metrics['%s'].exact_ensemble[1]", metrics[i]);
+    g_autoptr(JsonNode) second = json_path_query(path, root, NULL);
+    ck_assert_uint_eq(json_array_get_length(json_node_get_array(second)), 1);
+  }
+  for (int i = 1; i <= 2; i++) {
+    g_autofree char *name = g_strdup_printf("ensemble/member-%d", i);
+    g_autofree char *dir = g_build_filename(out, name, NULL);
+    g_autofree char *flows = wh_test_read_in(dir, "flows.csv");
+    g_autofree char *digest = summary_at(dir, "$.config_digest");
+    g_autofree char *exact = g_build_filename(out, "exact", NULL);
+    g_autofree char *ref = summary_at(exact, "$.config_digest");
+    ck_assert_str_ne(digest, ref); /* a member is the exact run perturbed */
+  }
+  wh_test_remove_tree(tmp);
+}
+END_TEST
+
+START_TEST(test_compare_ensemble_refused)
+{
+  g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  static const char *const bad[][2] = {{"--ensemble", "1"},
+                                       {"--ensemble", "1000"},
+                                       {"--ensemble", "65"},
+                                       {"--ensemble", "x"},
+                                       {"--jobs", "2"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    const char *args[] = {"compare", scenario, "--out", out, bad[i][0], bad[i][1], NULL};
+    g_autofree char *err = NULL;
+    ck_assert_int_eq(wh_test_whsim(args, NULL, &err), 2);
+    ck_assert_msg(strstr(err, bad[i][0]) != NULL, "%s", err);
+  }
+  const char *zero[] = {"compare", scenario, "--out", out, "--ensemble", "2", "-j", "0", NULL};
+  g_autofree char *zero_err = NULL;
+  ck_assert_int_eq(wh_test_whsim(zero, NULL, &zero_err), 2);
+  ck_assert_ptr_nonnull(strstr(zero_err, "--jobs 0"));
+  wh_test_remove_tree(tmp);
+}
+END_TEST
+
+START_TEST(test_compare_member_fails)
+{
+  /* a member that fails (here a stand-in for whsim that exits 3) fails the comparison
+   * with its status and message */
+  g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
+  g_autofree char *fake = g_build_filename(tmp, "fake-whsim", NULL);
+  ck_assert(g_file_set_contents(fake, "#!/bin/sh\necho 'member broke' >&2\nexit 3\n", -1, NULL));
+  ck_assert_int_eq(g_chmod(fake, 0755), 0);
+  g_autofree char *path = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhScenario) sc = wh_scenario_load(path, &err);
+  ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  g_autoptr(WhCompare) c = wh_compare_new(sc, NULL, out, NULL, &err);
+  ck_assert_msg(c != NULL, "%s", err ? err->message : "");
+  WhCompareEnsemble bad = {.size = 1, .jobs = 1, .whsim = fake};
+  ck_assert(!wh_compare_set_ensemble(c, &bad, &err));
+  ck_assert(g_error_matches(err, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE));
+  g_clear_error(&err);
+  WhCompareEnsemble ens = {.size = 3, .jobs = 2, .whsim = fake};
+  ck_assert(wh_compare_set_ensemble(c, &ens, &err));
+  ck_assert(!wh_compare_execute(c, &err));
+  ck_assert_msg(strstr(err->message, "ensemble member 1") &&
+                    strstr(err->message, "exit status 3") && strstr(err->message, "member broke"),
+                "%s", err->message);
+  wh_test_remove_tree(tmp);
+}
+END_TEST
+
+/* Sets the flag at `data` after 0.3 s. */
+static gpointer raise_flag(gpointer data)
+{
+  g_usleep(300000);
+  *(volatile sig_atomic_t *)data = 1;
+  return NULL;
+}
+
+START_TEST(test_runner)
+{
+  /* at most `parallel` children at once, each one's status and stderr */
+  char *sleep_argv[] = {"sleep", "0.3", NULL};
+  char *fail_argv[] = {"sh", "-c", "echo out; echo boom >&2; exit 3", NULL};
+  char *kill_argv[] = {"sh", "-c", "kill -9 $$", NULL};
+  WhRunnerJob jobs[6] = {{sleep_argv}, {sleep_argv}, {fail_argv},
+                         {sleep_argv}, {sleep_argv}, {kill_argv}};
+  guint peak = 0;
+  g_autoptr(GError) err = NULL;
+  gint64 t0 = g_get_monotonic_time();
+  ck_assert(wh_runner_run(jobs, 6, 2, NULL, &peak, &err));
+  double took = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  ck_assert_uint_eq(peak, 2);
+  ck_assert_msg(took >= 0.55, "four sleeps of 0.3 s two at a time took %.3f s", took);
+  for (int i = 0; i < 6; i++)
+    ck_assert(jobs[i].done);
+  ck_assert_int_eq(jobs[0].exit_status, 0);
+  ck_assert_int_eq(jobs[2].exit_status, 3);
+  ck_assert_str_eq(jobs[2].log, "boom\n");
+  ck_assert_int_eq(jobs[5].exit_status, -1);
+  ck_assert_int_eq(jobs[5].term_signal, 9);
+  g_autofree char *status = wh_runner_job_status_text(&jobs[5]);
+  ck_assert_str_eq(status, "killed by signal 9");
+  for (int i = 0; i < 6; i++)
+    wh_runner_job_clear(&jobs[i]);
+  /* a program that does not exist */
+  char *missing_argv[] = {"/nonexistent/whsim", NULL};
+  WhRunnerJob missing = {missing_argv};
+  ck_assert(!wh_runner_run(&missing, 1, 1, NULL, NULL, &err));
+  ck_assert(g_error_matches(err, WH_RUNNER_ERROR, WH_RUNNER_ERROR_SPAWN));
+  g_clear_error(&err);
+  /* an interrupt: the running children are stopped, nothing more starts */
+  volatile sig_atomic_t flag = 0;
+  char *long_argv[] = {"sleep", "30", NULL};
+  WhRunnerJob three[3] = {{long_argv}, {long_argv}, {long_argv}};
+  t0 = g_get_monotonic_time();
+  GThread *t = g_thread_new("interrupt", raise_flag, (gpointer)&flag);
+  ck_assert(!wh_runner_run(three, 3, 2, &flag, NULL, &err));
+  g_thread_join(t);
+  ck_assert(g_error_matches(err, WH_RUNNER_ERROR, WH_RUNNER_ERROR_INTERRUPTED));
+  ck_assert(three[0].done && three[1].done && !three[2].done);
+  ck_assert_int_eq(three[0].term_signal, SIGTERM);
+  ck_assert((g_get_monotonic_time() - t0) < 10 * G_USEC_PER_SEC);
+  for (int i = 0; i < 3; i++)
+    wh_runner_job_clear(&three[i]);
+}
+END_TEST
+
 Suite *wh_compare_suite(void)
 {
   Suite *s = suite_create("compare");
@@ -643,5 +859,13 @@ Suite *wh_compare_suite(void)
   tcase_set_timeout(strings, 60);
   tcase_add_test(strings, test_json_strings);
   suite_add_tcase(s, strings);
+  TCase *ens = tcase_create("ensemble");
+  tcase_set_timeout(ens, 120);
+  tcase_add_test(ens, test_runner);
+  tcase_add_test(ens, test_delay_jitter);
+  tcase_add_test(ens, test_compare_ensemble);
+  tcase_add_test(ens, test_compare_ensemble_refused);
+  tcase_add_test(ens, test_compare_member_fails);
+  suite_add_tcase(s, ens);
   return s;
 }
