@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "json-text.h"
 #include "outputs.h"
 #include "report.h"
 #include "run-private.h"
@@ -172,7 +173,7 @@ static gboolean write_outputs(const WhRun *run, WhNs3Sim *sim, const char *dir, 
   json_object_set_int_member(o, "flows_completed", done);
   json_object_set_double_member(o, "wall_s", wh_units_round(wall, "%.6f"));
   json_object_set_int_member(o, "flows", tp->n_flows);
-  g_autofree char *summary = wh_report_json_text(o);
+  g_autofree char *summary = wh_json_text(o);
   g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
   ok = set && wh_output_set_add(set, "flows.csv", csv->str, error) &&
        wh_output_set_add(set, "summary.json", summary, error) &&

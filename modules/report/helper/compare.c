@@ -13,6 +13,7 @@
 #include "csv.h"
 #include "file-read.h"
 #include "gnuplot.h"
+#include "json-text.h"
 #include "outputs.h"
 #include "report.h"
 #include "run-files.h"
@@ -1055,7 +1056,7 @@ char *wh_compare_json(const WhCompare *c)
   json_object_set_array_member(o, "plots", plots);
   if (c->plots_note)
     json_object_set_string_member(o, "plots_note", c->plots_note);
-  return wh_report_json_text(o);
+  return wh_json_text(o);
 }
 
 static char *flows_csv(const WhCompare *c)

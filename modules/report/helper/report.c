@@ -2,7 +2,7 @@
  * the warnings, validate's sizes): both are made here from the same numbers, the run's
  * totals (wh_run_totals) and Wormhole's summary (WormholeSummary), so that they cannot
  * disagree. The summary is a json-glib object written by its generator
- * (wh_report_json_text: every JSON file of the module). Costs one pass over the ports
+ * (wh_json_text, core: every JSON file's layout). Costs one pass over the ports
  * (link tiers), the flows (FCT) or the ops (iterations, migration, validate's sizes). */
 #include "report.h"
 
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-text.h"
 #include "presets.h"
 #include "run-private.h"
 #include "units.h"
@@ -341,18 +342,7 @@ JsonObject *wh_run_summary_object(const WhRun *run, gboolean with_wall)
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall)
 {
   g_autoptr(JsonObject) o = wh_run_summary_object(run, with_wall);
-  return wh_report_json_text(o);
-}
-
-char *wh_report_json_text(JsonObject *object)
-{
-  g_autoptr(JsonNode) root = json_node_init_object(json_node_alloc(), object);
-  g_autoptr(JsonGenerator) gen = json_generator_new();
-  json_generator_set_pretty(gen, TRUE);
-  json_generator_set_indent(gen, 2);
-  json_generator_set_root(gen, root);
-  g_autofree char *text = json_generator_to_data(gen, NULL);
-  return g_strconcat(text, "\n", NULL);
+  return wh_json_text(o);
 }
 
 char **wh_run_warnings(const WhRun *run)

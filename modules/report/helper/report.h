@@ -33,9 +33,4 @@ JsonObject *wh_run_summary_object(const WhRun *run, gboolean with_wall);
 /* The same as the text of summary.json (transfer full). */
 char *wh_run_summary_json(const WhRun *run, gboolean with_wall);
 
-/* `object` (transfer none) as whsim writes its JSON files: json-glib's generator,
- * pretty-printed with two spaces of indentation, ending with a newline (transfer
- * full). */
-char *wh_report_json_text(JsonObject *object);
-
 #endif

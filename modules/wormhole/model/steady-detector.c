@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "bulk.h"
+#include "json-text.h"
 #include "steady-window.h"
 #include "units.h"
 
@@ -555,18 +556,6 @@ static void json_steady(const WhDetector *d, JsonObject *o)
   json_object_set_object_member(o, "steady", steady);
 }
 
-/* `o` as pretty-printed text with two spaces of indentation and a final newline. */
-static char *json_text(JsonObject *o)
-{
-  g_autoptr(JsonNode) root = json_node_init_object(json_node_alloc(), o);
-  g_autoptr(JsonGenerator) gen = json_generator_new();
-  json_generator_set_pretty(gen, TRUE);
-  json_generator_set_indent(gen, 2);
-  json_generator_set_root(gen, root);
-  g_autofree char *text = json_generator_to_data(gen, NULL);
-  return g_strconcat(text, "\n", NULL);
-}
-
 char *wh_detector_json_object(const WhDetector *d, JsonObject *o)
 {
   const WhDetectorStats *s = &d->st;
@@ -587,7 +576,7 @@ char *wh_detector_json_object(const WhDetector *d, JsonObject *o)
   json_history(d, o);
   json_intervals(d, o);
   json_flows(d, o);
-  return json_text(o);
+  return wh_json_text(o);
 }
 
 char *wh_detector_json(const WhDetector *d, const char *header)
