@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares two output trees file by file: every *.json file as parsed values (keys
-named wall* removed at any depth, 0 and 0.0 equal as Python compares them), every other
+named wall* or process* (wall-clock times) removed at any depth, 0 and 0.0 equal as Python compares them), every other
 file byte for byte. Prints one line per difference and a summary; exits 1 when any file
 differs or is only on one side.
 
@@ -13,7 +13,7 @@ import sys
 
 def strip_wall(v):
     if isinstance(v, dict):
-        return {k: strip_wall(x) for k, x in v.items() if not k.startswith("wall")}
+        return {k: strip_wall(x) for k, x in v.items() if not k.startswith(("wall", "process"))}
     if isinstance(v, list):
         return [strip_wall(x) for x in v]
     return v
