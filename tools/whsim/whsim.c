@@ -106,6 +106,7 @@ typedef struct {
   char *exact;    /* compare: the stored exact run's directory */
   char *ensemble; /* compare: runs in the perturbation ensemble */
   char *jobs;     /* compare: ensemble members run at once */
+  char *seeds;    /* compare: ensemble members that differ only by the seed */
   char **sets, **plugins;
   gboolean quiet;
   WhProgressRun status; /* the status line (--progress) */
@@ -131,6 +132,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->exact);
   g_free(a->ensemble);
   g_free(a->jobs);
+  g_free(a->seeds);
   g_strfreev(a->sets);
   g_strfreev(a->plugins);
 }
@@ -159,7 +161,10 @@ static const char compare_description[] =
     "time or makespan, op end times per kind, FCT quantiles per flow class, per-flow\n"
     "spread), each member's and Wormhole's deviation from the reference and a verdict:\n"
     "inside when Wormhole deviates no more than the farthest member. A failing member\n"
-    "fails the comparison.\n"
+    "fails the comparison. --ensemble-seeds K (0..64) adds K exact runs that differ only\n"
+    "by the seed (--seed S+1..S+K, S the reference's), run in the same batch into\n"
+    "DIR/ensemble/seed-k/ and judged apart in the ensemble's seeds object (the same\n"
+    "metrics, size, member_dirs); they do not widen the jitter members' verdicts.\n"
     "Outputs in DIR (default: out/<file name without .xml>-compare):\n"
     "  exact/, wormhole/        each run's own outputs (summary.json, flows.csv, ...);\n"
     "                           with --exact, wormhole/ only\n"
@@ -276,6 +281,10 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
          "2..64: the reference and N-1 members, the exact run with wh::Link::DelayJitter=1.."
          "N-1, run as `whsim run` child processes into DIR/ensemble/member-i/",
          "N"},
+        {"ensemble-seeds", 0, 0, G_OPTION_ARG_STRING, &a->seeds,
+         "with --ensemble: also run K members (0..64, default 0) that differ from the reference "
+         "only by the seed (S+1..S+K), into DIR/ensemble/seed-k/, judged apart",
+         "K"},
         {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a->jobs,
          "with --ensemble: run at most JOBS members at once (default: the number of CPUs)", "JOBS"},
         {NULL},
@@ -527,6 +536,10 @@ static int cmd_compare(int argc, char **argv)
     fprintf(stderr, "whsim compare: --jobs applies only with --ensemble\n");
     return EXIT_BAD_INPUT;
   }
+  if (a.seeds && !a.ensemble) {
+    fprintf(stderr, "whsim compare: --ensemble-seeds applies only with --ensemble\n");
+    return EXIT_BAD_INPUT;
+  }
   if (a.ensemble) {
     int64_t v;
     if (!wh_units_parse_int(a.ensemble, &v, NULL) || v < 2 || v > WH_COMPARE_ENSEMBLE_MAX) {
@@ -544,6 +557,16 @@ static int cmd_compare(int argc, char **argv)
     }
     if (a.jobs)
       ens.jobs = (guint)v;
+    if (a.seeds &&
+        (!wh_units_parse_int(a.seeds, &v, NULL) || v < 0 || v > WH_COMPARE_ENSEMBLE_SEEDS_MAX)) {
+      fprintf(stderr,
+              "whsim compare: --ensemble-seeds %s: expected an integer in 0..%d (the members "
+              "that differ from the reference only by the seed)\n",
+              a.seeds, WH_COMPARE_ENSEMBLE_SEEDS_MAX);
+      return EXIT_BAD_INPUT;
+    }
+    if (a.seeds)
+      ens.seeds = (uint32_t)v;
     self = g_file_read_link("/proc/self/exe", NULL);
     if (self == NULL)
       self = g_canonicalize_filename(argv[0], NULL);

@@ -50,6 +50,7 @@ typedef struct {
   char *problem;             /* nullable: ended early or inconsistent (never a stored run) */
   const char *stopped_early; /* nullable: why it stopped before its natural end (static) */
   gboolean member;           /* an ensemble member read back: its digest is not checked */
+  uint64_t seed_offset;      /* a seed member: its seed less the reference's */
 } Side;
 
 /* One metric of the ensemble: each member's deviation from the reference, and
@@ -87,6 +88,12 @@ struct WhCompare {
   GArray *ens_metric; /* EnsembleMetric */
   double ens_spread;  /* the members' mean per-flow |FCT error| */
   gboolean chaotic;
+  /* the seed members (WhCompareEnsemble.seeds), judged apart from the jitter members */
+  uint32_t ens_seeds;
+  Side *seed_members;  /* ens_seeds */
+  GArray *seed_metric; /* EnsembleMetric */
+  double seed_spread;  /* the seed members' mean per-flow |FCT error| */
+  gboolean seed_chaotic;
 };
 
 static void add_ensemble(JsonObject *o, const WhCompare *c);
@@ -178,6 +185,17 @@ static void side_clear(Side *s)
   g_free(s->problem);
 }
 
+static void metrics_free(GArray *metrics)
+{
+  for (guint i = 0; metrics && i < metrics->len; i++) {
+    EnsembleMetric *m = &g_array_index(metrics, EnsembleMetric, i);
+    g_free(m->name);
+    g_array_unref(m->members);
+  }
+  if (metrics)
+    g_array_unref(metrics);
+}
+
 void wh_compare_free(WhCompare *c)
 {
   if (c == NULL)
@@ -188,13 +206,11 @@ void wh_compare_free(WhCompare *c)
   for (uint32_t i = 0; c->members && i + 1 < c->ens_size; i++)
     side_clear(&c->members[i]);
   g_free(c->members);
-  for (guint i = 0; c->ens_metric && i < c->ens_metric->len; i++) {
-    EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, i);
-    g_free(m->name);
-    g_array_unref(m->members);
-  }
-  if (c->ens_metric)
-    g_array_unref(c->ens_metric);
+  for (uint32_t i = 0; c->seed_members && i < c->ens_seeds; i++)
+    side_clear(&c->seed_members[i]);
+  g_free(c->seed_members);
+  metrics_free(c->ens_metric);
+  metrics_free(c->seed_metric);
   g_free(c->whsim);
   g_strfreev(c->ens_extra);
   g_free(c->match);
@@ -543,7 +559,8 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
   g_snprintf(digest, sizeof digest, "%016" G_GINT64_MODIFIER "x",
              (guint64)wh_run_config_digest(run));
   if (!expect_str(&sm, "scenario", run->sc->name ? run->sc->name : "", error) ||
-      !expect_u64(&sm, "seed", run->seed, error) || !expect_str(&sm, "cc", run->cc->name, error))
+      !expect_u64(&sm, "seed", run->seed + s->seed_offset, error) ||
+      !expect_str(&sm, "cc", run->cc->name, error))
     return FALSE;
   if (!s->member && !json_object_has_member(sm.fields, "config_digest"))
     return refuse(error,
@@ -590,7 +607,7 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
   if (wall && (!isfinite(s->wall_s) || s->wall_s < 0))
     return bad_field(&sm, "wall_s", wall, "not a number of seconds", error);
   s->mode = g_strdup("off");
-  s->seed = run->seed;
+  s->seed = run->seed + s->seed_offset;
   s->cc = run->cc->name;
   return wall != NULL;
 }
@@ -1217,7 +1234,12 @@ gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GEr
                   ens->size, WH_COMPARE_ENSEMBLE_MAX, WH_COMPARE_ENSEMBLE_MAX - 1);
   if (ens->jobs < 1)
     return refuse(error, "--jobs: expected at least 1");
+  if (ens->seeds > WH_COMPARE_ENSEMBLE_SEEDS_MAX)
+    return refuse(error, "--ensemble-seeds %u: expected 0..%d seed members", ens->seeds,
+                  WH_COMPARE_ENSEMBLE_SEEDS_MAX);
   c->ens_size = ens->size;
+  c->ens_seeds = ens->seeds;
+  c->seed_members = g_new0(Side, ens->seeds ? ens->seeds : 1);
   c->ens_jobs = ens->jobs;
   c->whsim = g_strdup(ens->whsim);
   c->ens_extra = g_strdupv(ens->extra_args);
@@ -1228,10 +1250,11 @@ gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GEr
   return TRUE;
 }
 
-/* The command line of ensemble member i: `whsim run` with the exact run's options (its
- * seed and congestion control as built, its sets with Mode=off) and DelayJitter=i.
- * (transfer full) */
-static char **member_argv(const WhCompare *c, const WhRun *built, uint32_t i, const char *dir)
+/* The command line of an ensemble member: `whsim run` with the exact run's options (its
+ * congestion control as built, its sets with Mode=off), the seed as built plus
+ * `seed_offset`, and with `jitter` > 0 DelayJitter=jitter. (transfer full) */
+static char **member_argv(const WhCompare *c, const WhRun *built, uint32_t jitter,
+                          uint64_t seed_offset, const char *dir)
 {
   const WhRunOptions *o = &c->side[EXACT].opts;
   GPtrArray *a = g_ptr_array_new();
@@ -1241,7 +1264,7 @@ static char **member_argv(const WhCompare *c, const WhRun *built, uint32_t i, co
   g_ptr_array_add(a, g_strdup("--quiet"));
   g_ptr_array_add(a, g_strdup("--progress=never"));
   g_ptr_array_add(a, g_strconcat("--out=", dir, NULL));
-  g_ptr_array_add(a, g_strdup_printf("--seed=%" G_GUINT64_FORMAT, built->seed));
+  g_ptr_array_add(a, g_strdup_printf("--seed=%" G_GUINT64_FORMAT, built->seed + seed_offset));
   g_ptr_array_add(a, g_strconcat("--cc=", built->cc->name, NULL));
   if (o->scheduler)
     g_ptr_array_add(a, g_strconcat("--scheduler=", o->scheduler, NULL));
@@ -1255,23 +1278,30 @@ static char **member_argv(const WhCompare *c, const WhRun *built, uint32_t i, co
     g_ptr_array_add(a, g_strdup(*p));
   for (char **p = c->side[EXACT].sets; p && *p; p++)
     g_ptr_array_add(a, g_strconcat("--set=", *p, NULL));
-  g_ptr_array_add(a, g_strdup_printf("--set=wh::Link::DelayJitter=%u", i));
+  if (jitter)
+    g_ptr_array_add(a, g_strdup_printf("--set=wh::Link::DelayJitter=%u", jitter));
   g_ptr_array_add(a, NULL);
   return (char **)g_ptr_array_free(a, FALSE);
 }
 
-/* Runs the members as child processes (at most ens_jobs at a time) and reads their
- * outputs back as stored exact runs checked against `built`. A member that fails fails
- * the comparison with its message. */
+/* Runs the members, the jitter members then the seed members, as child processes in one
+ * batch (at most ens_jobs at a time) and reads their outputs back as stored exact runs
+ * checked against `built`. A member that fails fails the comparison with its message. */
 static gboolean run_members(WhCompare *c, const WhRun *built, GError **error)
 {
-  uint32_t n = c->ens_size - 1;
+  uint32_t nj = c->ens_size - 1, n = nj + c->ens_seeds;
   g_autofree WhRunnerJob *jobs = g_new0(WhRunnerJob, n);
   g_auto(GStrv) dirs = g_new0(char *, n + 1);
+  g_auto(GStrv) what = g_new0(char *, n + 1);
   for (uint32_t i = 0; i < n; i++) {
-    g_autofree char *name = g_strdup_printf("member-%u", i + 1);
+    gboolean jitter = i < nj;
+    uint32_t k = jitter ? i + 1 : i - nj + 1;
+    g_autofree char *name = g_strdup_printf(jitter ? "member-%u" : "seed-%u", k);
     dirs[i] = g_build_filename(c->dir, "ensemble", name, NULL);
-    jobs[i].argv = member_argv(c, built, i + 1, dirs[i]);
+    jobs[i].argv = member_argv(c, built, jitter ? k : 0, jitter ? 0 : k, dirs[i]);
+    what[i] = jitter ? g_strdup_printf("ensemble member %u (wh::Link::DelayJitter=%u", k, k)
+                     : g_strdup_printf("ensemble seed member %u (--seed %" G_GUINT64_FORMAT, k,
+                                       built->seed + k);
   }
   g_autoptr(GError) err = NULL;
   gboolean ok = wh_runner_run(jobs, n, c->ens_jobs, c->side[EXACT].opts.interrupt, NULL, &err);
@@ -1282,9 +1312,8 @@ static gboolean run_members(WhCompare *c, const WhRun *built, GError **error)
       continue;
     g_autofree char *status = wh_runner_job_status_text(&jobs[i]);
     g_autofree char *log = g_strdup(jobs[i].log ? jobs[i].log : "");
-    g_set_error(error, WH_RUNNER_ERROR, WH_RUNNER_ERROR_SPAWN,
-                "ensemble member %u (wh::Link::DelayJitter=%u, outputs in %s) failed (%s)%s%s",
-                i + 1, i + 1, dirs[i], status, *g_strstrip(log) ? ": " : "", log);
+    g_set_error(error, WH_RUNNER_ERROR, WH_RUNNER_ERROR_SPAWN, "%s, outputs in %s) failed (%s)%s%s",
+                what[i], dirs[i], status, *g_strstrip(log) ? ": " : "", log);
     ok = FALSE;
   }
   for (uint32_t i = 0; i < n; i++) {
@@ -1292,9 +1321,11 @@ static gboolean run_members(WhCompare *c, const WhRun *built, GError **error)
     wh_runner_job_clear(&jobs[i]);
   }
   for (uint32_t i = 0; ok && i < n; i++) {
-    c->members[i].what = "member";
-    c->members[i].member = TRUE;
-    ok = stored_load(&c->members[i], dirs[i], built, error);
+    Side *s = i < nj ? &c->members[i] : &c->seed_members[i - nj];
+    s->what = "member";
+    s->member = TRUE;
+    s->seed_offset = i < nj ? 0 : i - nj + 1;
+    ok = stored_load(s, dirs[i], built, error);
   }
   return ok;
 }
@@ -1320,18 +1351,18 @@ static const char *flow_class(const WhCompare *c, const WhCompareFlow *f)
   return "point-to-point";
 }
 
-/* Appends metric `name`'s value for sample k (members 0..n-2, then Wormhole). */
-static void metric_put(WhCompare *c, guint *at, const char *name, guint k, double v)
+/* Appends metric `name`'s value for a member's sample, or sets Wormhole's. */
+static void metric_put(GArray *metrics, guint *at, const char *name, gboolean wormhole, double v)
 {
-  if (*at >= c->ens_metric->len) {
+  if (*at >= metrics->len) {
     EnsembleMetric m = {g_strdup(name), g_array_new(FALSE, TRUE, sizeof(double)), NAN, TRUE};
-    g_array_append_val(c->ens_metric, m);
+    g_array_append_val(metrics, m);
   }
-  EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, *at);
-  if (k + 1 < c->ens_size)
-    g_array_append_val(m->members, v);
-  else
+  EnsembleMetric *m = &g_array_index(metrics, EnsembleMetric, *at);
+  if (wormhole)
     m->wormhole = v;
+  else
+    g_array_append_val(m->members, v);
   (*at)++;
 }
 
@@ -1347,11 +1378,13 @@ static guint sorted_of(const double *v, const char *const *cls, guint n, const c
   return k;
 }
 
-/* The deviations of sample `s` (the k-th) from the reference: the iteration time (or
+/* The deviations of sample `s` (a member, or the Wormhole run) from the reference, into
+ * `metrics`: the iteration time (or
  * makespan), per op kind the end-time error quantiles, per flow class the relative
  * differences of the FCT quantiles, and the per-flow spread (mean |FCT error|). The
  * metrics come in the same order for every sample, classes in the exact run's order. */
-static gboolean sample_metrics(WhCompare *c, const Side *s, guint k, GError **error)
+static gboolean sample_metrics(WhCompare *c, GArray *metrics, const Side *s, gboolean wormhole,
+                               GError **error)
 {
   const Side *e = &c->side[EXACT];
   guint at = 0;
@@ -1360,7 +1393,7 @@ static gboolean sample_metrics(WhCompare *c, const Side *s, guint k, GError **er
                          ? rel((double)iteration_sum(s), (double)iteration_sum(e))
                          : NAN)
                   : rel((double)s->makespan, (double)e->makespan);
-  metric_put(c, &at, iter ? "iteration_time" : "makespan", k, fabs(t));
+  metric_put(metrics, &at, iter ? "iteration_time" : "makespan", wormhole, fabs(t));
   g_autoptr(GPtrArray) kinds = g_ptr_array_new();
   guint n_ops = e->ops->len;
   g_autofree double *op_err = g_new(double, n_ops + 1), *buf = g_new(double, n_ops + 1);
@@ -1380,7 +1413,7 @@ static gboolean sample_metrics(WhCompare *c, const Side *s, guint k, GError **er
     guint m = sorted_of(op_err, op_kind, n_ops, kinds->pdata[j], buf);
     for (int q = 0; q < 3; q++) {
       g_autofree char *name = g_strdup_printf("op_end_time.%s.%s", (char *)kinds->pdata[j], qn[q]);
-      metric_put(c, &at, name, k, quantile(buf, m, qv[q]));
+      metric_put(metrics, &at, name, wormhole, quantile(buf, m, qv[q]));
     }
   }
   guint ne = e->flows->len;
@@ -1411,30 +1444,42 @@ static gboolean sample_metrics(WhCompare *c, const Side *s, guint k, GError **er
     guint ms = sorted_of(fct_s, cls, ne, classes->pdata[j], bs);
     for (int q = 0; q < 4; q++) {
       g_autofree char *name = g_strdup_printf("fct.%s.%s", (char *)classes->pdata[j], fn[q]);
-      metric_put(c, &at, name, k, fabs(rel(quantile(bs, ms, fv[q]), quantile(be, me, fv[q]))));
+      metric_put(metrics, &at, name, wormhole,
+                 fabs(rel(quantile(bs, ms, fv[q]), quantile(be, me, fv[q]))));
     }
   }
-  metric_put(c, &at, "per_flow_spread", k, fe.matched ? fe.mean : NAN);
+  metric_put(metrics, &at, "per_flow_spread", wormhole, fe.matched ? fe.mean : NAN);
   return TRUE;
 }
 
-/* After both runs: every sample's metrics, the members' mean spread, chaotic or not. */
-static gboolean ensemble_metrics(WhCompare *c, GError **error)
+/* The metrics of the members `members` (n of them) and of the Wormhole run, into a new
+ * array at `out`; their mean per-flow spread and whether it is chaotic. */
+static gboolean members_metrics(WhCompare *c, const Side *members, uint32_t n, GArray **out,
+                                double *spread_mean, gboolean *chaotic, GError **error)
 {
-  c->ens_metric = g_array_new(FALSE, TRUE, sizeof(EnsembleMetric));
-  for (uint32_t k = 0; k + 1 < c->ens_size; k++)
-    if (!sample_metrics(c, &c->members[k], k, error))
+  GArray *metrics = *out = g_array_new(FALSE, TRUE, sizeof(EnsembleMetric));
+  for (uint32_t k = 0; k < n; k++)
+    if (!sample_metrics(c, metrics, &members[k], FALSE, error))
       return FALSE;
-  if (!sample_metrics(c, &c->side[WORMHOLE], c->ens_size - 1, error))
+  if (!sample_metrics(c, metrics, &c->side[WORMHOLE], TRUE, error))
     return FALSE;
-  EnsembleMetric *spread = &g_array_index(c->ens_metric, EnsembleMetric, c->ens_metric->len - 1);
+  EnsembleMetric *spread = &g_array_index(metrics, EnsembleMetric, metrics->len - 1);
   double sum = 0;
   for (guint i = 0; i < spread->members->len; i++)
     sum += g_array_index(spread->members, double, i);
-  c->ens_spread = sum / spread->members->len;
-  c->chaotic = c->ens_spread > WH_COMPARE_CHAOTIC_SPREAD;
-  spread->judged = !c->chaotic;
+  *spread_mean = sum / spread->members->len;
+  *chaotic = *spread_mean > WH_COMPARE_CHAOTIC_SPREAD;
+  spread->judged = !*chaotic;
   return TRUE;
+}
+
+/* After both runs: the jitter members' metrics and, apart, the seed members'. */
+static gboolean ensemble_metrics(WhCompare *c, GError **error)
+{
+  return members_metrics(c, c->members, c->ens_size - 1, &c->ens_metric, &c->ens_spread,
+                         &c->chaotic, error) &&
+         (c->ens_seeds == 0 || members_metrics(c, c->seed_members, c->ens_seeds, &c->seed_metric,
+                                               &c->seed_spread, &c->seed_chaotic, error));
 }
 
 /* The largest member deviation (NAN when none is finite). */
@@ -1458,26 +1503,14 @@ static const char *verdict(const EnsembleMetric *m)
   return m->wormhole <= mx ? "inside" : "outside";
 }
 
-static void add_ensemble(JsonObject *o, const WhCompare *c)
+/* The metrics' object: per metric the members' values, their max and mean, Wormhole's,
+ * the verdict and the ratio; the counts of judged metrics and of those inside. */
+static JsonObject *metrics_json(const GArray *metrics, guint *judged, guint *inside)
 {
-  JsonObject *x = json_object_new();
-  json_object_set_int_member(x, "size", c->ens_size);
-  json_object_set_int_member(x, "members", c->ens_size - 1);
-  json_object_set_string_member(x, "knob", "wh::Link::DelayJitter");
-  json_object_set_int_member(x, "jobs", c->ens_jobs);
-  JsonArray *dirs = json_array_new();
-  for (uint32_t i = 1; i < c->ens_size; i++) {
-    g_autofree char *d = g_strdup_printf("ensemble/member-%u/", i);
-    json_array_add_string_element(dirs, d);
-  }
-  json_object_set_array_member(x, "member_dirs", dirs);
-  set_num(x, "member_spread_mean", c->ens_spread);
-  set_num(x, "chaotic_spread", WH_COMPARE_CHAOTIC_SPREAD);
-  json_object_set_boolean_member(x, "chaotic", c->chaotic);
-  JsonObject *metrics = json_object_new();
-  guint inside = 0, judged = 0;
-  for (guint i = 0; c->ens_metric && i < c->ens_metric->len; i++) {
-    const EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, i);
+  JsonObject *o = json_object_new();
+  *judged = *inside = 0;
+  for (guint i = 0; metrics && i < metrics->len; i++) {
+    const EnsembleMetric *m = &g_array_index(metrics, EnsembleMetric, i);
     JsonObject *y = json_object_new();
     JsonArray *mem = json_array_new();
     double sum = 0;
@@ -1504,14 +1537,78 @@ static void add_ensemble(JsonObject *o, const WhCompare *c)
     else
       json_object_set_null_member(y, "verdict");
     set_num(y, "ratio", mx > 0 ? m->wormhole / mx : NAN);
-    judged += v != NULL;
-    inside += v && strcmp(v, "inside") == 0;
-    json_object_set_object_member(metrics, m->name, y);
+    *judged += v != NULL;
+    *inside += v && strcmp(v, "inside") == 0;
+    json_object_set_object_member(o, m->name, y);
   }
-  json_object_set_object_member(x, "metrics", metrics);
+  return o;
+}
+
+/* The seed members' object: their count, directories, spread and metrics. */
+static JsonObject *seeds_json(const WhCompare *c)
+{
+  JsonObject *x = json_object_new();
+  json_object_set_int_member(x, "size", c->ens_seeds);
+  json_object_set_string_member(x, "knob", "--seed");
+  json_object_set_int_member(x, "seed_first", (gint64)(c->side[EXACT].seed + 1));
+  json_object_set_int_member(x, "seed_last", (gint64)(c->side[EXACT].seed + c->ens_seeds));
+  JsonArray *dirs = json_array_new();
+  for (uint32_t i = 1; i <= c->ens_seeds; i++) {
+    g_autofree char *d = g_strdup_printf("ensemble/seed-%u/", i);
+    json_array_add_string_element(dirs, d);
+  }
+  json_object_set_array_member(x, "member_dirs", dirs);
+  set_num(x, "member_spread_mean", c->seed_spread);
+  json_object_set_boolean_member(x, "chaotic", c->seed_chaotic);
+  guint judged, inside;
+  json_object_set_object_member(x, "metrics", metrics_json(c->seed_metric, &judged, &inside));
   json_object_set_int_member(x, "judged", judged);
   json_object_set_int_member(x, "inside", inside);
+  return x;
+}
+
+static void add_ensemble(JsonObject *o, const WhCompare *c)
+{
+  JsonObject *x = json_object_new();
+  json_object_set_int_member(x, "size", c->ens_size);
+  json_object_set_int_member(x, "members", c->ens_size - 1);
+  json_object_set_string_member(x, "knob", "wh::Link::DelayJitter");
+  json_object_set_int_member(x, "jobs", c->ens_jobs);
+  JsonArray *dirs = json_array_new();
+  for (uint32_t i = 1; i < c->ens_size; i++) {
+    g_autofree char *d = g_strdup_printf("ensemble/member-%u/", i);
+    json_array_add_string_element(dirs, d);
+  }
+  json_object_set_array_member(x, "member_dirs", dirs);
+  set_num(x, "member_spread_mean", c->ens_spread);
+  set_num(x, "chaotic_spread", WH_COMPARE_CHAOTIC_SPREAD);
+  json_object_set_boolean_member(x, "chaotic", c->chaotic);
+  guint judged, inside;
+  json_object_set_object_member(x, "metrics", metrics_json(c->ens_metric, &judged, &inside));
+  json_object_set_int_member(x, "judged", judged);
+  json_object_set_int_member(x, "inside", inside);
+  if (c->ens_seeds)
+    json_object_set_object_member(x, "seeds", seeds_json(c));
   json_object_set_object_member(o, "ensemble", x);
+}
+
+/* The counts of judged metrics and of those inside, and the metrics outside with their
+ * ratios, comma-separated. (transfer full) */
+static char *verdicts_text(const GArray *metrics, guint *judged, guint *inside)
+{
+  *judged = *inside = 0;
+  GString *outside = g_string_new(NULL);
+  for (guint i = 0; metrics && i < metrics->len; i++) {
+    const EnsembleMetric *m = &g_array_index(metrics, EnsembleMetric, i);
+    const char *v = verdict(m);
+    double mx = member_max(m);
+    *judged += v != NULL;
+    *inside += v && strcmp(v, "inside") == 0;
+    if (v && strcmp(v, "outside") == 0)
+      g_string_append_printf(outside, "%s%s (%.2fx)", outside->len ? ", " : "", m->name,
+                             mx > 0 ? m->wormhole / mx : INFINITY);
+  }
+  return g_string_free(outside, FALSE);
 }
 
 /* The ensemble's lines of the printed summary. */
@@ -1522,24 +1619,27 @@ static void print_ensemble(const WhCompare *c, FILE *out)
           "%s/ensemble/): per-flow spread %.3f%%%s\n",
           c->ens_size - 1, c->ens_size - 1, c->dir, c->ens_spread * 100,
           c->chaotic ? ": chaotic (above 5%), per-flow errors shown, not judged" : "");
-  guint judged = 0, inside = 0;
-  GString *outside = g_string_new(NULL);
   for (guint i = 0; c->ens_metric && i < c->ens_metric->len; i++) {
     const EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, i);
     const char *v = verdict(m);
-    double mx = member_max(m);
     if (i == 0 || i + 1 == c->ens_metric->len)
       fprintf(out, "  %-22s Wormhole %.3f%%, ensemble max %.3f%%: %s\n", m->name, m->wormhole * 100,
-              mx * 100, v ? v : "not judged");
-    judged += v != NULL;
-    inside += v && strcmp(v, "inside") == 0;
-    if (v && strcmp(v, "outside") == 0)
-      g_string_append_printf(outside, "%s%s (%.2fx)", outside->len ? ", " : "", m->name,
-                             mx > 0 ? m->wormhole / mx : INFINITY);
+              member_max(m) * 100, v ? v : "not judged");
   }
+  guint judged, inside;
+  g_autofree char *outside = verdicts_text(c->ens_metric, &judged, &inside);
   fprintf(out, "verdicts   %u of %u judged metrics inside the ensemble%s%s\n", inside, judged,
-          outside->len ? "; outside: " : "", outside->str);
-  g_string_free(outside, TRUE);
+          *outside ? "; outside: " : "", outside);
+  if (c->ens_seeds == 0 || c->seed_metric == NULL)
+    return;
+  g_autofree char *seed_outside = verdicts_text(c->seed_metric, &judged, &inside);
+  fprintf(out,
+          "seeds      %u seed members (--seed %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
+          ", outputs in %s/ensemble/seed-k/): per-flow spread %.3f%%%s; %u of %u judged "
+          "metrics inside%s%s\n",
+          c->ens_seeds, c->side[EXACT].seed + 1, c->side[EXACT].seed + c->ens_seeds, c->dir,
+          c->seed_spread * 100, c->seed_chaotic ? " (chaotic: per_flow_spread not judged)" : "",
+          inside, judged, *seed_outside ? "; outside: " : "", seed_outside);
 }
 
 /* ---- execution ---- */

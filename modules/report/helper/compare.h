@@ -71,18 +71,24 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhCompare, wh_compare_free)
  * Wormhole runs and read back as stored runs. Each member and the Wormhole run are
  * measured against the reference exact run (time per iteration or makespan, op end
  * times per op kind, FCT quantiles per flow class, the per-flow spread), and Wormhole is
- * "inside" on a metric when it deviates no more than the farthest member. */
-#define WH_COMPARE_ENSEMBLE_MAX 64     /* runs, the reference included */
-#define WH_COMPARE_CHAOTIC_SPREAD 0.05 /* members' mean per-flow |FCT error| above: chaotic */
+ * "inside" on a metric when it deviates no more than the farthest member. `seeds` more
+ * members differ from the reference only by the seed (its seed + 1..seeds, no
+ * DelayJitter), run in the same batch into out_dir/ensemble/seed-k/ and judged apart:
+ * they do not widen the jitter members' verdicts. */
+#define WH_COMPARE_ENSEMBLE_MAX 64       /* runs, the reference included */
+#define WH_COMPARE_ENSEMBLE_SEEDS_MAX 64 /* seed members */
+#define WH_COMPARE_CHAOTIC_SPREAD 0.05   /* members' mean per-flow |FCT error| above: chaotic */
 typedef struct {
   uint32_t size;     /* runs in the ensemble, the reference included: 2..64 */
+  uint32_t seeds;    /* seed members: 0..64 */
   guint jobs;        /* members run at once (>= 1) */
   const char *whsim; /* the whsim program the members run */
   char **extra_args; /* nullable: more options for every member (--plugin=LIB) */
 } WhCompareEnsemble;
 
 /* After wh_compare_new: asks for the ensemble and creates out_dir/ensemble/. A size
- * outside 2..WH_COMPARE_ENSEMBLE_MAX is bad input (WH_SCENARIO_ERROR). A member that
+ * outside 2..WH_COMPARE_ENSEMBLE_MAX, or more than WH_COMPARE_ENSEMBLE_SEEDS_MAX seed
+ * members, is bad input (WH_SCENARIO_ERROR). A member that
  * fails (WH_RUNNER_ERROR) makes wh_compare_execute fail with its status and the end
  * of its standard error. */
 gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GError **error);

@@ -698,11 +698,12 @@ START_TEST(test_compare_ensemble)
   g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
   g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
   g_autofree char *out = g_build_filename(tmp, "out", NULL);
-  const char *args[] = {"compare", scenario, "--out", out, "--ensemble", "3", "-j", "2", NULL};
+  const char *args[] = {"compare",          scenario, "--out", out, "--ensemble", "3",
+                        "--ensemble-seeds", "2",      "-j",    "2", NULL};
   g_autofree char *text = NULL, *err = NULL;
   ck_assert_msg(wh_test_whsim(args, &text, &err) == 0, "%s", err);
   ck_assert_msg(strstr(text, "\nensemble   the reference and 2 members") &&
-                    strstr(text, "\nverdicts   "),
+                    strstr(text, "\nverdicts   ") && strstr(text, "\nseeds      2 seed members"),
                 "summary: %s", text);
   g_autofree char *json = wh_test_read_in(out, "compare.json");
   assert_json_at(json, "$.ensemble.members", "2");
@@ -724,6 +725,32 @@ START_TEST(test_compare_ensemble)
         g_strdup_printf("$.ensemble.metrics['%s'].exact_ensemble[1]", metrics[i]);
     g_autoptr(JsonNode) second = json_path_query(path, root, NULL);
     ck_assert_uint_eq(json_array_get_length(json_node_get_array(second)), 1);
+    /* the seed members: the same metrics, over their own values */
+    g_autofree char *seed_members =
+        g_strdup_printf("$.ensemble.seeds.metrics['%s'].exact_ensemble", metrics[i]);
+    g_autoptr(JsonNode) seed_values = json_path_query(seed_members, root, NULL);
+    JsonArray *found = json_node_get_array(seed_values);
+    ck_assert_uint_eq(json_array_get_length(found), 1);
+    ck_assert_uint_eq(json_array_get_length(json_array_get_array_element(found, 0)), 2);
+    static const char *const fields[] = {"exact_ensemble_max", "exact_ensemble_mean", "wormhole",
+                                         "verdict", "ratio"};
+    for (size_t f = 0; f < G_N_ELEMENTS(fields); f++) {
+      g_autofree char *at =
+          g_strdup_printf("$.ensemble.seeds.metrics['%s'].%s", metrics[i], fields[f]);
+      g_autoptr(JsonNode) field = json_path_query(at, root, NULL);
+      ck_assert_msg(json_array_get_length(json_node_get_array(field)) == 1, "%s", at);
+    }
+  }
+  assert_json_at(json, "$.ensemble.seeds.size", "2");
+  assert_json_at(json, "$.ensemble.seeds.member_dirs",
+                 "[\"ensemble/seed-1/\",\"ensemble/seed-2/\"]");
+  g_autofree char *exact_dir = g_build_filename(out, "exact", NULL);
+  g_autofree char *ref_seed = summary_at(exact_dir, "$.seed");
+  for (int i = 1; i <= 2; i++) {
+    g_autofree char *name = g_strdup_printf("ensemble/seed-%d", i);
+    g_autofree char *dir = g_build_filename(out, name, NULL);
+    g_autofree char *seed = summary_at(dir, "$.seed");
+    ck_assert_str_ne(seed, ref_seed); /* a seed member runs another seed */
   }
   for (int i = 1; i <= 2; i++) {
     g_autofree char *name = g_strdup_printf("ensemble/member-%d", i);
@@ -743,11 +770,9 @@ START_TEST(test_compare_ensemble_refused)
   g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
   g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
   g_autofree char *out = g_build_filename(tmp, "out", NULL);
-  static const char *const bad[][2] = {{"--ensemble", "1"},
-                                       {"--ensemble", "1000"},
-                                       {"--ensemble", "65"},
-                                       {"--ensemble", "x"},
-                                       {"--jobs", "2"}};
+  static const char *const bad[][2] = {{"--ensemble", "1"},  {"--ensemble", "1000"},
+                                       {"--ensemble", "65"}, {"--ensemble", "x"},
+                                       {"--jobs", "2"},      {"--ensemble-seeds", "1"}};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     const char *args[] = {"compare", scenario, "--out", out, bad[i][0], bad[i][1], NULL};
     g_autofree char *err = NULL;
@@ -758,6 +783,11 @@ START_TEST(test_compare_ensemble_refused)
   g_autofree char *zero_err = NULL;
   ck_assert_int_eq(wh_test_whsim(zero, NULL, &zero_err), 2);
   ck_assert_ptr_nonnull(strstr(zero_err, "--jobs 0"));
+  const char *many[] = {"compare", scenario,           "--out", out, "--ensemble",
+                        "2",       "--ensemble-seeds", "65",    NULL};
+  g_autofree char *many_err = NULL;
+  ck_assert_int_eq(wh_test_whsim(many, NULL, &many_err), 2);
+  ck_assert_ptr_nonnull(strstr(many_err, "--ensemble-seeds 65"));
   wh_test_remove_tree(tmp);
 }
 END_TEST
