@@ -269,6 +269,8 @@ void wh_detector_sample(WhDetector *d, uint32_t flow, WhTime t, double value, gb
   x->samples++;
   double dr, mean;
   if (wh_steady_window_push(x->win, value, &dr, &mean)) {
+    if (d->p.mean_rule)
+      dr = wh_steady_window_mean_spread(x->win);
     x->steady = dr < d->p.theta;
     flags = x->steady ? flags & ~WH_PFLAG_UNSTEADY : flags | WH_PFLAG_UNSTEADY;
     if (t < d->p.stats_from)

@@ -39,6 +39,7 @@ typedef struct {
   gboolean idle_rule; /* also count idle partitions as steady */
   WhTime idle_window;
   WhTime stats_from; /* dR statistics count evaluations from this time on */
+  gboolean mean_rule; /* dR of the window's block means instead of its samples */
 } WhDetectorParams;
 
 /* Event counters (WhEventCounts, event.h) the caller's engine fills: events run per

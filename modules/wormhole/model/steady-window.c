@@ -53,3 +53,15 @@ gboolean wh_steady_window_push(WhSteadyWindow *w, double v, double *dr, double *
   *dr = m > 0 ? (hi - lo) / m : INFINITY;
   return TRUE;
 }
+
+double wh_steady_window_mean_spread(const WhSteadyWindow *w)
+{
+  double lo = w->blk[0].sum, hi = w->blk[0].sum, sum = 0;
+  for (uint32_t i = 0; i < w->blocks; i++) {
+    lo = MIN(lo, w->blk[i].sum);
+    hi = MAX(hi, w->blk[i].sum);
+    sum += w->blk[i].sum;
+  }
+  double m = sum / (double)w->blocks;
+  return m > 0 ? (hi - lo) / m : INFINITY;
+}

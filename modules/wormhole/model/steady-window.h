@@ -39,4 +39,9 @@ void wh_steady_window_init(WhSteadyWindow *w, uint32_t l);
  * not positive) and *mean their mean. */
 gboolean wh_steady_window_push(WhSteadyWindow *w, double v, double *dr, double *mean);
 
+/* After a push that returned TRUE: the spread of the B block means over the last l
+ * samples, (max - min) / mean (+inf when the mean is not positive): a rate that
+ * oscillates within each block but whose mean does not drift has a small one. O(B). */
+double wh_steady_window_mean_spread(const WhSteadyWindow *w);
+
 #endif

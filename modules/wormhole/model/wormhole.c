@@ -9,6 +9,7 @@
 
 static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NULL};
 static const char *const large_choices[] = {"new", "in-place", NULL};
+static const char *const steadiness_choices[] = {"spread", "mean", NULL};
 static const char *const quantity_choices[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
                                                NULL};
 
@@ -23,6 +24,11 @@ static const WhParamSpec wormhole_params[] = {
      "steady when (max - min) / mean of a flow's last Window samples is below this, in [0, 1) "
      "(0: never steady); default per CC, see docs/wormhole.md (paper: 5%, prototype 3%)",
      WH_CHECK_MIN, 0, 1, NULL},
+    {"Steadiness", WH_PARAM_CHOICE, "spread",
+     "the rate rule's measure: spread: (max - min) / mean of the window's samples (the paper's "
+     "dR); mean: the same of the means of its blocks of Window / 25 or so samples, so a rate "
+     "that oscillates around a mean that does not drift is steady",
+     0, 0, 0, steadiness_choices},
     {"Window", WH_PARAM_INT, "2000",
      "samples per steady-state window, l >= 2 (paper: 2000, prototype 1000); default per CC",
      WH_CHECK_MIN | WH_CHECK_MAX, 2, 1000000, NULL},
@@ -194,6 +200,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
 #undef PICK
   p->det.idle_rule = wh_config_bool(cfg, T, "IdleRule");
   p->det.stats_from = wh_config_time(cfg, T, "StatsFrom");
+  p->det.mean_rule = strcmp(wh_config_choice(cfg, T, "Steadiness"), "mean") == 0;
   p->tail_margin = wh_config_time(cfg, T, "TailMargin");
   p->min_skip = wh_config_time(cfg, T, "MinSkip");
   p->study = wh_config_bool(cfg, T, "Study");

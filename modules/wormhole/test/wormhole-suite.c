@@ -46,6 +46,19 @@ static void check_window(uint32_t l, uint32_t n, uint64_t seed)
     ck_assert_msg(fabs(mean - m) <= 1e-9 * m, "l %u: mean %.12g vs %.12g", l, mean, m);
     ck_assert_msg(fabs(dr - (hi - lo) / m) <= 1e-9, "l %u: dR %.12g vs %.12g", l, dr,
                   (hi - lo) / m);
+    /* the spread of the block means: blocks of b consecutive samples ending at i */
+    double blo = INFINITY, bhi = -INFINITY;
+    for (uint32_t k = i + 1 - l; k <= i; k += b) {
+      double bs = 0;
+      for (uint32_t j = k; j < k + b; j++)
+        bs += v[j];
+      blo = MIN(blo, bs / b);
+      bhi = MAX(bhi, bs / b);
+    }
+    double ms = wh_steady_window_mean_spread(&w);
+    ck_assert_msg(fabs(ms - (bhi - blo) / m) <= 1e-9, "l %u: mean spread %.12g vs %.12g", l, ms,
+                  (bhi - blo) / m);
+    ck_assert_msg(ms <= dr + 1e-12, "l %u: block means spread wider than the samples", l);
   }
   ck_assert_uint_gt(evals, 0);
   g_free(v);
