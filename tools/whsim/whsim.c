@@ -107,6 +107,7 @@ typedef struct {
   char *ensemble; /* compare: runs in the perturbation ensemble */
   char *jobs;     /* compare: ensemble members run at once */
   char *seeds;    /* compare: ensemble members that differ only by the seed */
+  char *ens_from; /* compare: read the members from an earlier comparison's ensemble/ */
   char **sets, **plugins;
   gboolean quiet;
   WhProgressRun status; /* the status line (--progress) */
@@ -131,6 +132,7 @@ static void run_args_clear(RunArgs *a)
   g_free(a->memo);
   g_free(a->exact);
   g_free(a->ensemble);
+  g_free(a->ens_from);
   g_free(a->jobs);
   g_free(a->seeds);
   g_strfreev(a->sets);
@@ -165,6 +167,10 @@ static const char compare_description[] =
     "by the seed (--seed S+1..S+K, S the reference's), run in the same batch into\n"
     "DIR/ensemble/seed-k/ and judged apart in the ensemble's seeds object (the same\n"
     "metrics, size, member_dirs); they do not widen the jitter members' verdicts.\n"
+    "--ensemble-from EDIR reads the members from EDIR (the ensemble/ directory of an earlier\n"
+    "comparison of the same scenario and options: EDIR/member-i/, EDIR/seed-k/) instead of\n"
+    "running them, checked as --exact checks a stored run: with --exact DIR/exact of that\n"
+    "comparison, a Wormhole setting is judged against the ensemble and only Wormhole runs.\n"
     "Outputs in DIR (default: out/<file name without .xml>-compare):\n"
     "  exact/, wormhole/        each run's own outputs (summary.json, flows.csv, ...);\n"
     "                           with --exact, wormhole/ only\n"
@@ -285,6 +291,10 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
          "with --ensemble: also run K members (0..64, default 0) that differ from the reference "
          "only by the seed (S+1..S+K), into DIR/ensemble/seed-k/, judged apart",
          "K"},
+        {"ensemble-from", 0, 0, G_OPTION_ARG_FILENAME, &a->ens_from,
+         "with --ensemble: read the members from EDIR (an earlier comparison's ensemble/ "
+         "directory, only read) instead of running them",
+         "EDIR"},
         {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a->jobs,
          "with --ensemble: run at most JOBS members at once (default: the number of CPUs)", "JOBS"},
         {NULL},
@@ -540,6 +550,10 @@ static int cmd_compare(int argc, char **argv)
     fprintf(stderr, "whsim compare: --ensemble-seeds applies only with --ensemble\n");
     return EXIT_BAD_INPUT;
   }
+  if (a.ens_from && !a.ensemble) {
+    fprintf(stderr, "whsim compare: --ensemble-from applies only with --ensemble\n");
+    return EXIT_BAD_INPUT;
+  }
   if (a.ensemble) {
     int64_t v;
     if (!wh_units_parse_int(a.ensemble, &v, NULL) || v < 2 || v > WH_COMPARE_ENSEMBLE_MAX) {
@@ -571,6 +585,7 @@ static int cmd_compare(int argc, char **argv)
     if (self == NULL)
       self = g_canonicalize_filename(argv[0], NULL);
     ens.whsim = self;
+    ens.from_dir = a.ens_from;
     for (char **p = a.plugins; p && *p; p++)
       g_ptr_array_add(extra, g_strconcat("--plugin=", *p, NULL));
     g_ptr_array_add(extra, NULL);

@@ -209,6 +209,23 @@ WhConfig *wh_config_new(void)
   return cfg;
 }
 
+WhConfig *wh_config_copy(const WhConfig *cfg)
+{
+  WhConfig *copy = wh_config_new();
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, cfg->values);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    const ConfigEntry *e = value;
+    ConfigEntry *c = g_new0(ConfigEntry, 1);
+    c->value = e->value;
+    c->text = g_strdup(e->text);
+    c->origin = g_strdup(e->origin);
+    g_hash_table_insert(copy->values, g_strdup(key), c);
+  }
+  return copy;
+}
+
 void wh_config_free(WhConfig *cfg)
 {
   if (cfg == NULL)

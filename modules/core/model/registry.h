@@ -105,6 +105,8 @@ typedef struct WhConfig WhConfig;
 WhConfig *wh_config_new(void);
 void wh_config_free(WhConfig *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhConfig, wh_config_free)
+/* A copy holding the same values and origins (transfer full). */
+WhConfig *wh_config_copy(const WhConfig *cfg);
 
 /* Sets "Type::Param" (split at the last "::") to `value`. `origin` (nullable) says
  * where the value came from, for messages ("scenario.xml:12"). A later set of the

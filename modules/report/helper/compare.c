@@ -50,6 +50,8 @@ typedef struct {
   char *problem;             /* nullable: ended early or inconsistent (never a stored run) */
   const char *stopped_early; /* nullable: why it stopped before its natural end (static) */
   gboolean member;           /* an ensemble member read back: its digest is not checked */
+  uint32_t jitter;           /* ... unless read from --ensemble-from: its DelayJitter */
+  gboolean stored_member;    /* read from --ensemble-from: its digest is checked */
   uint64_t seed_offset;      /* a seed member: its seed less the reference's */
 } Side;
 
@@ -84,6 +86,7 @@ struct WhCompare {
   guint ens_jobs;
   char *whsim;
   char **ens_extra;
+  char *ens_from; /* nullable: the members are read from here, not run */
   Side *members;      /* ens_size - 1 */
   GArray *ens_metric; /* EnsembleMetric */
   double ens_spread;  /* the members' mean per-flow |FCT error| */
@@ -96,6 +99,14 @@ struct WhCompare {
   gboolean seed_chaotic;
 };
 
+/* A member's directory as compare.json names it: below out_dir, or below the
+ * --ensemble-from directory it was read from. (transfer full) */
+static char *member_dir_text(const WhCompare *c, const char *kind, uint32_t i)
+{
+  g_autofree char *name = g_strdup_printf("%s-%u/", kind, i);
+  return c->ens_from ? g_build_filename(c->ens_from, name, NULL)
+                     : g_strconcat("ensemble/", name, NULL);
+}
 static void add_ensemble(JsonObject *o, const WhCompare *c);
 
 /* ---- matching and errors ---- */
@@ -213,6 +224,7 @@ void wh_compare_free(WhCompare *c)
   metrics_free(c->seed_metric);
   g_free(c->whsim);
   g_strfreev(c->ens_extra);
+  g_free(c->ens_from);
   g_free(c->match);
   g_free(c->flow_error);
   if (c->plots)
@@ -567,7 +579,15 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
                   "%s: no field \"config_digest\" (written by an earlier whsim): cannot tell "
                   "whether the stored run had this configuration; run it again",
                   path);
-  if ((!s->member && !expect_str(&sm, "config_digest", digest, error)) ||
+  if (s->stored_member && s->jitter) {
+    /* a member read from --ensemble-from: the reference's configuration and its jitter */
+    g_autofree char *set = g_strdup_printf("wh::Link::DelayJitter=%u", s->jitter);
+    uint64_t d;
+    if (!wh_run_config_digest_with(run, set, &d, error))
+      return FALSE;
+    g_snprintf(digest, sizeof digest, "%016" G_GINT64_MODIFIER "x", (guint64)d);
+  }
+  if (((!s->member || s->stored_member) && !expect_str(&sm, "config_digest", digest, error)) ||
       !expect_u64(&sm, "hosts", run->net->n_hosts, error) ||
       !expect_u64(&sm, "switches", run->net->n_switches, error))
     return FALSE;
@@ -1243,9 +1263,12 @@ gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GEr
   c->ens_jobs = ens->jobs;
   c->whsim = g_strdup(ens->whsim);
   c->ens_extra = g_strdupv(ens->extra_args);
+  c->ens_from = g_strdup(ens->from_dir);
   c->members = g_new0(Side, ens->size - 1);
+  if (c->ens_from && !g_file_test(c->ens_from, G_FILE_TEST_IS_DIR))
+    return refuse(error, "--ensemble-from %s: not a directory", c->ens_from);
   g_autofree char *dir = g_build_filename(c->dir, "ensemble", NULL);
-  if (g_mkdir_with_parents(dir, 0777) != 0)
+  if (c->ens_from == NULL && g_mkdir_with_parents(dir, 0777) != 0)
     return refuse(error, "%s: cannot create the directory: %s", dir, g_strerror(errno));
   return TRUE;
 }
@@ -1297,14 +1320,16 @@ static gboolean run_members(WhCompare *c, const WhRun *built, GError **error)
     gboolean jitter = i < nj;
     uint32_t k = jitter ? i + 1 : i - nj + 1;
     g_autofree char *name = g_strdup_printf(jitter ? "member-%u" : "seed-%u", k);
-    dirs[i] = g_build_filename(c->dir, "ensemble", name, NULL);
+    dirs[i] = c->ens_from ? g_build_filename(c->ens_from, name, NULL)
+                          : g_build_filename(c->dir, "ensemble", name, NULL);
     jobs[i].argv = member_argv(c, built, jitter ? k : 0, jitter ? 0 : k, dirs[i]);
     what[i] = jitter ? g_strdup_printf("ensemble member %u (wh::Link::DelayJitter=%u", k, k)
                      : g_strdup_printf("ensemble seed member %u (--seed %" G_GUINT64_FORMAT, k,
                                        built->seed + k);
   }
   g_autoptr(GError) err = NULL;
-  gboolean ok = wh_runner_run(jobs, n, c->ens_jobs, c->side[EXACT].opts.interrupt, NULL, &err);
+  gboolean ok = c->ens_from != NULL ||
+                wh_runner_run(jobs, n, c->ens_jobs, c->side[EXACT].opts.interrupt, NULL, &err);
   if (!ok)
     g_set_error(error, WH_RUNNER_ERROR, err->code, "ensemble members: %s", err->message);
   for (uint32_t i = 0; ok && i < n; i++) {
@@ -1325,6 +1350,8 @@ static gboolean run_members(WhCompare *c, const WhRun *built, GError **error)
     s->what = "member";
     s->member = TRUE;
     s->seed_offset = i < nj ? 0 : i - nj + 1;
+    s->jitter = i < nj ? i + 1 : 0;
+    s->stored_member = c->ens_from != NULL;
     ok = stored_load(s, dirs[i], built, error);
   }
   return ok;
@@ -1554,7 +1581,7 @@ static JsonObject *seeds_json(const WhCompare *c)
   json_object_set_int_member(x, "seed_last", (gint64)(c->side[EXACT].seed + c->ens_seeds));
   JsonArray *dirs = json_array_new();
   for (uint32_t i = 1; i <= c->ens_seeds; i++) {
-    g_autofree char *d = g_strdup_printf("ensemble/seed-%u/", i);
+    g_autofree char *d = member_dir_text(c, "seed", i);
     json_array_add_string_element(dirs, d);
   }
   json_object_set_array_member(x, "member_dirs", dirs);
@@ -1576,10 +1603,14 @@ static void add_ensemble(JsonObject *o, const WhCompare *c)
   json_object_set_int_member(x, "jobs", c->ens_jobs);
   JsonArray *dirs = json_array_new();
   for (uint32_t i = 1; i < c->ens_size; i++) {
-    g_autofree char *d = g_strdup_printf("ensemble/member-%u/", i);
+    g_autofree char *d = member_dir_text(c, "member", i);
     json_array_add_string_element(dirs, d);
   }
   json_object_set_array_member(x, "member_dirs", dirs);
+  if (c->ens_from)
+    json_object_set_string_member(x, "members_from", c->ens_from);
+  else
+    json_object_set_null_member(x, "members_from");
   set_num(x, "member_spread_mean", c->ens_spread);
   set_num(x, "chaotic_spread", WH_COMPARE_CHAOTIC_SPREAD);
   json_object_set_boolean_member(x, "chaotic", c->chaotic);
@@ -1614,10 +1645,12 @@ static char *verdicts_text(const GArray *metrics, guint *judged, guint *inside)
 /* The ensemble's lines of the printed summary. */
 static void print_ensemble(const WhCompare *c, FILE *out)
 {
+  g_autofree char *at = c->ens_from ? g_strdup_printf("read from %s", c->ens_from)
+                                    : g_strdup_printf("outputs in %s/ensemble", c->dir);
   fprintf(out,
-          "ensemble   the reference and %u members (wh::Link::DelayJitter=1..%u, outputs in "
-          "%s/ensemble/): per-flow spread %.3f%%%s\n",
-          c->ens_size - 1, c->ens_size - 1, c->dir, c->ens_spread * 100,
+          "ensemble   the reference and %u members (wh::Link::DelayJitter=1..%u, %s/): "
+          "per-flow spread %.3f%%%s\n",
+          c->ens_size - 1, c->ens_size - 1, at, c->ens_spread * 100,
           c->chaotic ? ": chaotic (above 5%), per-flow errors shown, not judged" : "");
   for (guint i = 0; c->ens_metric && i < c->ens_metric->len; i++) {
     const EnsembleMetric *m = &g_array_index(c->ens_metric, EnsembleMetric, i);
@@ -1635,9 +1668,9 @@ static void print_ensemble(const WhCompare *c, FILE *out)
   g_autofree char *seed_outside = verdicts_text(c->seed_metric, &judged, &inside);
   fprintf(out,
           "seeds      %u seed members (--seed %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
-          ", outputs in %s/ensemble/seed-k/): per-flow spread %.3f%%%s; %u of %u judged "
+          ", %s/seed-k/): per-flow spread %.3f%%%s; %u of %u judged "
           "metrics inside%s%s\n",
-          c->ens_seeds, c->side[EXACT].seed + 1, c->side[EXACT].seed + c->ens_seeds, c->dir,
+          c->ens_seeds, c->side[EXACT].seed + 1, c->side[EXACT].seed + c->ens_seeds, at,
           c->seed_spread * 100, c->seed_chaotic ? " (chaotic: per_flow_spread not judged)" : "",
           inside, judged, *seed_outside ? "; outside: " : "", seed_outside);
 }

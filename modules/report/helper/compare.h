@@ -84,6 +84,8 @@ typedef struct {
   guint jobs;        /* members run at once (>= 1) */
   const char *whsim; /* the whsim program the members run */
   char **extra_args; /* nullable: more options for every member (--plugin=LIB) */
+  const char *from_dir; /* nullable: read the members from here (an earlier comparison's
+                           ensemble/: member-i/, seed-k/), checked as stored runs, not run */
 } WhCompareEnsemble;
 
 /* After wh_compare_new: asks for the ensemble and creates out_dir/ensemble/. A size

@@ -1242,11 +1242,22 @@ const char *wh_run_memo_warning(const WhRun *run)
   return run->memo_warning;
 }
 
+static const char *const digest_kinds[] = {
+    "network", "transport", "queue-disc", "congestion-control", "topology", "workload", NULL};
+
 uint64_t wh_run_config_digest(const WhRun *run)
 {
-  static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
-                                      "topology", "workload",  NULL};
-  return wh_config_digest(run->cfg, kinds);
+  return wh_config_digest(run->cfg, digest_kinds);
+}
+
+gboolean wh_run_config_digest_with(const WhRun *run, const char *assignment, uint64_t *digest,
+                                   GError **error)
+{
+  g_autoptr(WhConfig) cfg = wh_config_copy(run->cfg);
+  if (!wh_config_set_assignment(cfg, assignment, NULL, error))
+    return FALSE;
+  *digest = wh_config_digest(cfg, digest_kinds);
+  return TRUE;
 }
 
 const char *wh_run_flow_label(const WhRun *run, uint32_t i, char buf[16])
