@@ -2,7 +2,7 @@
 # Wormhole IV evaluation: every row of the contended-network targets, each judged the
 # way the network it runs on allows, into validation/wormhole/evaluation-report.md.
 #
-#   validation/wormhole/evaluate.sh [--check] [--quick] [--tuning] [--large] [BUILD_DIR]
+#   validation/wormhole/evaluate.sh [--check] [--quick] [--tuning] [--large] [--reuse] [BUILD_DIR]
 #
 # Quiet rows (the rail fabric's GPT-13B) are judged per flow against one exact run, as
 # memo.sh does. Contended rows are judged against the exact engine's own perturbation
@@ -29,6 +29,13 @@
 # with DCQCN, MoE-32x22B with DCQCN and with HPCC (each reference takes the exact
 # engine about an hour; a missing one is made first).
 #
+# Each ensemble row keeps its exact run and its members in $WH_ENSEMBLES/NAME (default
+# BUILD_DIR/ensembles; exact/ and ensemble/). --reuse judges the rows against those
+# stored ensembles (`whsim compare --exact .../exact --ensemble-from .../ensemble`), so
+# only Wormhole runs: for tuning, where each setting is judged against the same
+# ensemble; a row's wall speedup then divides the stored exact wall, measured at
+# another time. Without --reuse every row runs its exact engine and members afresh.
+#
 # Bounds (--check exits 1 when one is missed):
 #   GPT-13B rail DCQCN / HPCC / TIMELY: iteration and mean FCT error <= 1%, wall speedup
 #     >= 300x / 200x / 250x (best of 3);
@@ -45,7 +52,7 @@ set -euo pipefail
 
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-wormhole_setup "${BASH_SOURCE[0]}" "tuning large" "$@"
+wormhole_setup "${BASH_SOURCE[0]}" "tuning large reuse" "$@"
 presets="$root/scenarios/presets"
 scen="$here/scenarios"
 if [ "$large" = 1 ]; then
@@ -59,6 +66,7 @@ fi
 read -r -a extra <<< "${WH_SETTINGS:-}"
 SETTINGS=(--set wh::Wormhole::Mode=memo "${extra[@]}")
 ENSEMBLE=8
+ensembles=${WH_ENSEMBLES:-$build/ensembles}
 
 run() {
   local name=$1 file=$2
@@ -67,14 +75,15 @@ run() {
   "$whsim" compare "$file" --out "$work/$name" --quiet --progress never "${SETTINGS[@]}" "$@"
 }
 
-# run_best NAME FILE ARGS...: `run` three times; the repeats must write the same
-# flows.csv (exact and Wormhole); NAME/best.json gets the fastest walls
-run_best() {
-  local name=$1 i side
-  shift
-  run "$name" "$@"
+# repeats NAME FILE ARGS...: after `run NAME` (or run_ens), two more Wormhole runs
+# against NAME's exact run (or the stored one it was judged against), which must write
+# the same flows.csv; NAME/best.json gets the fastest Wormhole walls of the three
+repeats() {
+  local name=$1 file=$2 i exact="$work/$1/exact"
+  shift 2
+  [ -d "$exact" ] || exact="$ensembles/$name/exact"
   for i in 2 3; do
-    run "$name.$i" "$@" --exact "$work/$name/exact"
+    run "$name.$i" "$file" "$@" --exact "$exact"
     cmp -s "$work/$name/wormhole/flows.csv" "$work/$name.$i/wormhole/flows.csv" ||
       fail "$name: repeat $i wrote another wormhole/flows.csv"
   done
@@ -87,6 +96,12 @@ json.dump({'exact_wall_s': runs[0]['exact']['wall_s'],
            'wormhole_process_s': min(r['wormhole']['process_s'] for r in runs)},
           open(d + '/best.json', 'w'))
 PY
+}
+
+# run_best NAME FILE ARGS...: `run`, then its repeats (best of 3)
+run_best() {
+  run "$@"
+  repeats "$@"
 }
 
 # row NAME TITLE GATE: a table row from $work/NAME; GATE (a Python expression over j
@@ -131,6 +146,22 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# run_ens NAME FILE ARGS...: `run` judged against the ensemble of 8: with --reuse the one
+# stored in $ensembles/NAME (only Wormhole runs), else a fresh one, then stored there
+run_ens() {
+  local name=$1 file=$2 keep="$ensembles/$1"
+  shift 2
+  if [ "$reuse" = 1 ] && [ -f "$keep/exact/summary.json" ]; then
+    run "$name" "$file" "$@" --ensemble "$ENSEMBLE" --exact "$keep/exact" \
+      --ensemble-from "$keep/ensemble"
+    return
+  fi
+  run "$name" "$file" "$@" --ensemble "$ENSEMBLE"
+  rm -rf "$keep"
+  mkdir -p "$keep"
+  cp -r "$work/$name/exact" "$work/$name/ensemble" "$keep/"
+}
+
 header="| row | iteration error | mean FCT error | ensemble of $ENSEMBLE | exact wall | Wormhole wall | wall speedup | process speedup | event speedup | fast-forwards | bound |"
 rule="|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
 {
@@ -146,16 +177,15 @@ rule="|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
   echo "$rule"
 } > "$report"
 
-ens=(--ensemble "$ENSEMBLE")
 quiet="it <= 0.01 and j['fct_error']['mean'] <= 0.01"
 moe="it <= 0.01 and (j['fct_error']['mean'] <= 0.01 if spread < 0.01 else allin) and ws >= 100"
 contended="allin and ws >= 10"
 if [ "$tuning" = 1 ]; then
   for cc in dcqcn hpcc; do
-    run "gpt7-k8-$cc" "$scen/gpt-7b-k8-$cc.xml" "${ens[@]}"
+    run_ens "gpt7-k8-$cc" "$scen/gpt-7b-k8-$cc.xml"
     row "gpt7-k8-$cc" "GPT-7B k=8 fat-tree, ${cc^^}, first 70 ms" "True"
   done
-  run moe-frontier-hpcc "$scen/moe-8x7b-frontier-hpcc.xml" "${ens[@]}"
+  run_ens moe-frontier-hpcc "$scen/moe-8x7b-frontier-hpcc.xml"
   row moe-frontier-hpcc "MoE-8x7B, one Frontier group, HPCC" "True"
 elif [ "$large" = 0 ]; then
   run_best gpt13-dcqcn "$presets/gpt-13b-dcqcn.xml"
@@ -168,17 +198,18 @@ elif [ "$large" = 0 ]; then
   fi
   for cc in dcqcn hpcc; do
     [ "$quick" = 1 ] && [ "$cc" = hpcc ] && continue
-    run_best "moe-$cc" "$presets/moe-8x7b-$cc.xml" "${ens[@]}"
+    run_ens "moe-$cc" "$presets/moe-8x7b-$cc.xml"
+    repeats "moe-$cc" "$presets/moe-8x7b-$cc.xml"
     row "moe-$cc" "MoE-8x7B rail, ${cc^^} (best of 3)" "$moe"
   done
   for cc in dcqcn hpcc; do
     [ "$quick" = 1 ] && [ "$cc" = hpcc ] && continue
-    run "k8-$cc" "$scen/gpt-13b-k8-full-$cc.xml" "${ens[@]}"
+    run_ens "k8-$cc" "$scen/gpt-13b-k8-full-$cc.xml"
     row "k8-$cc" "GPT-13B k=8 fat-tree, ${cc^^}" "$contended"
   done
   for cc in timely dcqcn; do
     [ "$quick" = 1 ] && [ "$cc" = dcqcn ] && continue
-    run "frontier-$cc" "$scen/moe-8x7b-frontier-$cc.xml" "${ens[@]}"
+    run_ens "frontier-$cc" "$scen/moe-8x7b-frontier-$cc.xml"
     row "frontier-$cc" "MoE-8x7B, one Frontier group, ${cc^^}" "$contended"
   done
 else
