@@ -486,6 +486,49 @@ START_TEST(test_failed_and_retry)
 }
 END_TEST
 
+/* `whsim plot` on a sweep folder: each result against the varied parameter, with a
+ * scenario whose name would run a shell command in a gnuplot double-quoted string. */
+START_TEST(test_plot)
+{
+  g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+  if (gnuplot == NULL) {
+    printf("SKIPPED: sweep plot: no gnuplot on the PATH\n");
+    fflush(stdout);
+    return;
+  }
+  g_autofree char *dir = temp_dir();
+  g_autofree char *src = wh_test_source_path("scenarios/incast-16to1.xml");
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(src, &text, NULL, NULL));
+  g_autofree char *pwned = g_build_filename(dir, "PWNED", NULL);
+  g_autofree char *name = g_strdup_printf("name=\"x`touch %s`'@y\"", pwned);
+  char *at = strstr(text, "name=\"incast-16to1\"");
+  ck_assert(at != NULL);
+  *at = '\0';
+  g_autofree char *hostile = g_strconcat(text, name, at + strlen("name=\"incast-16to1\""), NULL);
+  g_autofree char *copy = g_build_filename(dir, "incast.xml", NULL);
+  ck_assert(g_file_set_contents(copy, hostile, -1, NULL));
+  g_autofree char *spec = g_build_filename(dir, "spec.xml", NULL);
+  ck_assert(g_file_set_contents(spec,
+                                "<sweep><scenario file=\"incast.xml\"/><grid><param "
+                                "name=\"wh::Link::Delay\" values=\"1us 3us\"/></grid>"
+                                "<seeds values=\"1 2\"/></sweep>\n",
+                                -1, NULL));
+  g_autofree char *out = g_build_filename(dir, "out", NULL);
+  const char *args[] = {"sweep", spec, "--out", out, NULL};
+  g_autofree char *so = NULL, *se = NULL, *po = NULL, *pe = NULL;
+  ck_assert_msg(wh_test_whsim(args, &so, &se) == 0, "%s%s", so, se);
+  const char *plot[] = {"plot", out, NULL};
+  ck_assert_msg(wh_test_whsim(plot, &po, &pe) == 0, "%s%s", po, pe);
+  g_autofree char *plots = g_build_filename(out, "plots", NULL);
+  g_autofree char *svg = wh_test_read_in(plots, "sweep-fct_p99_ps-vs-p1.svg");
+  ck_assert(strstr(svg, "wh::Link::Delay") && strstr(svg, "3us"));
+  ck_assert_msg(strstr(svg, "touch"), "the series title is missing");
+  ck_assert_msg(!g_file_test(pwned, G_FILE_TEST_EXISTS), "gnuplot ran the scenario's name");
+  wh_test_remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_version)
 {
   const char *args[] = {"--version", NULL};
@@ -511,6 +554,7 @@ Suite *wh_sweep_suite(void)
   tcase_add_test(run, test_lock);
   tcase_add_test(run, test_same_cell_twice);
   tcase_add_test(run, test_failed_and_retry);
+  tcase_add_test(run, test_plot);
   tcase_set_timeout(run, 180);
   suite_add_tcase(s, run);
   TCase *slurm = tcase_create("slurm");
