@@ -90,7 +90,8 @@ START_TEST(test_bad_inputs)
   } cases[] = {
       {"<scenario file=\"%s\"/>\n<grid><param name=\"wh::Link::Nope\" values=\"1\"/></grid>\n",
        ":4:", "Nope"},
-      {"<scenario file=\"%s\"/>\n<grid><param name=\"wh::DcqcnCc::Pmax\" values=\"0.5 7\"/></grid>\n",
+      {"<scenario file=\"%s\"/>\n<grid><param name=\"wh::DcqcnCc::Pmax\" values=\"0.5 "
+       "7\"/></grid>\n",
        ":4:", "at most 1"},
       {"<scenario file=\"%s\"/>\n<grid>\n</grid>\n", ":4:", "empty"},
       {"<scenario file=\"%s\"/>\n<grid><param name=\"wh::Link::Delay\" values=\" \"/></grid>\n",
@@ -100,14 +101,16 @@ START_TEST(test_bad_inputs)
        "unit=\"us\"/>\n</grid>\n",
        ":4:", "cell limit"},
       {"<scenario file=\"%s\"/>\n<seeds first=\"0\" count=\"20000\"/>\n", ":4:", "cell limit"},
-      {"<scenario file=\"%s\"/>\n<scenario file=\"bad-scenario.xml\"/>\n", ":4:",
-       "bad-scenario.xml"},
+      {"<scenario file=\"%s\"/>\n<scenario file=\"bad-scenario.xml\"/>\n",
+       ":4:", "bad-scenario.xml"},
       {"<scenario file=\"%s\"/>\n<grid><colour/></grid>\n", ":4:", "sweep schema"},
   };
   g_autofree char *dir = temp_dir();
   g_autofree char *bad = g_build_filename(dir, "bad-scenario.xml", NULL);
-  ck_assert(g_file_set_contents(bad, "<scenario name=\"x\"><topology type=\"wh::Star\"/><nope/>"
-                                     "</scenario>\n", -1, NULL));
+  ck_assert(g_file_set_contents(bad,
+                                "<scenario name=\"x\"><topology type=\"wh::Star\"/><nope/>"
+                                "</scenario>\n",
+                                -1, NULL));
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *spec = write_spec(dir, "bad.xml", cases[i].body);
     g_autofree char *out = g_build_filename(dir, "out", NULL);
@@ -293,8 +296,8 @@ START_TEST(test_slurm)
   g_setenv("SLURM_CONF", conf, TRUE);
   g_autofree char *out = g_build_filename(dir, "slurm", NULL);
   g_autofree char *so = NULL, *se = NULL;
-  const char *args[] = {"--backend", "slurm", "--submit", "--chunk", "4",
-                        "--sbatch-args", "--time=10", NULL};
+  const char *args[] = {"--backend", "slurm",         "--submit",  "--chunk",
+                        "4",         "--sbatch-args", "--time=10", NULL};
   int st = sweep(out, args, &so, &se);
   if (old_conf)
     g_setenv("SLURM_CONF", old_conf, TRUE);
@@ -382,7 +385,8 @@ START_TEST(test_kill_and_resume)
   g_autofree char *so = NULL, *se = NULL;
   const char *j2[] = {"-j", "2", NULL};
   ck_assert_msg(sweep(out, j2, &so, &se) == 0, "%s%s", so, se);
-  g_autofree char *counts = g_strdup_printf("32 cells: %u ok, 0 failed, %u to run", done, 32 - done);
+  g_autofree char *counts =
+      g_strdup_printf("32 cells: %u ok, 0 failed, %u to run", done, 32 - done);
   ck_assert_msg(strstr(so, counts), "expected \"%s\" in: %s", counts, so);
   printf("sweep kill and resume: %u cells complete when killed, %u run again\n", done, 32 - done);
   GHashTableIter it;

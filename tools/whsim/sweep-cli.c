@@ -31,9 +31,9 @@ typedef struct {
   char **sshlogins, **plugins;
   gboolean list, retry_failed, merge, submit;
   guint n_jobs, n_chunk;
-  char *spec;          /* absolute */
-  char *whsim;         /* this program, absolute */
-  GPtrArray *extra;    /* --plugin=... for every cell, NULL-terminated */
+  char *spec;       /* absolute */
+  char *whsim;      /* this program, absolute */
+  GPtrArray *extra; /* --plugin=... for every cell, NULL-terminated */
 } SweepArgs;
 
 static void sweep_args_clear(SweepArgs *a)
@@ -92,8 +92,7 @@ static GOptionContext *sweep_context(SweepArgs *a)
       {"chunk", 0, 0, G_OPTION_ARG_STRING, &a->chunk, "slurm: cells per array task (default 1)",
        "N"},
       {"sbatch-args", 0, 0, G_OPTION_ARG_STRING, &a->sbatch_args,
-       "slurm: sbatch options for the script, e.g. \"--partition=batch --time=01:00:00\"",
-       "ARGS"},
+       "slurm: sbatch options for the script, e.g. \"--partition=batch --time=01:00:00\"", "ARGS"},
       {"submit", 0, 0, G_OPTION_ARG_NONE, &a->submit,
        "slurm: submit the script with sbatch and wait for the array (else only write it)", NULL},
       {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->plugins,
@@ -126,8 +125,9 @@ static gboolean check_options(SweepArgs *a)
 {
   const char *b = a->backend ? a->backend : "local";
   if (strcmp(b, "local") != 0 && strcmp(b, "parallel") != 0 && strcmp(b, "slurm") != 0) {
-    fprintf(stderr, "whsim sweep: --backend %s: unknown backend (expected local, parallel or "
-                    "slurm)\n",
+    fprintf(stderr,
+            "whsim sweep: --backend %s: unknown backend (expected local, parallel or "
+            "slurm)\n",
             b);
     return FALSE;
   }
@@ -147,9 +147,8 @@ static gboolean check_options(SweepArgs *a)
     return FALSE;
   }
   const char *need = a->submit ? "sbatch" : strcmp(b, "parallel") == 0 ? "parallel" : NULL;
-  g_autofree char *found = need && !a->list && !a->merge && !a->cell && !a->task
-                               ? g_find_program_in_path(need)
-                               : NULL;
+  g_autofree char *found =
+      need && !a->list && !a->merge && !a->cell && !a->task ? g_find_program_in_path(need) : NULL;
   if (need && !found && !a->list && !a->merge && !a->cell && !a->task) {
     fprintf(stderr, "whsim sweep: --backend %s%s: no %s on the PATH\n", b,
             a->submit ? " --submit" : "", need);
@@ -208,8 +207,7 @@ static int run_worker(const WhSweep *sw, SweepArgs *a)
     fprintf(stderr, "whsim sweep: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  WhSweepCellRun o = {a->whsim, (char **)a->extra->pdata, a->retry_failed,
-                      wh_interrupt_install()};
+  WhSweepCellRun o = {a->whsim, (char **)a->extra->pdata, a->retry_failed, wh_interrupt_install()};
   int status = 0;
   for (guint i = 0; i < cells->len; i++) {
     guint k = g_array_index(cells, guint, i);
@@ -276,8 +274,8 @@ static gboolean backend_parallel(const SweepArgs *a, const WhSweep *sw, const gu
   g_autofree char *log = g_build_filename(a->out, "parallel-joblog.txt", NULL);
   g_autofree char *j = g_strdup_printf("%u", a->n_jobs);
   GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
-  const char *head[] = {"parallel", "--will-cite", "--quote", "--jobs", j, "--joblog", log,
-                        "--arg-file", jobs_path};
+  const char *head[] = {"parallel", "--will-cite", "--quote",    "--jobs", j,
+                        "--joblog", log,           "--arg-file", jobs_path};
   for (guint i = 0; i < G_N_ELEMENTS(head); i++)
     g_ptr_array_add(v, g_strdup(head[i]));
   for (char **s = a->sshlogins; s && *s; s++) {
@@ -353,9 +351,8 @@ static gboolean backend_slurm(const SweepArgs *a, const WhSweep *sw, const guint
     fprintf(stderr, "whsim sweep: --sbatch-args: %s\n", err->message);
     return FALSE;
   }
-  g_autofree char *script =
-      wh_sweep_sbatch_script(a->whsim, a->spec, a->out, tasks, sbatch_args,
-                             (char **)a->extra->pdata, &err);
+  g_autofree char *script = wh_sweep_sbatch_script(a->whsim, a->spec, a->out, tasks, sbatch_args,
+                                                   (char **)a->extra->pdata, &err);
   g_autofree char *path = g_build_filename(a->out, SCRIPT_FILE, NULL);
   g_autofree char *logs = g_build_filename(a->out, "slurm", NULL);
   if (script == NULL || !wh_sweep_write_tasks(sw, todo, n, a->n_chunk, a->out, TASKS_FILE, &err) ||
@@ -430,8 +427,8 @@ static int run_driver(const WhSweep *sw, const SweepArgs *a)
   gboolean run_ok = TRUE;
   if (!a->merge) {
     printf("sweep      %s: %u cells: %u ok, %u failed%s, %u to run (backend %s)\n", sw->name,
-           sw->n_cells, ok, failed, failed && !a->retry_failed ? " (kept: --retry-failed runs them)" : "",
-           n, backend);
+           sw->n_cells, ok, failed,
+           failed && !a->retry_failed ? " (kept: --retry-failed runs them)" : "", n, backend);
     fflush(stdout);
     if (strcmp(backend, "parallel") == 0)
       run_ok = n == 0 || backend_parallel(a, sw, todo, n);

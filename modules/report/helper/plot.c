@@ -743,8 +743,9 @@ static gboolean plot_sweep_pair(Script *s, const Csv *c, guint pc, guint rc, gui
   }
   g_autofree char *xlabel = wh_gnuplot_quote(c->names[pc]);
   g_autofree char *ylabel = wh_gnuplot_quote(c->names[rc]);
-  g_string_append_printf(settings, ")\nset xrange [-0.5:%u.5]\nset xlabel %s\nset ylabel %s\n"
-                                   "set title 'mean over seeds; bars: smallest to largest'\n",
+  g_string_append_printf(settings,
+                         ")\nset xrange [-0.5:%u.5]\nset xlabel %s\nset ylabel %s\n"
+                         "set title 'mean over seeds; bars: smallest to largest'\n",
                          xs->len - 1, xlabel, ylabel);
   g_autofree char *file = g_strdup_printf("sweep-%s-vs-p%u", c->names[rc], pc - 1);
   emit_plot(s, file, settings->str, plot);

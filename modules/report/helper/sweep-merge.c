@@ -20,13 +20,33 @@
 
 /* The key results, in column order; an integer column holds picoseconds or a count. */
 const char *const wh_sweep_result_columns[] = {
-    "iteration_time_ps",  "makespan_ps",           "fct_p50_ps",
-    "fct_p99_ps",         "fct_max_ps",            "events",
-    "wall_s",             "wormhole_wall_speedup", "wormhole_event_speedup",
-    "wormhole_time_error", "wormhole_fct_error_p99", NULL,
+    "iteration_time_ps",
+    "makespan_ps",
+    "fct_p50_ps",
+    "fct_p99_ps",
+    "fct_max_ps",
+    "events",
+    "wall_s",
+    "wormhole_wall_speedup",
+    "wormhole_event_speedup",
+    "wormhole_time_error",
+    "wormhole_fct_error_p99",
+    NULL,
 };
-enum { R_ITER, R_MAKESPAN, R_P50, R_P99, R_MAX, R_EVENTS, R_WALL, R_WALL_SPEEDUP,
-       R_EVENT_SPEEDUP, R_TIME_ERROR, R_FCT_ERROR, R_N };
+enum {
+  R_ITER,
+  R_MAKESPAN,
+  R_P50,
+  R_P99,
+  R_MAX,
+  R_EVENTS,
+  R_WALL,
+  R_WALL_SPEEDUP,
+  R_EVENT_SPEEDUP,
+  R_TIME_ERROR,
+  R_FCT_ERROR,
+  R_N
+};
 static const gboolean result_is_int[R_N] = {TRUE, TRUE, TRUE, TRUE, TRUE, TRUE};
 
 typedef struct {
@@ -89,7 +109,8 @@ static void flow_results(const char *dir, Results *r)
   while (wh_csv_reader_next(rd, &rec, NULL)) {
     if (rec.n_fields != 8 || !*rec.fields[5])
       continue;
-    double start = g_ascii_strtod(rec.fields[4], NULL), finish = g_ascii_strtod(rec.fields[5], NULL);
+    double start = g_ascii_strtod(rec.fields[4], NULL),
+           finish = g_ascii_strtod(rec.fields[5], NULL);
     double f = g_ascii_strtod(rec.fields[6], NULL);
     first = MIN(first, start);
     last = MAX(last, finish);
@@ -113,8 +134,8 @@ static void cell_results(const WhSweepCell *c, const char *dir, JsonObject *reco
   double v;
   if (member_number(record, "wall_s", NULL, &v))
     put(r, R_WALL, v);
-  g_autofree char *run_dir = c->mode == WH_SWEEP_MODE_COMPARE ? g_build_filename(dir, "exact", NULL)
-                                                              : g_strdup(dir);
+  g_autofree char *run_dir =
+      c->mode == WH_SWEEP_MODE_COMPARE ? g_build_filename(dir, "exact", NULL) : g_strdup(dir);
   g_autofree char *summary_path = g_build_filename(run_dir, "summary.json", NULL);
   g_autoptr(JsonObject) summary = read_object(summary_path);
   if (member_number(summary, "iteration_time_ps", NULL, &v))
@@ -184,84 +205,126 @@ static void json_string_or_null(JsonBuilder *b, const char *name, const char *v)
     json_builder_add_null_value(b);
 }
 
-/* The cell's row of sweep.csv and its object in sweep.json. */
-static void merge_cell(Merge *m, guint i)
+/* What merge reads of one cell. */
+typedef struct {
+  WhSweepCellState state;
+  const char *error; /* the failed cell's last error line (nullable; owned by record) */
+  char *exit_text;   /* its exit status, "" when missing */
+  JsonObject *record;
+  Results r;
+} CellRead;
+
+static void cell_read(const WhSweep *sw, const char *out_dir, guint i, CellRead *cr)
+{
+  const WhSweepCell *c = &sw->cells[i];
+  g_autofree char *dir = g_build_filename(out_dir, "cells", c->id, NULL);
+  g_autofree char *rec_path = g_build_filename(dir, "cell.json", NULL);
+  memset(cr, 0, sizeof *cr);
+  cr->record = read_object(rec_path);
+  if (cr->record &&
+      g_strcmp0(json_object_get_string_member_with_default(cr->record, "cell", ""), c->id) != 0)
+    g_clear_pointer(&cr->record, json_object_unref);
+  JsonObject *rec = cr->record;
+  const char *status = rec ? json_object_get_string_member_with_default(rec, "status", "") : "";
+  cr->state = strcmp(status, "ok") == 0       ? WH_SWEEP_CELL_OK
+              : strcmp(status, "failed") == 0 ? WH_SWEEP_CELL_FAILED
+                                              : WH_SWEEP_CELL_MISSING;
+  if (cr->state != WH_SWEEP_CELL_MISSING)
+    cell_results(c, dir, rec, &cr->r);
+  if (cr->state == WH_SWEEP_CELL_FAILED)
+    cr->error = json_object_get_string_member_with_default(rec, "error", NULL);
+  cr->exit_text =
+      cr->state == WH_SWEEP_CELL_MISSING
+          ? g_strdup("")
+          : g_strdup_printf("%" G_GINT64_FORMAT,
+                            json_object_get_int_member_with_default(rec, "exit_status", -1));
+}
+
+static void cell_read_clear(CellRead *cr)
+{
+  g_free(cr->exit_text);
+  if (cr->record)
+    json_object_unref(cr->record);
+}
+
+/* The cell's row of sweep.csv. */
+static void cell_csv(Merge *m, guint i, const CellRead *cr)
 {
   const WhSweep *sw = m->sw;
   const WhSweepCell *c = &sw->cells[i];
-  g_autofree char *dir = g_build_filename(m->out_dir, "cells", c->id, NULL);
-  g_autofree char *rec_path = g_build_filename(dir, "cell.json", NULL);
-  g_autoptr(JsonObject) rec = read_object(rec_path);
-  if (rec && g_strcmp0(json_object_get_string_member_with_default(rec, "cell", ""), c->id) != 0)
-    g_clear_pointer(&rec, json_object_unref);
-  const char *status = rec ? json_object_get_string_member_with_default(rec, "status", "") : "";
-  WhSweepCellState st = strcmp(status, "ok") == 0       ? WH_SWEEP_CELL_OK
-                        : strcmp(status, "failed") == 0 ? WH_SWEEP_CELL_FAILED
-                                                        : WH_SWEEP_CELL_MISSING;
-  m->counts.ok += st == WH_SWEEP_CELL_OK;
-  m->counts.failed += st == WH_SWEEP_CELL_FAILED;
-  m->counts.missing += st == WH_SWEEP_CELL_MISSING;
-  Results r = {0};
-  if (st != WH_SWEEP_CELL_MISSING)
-    cell_results(c, dir, rec, &r);
-  const char *err = rec && st == WH_SWEEP_CELL_FAILED
-                        ? json_object_get_string_member_with_default(rec, "error", NULL)
-                        : NULL;
-  g_autofree char *exit_text =
-      rec && st != WH_SWEEP_CELL_MISSING
-          ? g_strdup_printf("%" G_GINT64_FORMAT,
-                            json_object_get_int_member_with_default(rec, "exit_status", -1))
-          : g_strdup("");
-  const WhSweepScenario *s = sw->scenarios->pdata[c->scenario];
+  wh_csv_field(m->csv, c->id);
+  g_string_append_c(m->csv, ',');
+  wh_csv_field(m->csv, ((WhSweepScenario *)sw->scenarios->pdata[c->scenario])->name);
+  for (guint p = 0; p < sw->params->len; p++) {
+    g_string_append_c(m->csv, ',');
+    wh_csv_field(m->csv, c->values[p]);
+  }
+  g_string_append_printf(m->csv, ",%" G_GUINT64_FORMAT ",%s,%s,%s,", c->seed,
+                         wh_sweep_mode_name(c->mode), state_name(cr->state), cr->exit_text);
+  wh_csv_field(m->csv, cr->error ? cr->error : "");
+  for (int k = 0; k < R_N; k++) {
+    g_autofree char *t = result_text(&cr->r, k);
+    g_string_append_printf(m->csv, ",%s", t);
+  }
+  g_string_append_c(m->csv, '\n');
+}
+
+/* The cell's object in sweep.json. */
+static void cell_json(Merge *m, guint i, const CellRead *cr)
+{
+  const WhSweep *sw = m->sw;
+  const WhSweepCell *c = &sw->cells[i];
   JsonBuilder *b = m->json;
   json_builder_begin_object(b);
   json_builder_set_member_name(b, "cell");
   json_builder_add_string_value(b, c->id);
   json_builder_set_member_name(b, "scenario");
-  json_builder_add_string_value(b, s->name);
-  wh_csv_field(m->csv, c->id);
-  g_string_append_c(m->csv, ',');
-  wh_csv_field(m->csv, s->name);
+  json_builder_add_string_value(b, ((WhSweepScenario *)sw->scenarios->pdata[c->scenario])->name);
   json_builder_set_member_name(b, "params");
   json_builder_begin_object(b);
   for (guint p = 0; p < sw->params->len; p++) {
     json_builder_set_member_name(b, ((WhSweepParam *)sw->params->pdata[p])->name);
     json_builder_add_string_value(b, c->values[p]);
-    g_string_append_c(m->csv, ',');
-    wh_csv_field(m->csv, c->values[p]);
   }
   json_builder_end_object(b);
-  g_string_append_printf(m->csv, ",%" G_GUINT64_FORMAT ",%s,%s,%s,", c->seed,
-                         wh_sweep_mode_name(c->mode), state_name(st), exit_text);
-  wh_csv_field(m->csv, err ? err : "");
   json_builder_set_member_name(b, "seed");
   json_builder_add_int_value(b, (gint64)c->seed);
   json_builder_set_member_name(b, "mode");
   json_builder_add_string_value(b, wh_sweep_mode_name(c->mode));
   json_builder_set_member_name(b, "status");
-  json_builder_add_string_value(b, state_name(st));
+  json_builder_add_string_value(b, state_name(cr->state));
   json_builder_set_member_name(b, "exit_status");
-  if (*exit_text)
-    json_builder_add_int_value(b, g_ascii_strtoll(exit_text, NULL, 10));
+  if (*cr->exit_text)
+    json_builder_add_int_value(b, g_ascii_strtoll(cr->exit_text, NULL, 10));
   else
     json_builder_add_null_value(b);
-  json_string_or_null(b, "error", err);
+  json_string_or_null(b, "error", cr->error);
   json_builder_set_member_name(b, "results");
   json_builder_begin_object(b);
   for (int k = 0; k < R_N; k++) {
-    g_autofree char *t = result_text(&r, k);
-    g_string_append_printf(m->csv, ",%s", t);
     json_builder_set_member_name(b, wh_sweep_result_columns[k]);
-    if (!r.has[k])
+    if (!cr->r.has[k])
       json_builder_add_null_value(b);
     else if (result_is_int[k])
-      json_builder_add_int_value(b, (gint64)r.v[k]);
+      json_builder_add_int_value(b, (gint64)cr->r.v[k]);
     else
-      json_builder_add_double_value(b, r.v[k]);
+      json_builder_add_double_value(b, cr->r.v[k]);
   }
   json_builder_end_object(b);
   json_builder_end_object(b);
-  g_string_append_c(m->csv, '\n');
+}
+
+/* The cell's row of sweep.csv and its object in sweep.json. */
+static void merge_cell(Merge *m, guint i)
+{
+  CellRead cr;
+  cell_read(m->sw, m->out_dir, i, &cr);
+  m->counts.ok += cr.state == WH_SWEEP_CELL_OK;
+  m->counts.failed += cr.state == WH_SWEEP_CELL_FAILED;
+  m->counts.missing += cr.state == WH_SWEEP_CELL_MISSING;
+  cell_csv(m, i, &cr);
+  cell_json(m, i, &cr);
+  cell_read_clear(&cr);
 }
 
 /* The specification as sweep.json holds it. */

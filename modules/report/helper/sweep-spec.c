@@ -108,8 +108,9 @@ static gboolean range_values(const xmlNode *n, const char *file, GPtrArray *out,
   double a = g_ascii_strtod(from, NULL), b = g_ascii_strtod(to, NULL);
   double d = g_ascii_strtod(step, NULL);
   if (!(d > 0) || !isfinite(a) || !isfinite(b))
-    return fail(error, file, line, "<param> range: step must be greater than zero and from, to "
-                                   "finite numbers");
+    return fail(error, file, line,
+                "<param> range: step must be greater than zero and from, to "
+                "finite numbers");
   double count = b < a ? 0 : floor((b - a) / d + 1e-9) + 1;
   if (count > WH_SWEEP_MAX_CELLS)
     return fail(error, file, line,
@@ -234,8 +235,8 @@ static gboolean load_modes(WhSweep *sw, const xmlNode *root, GError **error)
 }
 
 /* The number of cells, refused over WH_SWEEP_MAX_CELLS at the line that passes it. */
-static gboolean count_cells(WhSweep *sw, guint n_scenarios, int root_line, int seeds_line,
-                            guint *n, GError **error)
+static gboolean count_cells(WhSweep *sw, guint n_scenarios, int root_line, int seeds_line, guint *n,
+                            GError **error)
 {
   uint64_t total = n_scenarios * (uint64_t)sw->modes->len;
   for (guint b = 0; b < sw->blocks->len; b++) {
@@ -244,8 +245,8 @@ static gboolean count_cells(WhSweep *sw, guint n_scenarios, int root_line, int s
       total *= ((WhSweepParam *)sw->params->pdata[k->first + i])->values->len;
       if (total > WH_SWEEP_MAX_CELLS)
         return fail(error, sw->path, k->line,
-                    "the sweep has more than %d cells (the cell limit) by this <%s>", WH_SWEEP_MAX_CELLS,
-                    k->zip ? "zip" : "grid");
+                    "the sweep has more than %d cells (the cell limit) by this <%s>",
+                    WH_SWEEP_MAX_CELLS, k->zip ? "zip" : "grid");
     }
   }
   total *= MAX(sw->seeds->len, 1);

@@ -41,11 +41,11 @@ typedef enum {
 const char *wh_sweep_mode_name(WhSweepMode mode);
 
 typedef struct {
-  char *file;  /* the path as the specification gives it */
-  char *path;  /* resolved against the specification's directory */
-  char *name;  /* the scenario's name */
-  uint64_t seed;        /* the scenario's seed (1 when it sets none) */
-  char digest[65];      /* SHA-256 of the file and of every file it references */
+  char *file;      /* the path as the specification gives it */
+  char *path;      /* resolved against the specification's directory */
+  char *name;      /* the scenario's name */
+  uint64_t seed;   /* the scenario's seed (1 when it sets none) */
+  char digest[65]; /* SHA-256 of the file and of every file it references */
   int line;
 } WhSweepScenario;
 
@@ -63,18 +63,18 @@ typedef struct {
 } WhSweepBlock;
 
 typedef struct {
-  char id[17];          /* 16 hex digits */
-  guint scenario;       /* index into scenarios */
-  const char **values;  /* one per varied parameter (transfer none) */
-  gboolean seed_set;    /* the specification has <seeds>: --seed is passed */
-  uint64_t seed;        /* the seed in force */
+  char id[17];         /* 16 hex digits */
+  guint scenario;      /* index into scenarios */
+  const char **values; /* one per varied parameter (transfer none) */
+  gboolean seed_set;   /* the specification has <seeds>: --seed is passed */
+  uint64_t seed;       /* the seed in force */
   WhSweepMode mode;
 } WhSweepCell;
 
 typedef struct {
-  char *path;       /* the specification as given */
-  char *name;       /* <sweep name>, else the file name without .xml */
-  char *build_id;   /* what the ids were computed with */
+  char *path;           /* the specification as given */
+  char *name;           /* <sweep name>, else the file name without .xml */
+  char *build_id;       /* what the ids were computed with */
   GPtrArray *scenarios; /* WhSweepScenario* */
   GPtrArray *params;    /* WhSweepParam*: every varied parameter, in file order */
   GArray *blocks;       /* WhSweepBlock, in file order */

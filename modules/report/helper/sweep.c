@@ -70,8 +70,8 @@ static JsonObject *read_record(const WhSweep *sw, guint cell, const char *out_di
   g_autofree char *dir = cell_dir(sw, cell, out_dir);
   g_autofree char *path = g_build_filename(dir, CELL_RECORD, NULL);
   JsonObject *o = read_object(path, CELL_RECORD_MAX);
-  if (o && g_strcmp0(json_object_get_string_member_with_default(o, "cell", ""),
-                     sw->cells[cell].id) != 0)
+  if (o &&
+      g_strcmp0(json_object_get_string_member_with_default(o, "cell", ""), sw->cells[cell].id) != 0)
     g_clear_pointer(&o, json_object_unref);
   return o;
 }
@@ -79,7 +79,7 @@ static JsonObject *read_record(const WhSweep *sw, guint cell, const char *out_di
 static WhSweepCellState record_state(JsonObject *o)
 {
   const char *s = o ? json_object_get_string_member_with_default(o, "status", "") : "";
-  return strcmp(s, "ok") == 0 ? WH_SWEEP_CELL_OK
+  return strcmp(s, "ok") == 0       ? WH_SWEEP_CELL_OK
          : strcmp(s, "failed") == 0 ? WH_SWEEP_CELL_FAILED
                                     : WH_SWEEP_CELL_MISSING;
 }
@@ -181,7 +181,8 @@ static WhSweepCellState commit_stage(const char *stage, const char *final, WhSwe
     g_autofree char *rec = g_build_filename(final, CELL_RECORD, NULL);
     g_autoptr(JsonObject) o = read_object(rec, CELL_RECORD_MAX);
     WhSweepCellState there = record_state(o);
-    if (there == WH_SWEEP_CELL_OK || (there == WH_SWEEP_CELL_FAILED && !retry && mine != WH_SWEEP_CELL_OK)) {
+    if (there == WH_SWEEP_CELL_OK ||
+        (there == WH_SWEEP_CELL_FAILED && !retry && mine != WH_SWEEP_CELL_OK)) {
       rm_tree(stage);
       return there;
     }
@@ -216,8 +217,8 @@ gboolean wh_sweep_run_cell(const WhSweep *sw, guint cell, const char *out_dir,
   gint64 t0 = g_get_monotonic_time();
   gboolean ok = wh_runner_run(&job, 1, 1, o->interrupt, NULL, error) &&
                 write_record(sw, cell, stage, &job, (g_get_monotonic_time() - t0) / 1e6, error);
-  WhSweepCellState mine = job.exit_status == 0 && job.term_signal == 0 ? WH_SWEEP_CELL_OK
-                                                                      : WH_SWEEP_CELL_FAILED;
+  WhSweepCellState mine =
+      job.exit_status == 0 && job.term_signal == 0 ? WH_SWEEP_CELL_OK : WH_SWEEP_CELL_FAILED;
   wh_runner_job_clear(&job);
   if (!ok) {
     rm_tree(stage);
@@ -247,7 +248,8 @@ static void remove_stale_stages(const char *cells)
     if (!g_str_has_prefix(e, STAGE_PREFIX) || strlen(e) < strlen(STAGE_PREFIX) + 17)
       continue;
     const char *h = e + strlen(STAGE_PREFIX) + 17, *dash = strrchr(e, '-');
-    if (dash <= h || strncmp(h, host, (size_t)(dash - h)) != 0 || strlen(host) != (size_t)(dash - h))
+    if (dash <= h || strncmp(h, host, (size_t)(dash - h)) != 0 ||
+        strlen(host) != (size_t)(dash - h))
       continue;
     long pid = strtol(dash + 1, NULL, 10);
     if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {

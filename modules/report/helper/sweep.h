@@ -31,9 +31,9 @@ typedef enum {
 WhSweepCellState wh_sweep_cell_state(const WhSweep *sw, guint cell, const char *out_dir);
 
 typedef struct {
-  const char *whsim;      /* the whsim program that runs each cell (transfer none) */
-  char **extra_args;      /* nullable, NULL-terminated: options for every cell (--plugin=...) */
-  gboolean retry_failed;  /* run a failed cell again */
+  const char *whsim;     /* the whsim program that runs each cell (transfer none) */
+  char **extra_args;     /* nullable, NULL-terminated: options for every cell (--plugin=...) */
+  gboolean retry_failed; /* run a failed cell again */
   const volatile sig_atomic_t *interrupt; /* nullable: stops the cell's process */
 } WhSweepCellRun;
 
