@@ -126,11 +126,15 @@ START_TEST(test_bad_inputs)
   /* options: an unknown backend; --submit without sbatch on the PATH */
   g_autofree char *spec = wh_test_source_path(SPEC);
   g_autofree char *out = g_build_filename(dir, "out", NULL);
+  g_autofree char *spaced = g_build_filename(dir, "o p", NULL);
   const char *const bad_args[][8] = {
       {"sweep", spec, "--out", out, "--backend", "condor", NULL},
       {"sweep", spec, "--out", out, "--backend", "slurm", "--submit", NULL},
+      {"sweep", spec, "--out", spaced, "--backend", "slurm", NULL},
+      {"sweep", spec, "--out", out, "--backend", "slurm", "--sbatch-args=time=1", NULL},
   };
-  const char *needles[] = {"--backend condor: unknown backend", "no sbatch on the PATH"};
+  const char *needles[] = {"--backend condor: unknown backend", "no sbatch on the PATH",
+                           "output folder's path may hold only", "--sbatch-args: \"time=1\""};
   const char *path = g_getenv("PATH");
   g_autofree char *saved = g_strdup(path);
   for (guint i = 0; i < G_N_ELEMENTS(bad_args); i++) {
@@ -140,7 +144,7 @@ START_TEST(test_bad_inputs)
     int st = wh_test_whsim(bad_args[i], &so, &se);
     g_setenv("PATH", saved, TRUE);
     ck_assert_msg(st == 2 && strstr(se, needles[i]), "option case %u: %d %s", i, st, se);
-    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS) && !g_file_test(spaced, G_FILE_TEST_EXISTS));
   }
   wh_test_remove_tree(dir);
 }

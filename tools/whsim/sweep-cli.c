@@ -405,10 +405,29 @@ static int merge(const WhSweep *sw, const SweepArgs *a)
   return n.failed || n.missing ? 1 : 0;
 }
 
+/* Checks, before anything is written, that the Slurm script can be made: the
+ * --sbatch-args and the folder's path. */
+static gboolean check_slurm(const SweepArgs *a)
+{
+  g_autoptr(GError) err = NULL;
+  g_auto(GStrv) args = NULL;
+  if (a->sbatch_args && !g_shell_parse_argv(a->sbatch_args, NULL, &args, &err)) {
+    fprintf(stderr, "whsim sweep: --sbatch-args: %s\n", err->message);
+    return FALSE;
+  }
+  g_autofree char *script =
+      wh_sweep_sbatch_script(a->whsim, a->spec, a->out, 1, args, (char **)a->extra->pdata, &err);
+  if (script == NULL)
+    fprintf(stderr, "whsim sweep: %s\n", err->message);
+  return script != NULL;
+}
+
 /* The driver: the lock, the cells to run, the backend, the merge; the exit status. */
 static int run_driver(const WhSweep *sw, const SweepArgs *a)
 {
   g_autoptr(GError) err = NULL;
+  if (g_strcmp0(a->backend, "slurm") == 0 && !a->merge && !check_slurm(a))
+    return EXIT_BAD_INPUT;
   int lock = wh_sweep_lock(a->out, &err);
   if (lock < 0) {
     fprintf(stderr, "whsim sweep: %s\n", err->message);
