@@ -1,10 +1,13 @@
 # wormhole-sim: the Makefile wraps Meson + Ninja and installs what they need.
 #   make deps   install missing Debian packages (apt-get as root; else print the command)
+#   make deps-cluster  also the packages `whsim sweep` drives and the sweep suite tests
+#               with (GNU parallel, Slurm, munge); without them those cases print SKIPPED
 #   make build  configure (release, -O2) and compile into build/
 #   make run    build and compare the default scenario on the exact engine and under
 #               Wormhole (whsim compare), printing the iteration time, speedup and errors
 #   make test   format check, then the Check test runner (its summary is the last line)
-#   make bench  fat-tree permutation benchmarks: build/bench.json, build/bench.md
+#   make bench  fat-tree permutation benchmarks: build/bench.json, build/bench.md; the
+#               sweep of 8 equal cells with -j 1 and -j 2: build/bench-sweep.json
 #   make format reformat the sources with clang-format
 #   make sanitize  debug build with AddressSanitizer + UBSan (build-sanitize/), whole suite
 #   make fuzz      seeded mutations of the scenario and SimAI corpus through the loaders,
@@ -16,6 +19,7 @@
 PACKAGES := meson ninja-build pkg-config gcc libc6-dev libglib2.0-dev libxml2-dev \
             libjson-glib-dev check clang-format gnuplot-nox python3 libxml2-utils time \
             g++ libns3-dev libgsl-dev libsqlite3-dev
+CLUSTER_PACKAGES := parallel slurm-wlm munge
 BUILD := build
 WHSIM := $(BUILD)/whsim
 DEFAULT_SCENARIO := scenarios/quickstart.xml
@@ -32,11 +36,12 @@ FUZZ_SEED ?= 1
 SLICE_PLOT_CASES := 1000
 SLICE_MEMO_CASES := 5000
 
-.PHONY: deps build run test check-format format bench clean sanitize sanitize-build fuzz \
+.PHONY: deps deps-cluster build run test check-format format bench clean sanitize sanitize-build fuzz \
         sanitize-slice
 
-deps:
-	@missing=$$(for p in $(PACKAGES); do \
+# Installs the packages of $(1) that are missing (apt-get as root; else prints the command).
+define install_missing
+	@missing=$$(for p in $(1); do \
 	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	  done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -46,6 +51,13 @@ deps:
 	else \
 	  echo "missing packages; run:"; echo "  sudo apt-get install -y" $$missing; exit 1; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(PACKAGES))
+
+deps-cluster:
+	$(call install_missing,$(CLUSTER_PACKAGES))
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --buildtype=release -Dns3=enabled
@@ -95,6 +107,7 @@ sanitize-slice: deps $(SLICE_BUILD)/build.ninja
 
 bench: build
 	WH_SOURCE_ROOT=$(CURDIR) ./tools/bench.sh $(BUILD)
+	WH_SOURCE_ROOT=$(CURDIR) ./tools/bench-sweep.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD) $(SLICE_BUILD) out

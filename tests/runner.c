@@ -36,6 +36,7 @@ Suite *wh_hardening_io_suite(void);
 Suite *wh_long_runs_suite(void);
 Suite *wh_plot_suite(void);
 Suite *wh_library_suite(void);
+Suite *wh_sweep_suite(void);
 Suite *wh_wormhole_suite(void);
 Suite *wh_skip_suite(void);
 Suite *wh_fcg_suite(void);
@@ -97,6 +98,7 @@ int main(void)
   srunner_add_suite(sr, wh_long_runs_suite());
   srunner_add_suite(sr, wh_plot_suite());
   srunner_add_suite(sr, wh_library_suite());
+  srunner_add_suite(sr, wh_sweep_suite());
   srunner_add_suite(sr, wh_wormhole_suite());
   srunner_add_suite(sr, wh_skip_suite());
   srunner_add_suite(sr, wh_fcg_suite());

@@ -5,7 +5,8 @@
  * Wormhole's speedup and errors (compare.h);
  * `whsim list` prints every registered type and parameter; `whsim validate` only loads
  * and checks a scenario and reports its size; `whsim plot` draws a run's outputs
- * (plot.h).
+ * (plot.h); `whsim sweep` runs the cells of a sweep specification (sweep-cli.h);
+ * `whsim --version` prints the version and the source commit.
  * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
  * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
  * written, for diagnosis), 2 bad input or usage (nothing written). A run interrupted by
@@ -28,6 +29,8 @@
 #include "report.h"
 #include "run-files.h"
 #include "run.h"
+#include "sweep-cli.h"
+#include "sweep-spec.h"
 #include "units.h"
 #ifdef WH_HAVE_NS3
 #include "ns3-engine.h"
@@ -42,8 +45,11 @@ static void usage(FILE *out)
                "       whsim run FILE.xml [OPTION...]   (options below)\n"
                "       whsim validate FILE.xml [--plugin LIB.so]... [--data-dir DIR]\n"
                "       whsim plot DIR [DIR...] [--out DIR]   pictures of runs' outputs\n"
+               "       whsim sweep SPEC.xml [--out DIR] [--list] [--backend local|parallel|slurm]\n"
+               "       whsim --version\n"
                "       whsim list [--plugin LIB.so]...\n"
-               "Run `whsim run --help` or `whsim compare --help` for the options.\n");
+               "Run `whsim run --help`, `whsim compare --help` or `whsim sweep --help` for the "
+               "options.\n");
 }
 
 /* Warnings about what a scenario left to a default that may not be meant. */
@@ -713,6 +719,12 @@ int main(int argc, char **argv)
     return cmd_validate(argc - 1, argv + 1);
   if (strcmp(argv[1], "plot") == 0)
     return cmd_plot(argc - 1, argv + 1);
+  if (strcmp(argv[1], "sweep") == 0)
+    return wh_sweep_main(argc - 1, argv + 1);
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+    printf("whsim %s\n", wh_build_id());
+    return 0;
+  }
   if (strcmp(argv[1], "plan") == 0)
     return wh_piper_plan_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "list") == 0) {

@@ -27,6 +27,8 @@ const char *const wh_output_files[] = {
     "compare-ops.csv",           /* whsim compare with a workload: per-op end-time errors */
     "compare-fct.svg",           /* whsim compare with gnuplot: FCT scatter */
     "compare-fct-error-cdf.svg", /* whsim compare with gnuplot: CDF of the FCT errors */
+    "sweep.csv",                 /* whsim sweep: one row per cell */
+    "sweep.json",                /* whsim sweep: the cells and the specification */
     NULL,
 };
 

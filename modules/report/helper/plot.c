@@ -623,12 +623,171 @@ static gboolean plot_fct_error(Script *s, Run *runs, guint n, GError **error)
       error);
 }
 
+/* ---- a sweep folder (whsim sweep): each result against each varied parameter ---- */
+
+/* The header of dir/sweep.csv (its first record, the names joined by commas), or NULL
+ * with an error when it is not a sweep's. (transfer full) */
+static char *sweep_header(const char *dir, gsize max_bytes, GError **error)
+{
+  g_autofree char *path = g_build_filename(dir, "sweep.csv", NULL);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhCsvReader) r = wh_csv_reader_new_file(path, max_bytes, MAX_RECORD, &err);
+  WhCsvRecord rec;
+  if (r == NULL || !wh_csv_reader_next(r, &rec, &err)) {
+    refuse(error, WH_PLOT_ERROR_INPUT, "%s", err ? err->message : "sweep.csv: empty");
+    return NULL;
+  }
+  g_autoptr(GString) h = g_string_new(NULL);
+  for (guint i = 0; i < rec.n_fields; i++) {
+    if (wh_csv_needs_quotes(rec.fields[i]))
+      break;
+    g_string_append_printf(h, "%s%s", i ? "," : "", rec.fields[i]);
+  }
+  if (!g_str_has_prefix(h->str, "cell,scenario,") || !strstr(h->str, ",seed,mode,status,")) {
+    g_autofree char *shown_path = shown(path, 4096);
+    refuse(error, WH_PLOT_ERROR_INPUT, "%s:1: not the header of a whsim sweep", shown_path);
+    return NULL;
+  }
+  return g_string_free(g_steal_pointer(&h), FALSE);
+}
+
+/* The index of `value` in `list` (appended when new). */
+static guint index_of(GPtrArray *list, const char *value)
+{
+  guint i;
+  if (!g_ptr_array_find_with_equal_func(list, value, g_str_equal, &i)) {
+    g_ptr_array_add(list, (gpointer)value);
+    i = list->len - 1;
+  }
+  return i;
+}
+
+/* One series of a sweep plot: per x index, the values over seeds. */
+typedef struct {
+  char *title;
+  GPtrArray *ys; /* GArray of double per x index (nullable) */
+} SweepSeries;
+
+static void sweep_series_free(gpointer p)
+{
+  SweepSeries *s = p;
+  g_free(s->title);
+  g_ptr_array_unref(s->ys);
+  g_free(s);
+}
+
+#define SWEEP_MAX_SERIES 10
+
+/* Result column `rc` against parameter column `pc` of the ok rows, one series per
+ * combination of the other coordinates (scenario, parameters, mode), each point the
+ * mean over seeds with the smallest and largest as error bars. */
+static gboolean plot_sweep_pair(Script *s, const Csv *c, guint pc, guint rc, guint seed_col,
+                                GError **error)
+{
+  g_autoptr(GPtrArray) xs = g_ptr_array_new(), keys = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GPtrArray) series = g_ptr_array_new_with_free_func(sweep_series_free);
+  for (guint r = 0; r < c->rows; r++) {
+    double y;
+    if (strcmp(csv_field(c, r, seed_col + 2), "ok") != 0 || !*csv_field(c, r, rc))
+      continue;
+    if (!csv_number(c, r, rc, NAN, &y, error))
+      return FALSE;
+    g_autoptr(GString) key = g_string_new(csv_field(c, r, 1));
+    for (guint k = 2; k < seed_col; k++)
+      if (k != pc)
+        g_string_append_printf(key, " %s=%s", c->names[k], csv_field(c, r, k));
+    g_string_append_printf(key, " %s", csv_field(c, r, seed_col + 1));
+    guint si;
+    if (!g_ptr_array_find_with_equal_func(keys, key->str, g_str_equal, &si)) {
+      if (keys->len == SWEEP_MAX_SERIES)
+        continue;
+      SweepSeries *ns = g_new0(SweepSeries, 1);
+      ns->title = g_strdup(key->str);
+      ns->ys = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+      g_ptr_array_add(series, ns);
+      g_ptr_array_add(keys, g_string_free(g_steal_pointer(&key), FALSE));
+      si = keys->len - 1;
+    }
+    SweepSeries *ss = series->pdata[si];
+    guint x = index_of(xs, csv_field(c, r, pc));
+    while (ss->ys->len <= x)
+      g_ptr_array_add(ss->ys, g_array_new(FALSE, FALSE, sizeof(double)));
+    g_array_append_val((GArray *)ss->ys->pdata[x], y);
+  }
+  if (series->len == 0)
+    return TRUE;
+  GString *plot = g_string_new("plot ");
+  for (guint i = 0; i < series->len; i++) {
+    SweepSeries *ss = series->pdata[i];
+    char name[16];
+    block_begin(s, name);
+    for (guint x = 0; x < ss->ys->len; x++) {
+      GArray *v = ss->ys->pdata[x];
+      double sum = 0, lo = INFINITY, hi = -INFINITY;
+      for (guint k = 0; k < v->len; k++) {
+        double y = g_array_index(v, double, k);
+        sum += y, lo = MIN(lo, y), hi = MAX(hi, y);
+      }
+      if (v->len)
+        g_string_append_printf(s->data, "%u %.9g %.9g %.9g\n", x, sum / v->len, lo, hi);
+    }
+    block_end(s);
+    series_sep(plot);
+    g_autofree char *title = wh_gnuplot_quote(ss->title);
+    g_string_append_printf(plot, "%s using 1:2:3:4 with yerrorlines lw 2 title %s", name, title);
+  }
+  g_autoptr(GString) settings = g_string_new("set xtics (");
+  for (guint x = 0; x < xs->len; x++) {
+    g_autofree char *label = wh_gnuplot_quote(xs->pdata[x]);
+    g_string_append_printf(settings, "%s%s %u", x ? ", " : "", label, x);
+  }
+  g_autofree char *xlabel = wh_gnuplot_quote(c->names[pc]);
+  g_autofree char *ylabel = wh_gnuplot_quote(c->names[rc]);
+  g_string_append_printf(settings,
+                         ")\nset xrange [-0.5:%u.5]\nset xlabel %s\nset ylabel %s\n"
+                         "set title 'mean over seeds; bars: smallest to largest'\n",
+                         xs->len - 1, xlabel, ylabel);
+  g_autofree char *file = g_strdup_printf("sweep-%s-vs-p%u", c->names[rc], pc - 1);
+  emit_plot(s, file, settings->str, plot);
+  return TRUE;
+}
+
+/* The script of a sweep folder: each result column against each varied parameter. */
+static char *sweep_script(const char *dir, gsize max_bytes, GPtrArray *files, const Stop *stop,
+                          GError **error)
+{
+  g_autofree char *header = sweep_header(dir, MIN(max_bytes, (gsize)G_MAXUINT32 - 1), error);
+  g_autoptr(Csv) c = NULL;
+  if (header == NULL || !csv_read(dir, "sweep.csv", header, max_bytes, stop, &c, error))
+    return NULL;
+  guint seed_col = 2;
+  while (strcmp(c->names[seed_col], "seed") != 0)
+    seed_col++;
+  Script s = {g_string_new(NULL), g_string_new(NULL), 0, g_ptr_array_new_with_free_func(g_free)};
+  gboolean ok = TRUE;
+  for (guint pc = 2; ok && pc < seed_col; pc++)
+    for (guint rc = seed_col + 5; ok && rc < c->cols; rc++)
+      ok = plot_sweep_pair(&s, c, pc, rc, seed_col, error);
+  if (ok && s.files->len == 0)
+    ok = refuse(error, WH_PLOT_ERROR_INPUT,
+                "%s: nothing to plot (no varied parameter, or no cell with results)", c->path);
+  for (guint i = 0; ok && files && i < s.files->len; i++)
+    g_ptr_array_add(files, g_strdup(s.files->pdata[i]));
+  g_ptr_array_unref(s.files);
+  g_string_append(s.data, s.draw->str);
+  g_string_free(s.draw, TRUE);
+  return ok ? g_string_free(s.data, FALSE) : (g_string_free(s.data, TRUE), NULL);
+}
+
 /* ---- the script of a set of runs ---- */
 
 char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, const Stop *stop,
                      GError **error)
 {
   g_return_val_if_fail(dirs != NULL && dirs[0] != NULL, NULL);
+  g_autofree char *sweep_csv = g_build_filename(dirs[0], "sweep.csv", NULL);
+  if (dirs[1] == NULL && g_file_test(sweep_csv, G_FILE_TEST_EXISTS))
+    return sweep_script(dirs[0], max_input_bytes, files, stop, error);
   /* a `whsim compare` directory brings its two runs, exact/ and wormhole/ */
   g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
   for (char **d = dirs; *d; d++) {
@@ -678,6 +837,8 @@ static gboolean own_name(const char *name)
   const char *dot = strrchr(name, '.');
   if (dot == NULL || (strcmp(dot, ".png") != 0 && strcmp(dot, ".svg") != 0))
     return FALSE;
+  if (g_str_has_prefix(name, "sweep-"))
+    return TRUE;
   gsize len = (gsize)(dot - name), prefix = strlen("op-timeline-");
   for (guint i = 0; i < G_N_ELEMENTS(bases); i++)
     if (len == strlen(bases[i]) && strncmp(name, bases[i], len) == 0)

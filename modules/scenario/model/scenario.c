@@ -204,15 +204,16 @@ static gboolean check_raw(const char *data, gsize len, const char *name, GError 
   const char *bad = NULL;
   if (!g_utf8_validate(data, (gssize)len, &bad))
     return fail(error, WH_SCENARIO_ERROR_REFUSED, name, line_of(data, bad),
-                "the file is not valid UTF-8 (byte 0x%02x at offset %ld); scenario files "
-                "must be UTF-8",
+                "the file is not valid UTF-8 (byte 0x%02x at offset %ld); the project's XML "
+                "files must be UTF-8",
                 (unsigned char)*bad, (long)(bad - data));
   static const char *refused[] = {"<!DOCTYPE", "<!ENTITY"};
   for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
     const char *hit = g_strstr_len(data, (gssize)len, refused[i]);
     if (hit)
       return fail(error, WH_SCENARIO_ERROR_REFUSED, name, line_of(data, hit),
-                  "%s declarations are refused: scenario files may not use DTDs or entities "
+                  "%s declarations are refused: the project's XML files may not use DTDs or "
+                  "entities "
                   "(no external entities, no entity expansion)",
                   refused[i] + 2);
   }
@@ -307,16 +308,20 @@ static const xmlNode *child_named(const xmlNode *n, const char *name)
   return NULL;
 }
 
-static gboolean validate(xmlDocPtr doc, const char *name, GError **error)
+/* Validates `doc` against the RELAX NG schema `rng` (rng_len bytes), which messages
+ * call `what`; the scenario schema's failures are diagnosed further (a missing
+ * topology, a missing or unknown attribute). */
+static gboolean validate(xmlDocPtr doc, const char *name, const char *rng, gsize rng_len,
+                         const char *what, GError **error)
 {
   const xmlNode *root = xmlDocGetRootElement(doc);
-  if (root && strcmp((const char *)root->name, "scenario") == 0 &&
+  gboolean scenario = rng == wh_scenario_schema_rng;
+  if (scenario && root && strcmp((const char *)root->name, "scenario") == 0 &&
       child_named(root, "topology") == NULL)
     return fail(error, WH_SCENARIO_ERROR_SCHEMA, name, (int)xmlGetLineNo(root),
                 "<scenario> lacks its <topology> element (every scenario needs one)");
   ErrorSink sink = {g_string_new(NULL), 0, 0};
-  xmlRelaxNGParserCtxtPtr pctx =
-      xmlRelaxNGNewMemParserCtxt(wh_scenario_schema_rng, (int)wh_scenario_schema_rng_len);
+  xmlRelaxNGParserCtxtPtr pctx = xmlRelaxNGNewMemParserCtxt(rng, (int)rng_len);
   xmlRelaxNGPtr schema = xmlRelaxNGParse(pctx);
   xmlRelaxNGFreeParserCtxt(pctx);
   g_assert(schema != NULL);
@@ -326,12 +331,12 @@ static gboolean validate(xmlDocPtr doc, const char *name, GError **error)
   xmlRelaxNGFreeValidCtxt(vctx);
   xmlRelaxNGFree(schema);
   gboolean ok = rc == 0;
-  if (!ok && !diagnose_attributes(root, name, error)) {
+  if (!ok && scenario && !diagnose_attributes(root, name, error)) {
     g_string_free(sink.msg, TRUE);
     return FALSE;
   }
   if (!ok)
-    fail(error, WH_SCENARIO_ERROR_SCHEMA, name, sink.line, "does not match the scenario schema: %s",
+    fail(error, WH_SCENARIO_ERROR_SCHEMA, name, sink.line, "does not match %s: %s", what,
          sink.count ? sink.msg->str : "invalid document");
   g_string_free(sink.msg, TRUE);
   return ok;
@@ -1012,9 +1017,9 @@ static gboolean load_root(Loader *ld, const xmlNode *root)
   return TRUE;
 }
 
-WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *name, GError **error)
+gpointer wh_xml_read_validated(const char *data, gsize len, const char *name, const char *rng,
+                               gsize rng_len, const char *what, GError **error)
 {
-  wh_registry_init();
   if (!check_raw(data, len, name, error))
     return NULL;
   ErrorSink sink = {g_string_new(NULL), 0, 0};
@@ -1032,27 +1037,40 @@ WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *nam
     return NULL;
   }
   g_string_free(sink.msg, TRUE);
-  WhScenario *sc = NULL;
   const xmlNode *root = xmlDocGetRootElement(doc);
   const xmlNode *xi = find_xinclude(root);
+  gboolean ok = FALSE;
   if (doc->encoding && g_ascii_strcasecmp((const char *)doc->encoding, "UTF-8") != 0) {
     fail(error, WH_SCENARIO_ERROR_REFUSED, name, 1,
-         "the file declares encoding \"%s\"; scenario files must be UTF-8",
+         "the file declares encoding \"%s\"; the project's XML files must be UTF-8",
          (const char *)doc->encoding);
   } else if (doc->intSubset || doc->extSubset) {
-    fail(error, WH_SCENARIO_ERROR_REFUSED, name, 0, "DTDs are refused in scenario files");
+    fail(error, WH_SCENARIO_ERROR_REFUSED, name, 0, "DTDs are refused in the project's XML files");
   } else if (xi) {
     fail(error, WH_SCENARIO_ERROR_REFUSED, name, node_line(xi),
-         "XInclude is refused: a scenario file must be self-contained");
-  } else if (validate(doc, name, error)) {
-    sc = wh_scenario_new(name, NULL);
-    g_clear_pointer(&sc->name, g_free);
-    Loader ld = {name, sc, error};
-    if (!load_root(&ld, root))
-      g_clear_pointer(&sc, wh_scenario_free);
-    else if (sc->name == NULL)
-      sc->name = g_path_get_basename(name);
+         "XInclude is refused: the file must be self-contained");
+  } else {
+    ok = validate(doc, name, rng, rng_len, what, error);
   }
+  if (!ok)
+    g_clear_pointer(&doc, xmlFreeDoc);
+  return doc;
+}
+
+WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *name, GError **error)
+{
+  wh_registry_init();
+  xmlDocPtr doc = wh_xml_read_validated(data, len, name, wh_scenario_schema_rng,
+                                        wh_scenario_schema_rng_len, "the scenario schema", error);
+  if (doc == NULL)
+    return NULL;
+  WhScenario *sc = wh_scenario_new(name, NULL);
+  g_clear_pointer(&sc->name, g_free);
+  Loader ld = {name, sc, error};
+  if (!load_root(&ld, xmlDocGetRootElement(doc)))
+    g_clear_pointer(&sc, wh_scenario_free);
+  else if (sc->name == NULL)
+    sc->name = g_path_get_basename(name);
   xmlFreeDoc(doc);
   return sc;
 }

@@ -140,6 +140,14 @@ typedef struct {
 void wh_registry_init(void);
 
 WhScenario *wh_scenario_load(const char *path, GError **error);
+/* Reads `data` (len bytes; messages name it `name`) as one of the project's XML files
+ * (scenarios, sweep specifications) the way scenarios are read: the raw checks (not
+ * empty, at most 256 MiB, UTF-8, no DTD or entity declaration), libxml2 without network
+ * access or entity substitution, no XInclude, then RELAX NG validation against `rng`
+ * (rng_len bytes), which messages call `what` ("the sweep schema"). The xmlDoc (transfer
+ * full: free with xmlFreeDoc), or NULL with an error (WH_SCENARIO_ERROR) "NAME:LINE: ...". */
+gpointer wh_xml_read_validated(const char *data, gsize len, const char *name, const char *rng,
+                               gsize rng_len, const char *what, GError **error);
 WhScenario *wh_scenario_load_memory(const char *data, gsize len, const char *name, GError **error);
 /* An empty scenario for programs and tests that build one in code. */
 WhScenario *wh_scenario_new(const char *name, const char *topology);
