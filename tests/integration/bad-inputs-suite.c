@@ -59,10 +59,14 @@ static const BadInput bad_inputs[] = {
     {"wormhole-theta-negative.xml", {"wh::Wormhole::Theta", "-0.1", "at least 0"}, 3},
     {"wormhole-window-one.xml", {"wh::Wormhole::Window", "at least 2"}, 3},
     {"wormhole-sample-period-zero.xml", {"wh::Wormhole::SamplePeriod", "greater than zero"}, 3},
-    {"wormhole-quantity-unknown.xml", {"wh::Wormhole::Quantity", "queue-length"}, 3},
+    {"wormhole-quantity-unknown.xml", {"wh::WormholeStudy::Quantity", "queue-length"}, 3},
     {"wormhole-mode-unknown.xml", {"wh::Wormhole::Mode", "turbo"}, 4},
     {"wormhole-rate-tolerance-zero.xml", {"wh::Wormhole::RateTolerance", "0"}, 4},
-    {"wormhole-exact-only-idle-off.xml", {"wh::Wormhole::ExactOnly", "IdleRule=true"}, 4},
+    /* parameters that were removed or moved: what to do instead */
+    {"wormhole-exact-only-removed.xml", {"wh::Wormhole::ExactOnly", "was removed", "drop"}, 4},
+    {"workload-instant-order-removed.xml", {"wh::Workload::InstantOrder", "was removed", "drop"}, 4},
+    {"wormhole-study-moved.xml", {"wh::Wormhole::Study", "moved to wh::WormholeStudy::Study"}, 4},
+    {"wormhole-line-fraction-moved.xml", {"wh::Wormhole::LineFraction", "wh::HpccCc::LineFraction"}, 5},
     {"wormhole-tail-margin-negative.xml", {"wh::Wormhole::TailMargin", "-5us"}, 4},
     /* Topologies. */
     {"topology-unknown-type.xml", {"\"type\"", "wh::Torus"}, 3},

@@ -92,6 +92,8 @@ static const WhParamSpec dcqcn_params[] = {
     {"IncreaseEvents", WH_PARAM_BOOL, "false",
      "schedule every rate-increase tick as an event (a check: the results are the same as "
      "with the ticks applied lazily, only slower)"},
+    /* DCQCN at line rate is flat from the start: a short rate window */
+    WH_CC_WORMHOLE_PARAMS("0.999", "10us"),
     {NULL},
 };
 

@@ -88,6 +88,8 @@ static const WhParamSpec dctcp_params[] = {
     {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Kmin and Kmax by port rate / RefRate"},
     {"RefRate", WH_PARAM_RATE, "100Gbps", "link rate at which Kmin and Kmax apply",
      WH_CHECK_POSITIVE},
+    /* DCTCP has no rate: its line rate is judged on window / smoothed RTT */
+    WH_CC_WORMHOLE_PARAMS("0.99", "40us"),
     {NULL},
 };
 

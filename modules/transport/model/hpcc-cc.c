@@ -87,6 +87,9 @@ static const WhParamSpec hpcc_params[] = {
      "forward and one ACK back)"},
     {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Wai by the flow's line rate / RefRate"},
     {"RefRate", WH_PARAM_RATE, "100Gbps", "line rate at which Wai applies", WH_CHECK_POSITIVE},
+    /* HPCC holds a lone flow at its target utilization Eta, not at line rate: its
+     * free-running rate is 0.9 of line and above, reached over tens of microseconds */
+    WH_CC_WORMHOLE_PARAMS("0.9", "40us"),
     {NULL},
 };
 

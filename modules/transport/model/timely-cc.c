@@ -85,6 +85,7 @@ static const WhParamSpec timely_params[] = {
     {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Rai and Rhai by line rate / RefRate"},
     {"RefRate", WH_PARAM_RATE, "100Gbps", "link rate at which Rai and Rhai apply",
      WH_CHECK_POSITIVE},
+    WH_CC_WORMHOLE_PARAMS("0.999", "40us"),
     {NULL},
 };
 
