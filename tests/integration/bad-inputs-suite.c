@@ -64,9 +64,13 @@ static const BadInput bad_inputs[] = {
     {"wormhole-rate-tolerance-zero.xml", {"wh::Wormhole::RateTolerance", "0"}, 4},
     /* parameters that were removed or moved: what to do instead */
     {"wormhole-exact-only-removed.xml", {"wh::Wormhole::ExactOnly", "was removed", "drop"}, 4},
-    {"workload-instant-order-removed.xml", {"wh::Workload::InstantOrder", "was removed", "drop"}, 4},
+    {"workload-instant-order-removed.xml",
+     {"wh::Workload::InstantOrder", "was removed", "drop"},
+     4},
     {"wormhole-study-moved.xml", {"wh::Wormhole::Study", "moved to wh::WormholeStudy::Study"}, 4},
-    {"wormhole-line-fraction-moved.xml", {"wh::Wormhole::LineFraction", "wh::HpccCc::LineFraction"}, 5},
+    {"wormhole-line-fraction-moved.xml",
+     {"wh::Wormhole::LineFraction", "wh::HpccCc::LineFraction"},
+     5},
     {"wormhole-tail-margin-negative.xml", {"wh::Wormhole::TailMargin", "-5us"}, 4},
     /* Topologies. */
     {"topology-unknown-type.xml", {"\"type\"", "wh::Torus"}, 3},

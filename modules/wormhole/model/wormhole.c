@@ -15,8 +15,8 @@ static const char *const steadiness_choices[] = {"spread", "mean", NULL};
 static const char *const quantity_names[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
                                              NULL};
 /* wh::WormholeStudy::Quantity: "cc", then WhQuantity's names (index - 1) */
-static const char *const quantity_choices[] = {"cc",           "cc-rate",  "delivered",
-                                               "delivered-avg", "cwnd-rtt", NULL};
+static const char *const quantity_choices[] = {"cc",       "cc-rate", "delivered", "delivered-avg",
+                                               "cwnd-rtt", NULL};
 
 static const WhParamSpec wormhole_params[] = {
     {"Mode", WH_PARAM_CHOICE, "off",
@@ -85,9 +85,8 @@ static const WhParamGone wormhole_gone[] = {
     {"LineFraction",
      "moved to the congestion control classes: set wh::DcqcnCc::LineFraction, "
      "wh::HpccCc::LineFraction, wh::TimelyCc::LineFraction or wh::DctcpCc::LineFraction"},
-    {"RateWindow",
-     "moved to the congestion control classes: set wh::DcqcnCc::RateWindow, "
-     "wh::HpccCc::RateWindow, wh::TimelyCc::RateWindow or wh::DctcpCc::RateWindow"},
+    {"RateWindow", "moved to the congestion control classes: set wh::DcqcnCc::RateWindow, "
+                   "wh::HpccCc::RateWindow, wh::TimelyCc::RateWindow or wh::DctcpCc::RateWindow"},
     {"IdleWindow", "was removed: the idle rule's window is 10 us; drop the setting"},
     {"MinSkip", "was removed: a fast-forward is taken when it skips 5 us or more; drop the "
                 "setting"},

@@ -36,16 +36,16 @@ typedef struct {
   WhQuantity quantity;
   WhDetectorParams det;
   uint32_t avg_periods;
-  double line_fraction;      /* the idle rule's line rate, as a fraction of the NIC's */
-  gboolean study;            /* every quantity at l = 100, 500, 2000 too */
-  WhTime tail_margin;        /* skip: sending time left unsent beyond in-flight + one RTT */
-  WhTime min_skip;           /* skip: shortest fast-forward worth taking */
-  WhTime rate_window;        /* skip: a quiet partition's rates are measured over this long */
-  gboolean patterns;         /* count contention patterns (flow conflict graphs) per phase */
-  double rate_tolerance;     /* patterns: rates within a factor 1 + this share a bucket */
-  uint64_t config_hash;      /* patterns: the namespace (network, transport, CC parameters) */
-  uint64_t memo_max_bytes;   /* patterns: no new pattern is stored beyond this */
-  gboolean large_in_place;   /* patterns: phases above the exact check matched in place */
+  double line_fraction;    /* the idle rule's line rate, as a fraction of the NIC's */
+  gboolean study;          /* every quantity at l = 100, 500, 2000 too */
+  WhTime tail_margin;      /* skip: sending time left unsent beyond in-flight + one RTT */
+  WhTime min_skip;         /* skip: shortest fast-forward worth taking */
+  WhTime rate_window;      /* skip: a quiet partition's rates are measured over this long */
+  gboolean patterns;       /* count contention patterns (flow conflict graphs) per phase */
+  double rate_tolerance;   /* patterns: rates within a factor 1 + this share a bucket */
+  uint64_t config_hash;    /* patterns: the namespace (network, transport, CC parameters) */
+  uint64_t memo_max_bytes; /* patterns: no new pattern is stored beyond this */
+  gboolean large_in_place; /* patterns: phases above the exact check matched in place */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;

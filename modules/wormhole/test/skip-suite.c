@@ -239,11 +239,12 @@ START_TEST(test_dumbbells)
       {"hpcc", hpcc, 60000000, TRUE, TRUE},
       {"dctcp", dctcp, 1500000000, FALSE, TRUE},
   };
-  static char *detect_dcqcn[] = {"wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
-                                 "wh::WormholeStudy::AvgPeriods=1000", "wh::Wormhole::Window=10000",
-                                 NULL};
-  static char *detect_hpcc[] = {"wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
-                                "wh::WormholeStudy::AvgPeriods=200", "wh::Wormhole::Window=2000", NULL};
+  static char *detect_dcqcn[] = {
+      "wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
+      "wh::WormholeStudy::AvgPeriods=1000", "wh::Wormhole::Window=10000", NULL};
+  static char *detect_hpcc[] = {
+      "wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
+      "wh::WormholeStudy::AvgPeriods=200", "wh::Wormhole::Window=2000", NULL};
   const DumbbellCase *c = &cases[_i];
   char **detect = strcmp(c->cc, "hpcc") == 0 ? detect_hpcc : detect_dcqcn;
   g_autoptr(WhScenario) sc = four_flows(c->size, c->sets);
