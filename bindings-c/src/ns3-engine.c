@@ -70,7 +70,7 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
       return FALSE;
     if (wp.quantity != WH_QUANTITY_CWND_RTT && wp.quantity != WH_QUANTITY_DELIVERED) {
       g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
-                  "%s: wh::Wormhole::Quantity=%s: on ns-3 the monitor samples cwnd-rtt or "
+                  "%s: wh::WormholeStudy::Quantity=%s: on ns-3 the monitor samples cwnd-rtt or "
                   "delivered",
                   run->sc->path, wh_quantity_name(wp.quantity));
       return FALSE;

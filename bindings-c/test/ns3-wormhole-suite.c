@@ -315,7 +315,7 @@ START_TEST(test_bad_inputs)
                               "--ns3-wormhole",
                               "observe",
                               "--set",
-                              "wh::Wormhole::Quantity=cc-rate",
+                              "wh::WormholeStudy::Quantity=cc-rate",
                               NULL};
   ck_assert_int_eq(wh_test_whsim(rate, NULL, &err), 2);
   ck_assert_msg(strstr(err, "on ns-3 the monitor samples cwnd-rtt or delivered"), "%s", err);

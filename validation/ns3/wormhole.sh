@@ -68,9 +68,9 @@ if [ "$norun" = 0 ]; then
           --set "wh::Wormhole::SamplePeriod=$tau")
         for q in cwnd-rtt delivered; do
           run "$out/$s/steady-ns3-$q-$l-$tau" "$xml" --engine ns3 --ns3-wormhole observe \
-            "${set_args[@]}" --set "wh::Wormhole::Quantity=$q"
+            "${set_args[@]}" --set "wh::WormholeStudy::Quantity=$q"
           run "$out/$s/steady-native-$q-$l-$tau" "$xml" --set wh::Wormhole::Mode=observe \
-            "${set_args[@]}" --set "wh::Wormhole::Quantity=$q"
+            "${set_args[@]}" --set "wh::WormholeStudy::Quantity=$q"
         done
       done
     done

@@ -64,8 +64,8 @@ fail() {
 # 1.5 GB) on one 100 Gb/s bottleneck, with the detection settings the reports state:
 # the delivery rate over 1 ms and l 10000 (HPCC 0.2 ms and 2000).
 wormhole_dumbbells() {
-  local slow=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=1000 wh::Wormhole::Window=10000)
-  local fast=(wh::Wormhole::Quantity=delivered-avg wh::Wormhole::AvgPeriods=200 wh::Wormhole::Window=2000)
+  local slow=(wh::WormholeStudy::Quantity=delivered-avg wh::WormholeStudy::AvgPeriods=1000 wh::Wormhole::Window=10000)
+  local fast=(wh::WormholeStudy::Quantity=delivered-avg wh::WormholeStudy::AvgPeriods=200 wh::Wormhole::Window=2000)
   dumbbell_xml "$1dcqcn" dcqcn 300000000 "${slow[@]}"
   dumbbell_xml "$1hpcc" hpcc 60000000 wh::HpccCc::Wai=1.25Gbps "${fast[@]}"
   dumbbell_xml "$1dctcp" dctcp 1500000000 wh::DctcpCc::Kmin=250KB wh::DctcpCc::Kmax=350KB \

@@ -22,11 +22,10 @@
 #
 # Scenarios: GPT-13B (128 GPUs, rail fat-tree) with DCQCN, HPCC and TIMELY; MoE-8x7B with
 # DCQCN and HPCC; GPT-7B (64 GPUs) with DCQCN; GPT-13B on the k=8 fat-tree with DCQCN
-# (one whole iteration; its four rows take about 20 minutes): both runs take what ends
-# in one instant in op order (wh::Workload::InstantOrder=op), memo mode with ExactOnly
-# (the setting for a contended fabric), at the defaults and at the paper's defaults,
-# and at the defaults on the default model (schedule order, its own exact run). --quick keeps the first
-# of each model, without the paper's defaults and the k=8 row.
+# (one whole iteration; its two rows take about 10 minutes): memo mode at the defaults
+# and at the paper's defaults, reported without a bound (the exact engine moves its
+# flows as much with every link 1 ps longer: validation/wormhole/skip-report.md). --quick
+# keeps the first of each model, without the paper's defaults and the k=8 rows.
 #
 # --large runs the 1024-GPU evaluation instead, into its own report: GPT-175B with
 # DCQCN (skip, memo, memo at the paper's defaults) and MoE-32x22B with DCQCN (memo, memo
@@ -41,8 +40,7 @@
 # --check exits 1 when a bound of the targets below is missed (memo mode, recommended
 # setting): GPT-13B rail iteration and mean FCT error 1%, p99 2%, wall speedup 100x;
 # MoE-8x7B iteration 1%, mean FCT 2%, p99 5%, wall speedup 10x (both best of 3; a
-# repeat that writes another flows.csv fails too); k=8 (ExactOnly, the flows of an
-# instant in op order) iteration and mean FCT 2%, p99 5%; with --large, GPT-175B iteration and mean FCT error 1%, p99 3%, wall
+# repeat that writes another flows.csv fails too); with --large, GPT-175B iteration and mean FCT error 1%, p99 3%, wall
 # speedup 20x over the stored exact run, and its Wormhole run under 10 minutes;
 # MoE-32x22B iteration and mean FCT error 2% (both rows); the pattern store of each
 # 1024-GPU memo run at the defaults at most 1 MB.
@@ -131,7 +129,7 @@ PY
 
 memo=(--set wh::Wormhole::Mode=memo)
 paper=(--set wh::Wormhole::Mode=memo --set wh::Wormhole::IdleRule=false
-  --set wh::Wormhole::Quantity=cc-rate --set wh::Wormhole::Theta=0.05
+  --set wh::WormholeStudy::Quantity=cc-rate --set wh::Wormhole::Theta=0.05
   --set wh::Wormhole::Window=2000 --set wh::Wormhole::SamplePeriod=1us)
 header="| run | iteration error | FCT error mean | p99 | max | exact wall | Wormhole wall | wall speedup | event speedup | phases / patterns | replays whole / cut / refused | pattern store |"
 rule="|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -191,20 +189,13 @@ if [ "$large" = 0 ] && [ "$quick" = 0 ]; then
   bound moe-hpcc-memo "abs(j['iteration_time_error']) <= 0.01 and j['fct_error']['mean'] <= 0.02 and j['fct_error']['p99'] <= 0.05" "MoE-8x7B HPCC errors above 1% / 2% / 5%"
   bound moe-hpcc-memo "ws >= 10" "MoE-8x7B HPCC wall speedup below 10x"
   case_rows gpt7-dcqcn "GPT-7B, 64 GPUs, DCQCN" "$presets/gpt-7b-dcqcn.xml"
-  # the contended k=8 fat-tree: both runs take what ends in one instant in op order
-  # (wh::Workload::InstantOrder=op); the bound is on the setting for a contended
-  # fabric, ExactOnly (exact skips only, no replay); the defaults and the paper's
-  # defaults against the same exact run, then the defaults on the default model
-  k8=("$here/scenarios/gpt-13b-k8-full-dcqcn.xml" --set wh::Workload::InstantOrder=op)
-  run k8-memo "${k8[@]}" "${memo[@]}" --set wh::Wormhole::ExactOnly=true
-  row k8-memo "GPT-13B k=8 fat-tree, DCQCN, memo, ExactOnly (op order)" >> "$report"
-  bound k8-memo "abs(j['iteration_time_error']) <= 0.02 and j['fct_error']['mean'] <= 0.02 and j['fct_error']['p99'] <= 0.05" "GPT-13B k=8 errors above 2% / 2% / 5%"
-  run k8-defaults "${k8[@]}" "${memo[@]}" --exact "$work/k8-memo/exact"
-  row k8-defaults "GPT-13B k=8 fat-tree, DCQCN, memo (op order)" >> "$report"
+  # the contended k=8 fat-tree: the defaults, then the paper's defaults against the
+  # same exact run; reported, not bounded
+  k8=("$here/scenarios/gpt-13b-k8-full-dcqcn.xml")
+  run k8-memo "${k8[@]}" "${memo[@]}"
+  row k8-memo "GPT-13B k=8 fat-tree, DCQCN, memo" >> "$report"
   run k8-paper "${k8[@]}" "${paper[@]}" --exact "$work/k8-memo/exact"
-  row k8-paper "GPT-13B k=8 fat-tree, DCQCN, memo, paper's defaults (op order)" >> "$report"
-  run k8-schedule "$here/scenarios/gpt-13b-k8-full-dcqcn.xml" "${memo[@]}"
-  row k8-schedule "GPT-13B k=8 fat-tree, DCQCN, memo (schedule order, the default model)" >> "$report"
+  row k8-paper "GPT-13B k=8 fat-tree, DCQCN, memo, paper's defaults" >> "$report"
 fi
 if [ "$large" = 1 ]; then
   refs=${WH_REFERENCES:-$build/references}

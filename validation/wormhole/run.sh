@@ -11,7 +11,7 @@
 #    point below 4%).
 # 2. Steady fractions for theta 3/5/10/20%, l 100/500/2000 and every quantity, on the
 #    dumbbells (DCQCN, HPCC, DCTCP, TIMELY), GPT-13B (rail fat-tree and k=8 fat-tree,
-#    DCQCN) and MoE-8x7B (DCQCN), from one run each (wh::Wormhole::Study).
+#    DCQCN) and MoE-8x7B (DCQCN), from one run each (wh::WormholeStudy::Study).
 # 3. Partition structure of GPT-13B (rail) and MoE-8x7B.
 # 4. No change to outputs: every shipped scenario, exact vs observe with the heap and
 #    the calendar scheduler inside (the 1024-GPU presets cut: GPT-175B at 100 ms of
@@ -37,7 +37,7 @@ json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)"
 observe() { # NAME FILE [args...]: observe run with the study into $work/NAME
   local name=$1 file=$2; shift 2
   "$whsim" run "$file" --quiet --out "$work/$name" --set wh::Wormhole::Mode=observe \
-    --set wh::Wormhole::Study=true "$@"
+    --set wh::WormholeStudy::Study=true "$@"
 }
 
 {

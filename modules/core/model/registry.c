@@ -244,6 +244,13 @@ gboolean wh_config_set_param(WhConfig *cfg, const char *type, const char *param,
     return FALSE;
   }
   const WhParamSpec *spec = wh_type_find_param(info, param);
+  for (const WhParamGone *g = info->gone; spec == NULL && g && g->name; g++) {
+    if (strcmp(g->name, param) == 0) {
+      g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_UNKNOWN_PARAM, "%s::%s %s", type, param,
+                  g->instead);
+      return FALSE;
+    }
+  }
   if (spec == NULL) {
     g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_UNKNOWN_PARAM,
                 "type %s has no parameter \"%s\" (see `whsim list`)", type, param);

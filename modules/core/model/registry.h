@@ -58,11 +58,20 @@ typedef struct {
   unsigned flags;             /* WH_PARAM_DIGEST_OMITS_DEFAULT */
 } WhParamSpec;
 
+/* A parameter a type no longer has: setting it is refused with `instead`, so a scenario
+ * written for an older version learns what replaced it rather than that the name is
+ * unknown. */
+typedef struct {
+  const char *name;    /* the old parameter name */
+  const char *instead; /* "was removed: ..." or "moved to wh::OtherType::Param" */
+} WhParamGone;
+
 typedef struct {
   const char *name; /* "wh::DcqcnCc" */
   const char *kind; /* "congestion-control", "topology", ... */
   const char *help;
   const WhParamSpec *params; /* terminated by an entry with name == NULL */
+  const WhParamGone *gone;   /* (nullable) terminated by an entry with name == NULL */
 } WhTypeInfo;
 
 typedef union {
@@ -111,7 +120,8 @@ WhConfig *wh_config_copy(const WhConfig *cfg);
 /* Sets "Type::Param" (split at the last "::") to `value`. `origin` (nullable) says
  * where the value came from, for messages ("scenario.xml:12"). A later set of the
  * same key replaces the earlier one. A value that does not parse fails with the error
- * of wh_param_parse (its domain and code kept). */
+ * of wh_param_parse (its domain and code kept); a parameter on the type's `gone` list
+ * fails with WH_CONFIG_ERROR_UNKNOWN_PARAM and what replaced it. */
 gboolean wh_config_set(WhConfig *cfg, const char *key, const char *value, const char *origin,
                        GError **error);
 gboolean wh_config_set_param(WhConfig *cfg, const char *type, const char *param, const char *value,

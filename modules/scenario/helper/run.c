@@ -472,8 +472,6 @@ static void new_workload(WhRun *run, uint32_t ranks)
                                 wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   wh_workload_set_rccl_window(run->workload,
                               (uint32_t)wh_config_int(run->cfg, "wh::Workload", "RcclWindow"));
-  wh_workload_set_instant_order(
-      run->workload, g_str_equal(wh_config_choice(run->cfg, "wh::Workload", "InstantOrder"), "op"));
 }
 
 /* Adds the scenario's op DAG `iterations` times; the ops without dependencies of

@@ -31,10 +31,18 @@ void wh_registry_init(void)
   static gsize done = 0;
   if (!g_once_init_enter(&done))
     return;
-  const WhTypeInfo *const own[] = {
-      &heap_type,         &calendar_type,           &wh_link_type,           &wh_switch_type,
-      &wh_rdma_flow_type, &wh_fifo_queue_disc_type, &wh_red_queue_disc_type, &wh_model_preset_type,
-      &wh_workload_type,  &wh_piper_type,           &wh_wormhole_type};
+  const WhTypeInfo *const own[] = {&heap_type,
+                                   &calendar_type,
+                                   &wh_link_type,
+                                   &wh_switch_type,
+                                   &wh_rdma_flow_type,
+                                   &wh_fifo_queue_disc_type,
+                                   &wh_red_queue_disc_type,
+                                   &wh_model_preset_type,
+                                   &wh_workload_type,
+                                   &wh_piper_type,
+                                   &wh_wormhole_type,
+                                   &wh_wormhole_study_type};
   GPtrArray *all = g_ptr_array_new();
   for (size_t i = 0; i < G_N_ELEMENTS(own); i++)
     g_ptr_array_add(all, (gpointer)own[i]);

@@ -68,6 +68,20 @@ typedef struct {
   void (*forget_path)(WhFlow *flow);
 } WhCcClass;
 
+/* The help of two parameters each built-in class registers for Wormhole
+ * (docs/wormhole.md), with the class's own default and WH_PARAM_DIGEST_OMITS_DEFAULT
+ * (they held these defaults as wh::Wormhole parameters before, so digests stay as they
+ * were): LineFraction, the idle rule's line rate as a fraction of the NIC's, and
+ * RateWindow, how long a quiet partition's rates are measured before it is skipped.
+ * The transport never reads them. */
+#define WH_CC_LINE_FRACTION_HELP                                                                   \
+  "Wormhole's idle rule: a flow counts as at line rate when its rate (window CCs: window / "       \
+  "smoothed RTT) is at least this fraction of its NIC's rate, in (0, 1]"
+#define WH_CC_RATE_WINDOW_HELP                                                                     \
+  "Wormhole's skip: a quiet partition (the idle rule) is parked once every flow's delivery rate "  \
+  "has been measured over this long, from one idle window (or RTT) after its last change on "      \
+  "(the rate rule's partitions use their own window, l x tau)"
+
 extern const WhCcClass wh_dcqcn_cc_class;
 extern const WhCcClass wh_hpcc_cc_class;
 extern const WhCcClass wh_dctcp_cc_class;

@@ -92,6 +92,11 @@ static const WhParamSpec dcqcn_params[] = {
     {"IncreaseEvents", WH_PARAM_BOOL, "false",
      "schedule every rate-increase tick as an event (a check: the results are the same as "
      "with the ticks applied lazily, only slower)"},
+    /* DCQCN at line rate is flat from the start: a short rate window */
+    {"LineFraction", WH_PARAM_DOUBLE, "0.999", WH_CC_LINE_FRACTION_HELP,
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
+    {"RateWindow", WH_PARAM_TIME, "10us", WH_CC_RATE_WINDOW_HELP, WH_CHECK_POSITIVE, 0, 0, NULL,
+     WH_PARAM_DIGEST_OMITS_DEFAULT},
     {NULL},
 };
 

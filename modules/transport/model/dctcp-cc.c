@@ -88,6 +88,11 @@ static const WhParamSpec dctcp_params[] = {
     {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Kmin and Kmax by port rate / RefRate"},
     {"RefRate", WH_PARAM_RATE, "100Gbps", "link rate at which Kmin and Kmax apply",
      WH_CHECK_POSITIVE},
+    /* DCTCP has no rate: its line rate is judged on window / smoothed RTT */
+    {"LineFraction", WH_PARAM_DOUBLE, "0.99", WH_CC_LINE_FRACTION_HELP,
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
+    {"RateWindow", WH_PARAM_TIME, "40us", WH_CC_RATE_WINDOW_HELP, WH_CHECK_POSITIVE, 0, 0, NULL,
+     WH_PARAM_DIGEST_OMITS_DEFAULT},
     {NULL},
 };
 

@@ -87,6 +87,12 @@ static const WhParamSpec hpcc_params[] = {
      "forward and one ACK back)"},
     {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Wai by the flow's line rate / RefRate"},
     {"RefRate", WH_PARAM_RATE, "100Gbps", "line rate at which Wai applies", WH_CHECK_POSITIVE},
+    /* HPCC holds a lone flow at its target utilization Eta, not at line rate: its
+     * free-running rate is 0.9 of line and above, reached over tens of microseconds */
+    {"LineFraction", WH_PARAM_DOUBLE, "0.9", WH_CC_LINE_FRACTION_HELP,
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
+    {"RateWindow", WH_PARAM_TIME, "40us", WH_CC_RATE_WINDOW_HELP, WH_CHECK_POSITIVE, 0, 0, NULL,
+     WH_PARAM_DIGEST_OMITS_DEFAULT},
     {NULL},
 };
 

@@ -85,6 +85,10 @@ static const WhParamSpec timely_params[] = {
     {"ScaleWithRate", WH_PARAM_BOOL, "true", "scale Rai and Rhai by line rate / RefRate"},
     {"RefRate", WH_PARAM_RATE, "100Gbps", "link rate at which Rai and Rhai apply",
      WH_CHECK_POSITIVE},
+    {"LineFraction", WH_PARAM_DOUBLE, "0.999", WH_CC_LINE_FRACTION_HELP,
+     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1, NULL, WH_PARAM_DIGEST_OMITS_DEFAULT},
+    {"RateWindow", WH_PARAM_TIME, "40us", WH_CC_RATE_WINDOW_HELP, WH_CHECK_POSITIVE, 0, 0, NULL,
+     WH_PARAM_DIGEST_OMITS_DEFAULT},
     {NULL},
 };
 

@@ -44,7 +44,6 @@ typedef struct {
 } FlowRef;
 
 #define EAGER UINT32_MAX
-#define COMPUTE (UINT32_MAX - 1) /* a trigger: compute op `op` ended */
 
 struct WhWorkload {
   WhTransport *tp;
@@ -68,19 +67,11 @@ struct WhWorkload {
   WhTime *issue_free;     /* per rank: when its issue engine is free (the last first byte) */
   uint32_t rccl_window;   /* rccl all-to-all: sends of one rank in flight at most */
   uint32_t gcds_per_node; /* hosts h with equal h / gcds_per_node share a node; 0: no nodes */
-  /* InstantOrder=op: the instant's triggers (FlowRef: a flow that ended, or a compute op,
-   * step COMPUTE), taken in (op, step, index) order by one event after the instant's
-   * others; NULL: each is taken when it happens */
-  GArray *instant;
-  GArray *instant_taken; /* the batch being taken (its triggers join `instant`) */
-  WhEvent *instant_ev;   /* the pending event that takes `instant`, or NULL */
 };
 
 /* the run-state arrays: state, start, end, pending, succ_begin */
 G_STATIC_ASSERT(sizeof(uint8_t) + 2 * sizeof(WhTime) + 2 * sizeof(uint32_t) ==
                 WH_WORKLOAD_RUN_BYTES_PER_OP);
-
-static const char *const instant_choices[] = {"schedule", "op", NULL};
 
 static const WhParamSpec workload_params[] = {
     {"MessageAlpha", WH_PARAM_TIME, "0ns",
@@ -90,13 +81,6 @@ static const WhParamSpec workload_params[] = {
      "alpha, so k messages ready together start at alpha, 2 alpha, ..., k alpha; the one "
      "model of message overhead (the Frontier preset sets 200ns)",
      0},
-    {"InstantOrder", WH_PARAM_CHOICE, "schedule",
-     "the order in which the workload takes what ends in one instant (flows and compute "
-     "ops ending in the same picosecond): schedule: the order the simulator runs their "
-     "events in (the order they were scheduled); op: by op, step and index, after every "
-     "other event of the instant, so the flows the instant makes (their ids, source "
-     "ports and paths) no longer depend on which of them was scheduled first",
-     0, 0, 0, instant_choices, WH_PARAM_DIGEST_OMITS_DEFAULT},
     {"RcclWindow", WH_PARAM_INT, "8",
      "the rccl all-to-all algorithm: each rank keeps at most this many sends in flight "
      "(pairwise order: its send to the (k + W)-th peer starts when its send to the k-th "
@@ -105,25 +89,21 @@ static const WhParamSpec workload_params[] = {
     {NULL},
 };
 
+/* What a scenario written for an earlier version may still set. */
+static const WhParamGone workload_gone[] = {
+    {"InstantOrder",
+     "was removed: its op order served only Wormhole's removed ExactOnly; drop the setting "
+     "(what ends in one instant is taken in the order the simulator runs its events)"},
+    {NULL},
+};
+
 const WhTypeInfo wh_workload_type = {"wh::Workload", "workload",
                                      "settings of every workload (trace, preset or SimAI)",
-                                     workload_params};
+                                     workload_params, workload_gone};
 
 void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha)
 {
   w->alpha = alpha;
-}
-
-void wh_workload_set_instant_order(WhWorkload *w, gboolean by_op)
-{
-  if (by_op && !w->instant) {
-    w->instant = g_array_new(FALSE, FALSE, sizeof(FlowRef));
-    w->instant_taken = g_array_new(FALSE, FALSE, sizeof(FlowRef));
-  } else if (!by_op && w->instant) {
-    g_assert(w->instant->len == 0);
-    g_clear_pointer(&w->instant, g_array_unref);
-    g_clear_pointer(&w->instant_taken, g_array_unref);
-  }
 }
 
 void wh_workload_set_rccl_window(WhWorkload *w, uint32_t window)
@@ -178,12 +158,6 @@ void wh_workload_free(WhWorkload *w)
   g_array_unref(w->xsucc);
   g_array_unref(w->flow_ref);
   g_hash_table_unref(w->eager_first);
-  if (w->instant_ev)
-    wh_sim_cancel(w->tp->sim, w->instant_ev);
-  if (w->instant) {
-    g_array_unref(w->instant);
-    g_array_unref(w->instant_taken);
-  }
   g_free(w->host);
   g_free(w->issue_free);
   g_free(w->seen);
@@ -687,12 +661,10 @@ static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t *
   return first;
 }
 
-static void take(WhWorkload *w, FlowRef ref);
-
 static void compute_done(WhSim *sim, void *ctx, uint64_t arg)
 {
   (void)sim;
-  take(ctx, (FlowRef){.op = (uint32_t)arg, .step = COMPUTE});
+  op_end(ctx, (uint32_t)arg);
 }
 
 static void op_start(WhWorkload *w, uint32_t id)
@@ -750,13 +722,9 @@ static void op_end(WhWorkload *w, uint32_t id)
   }
 }
 
-/* What ends: a compute op, or the flow of `ref`. */
+/* The flow of `ref` ended. */
 static void ended(WhWorkload *w, FlowRef ref)
 {
-  if (ref.step == COMPUTE) {
-    op_end(w, ref.op);
-    return;
-  }
   if (ref.step == EAGER) {
     Xfer t = g_array_index(w->xfers, Xfer, ref.index);
     for (uint32_t k = 0; k < t.succ_n; k++) {
@@ -774,53 +742,6 @@ static void ended(WhWorkload *w, FlowRef ref)
     op_end(w, ref.op);
 }
 
-static int ref_cmp(const void *a, const void *b)
-{
-  const FlowRef *x = a, *y = b;
-  if (x->op != y->op)
-    return x->op < y->op ? -1 : 1;
-  if (x->step != y->step)
-    return x->step < y->step ? -1 : 1;
-  return (x->index > y->index) - (x->index < y->index);
-}
-
-/* InstantOrder=op: the instant's triggers, once no other event of the instant is left
- * (one that is scheduled for now while it waits puts it behind again). Events an
- * accelerator holds parked are not in the scheduler and do not count: Wormhole's
- * parked events at now run later in their instant only if an interrupt resumes their
- * partition in it. Only this event defers itself so: two such would chase each other. */
-static void take_instant(WhSim *sim, void *ctx, uint64_t arg)
-{
-  (void)arg;
-  WhWorkload *w = ctx;
-  w->instant_ev = NULL;
-  WhEvent *next = sim->sched->klass->peek(sim->sched);
-  if (next && next->time == sim->now) {
-    w->instant_ev = wh_sim_schedule_at(sim, sim->now, take_instant, w, 0, WH_OWNER_NONE);
-    return;
-  }
-  /* a trigger that what they start adds goes to the next batch, with its own event */
-  GArray *batch = w->instant;
-  w->instant = w->instant_taken;
-  w->instant_taken = batch;
-  qsort(batch->data, batch->len, sizeof(FlowRef), ref_cmp);
-  for (guint i = 0; i < batch->len; i++)
-    ended(w, g_array_index(batch, FlowRef, i));
-  g_array_set_size(batch, 0);
-}
-
-static void take(WhWorkload *w, FlowRef ref)
-{
-  if (!w->instant) {
-    ended(w, ref);
-    return;
-  }
-  if (w->instant->len == 0)
-    w->instant_ev =
-        wh_sim_schedule_at(w->tp->sim, w->tp->sim->now, take_instant, w, 0, WH_OWNER_NONE);
-  g_array_append_val(w->instant, ref);
-}
-
 static void flow_done(void *data, WhFlow *flow)
 {
   WhWorkload *w = data;
@@ -828,7 +749,7 @@ static void flow_done(void *data, WhFlow *flow)
     return;
   FlowRef ref = g_array_index(w->flow_ref, FlowRef, flow->id);
   if (ref.op != NONE)
-    take(w, ref);
+    ended(w, ref);
 }
 
 /* The run state: every op waiting on all its dependencies; the successor lists in

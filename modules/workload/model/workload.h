@@ -65,12 +65,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhWorkload, wh_workload_free)
  * starts at max(t, the start of r's previous transfer) + `alpha`. */
 void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha);
 
-/* wh::Workload::InstantOrder: FALSE (schedule, the default): what ends is taken when
- * its event runs; TRUE (op): what ends in one instant is taken after every other event
- * of the instant, in (op, step, index) order, so the flows it makes do not depend on
- * the order of the instant's events. Set before the run starts. */
-void wh_workload_set_instant_order(WhWorkload *w, gboolean by_op);
-
 /* The rccl all-to-all algorithm keeps at most `window` sends of a rank in flight
  * (wh::Workload::RcclWindow, default 8). */
 void wh_workload_set_rccl_window(WhWorkload *w, uint32_t window);

@@ -244,55 +244,6 @@ START_TEST(test_p2p_and_dag_order)
 }
 END_TEST
 
-/* Two sends that end in the same picosecond, each followed by a send: op 1 (0 -> 1,
- * after a compute of no duration) and op 2 (2 -> 3, a root, so its flow is made first
- * and its end's event runs first); op 3 follows op 1, op 4 follows op 2. Returns the
- * flow ids of ops 3 and 4, and every op's start and end. */
-static void same_instant(gboolean by_op, uint32_t ids[2], WhTime times[10])
-{
-  Job j;
-  job_open(&j, 8, NULL);
-  wh_workload_set_instant_order(j.w, by_op);
-  g_autoptr(GError) err = NULL;
-  ck_assert_int_eq(wh_workload_add_compute(j.w, "c", 0, 0, NULL, 0, &err), 0);
-  uint32_t d0[] = {0}, d1[] = {1}, d2[] = {2};
-  ck_assert_int_eq(wh_workload_add_send(j.w, "a", 0, 1, 100000, d0, 1, &err), 1);
-  ck_assert_int_eq(wh_workload_add_send(j.w, "b", 2, 3, 100000, NULL, 0, &err), 2);
-  ck_assert_int_eq(wh_workload_add_send(j.w, "a2", 4, 5, 100000, d1, 1, &err), 3);
-  ck_assert_int_eq(wh_workload_add_send(j.w, "b2", 6, 7, 100000, d2, 1, &err), 4);
-  job_run(&j);
-  for (uint32_t f = 0; f < j.run->tp->n_flows; f++) {
-    uint32_t op, index;
-    ck_assert(wh_workload_flow_origin(j.w, f, &op, &index));
-    if (op >= 3)
-      ids[op - 3] = f;
-  }
-  for (uint32_t i = 0; i < 5; i++) {
-    WhOpInfo info;
-    wh_workload_op_info(j.w, i, &info);
-    times[2 * i] = info.start;
-    times[2 * i + 1] = info.end;
-  }
-  ck_assert_uint_eq(times[3], times[5]); /* ops 1 and 2 end in one picosecond */
-  job_close(&j);
-}
-
-START_TEST(test_instant_order)
-{
-  uint32_t sched[2], by_op[2];
-  WhTime ts[10], to[10];
-  same_instant(FALSE, sched, ts);
-  same_instant(TRUE, by_op, to);
-  /* scheduled order: op 2's end runs first and its follower's flow is made first */
-  ck_assert_uint_gt(sched[0], sched[1]);
-  /* op order: op 1's follower first, whichever end's event ran first */
-  ck_assert_uint_lt(by_op[0], by_op[1]);
-  /* on the star the two pairs share no link: every op starts and ends as before */
-  for (int i = 0; i < 10; i++)
-    ck_assert_uint_eq(ts[i], to[i]);
-}
-END_TEST
-
 /* ---- memory ---- */
 
 /* A SimAI DATA file of `layers` layers on 8 GPUs: three computes, an all-reduce and
@@ -504,7 +455,6 @@ Suite *wh_workload_suite(void)
   tcase_add_test(tc, test_pairwise_all_to_all);
   tcase_add_test(tc, test_direct_all_to_all);
   tcase_add_test(tc, test_p2p_and_dag_order);
-  tcase_add_test(tc, test_instant_order);
   suite_add_tcase(s, tc);
   TCase *mem = tcase_create("memory");
   tcase_set_timeout(mem, 60);

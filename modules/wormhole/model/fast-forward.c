@@ -269,15 +269,6 @@ static WhTime tail_time(const WhWormhole *wh, const WhFlow *f, double r, uint64_
   return lf;
 }
 
-/* ExactOnly: a partition that could only be skipped at a measured rate is not skipped;
- * it is looked at again once it may have been quiet for IdleWindow. */
-static WhTime refuse_inexact(WhWormhole *wh, WhTime *retry)
-{
-  *retry = wh->sim->now + wh->p.det.idle_window;
-  wh->ss.refused_unsteady++;
-  return 0;
-}
-
 /* How long partition `p` may be skipped from now (0: not now; *retry: when to try
  * again); fills each flow's rate estimate. */
 static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports,
@@ -291,8 +282,6 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
    * window must lie wholly after the last change of membership */
   gboolean quiet = dp->idle_rule && p->n_flag[1] == 0 && now - p->since >= dp->idle_window &&
                    (p->last_signal == 0 || now - p->last_signal >= dp->idle_window);
-  if (!quiet && wh->p.exact_only)
-    return refuse_inexact(wh, retry);
   if (!quiet && now - p->since < rate_window) {
     *retry = p->since + rate_window;
     wh->ss.refused_unsteady++;
@@ -345,8 +334,6 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
       *period = pf;
     periodic = pf > 0 && pf == *period;
   }
-  if (!periodic && wh->p.exact_only)
-    return refuse_inexact(wh, retry);
   if (periodic)
     len = len / *period * *period;
   else

@@ -366,11 +366,10 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
   g_array_set_size(ordered, ids->len);
   for (guint v = 0; v < ids->len; v++)
     g_array_index(ordered, uint32_t, map[v]) = g_array_index(ids, uint32_t, v);
-  /* memo mode: a phase that ended in a completion is replayed; one that converged
-   * only with ReplayConverged, else it is left to the fast-forward, which parks it
-   * once it is steady (docs/wormhole.md: what each costs); with ExactOnly none is */
-  if (wh->p.mode == WH_WORMHOLE_MEMO && !wh->p.exact_only &&
-      (e->kind == WH_MEMO_COMPLETED || (e->kind == WH_MEMO_CONVERGED && wh->p.replay_converged))) {
+  /* memo mode: a phase that ended in a completion or converged is replayed (a
+   * converged one goes on as a skip at its stored rates: docs/wormhole.md) */
+  if (wh->p.mode == WH_WORMHOLE_MEMO &&
+      (e->kind == WH_MEMO_COMPLETED || e->kind == WH_MEMO_CONVERGED)) {
     queue_replay(wh, p, ordered, e);
     return;
   }

@@ -38,7 +38,7 @@ typedef struct {
   WhTime period;      /* tau > 0 */
   gboolean idle_rule; /* also count idle partitions as steady */
   WhTime idle_window;
-  WhTime stats_from; /* dR statistics count evaluations from this time on */
+  WhTime stats_from;  /* dR statistics count evaluations from this time on */
   gboolean mean_rule; /* dR of the window's block means instead of its samples */
 } WhDetectorParams;
 

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "congestion-control.h"
 #include "steady-window.h"
 #include "units.h"
 #include "wormhole-private.h"
@@ -10,8 +11,12 @@
 static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NULL};
 static const char *const large_choices[] = {"new", "in-place", NULL};
 static const char *const steadiness_choices[] = {"spread", "mean", NULL};
-static const char *const quantity_choices[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
-                                               NULL};
+/* WhQuantity's names, in its order */
+static const char *const quantity_names[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
+                                             NULL};
+/* wh::WormholeStudy::Quantity: "cc", then WhQuantity's names (index - 1) */
+static const char *const quantity_choices[] = {"cc",       "cc-rate", "delivered", "delivered-avg",
+                                               "cwnd-rtt", NULL};
 
 static const WhParamSpec wormhole_params[] = {
     {"Mode", WH_PARAM_CHOICE, "off",
@@ -22,7 +27,7 @@ static const WhParamSpec wormhole_params[] = {
      0, 0, 0, mode_choices},
     {"Theta", WH_PARAM_DOUBLE, "0.05",
      "steady when (max - min) / mean of a flow's last Window samples is below this, in [0, 1) "
-     "(0: never steady); default per CC, see docs/wormhole.md (paper: 5%, prototype 3%)",
+     "(0: never steady; paper: 5%, prototype 3%)",
      WH_CHECK_MIN, 0, 1, NULL},
     {"Steadiness", WH_PARAM_CHOICE, "spread",
      "the rate rule's measure: spread: (max - min) / mean of the window's samples (the paper's "
@@ -30,46 +35,18 @@ static const WhParamSpec wormhole_params[] = {
      "that oscillates around a mean that does not drift is steady",
      0, 0, 0, steadiness_choices},
     {"Window", WH_PARAM_INT, "2000",
-     "samples per steady-state window, l >= 2 (paper: 2000, prototype 1000); default per CC",
+     "samples per steady-state window, l >= 2 (paper: 2000, prototype 1000)",
      WH_CHECK_MIN | WH_CHECK_MAX, 2, 1000000, NULL},
-    {"SamplePeriod", WH_PARAM_TIME, "1us", "rate sampling period tau (paper: 1 us); default per CC",
+    {"SamplePeriod", WH_PARAM_TIME, "1us", "rate sampling period tau (paper: 1 us)",
      WH_CHECK_POSITIVE, 0, 0, NULL},
-    {"Quantity", WH_PARAM_CHOICE, "cc-rate",
-     "what is sampled per flow: cc-rate (the CC's rate variable), delivered (payload per "
-     "period), delivered-avg (payload over AvgPeriods periods), cwnd-rtt (window / smoothed "
-     "RTT, for window CCs); default per CC",
-     0, 0, 0, quantity_choices},
-    {"AvgPeriods", WH_PARAM_INT, "8", "periods averaged by Quantity=delivered-avg",
-     WH_CHECK_MIN | WH_CHECK_MAX, 1, 1024, NULL},
     {"IdleRule", WH_PARAM_BOOL, "true",
      "also count as steady a partition with no ECN mark, CNP, PFC frame or queue above two "
-     "frames at its ports for IdleWindow, unchanged for IdleWindow, every flow at line rate",
-     0, 0, 0, NULL},
-    {"LineFraction", WH_PARAM_DOUBLE, "0.999",
-     "the idle rule's line rate: a flow counts as at line rate when its rate (window CCs: "
-     "window / smoothed RTT) is at least this fraction of its NIC's rate, in (0, 1]; default "
-     "per CC (HPCC 0.9: it holds a lone flow at its target utilization)",
-     WH_CHECK_POSITIVE | WH_CHECK_MAX, 0, 1, NULL},
-    {"IdleWindow", WH_PARAM_TIME, "10us",
-     "how long a partition must be quiet and unchanged for the idle rule; default per CC",
-     WH_CHECK_POSITIVE, 0, 0, NULL},
-    {"Study", WH_PARAM_BOOL, "false",
-     "also measure dR for every Quantity at windows of 100, 500 and 2000 samples in the same "
-     "run (\"study\" in wormhole.json; about 10 KB more per active flow)",
+     "frames at its ports for 10 us, unchanged for 10 us, every flow at line rate (the CC's "
+     "LineFraction of its NIC's rate)",
      0, 0, 0, NULL},
     {"TailMargin", WH_PARAM_TIME, "2us",
      "skip: a fast-forward leaves every flow at least its bytes in flight, one round trip of "
      "data and this much more sending time unsent, so its tail runs packet by packet",
-     WH_CHECK_MIN, 0, 0, NULL},
-    {"RateWindow", WH_PARAM_TIME, "10us",
-     "skip: a quiet partition (the idle rule) is parked once every flow's delivery rate has "
-     "been measured over this long, from one IdleWindow (or RTT) after its last change on (a "
-     "CC may still be settling: HPCC rises by about 2% over its first 40 us); the rate "
-     "rule's partitions use their own window, l x tau; default per CC (DCQCN 10 us, others "
-     "40 us)",
-     WH_CHECK_POSITIVE, 0, 0, NULL},
-    {"MinSkip", WH_PARAM_TIME, "5us",
-     "skip: a steady partition is fast-forwarded only if it can skip at least this long",
      WH_CHECK_MIN, 0, 0, NULL},
     {"Patterns", WH_PARAM_BOOL, "false",
      "observe, skip: at the start of every contention phase (a partition's membership "
@@ -86,30 +63,35 @@ static const WhParamSpec wormhole_params[] = {
      "are still counted, as not_stored in wormhole.json); also the most a --memo file "
      "loads and holds after a save",
      WH_CHECK_POSITIVE, 0, 0, NULL},
-    {"ReplayConverged", WH_PARAM_BOOL, "true",
-     "memo: also replay a recurring phase whose stored outcome is a convergence, and go on "
-     "from its end as a skip at the steady rates stored with it (false: only phases that "
-     "end in a completion are replayed; converged ones are left to the fast-forward, which "
-     "measures their rates again)",
-     0, 0, 0, NULL},
-    {"ExactOnly", WH_PARAM_BOOL, "false",
-     "skip and memo: only what the exact engine reproduces to the picosecond: a quiet "
-     "partition (the idle rule) whose flows' ACK clocks are exactly periodic, skipped by "
-     "whole periods; no skip at a measured rate (the rate rule, a quiet partition that is "
-     "not periodic) and no replay (memo mode still records and reports patterns); needs "
-     "IdleRule=true. For a contended fabric, where an inexact skip spreads to every later "
-     "flow",
-     0, 0, 0, NULL},
     {"LargePhases", WH_PARAM_CHOICE, "new",
      "patterns: a phase with more flows than the exact isomorphism check takes (256): new: "
      "counted as new, not stored; in-place: stored, and repeated where the same flow labels "
      "cross the same ports in the same order (a collective repeated on the same ranks), "
      "confirmed byte for byte, with no graph built (docs/wormhole.md)",
      0, 0, 0, large_choices},
-    {"StatsFrom", WH_PARAM_TIME, "0us",
-     "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
-     "out a warm-up); detection itself is unaffected",
-     0, 0, 0, NULL},
+    {NULL},
+};
+
+/* What a scenario written for an earlier version may still set. */
+static const WhParamGone wormhole_gone[] = {
+    {"ExactOnly",
+     "was removed: its byte-exact runs skipped almost nothing on contended fabrics; drop "
+     "the setting (judge a contended run against the exact engine's own spread: whsim "
+     "compare --ensemble N)"},
+    {"Study", "moved to wh::WormholeStudy::Study: set that instead"},
+    {"StatsFrom", "moved to wh::WormholeStudy::StatsFrom: set that instead"},
+    {"Quantity", "moved to wh::WormholeStudy::Quantity: set that instead"},
+    {"AvgPeriods", "moved to wh::WormholeStudy::AvgPeriods: set that instead"},
+    {"LineFraction",
+     "moved to the congestion control classes: set wh::DcqcnCc::LineFraction, "
+     "wh::HpccCc::LineFraction, wh::TimelyCc::LineFraction or wh::DctcpCc::LineFraction"},
+    {"RateWindow", "moved to the congestion control classes: set wh::DcqcnCc::RateWindow, "
+                   "wh::HpccCc::RateWindow, wh::TimelyCc::RateWindow or wh::DctcpCc::RateWindow"},
+    {"IdleWindow", "was removed: the idle rule's window is 10 us; drop the setting"},
+    {"MinSkip", "was removed: a fast-forward is taken when it skips 5 us or more; drop the "
+                "setting"},
+    {"ReplayConverged", "was removed: memo mode always replays converged phases; drop the "
+                        "setting"},
     {NULL},
 };
 
@@ -117,30 +99,42 @@ const WhTypeInfo wh_wormhole_type = {
     "wh::Wormhole", "accelerator",
     "Wormhole (NSDI '26): network partitions, steady-state detection (observe), fast-forward "
     "and memoization of steady flow rates",
-    wormhole_params};
+    wormhole_params, wormhole_gone};
 
-/* The recommended setting per congestion control (docs/wormhole.md, "A chosen
- * setting"): the value a parameter takes when nobody set it. */
-typedef struct {
-  const char *cc;
-  WhQuantity quantity;
-  double theta;
-  uint32_t window;
-  WhTime period;
-  WhTime idle_window;
-  double line_fraction;
-  WhTime rate_window;
-} Recommended;
-
-/* HPCC holds a lone flow at its target utilization eta (95% by default), not at line
- * rate: its free-running rate is 0.9 of line and above; it settles there over tens of
- * microseconds (RateWindow 40 us), where DCQCN at line rate is flat from the start. */
-static const Recommended recommended[] = {
-    {"dcqcn", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999, 10 * WH_US},
-    {"hpcc", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.9, 40 * WH_US},
-    {"timely", WH_QUANTITY_CC_RATE, 0.05, 2000, WH_US, 10 * WH_US, 0.999, 40 * WH_US},
-    {"dctcp", WH_QUANTITY_CWND_RTT, 0.05, 2000, WH_US, 10 * WH_US, 0.99, 40 * WH_US},
+static const WhParamSpec study_params[] = {
+    {"Quantity", WH_PARAM_CHOICE, "cc",
+     "what the steady-state detector samples per flow: cc: what the congestion control "
+     "defines (cwnd-rtt with DCTCP, cc-rate with every other CC); cc-rate (the CC's rate "
+     "variable), delivered (payload per period), delivered-avg (payload over AvgPeriods "
+     "periods), cwnd-rtt (window / smoothed RTT, for window CCs); in every mode",
+     0, 0, 0, quantity_choices},
+    {"AvgPeriods", WH_PARAM_INT, "8", "periods averaged by Quantity=delivered-avg",
+     WH_CHECK_MIN | WH_CHECK_MAX, 1, 1024, NULL},
+    {"Study", WH_PARAM_BOOL, "false",
+     "also measure dR for every Quantity at windows of 100, 500 and 2000 samples in the same "
+     "run (\"study\" in wormhole.json; about 10 KB more per active flow); changes no output "
+     "but wormhole.json",
+     0, 0, 0, NULL},
+    {"StatsFrom", WH_PARAM_TIME, "0us",
+     "the dR statistics in wormhole.json count windows evaluated from this time on (to leave "
+     "out a warm-up); detection itself is unaffected",
+     0, 0, 0, NULL},
+    {NULL},
 };
+
+const WhTypeInfo wh_wormhole_study_type = {
+    "wh::WormholeStudy", "accelerator",
+    "studies of Wormhole's steady-state detector (validation/wormhole): what it samples and "
+    "the dR statistics wormhole.json reports; the defaults are the recommended setting",
+    study_params};
+
+/* The idle rule's window, and the shortest fast-forward taken (docs/wormhole.md). */
+#define IDLE_WINDOW (10 * WH_US)
+#define MIN_SKIP (5 * WH_US)
+/* The idle rule's line fraction and a quiet partition's rate window for a congestion
+ * control class that does not define them (a plugin's): DCQCN's. */
+#define LINE_FRACTION_FALLBACK 0.999
+#define RATE_WINDOW_FALLBACK (10 * WH_US)
 
 const char *wh_wormhole_mode_name(WhWormholeMode mode)
 {
@@ -149,7 +143,7 @@ const char *wh_wormhole_mode_name(WhWormholeMode mode)
 
 const char *wh_quantity_name(WhQuantity q)
 {
-  return quantity_choices[q];
+  return quantity_names[q];
 }
 
 static int choice_index(const char *const *choices, const char *v)
@@ -174,49 +168,56 @@ static gboolean bad(GError **error, const WhConfig *cfg, const char *param, cons
   return FALSE;
 }
 
+/* The registered type of congestion control `cc` when it has parameter `param`
+ * (wh::HpccCc::LineFraction), else NULL (a plugin's class). (transfer none) */
+static const char *cc_type_with(const char *cc, const char *param)
+{
+  const WhCcClass *k = wh_cc_class_lookup(cc);
+  if (k == NULL || k->type == NULL || wh_registry_lookup(k->type->name) != k->type ||
+      wh_type_find_param(k->type, param) == NULL)
+    return NULL;
+  return k->type->name;
+}
+
+/* What the detector samples: wh::WormholeStudy::Quantity, where "cc" is the window over
+ * the RTT for DCTCP (its rate variable is the line rate: it paces nothing) and the CC's
+ * rate for the others. */
+static WhQuantity quantity_of(const WhConfig *cfg, const char *cc)
+{
+  int q = choice_index(quantity_choices, wh_config_choice(cfg, "wh::WormholeStudy", "Quantity"));
+  if (q > 0)
+    return (WhQuantity)(q - 1);
+  return strcmp(cc, "dctcp") == 0 ? WH_QUANTITY_CWND_RTT : WH_QUANTITY_CC_RATE;
+}
+
 gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg, const char *cc,
                                         gboolean scheduler_wormhole, GError **error)
 {
-  const char *T = "wh::Wormhole";
+  const char *T = "wh::Wormhole", *S = "wh::WormholeStudy";
   memset(p, 0, sizeof *p);
-  const Recommended *rec = &recommended[0];
-  for (size_t i = 0; i < G_N_ELEMENTS(recommended); i++)
-    if (strcmp(recommended[i].cc, cc) == 0)
-      rec = &recommended[i];
   gboolean mode_set = wh_config_origin(cfg, T, "Mode") != NULL;
   p->mode = (WhWormholeMode)choice_index(mode_choices, wh_config_choice(cfg, T, "Mode"));
   if (scheduler_wormhole && !mode_set)
     p->mode = WH_WORMHOLE_SKIP;
   if (scheduler_wormhole && p->mode == WH_WORMHOLE_OFF)
     return bad(error, cfg, "Mode", "off contradicts --scheduler wormhole");
-#define PICK(param, getter, fallback)                                                              \
-  (wh_config_origin(cfg, T, param) ? getter(cfg, T, param) : (fallback))
-  p->det.theta = PICK("Theta", wh_config_double, rec->theta);
-  p->det.window = (uint32_t)PICK("Window", wh_config_int, rec->window);
-  p->det.period = PICK("SamplePeriod", wh_config_time, rec->period);
-  p->det.idle_window = PICK("IdleWindow", wh_config_time, rec->idle_window);
-  p->line_fraction = PICK("LineFraction", wh_config_double, rec->line_fraction);
-  p->rate_window = PICK("RateWindow", wh_config_time, rec->rate_window);
-#undef PICK
+  p->det.theta = wh_config_double(cfg, T, "Theta");
+  p->det.window = (uint32_t)wh_config_int(cfg, T, "Window");
+  p->det.period = wh_config_time(cfg, T, "SamplePeriod");
+  p->det.idle_window = IDLE_WINDOW;
+  const char *lf = cc_type_with(cc, "LineFraction"), *rw = cc_type_with(cc, "RateWindow");
+  p->line_fraction = lf ? wh_config_double(cfg, lf, "LineFraction") : LINE_FRACTION_FALLBACK;
+  p->rate_window = rw ? wh_config_time(cfg, rw, "RateWindow") : RATE_WINDOW_FALLBACK;
   p->det.idle_rule = wh_config_bool(cfg, T, "IdleRule");
-  p->det.stats_from = wh_config_time(cfg, T, "StatsFrom");
+  p->det.stats_from = wh_config_time(cfg, S, "StatsFrom");
   p->det.mean_rule = strcmp(wh_config_choice(cfg, T, "Steadiness"), "mean") == 0;
   p->tail_margin = wh_config_time(cfg, T, "TailMargin");
-  p->min_skip = wh_config_time(cfg, T, "MinSkip");
-  p->study = wh_config_bool(cfg, T, "Study");
-  p->quantity =
-      wh_config_origin(cfg, T, "Quantity")
-          ? (WhQuantity)choice_index(quantity_choices, wh_config_choice(cfg, T, "Quantity"))
-          : rec->quantity;
-  p->avg_periods = (uint32_t)wh_config_int(cfg, T, "AvgPeriods");
+  p->min_skip = MIN_SKIP;
+  p->study = wh_config_bool(cfg, S, "Study");
+  p->quantity = quantity_of(cfg, cc);
+  p->avg_periods = (uint32_t)wh_config_int(cfg, S, "AvgPeriods");
   p->patterns = wh_config_bool(cfg, T, "Patterns") || p->mode == WH_WORMHOLE_MEMO;
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
-  p->replay_converged = wh_config_bool(cfg, T, "ReplayConverged");
-  p->exact_only = wh_config_bool(cfg, T, "ExactOnly");
-  if (p->exact_only && !p->det.idle_rule)
-    return bad(error, cfg, "ExactOnly",
-               "true needs the idle rule (IdleRule=true): its exact skips are of quiet "
-               "partitions, so without it nothing would ever be skipped");
   p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
   p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))

@@ -3,7 +3,9 @@
  * engine-neutral detector (steady-detector.h) from the transport's flow notifications,
  * the queue discs' hooks and a sampling monitor on the simulator. The models never
  * know it is there: it adds no events and draws no random numbers, so every output of
- * a run is what the exact engine gives (observe mode). Parameters: wh::Wormhole.
+ * a run is what the exact engine gives (observe mode). Parameters: wh::Wormhole, the
+ * congestion control class's LineFraction and RateWindow, and wh::WormholeStudy for
+ * studies of the detector.
  * Cost with Mode=off: nothing (none of it is attached). In observe mode: one counter
  * per event (the scheduler), one hook call per enqueue and mark (the idle rule's
  * congestion signals), O(active flows) per sample period. */
@@ -34,21 +36,20 @@ typedef struct {
   WhQuantity quantity;
   WhDetectorParams det;
   uint32_t avg_periods;
-  double line_fraction;      /* the idle rule's line rate, as a fraction of the NIC's */
-  gboolean study;            /* every quantity at l = 100, 500, 2000 too */
-  WhTime tail_margin;        /* skip: sending time left unsent beyond in-flight + one RTT */
-  WhTime min_skip;           /* skip: shortest fast-forward worth taking */
-  WhTime rate_window;        /* skip: a quiet partition's rates are measured over this long */
-  gboolean patterns;         /* count contention patterns (flow conflict graphs) per phase */
-  double rate_tolerance;     /* patterns: rates within a factor 1 + this share a bucket */
-  uint64_t config_hash;      /* patterns: the namespace (network, transport, CC parameters) */
-  gboolean replay_converged; /* memo: also replay phases whose stored outcome converged */
-  gboolean exact_only;       /* only exact skips (periodic quiet partitions), no replays */
-  uint64_t memo_max_bytes;   /* patterns: no new pattern is stored beyond this */
-  gboolean large_in_place;   /* patterns: phases above the exact check matched in place */
+  double line_fraction;    /* the idle rule's line rate, as a fraction of the NIC's */
+  gboolean study;          /* every quantity at l = 100, 500, 2000 too */
+  WhTime tail_margin;      /* skip: sending time left unsent beyond in-flight + one RTT */
+  WhTime min_skip;         /* skip: shortest fast-forward worth taking */
+  WhTime rate_window;      /* skip: a quiet partition's rates are measured over this long */
+  gboolean patterns;       /* count contention patterns (flow conflict graphs) per phase */
+  double rate_tolerance;   /* patterns: rates within a factor 1 + this share a bucket */
+  uint64_t config_hash;    /* patterns: the namespace (network, transport, CC parameters) */
+  uint64_t memo_max_bytes; /* patterns: no new pattern is stored beyond this */
+  gboolean large_in_place; /* patterns: phases above the exact check matched in place */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;
+extern const WhTypeInfo wh_wormhole_study_type;
 extern const WhSchedulerClass wh_wormhole_scheduler_class;
 
 const char *wh_wormhole_mode_name(WhWormholeMode mode);
@@ -59,8 +60,8 @@ static inline gboolean wh_wormhole_mode_skips(WhWormholeMode mode)
 }
 const char *wh_quantity_name(WhQuantity q);
 
-/* Reads wh::Wormhole; parameters left at their defaults take the recommended value
- * for congestion control `cc` (docs/wormhole.md). `scheduler_wormhole`: the user
+/* Reads wh::Wormhole, wh::WormholeStudy and the LineFraction and RateWindow of
+ * congestion control `cc`'s class (docs/wormhole.md). `scheduler_wormhole`: the user
  * asked for --scheduler wormhole (observe mode unless Mode says otherwise). Errors
  * name the parameter and where it was set. */
 gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg, const char *cc,

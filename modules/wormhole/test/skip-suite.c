@@ -125,54 +125,6 @@ START_TEST(test_theta_zero_is_exact)
 }
 END_TEST
 
-/* ExactOnly skips only periodic quiet partitions, by whole periods, and replays
- * nothing: with the workload's flows of an instant made in op order (on both runs:
- * so a skipped flow's end, taken at another point of its instant, cannot reorder the
- * flows it starts), every flow starts and ends at the exact engine's picosecond and
- * every op too, on a contended dumbbell
- * (where the rate rule would skip), an incast, a fabric the idle rule carries and a
- * workload. */
-START_TEST(test_exact_only_is_exact)
-{
-  static const char *const files[] = {"scenarios/dumbbell-dcqcn.xml", "scenarios/quickstart.xml",
-                                      "scenarios/incast-16to1.xml", "scenarios/workload-dp-pp.xml",
-                                      NULL};
-  char *model[] = {"wh::Workload::InstantOrder=op", NULL};
-  char *sets[] = {"wh::Wormhole::Mode=memo", "wh::Wormhole::ExactOnly=true",
-                  "wh::Workload::InstantOrder=op", NULL};
-  uint64_t forwards = 0;
-  for (const char *const *file = files; *file; file++) {
-    g_autoptr(WhRun) exact = run_with(*file, NULL, NULL, model);
-    g_autoptr(WhRun) wh = run_with(*file, NULL, NULL, sets);
-    ck_assert_ptr_nonnull(wh->wormhole);
-    WhWormholeSkipSummary sk;
-    wh_wormhole_skip_summary(wh->wormhole, &sk);
-    forwards += sk.fast_forwards;
-    ck_assert_uint_eq(exact->tp->n_flows, wh->tp->n_flows);
-    for (uint32_t i = 0; i < wh->tp->n_flows; i++) {
-      const WhFlow *e = wh_transport_flow(exact->tp, i), *w = wh_transport_flow(wh->tp, i);
-      ck_assert_msg(e->src == w->src && e->dst == w->dst && e->size == w->size &&
-                        e->start == w->start && e->finish == w->finish,
-                    "%s: flow %u: %u->%u %" G_GUINT64_FORMAT " B, %" G_GUINT64_FORMAT
-                    "..%" G_GUINT64_FORMAT " ps exact, %u->%u, %" G_GUINT64_FORMAT
-                    "..%" G_GUINT64_FORMAT " ps ExactOnly",
-                    *file, i, e->src, e->dst, e->size, e->start, e->finish, w->src, w->dst,
-                    w->start, w->finish);
-    }
-    if (exact->workload) {
-      g_autofree char *oe = wh_workload_ops_csv(exact->workload);
-      g_autofree char *ow = wh_workload_ops_csv(wh->workload);
-      ck_assert_str_eq(oe, ow);
-    }
-    fprintf(stderr,
-            "%s: ExactOnly, %" G_GUINT64_FORMAT " fast-forwards, events %" G_GUINT64_FORMAT
-            " -> %" G_GUINT64_FORMAT "\n",
-            *file, sk.fast_forwards, exact->sim->events_executed, wh->sim->events_executed);
-  }
-  ck_assert_uint_gt(forwards, 0);
-}
-END_TEST
-
 /* The unloaded round trip of a flow: each hop's propagation and one frame's
  * serialization, data out and ACK back. */
 static WhTime base_rtt(const WhRun *run, const WhFlow *f)
@@ -287,11 +239,12 @@ START_TEST(test_dumbbells)
       {"hpcc", hpcc, 60000000, TRUE, TRUE},
       {"dctcp", dctcp, 1500000000, FALSE, TRUE},
   };
-  static char *detect_dcqcn[] = {"wh::Wormhole::Mode=skip", "wh::Wormhole::Quantity=delivered-avg",
-                                 "wh::Wormhole::AvgPeriods=1000", "wh::Wormhole::Window=10000",
-                                 NULL};
-  static char *detect_hpcc[] = {"wh::Wormhole::Mode=skip", "wh::Wormhole::Quantity=delivered-avg",
-                                "wh::Wormhole::AvgPeriods=200", "wh::Wormhole::Window=2000", NULL};
+  static char *detect_dcqcn[] = {
+      "wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
+      "wh::WormholeStudy::AvgPeriods=1000", "wh::Wormhole::Window=10000", NULL};
+  static char *detect_hpcc[] = {
+      "wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
+      "wh::WormholeStudy::AvgPeriods=200", "wh::Wormhole::Window=2000", NULL};
   const DumbbellCase *c = &cases[_i];
   char **detect = strcmp(c->cc, "hpcc") == 0 ? detect_hpcc : detect_dcqcn;
   g_autoptr(WhScenario) sc = four_flows(c->size, c->sets);
@@ -445,7 +398,6 @@ Suite *wh_skip_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("exact");
   tcase_add_test(tc, test_theta_zero_is_exact);
-  tcase_add_test(tc, test_exact_only_is_exact);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);
   tc = tcase_create("dumbbells");

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "congestion-control.h"
 #include "partition.h"
 #include "steady-window.h"
 #include "test-util.h"
@@ -363,11 +364,11 @@ START_TEST(test_lone_flow_grain)
 {
   /* one flow at 400 Gb/s with 4 KB packets delivers 12 or 13 packets per microsecond:
    * its per-period delivery spreads by 1/12.5 = 8%, its CC rate not at all */
-  char *delivered[] = {"wh::Wormhole::Quantity=delivered", "wh::Wormhole::Window=100", NULL};
+  char *delivered[] = {"wh::WormholeStudy::Quantity=delivered", "wh::Wormhole::Window=100", NULL};
   g_autoptr(WhRun) a = observe_run("validation/wormhole/scenarios/lone-400g.xml", NULL, delivered);
   double med = wh_detector_dr_quantile(wh_wormhole_detector(a->wormhole), 0.5);
   ck_assert_msg(fabs(med - 0.08) <= 0.01, "delivered dR median %.4f", med);
-  char *rate[] = {"wh::Wormhole::Quantity=cc-rate", "wh::Wormhole::Window=100", NULL};
+  char *rate[] = {"wh::WormholeStudy::Quantity=cc-rate", "wh::Wormhole::Window=100", NULL};
   g_autoptr(WhRun) b = observe_run("validation/wormhole/scenarios/lone-400g.xml", NULL, rate);
   ck_assert(wh_detector_dr_quantile(wh_wormhole_detector(b->wormhole), 0.5) == 0);
   /* the cc-rate run finds the flow steady; the idle rule finds its partition quiet */
@@ -378,7 +379,19 @@ START_TEST(test_lone_flow_grain)
 }
 END_TEST
 
-START_TEST(test_recommended_defaults)
+/* The registered default of `type`::`param`, parsed. */
+static WhParamValue registered(const char *type, const char *param)
+{
+  const WhParamSpec *spec = wh_type_find_param(wh_registry_lookup(type), param);
+  ck_assert_ptr_nonnull(spec);
+  WhParamValue v;
+  ck_assert(wh_param_parse(spec, spec->def, &v, NULL));
+  return v;
+}
+
+/* What a run takes when nothing is set is what `whsim list` registers: wh::Wormhole's
+ * defaults and, per congestion control, its class's LineFraction and RateWindow. */
+START_TEST(test_registered_defaults_are_effective)
 {
   g_autoptr(WhConfig) cfg = wh_config_new();
   WhWormholeParams p;
@@ -387,15 +400,79 @@ START_TEST(test_recommended_defaults)
   ck_assert_int_eq(p.mode, WH_WORMHOLE_OFF);
   ck_assert(wh_wormhole_params_from_config(&p, cfg, "dcqcn", TRUE, &err));
   ck_assert_int_eq(p.mode, WH_WORMHOLE_SKIP);
-  ck_assert(wh_wormhole_params_from_config(&p, cfg, "dctcp", TRUE, &err));
-  ck_assert_int_eq(p.quantity, WH_QUANTITY_CWND_RTT);
-  /* a value set by the user wins over the recommendation */
+  for (const WhCcClass *const *k = wh_cc_classes(); *k; k++) {
+    const char *cc = (*k)->name, *type = (*k)->type->name;
+    ck_assert(wh_wormhole_params_from_config(&p, cfg, cc, FALSE, &err));
+    ck_assert(p.det.theta == registered("wh::Wormhole", "Theta").d);
+    ck_assert_uint_eq(p.det.window, registered("wh::Wormhole", "Window").i);
+    ck_assert_uint_eq(p.det.period, registered("wh::Wormhole", "SamplePeriod").t);
+    ck_assert_uint_eq(p.tail_margin, registered("wh::Wormhole", "TailMargin").t);
+    ck_assert(p.rate_tolerance == registered("wh::Wormhole", "RateTolerance").d);
+    ck_assert_msg(p.line_fraction == registered(type, "LineFraction").d, "%s", cc);
+    ck_assert_msg(p.rate_window == registered(type, "RateWindow").t, "%s", cc);
+    ck_assert_int_eq(p.quantity,
+                     strcmp(cc, "dctcp") == 0 ? WH_QUANTITY_CWND_RTT : WH_QUANTITY_CC_RATE);
+  }
+  /* a value set by the user wins; a CC's value reaches only runs of that CC */
   ck_assert(wh_config_set(cfg, "wh::Wormhole::Window", "321", "test", &err));
-  ck_assert(wh_wormhole_params_from_config(&p, cfg, "dctcp", FALSE, &err));
+  ck_assert(wh_config_set(cfg, "wh::HpccCc::LineFraction", "0.75", "test", &err));
+  ck_assert(wh_config_set(cfg, "wh::WormholeStudy::Quantity", "delivered", "test", &err));
+  ck_assert(wh_wormhole_params_from_config(&p, cfg, "hpcc", FALSE, &err));
   ck_assert_uint_eq(p.det.window, 321);
+  ck_assert(p.line_fraction == 0.75);
+  ck_assert_int_eq(p.quantity, WH_QUANTITY_DELIVERED);
+  ck_assert(wh_wormhole_params_from_config(&p, cfg, "dcqcn", FALSE, &err));
+  ck_assert(p.line_fraction == registered("wh::DcqcnCc", "LineFraction").d);
   ck_assert(wh_config_set(cfg, "wh::Wormhole::Mode", "off", "test", &err));
   ck_assert(!wh_wormhole_params_from_config(&p, cfg, "dcqcn", TRUE, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "--scheduler wormhole"));
+}
+END_TEST
+
+/* The CC classes' Wormhole values stay out of the configuration digest at their
+ * defaults (stored runs and memo files made when they were wh::Wormhole parameters,
+ * outside the digest, stay valid), and count when set to another value. */
+START_TEST(test_cc_values_digest)
+{
+  static const char *const kinds[] = {"congestion-control", NULL};
+  static const char *const params[] = {"LineFraction", "RateWindow"};
+  for (const WhCcClass *const *k = wh_cc_classes(); *k; k++) {
+    for (size_t i = 0; i < G_N_ELEMENTS(params); i++) {
+      const WhParamSpec *spec = wh_type_find_param((*k)->type, params[i]);
+      ck_assert_msg(spec && (spec->flags & WH_PARAM_DIGEST_OMITS_DEFAULT), "%s::%s",
+                    (*k)->type->name, params[i]);
+      g_autoptr(WhConfig) cfg = wh_config_new();
+      uint64_t plain = wh_config_digest(cfg, kinds);
+      ck_assert(wh_config_set_param(cfg, (*k)->type->name, params[i], spec->def, NULL, NULL));
+      ck_assert_uint_eq(wh_config_digest(cfg, kinds), plain);
+      const char *other = spec->kind == WH_PARAM_TIME ? "41us" : "0.5";
+      ck_assert(wh_config_set_param(cfg, (*k)->type->name, params[i], other, NULL, NULL));
+      ck_assert_uint_ne(wh_config_digest(cfg, kinds), plain);
+    }
+  }
+}
+END_TEST
+
+/* A parameter that was removed or moved is refused with what replaced it. */
+START_TEST(test_gone_parameters_refused)
+{
+  static const char *const gone[][2] = {
+      {"wh::Wormhole::ExactOnly", "was removed"},
+      {"wh::Workload::InstantOrder", "was removed"},
+      {"wh::Wormhole::ReplayConverged", "was removed"},
+      {"wh::Wormhole::Study", "moved to wh::WormholeStudy::Study"},
+      {"wh::Wormhole::Quantity", "moved to wh::WormholeStudy::Quantity"},
+      {"wh::Wormhole::LineFraction", "wh::HpccCc::LineFraction"},
+      {"wh::Wormhole::RateWindow", "wh::DcqcnCc::RateWindow"},
+  };
+  g_autoptr(WhConfig) cfg = wh_config_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(gone); i++) {
+    g_autoptr(GError) err = NULL;
+    ck_assert(!wh_config_set(cfg, gone[i][0], "1", "x.xml:3", &err));
+    ck_assert(g_error_matches(err, WH_CONFIG_ERROR, WH_CONFIG_ERROR_UNKNOWN_PARAM));
+    ck_assert_msg(strstr(err->message, gone[i][0]) && strstr(err->message, gone[i][1]), "%s",
+                  err->message);
+  }
 }
 END_TEST
 
@@ -415,7 +492,9 @@ Suite *wh_wormhole_suite(void)
   tcase_add_test(tc, test_compute_events_in_no_partition);
   tcase_add_test(tc, test_ack_paths_join_partitions);
   tcase_add_test(tc, test_lone_flow_grain);
-  tcase_add_test(tc, test_recommended_defaults);
+  tcase_add_test(tc, test_registered_defaults_are_effective);
+  tcase_add_test(tc, test_cc_values_digest);
+  tcase_add_test(tc, test_gone_parameters_refused);
   tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   tc = tcase_create("observe-identity");
