@@ -269,11 +269,40 @@ static WhTime tail_time(const WhWormhole *wh, const WhFlow *f, double r, uint64_
   return lf;
 }
 
+/* Tails=rate: the first of `flows` (rates in rhat) to deliver its last byte at its rate
+ * completes at that time, if no other flow reaches its tail before then; then the skip
+ * lasts until that time and *done is that flow. Else `len` (the skip up to the first
+ * tail) stays, and *done NONE. */
+static WhTime skip_to_completion(WhWormhole *wh, GArray *flows, WhTime len, uint32_t *done)
+{
+  WhTime first = WH_TIME_MAX, tails = WH_TIME_MAX;
+  uint32_t which = NONE;
+  for (guint i = 0; i < flows->len; i++) {
+    const WhFlow *f = wh_transport_flow(wh->tp, g_array_index(flows, uint32_t, i));
+    double r = wh_wormhole_glue(wh, f->id)->rhat;
+    WhTime c = (WhTime)ceil((double)(f->size - f->rcv_nxt) / r);
+    if (c < first) {
+      if (which != NONE) /* the previous first keeps its tail */
+        tails = MIN(tails, tail_time(wh, wh_transport_flow(wh->tp, which),
+                                     wh_wormhole_glue(wh, which)->rhat, 0));
+      first = c;
+      which = f->id;
+    } else {
+      tails = MIN(tails, tail_time(wh, f, r, 0));
+    }
+  }
+  if (which == NONE || first > tails || first <= len)
+    return len;
+  *done = which;
+  return first;
+}
+
 /* How long partition `p` may be skipped from now (0: not now; *retry: when to try
  * again); fills each flow's rate estimate. */
 static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, GArray *ports,
-                          WhTime *retry, WhTime *period)
+                          WhTime *retry, WhTime *period, uint32_t *done)
 {
+  *done = NONE;
   WhTime now = wh->sim->now;
   WhTransport *tp = wh->tp;
   const WhDetectorParams *dp = &wh->p.det;
@@ -338,6 +367,8 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
     len = len / *period * *period;
   else
     *period = 0;
+  if (!periodic && wh->p.complete_tails)
+    len = skip_to_completion(wh, flows, len, done);
   if (foreign_waiter(wh, p, ports)) {
     *retry = now + dp->period;
     wh->ss.refused_recovery++;
@@ -394,6 +425,7 @@ static uint32_t park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
   }
   sk->memo = FALSE;
   sk->period = 0;
+  sk->done = NONE;
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   wh->ss.fast_forwards++;
   return slot;
@@ -405,6 +437,21 @@ static void renumber(WhPacket *pkt, void *data)
   if (pkt->type == WH_PKT_PFC || pkt->flow == NULL)
     return;
   pkt->seq += wh_wormhole_glue(wh, pkt->flow->id)->adv_now;
+}
+
+/* Completes flow `id` without the packets it still had to send or deliver: delivered
+ * without packets is what the receiver lacked (those in flight are reclaimed); never
+ * sent at all, what the sender had not sent. */
+static gboolean complete(WhWormhole *wh, uint32_t id)
+{
+  WhFlow *f = wh_transport_flow(wh->tp, id);
+  uint64_t left = f->size - f->rcv_nxt, unsent = f->size - f->snd_max_sent;
+  g_autoptr(GError) err = NULL;
+  if (!wh_transport_complete(wh->tp, f, &err))
+    return FALSE;
+  wh_wormhole_glue(wh, f->id)->advanced += unsent;
+  wh->ss.advanced_bytes += left;
+  return TRUE;
 }
 
 /* After a replay's flows were advanced and its ports thawed: a whole replay puts each
@@ -426,18 +473,8 @@ static void replay_end(WhWormhole *wh, WhSkip *sk, gboolean whole)
     g_clear_pointer(&g->memo_snap, g_free);
     g->memo_bytes = 0;
   }
-  if (whole && sk->memo_done != NONE) {
-    WhFlow *f = wh_transport_flow(wh->tp, sk->memo_done);
-    /* delivered without packets: what the receiver lacked (in flight ones included,
-     * which are reclaimed); never sent at all: what the sender had not sent */
-    uint64_t left = f->size - f->rcv_nxt, unsent = f->size - f->snd_max_sent;
-    g_autoptr(GError) err = NULL;
-    if (wh_transport_complete(wh->tp, f, &err)) {
-      wh_wormhole_glue(wh, f->id)->advanced += unsent;
-      wh->ss.advanced_bytes += left;
-      wh->ss.replay_completions++;
-    }
-  }
+  if (whole && sk->memo_done != NONE && complete(wh, sk->memo_done))
+    wh->ss.replay_completions++;
   sk->memo = FALSE;
 }
 
@@ -468,6 +505,8 @@ static void resume(WhWormhole *wh, uint32_t slot)
                                 ? g->rhat * (double)(dt - sk->memo_dur)
                                 : 0)) /
                     mtu * mtu;
+    if (id == sk->done && now >= sk->target)
+      b = 0; /* completed below */
     uint64_t inflight = f->snd_max_sent - f->snd_una;
     uint64_t room = f->size - f->snd_max_sent;
     /* a replay checked its room; a skip keeps the packets in flight theirs */
@@ -523,6 +562,9 @@ static void resume(WhWormhole *wh, uint32_t slot)
     wh_net_freeze_port(wh->net, g_array_index(sk->ports, uint32_t, i), FALSE);
   if (sk->memo)
     replay_end(wh, sk, dt >= sk->memo_dur);
+  if (sk->done != NONE && now >= sk->target && complete(wh, sk->done))
+    wh->ss.tail_completions++;
+  sk->done = NONE;
   wh->ss.skip_backs += now < sk->target;
   wh->ss.skipped_time += shift;
   wh->ss.skipped_flow_time += shift * sk->flows->len;
@@ -652,12 +694,15 @@ static void try_park(WhSim *sim, void *ctx, uint64_t arg)
     g_array_set_size(ports, 0);
     collect(wh, p, flows, ports);
     WhTime retry = 0, period = 0;
-    WhTime len = skip_length(wh, p, flows, ports, &retry, &period);
+    uint32_t done = NONE;
+    WhTime len = skip_length(wh, p, flows, ports, &retry, &period, &done);
     if (len == 0) {
       p->skip_retry = retry;
       continue;
     }
-    skip_at(wh, park(wh, flows, ports, len))->period = period;
+    WhSkip *sk = skip_at(wh, park(wh, flows, ports, len));
+    sk->period = period;
+    sk->done = done;
     if (wh->memo)
       wh_patterns_parked(wh, p);
   }

@@ -64,6 +64,8 @@ typedef struct {
    * replay's is 0): a skip of whole periods moves each flow by whole packets in phase
    * with its sends */
   WhTime period;
+  /* Tails=rate: the flow that completes at the target (NONE: none) */
+  uint32_t done;
 } WhSkip;
 
 typedef struct {
@@ -81,6 +83,7 @@ typedef struct {
   uint64_t replays_clipped;         /* shortened: a survivor would have reached its tail */
   uint64_t replays_refused_tail;    /* ... so soon that the rest was not worth parking */
   uint64_t replays_skipping;        /* converged replays that go on as a skip */
+  uint64_t tail_completions;        /* Tails=rate: flows completed at the end of a skip */
 } WhSkipStats;
 
 typedef struct {

@@ -11,6 +11,7 @@
 static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NULL};
 static const char *const large_choices[] = {"new", "in-place", NULL};
 static const char *const steadiness_choices[] = {"spread", "mean", NULL};
+static const char *const tails_choices[] = {"packets", "rate", NULL};
 /* WhQuantity's names, in its order */
 static const char *const quantity_names[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
                                              NULL};
@@ -48,6 +49,12 @@ static const WhParamSpec wormhole_params[] = {
      "skip: a fast-forward leaves every flow at least its bytes in flight, one round trip of "
      "data and this much more sending time unsent, so its tail runs packet by packet",
      WH_CHECK_MIN, 0, 0, NULL},
+    {"Tails", WH_PARAM_CHOICE, "packets",
+     "skip: packets: every flow's tail runs packet by packet (see TailMargin); rate: a skip "
+     "at measured rates (not a quiet partition's exact one) goes on until its first flow "
+     "would deliver its last byte at its rate, and that flow completes there without its "
+     "tail's packets",
+     0, 0, 0, tails_choices},
     {"Patterns", WH_PARAM_BOOL, "false",
      "observe, skip: at the start of every contention phase (a partition's membership "
      "changed), build its flow conflict graph and count it as a new or a repeated pattern "
@@ -220,6 +227,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->rate_tolerance = wh_config_double(cfg, T, "RateTolerance");
   p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
   p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
+  p->complete_tails = strcmp(wh_config_choice(cfg, T, "Tails"), "rate") == 0;
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
     return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
   static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
@@ -591,7 +599,9 @@ static void json_skip(const WhWormhole *wh, JsonObject *o)
       {"fast_forwards", sk.fast_forwards},   {"skip_backs", sk.skip_backs},
       {"interrupts", ss->interrupts},        {"advanced_bytes", sk.advanced_bytes},
       {"skipped_time_ps", sk.skipped_time}};
-  const IntField tail[] = {{"events_skipped_est", sk.events_skipped_est}, {"tries", ss->tries}};
+  const IntField tail[] = {{"events_skipped_est", sk.events_skipped_est},
+                           {"tries", ss->tries},
+                           {"tail_completions", ss->tail_completions}};
   const IntField refusals[] = {{"too_short", ss->refused_short},
                                {"unsettled", ss->refused_unsteady},
                                {"recovery_or_waiting", ss->refused_recovery}};

@@ -46,6 +46,7 @@ typedef struct {
   uint64_t config_hash;    /* patterns: the namespace (network, transport, CC parameters) */
   uint64_t memo_max_bytes; /* patterns: no new pattern is stored beyond this */
   gboolean large_in_place; /* patterns: phases above the exact check matched in place */
+  gboolean complete_tails; /* skip at measured rates: up to the first completion, made there */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;

@@ -266,6 +266,40 @@ START_TEST(test_dumbbells)
 }
 END_TEST
 
+START_TEST(test_tails_at_rate)
+{
+  /* Tails=rate on the HPCC dumbbell: each skip at measured rates goes on to the first
+   * completion and makes it there, so more is skipped than with packet tails, every byte
+   * is delivered once (the completed flows' in-flight packets reclaimed), and each FCT
+   * stays within 10% of the time its flow was skipped */
+  static const char *hpcc[] = {"wh::HpccCc::Wai=1.25Gbps", NULL};
+  static char *packets[] = {
+      "wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
+      "wh::WormholeStudy::AvgPeriods=200", "wh::Wormhole::Window=2000", NULL};
+  static char *rate[] = {"wh::Wormhole::Mode=skip",
+                         "wh::WormholeStudy::Quantity=delivered-avg",
+                         "wh::WormholeStudy::AvgPeriods=200",
+                         "wh::Wormhole::Window=2000",
+                         "wh::Wormhole::Tails=rate",
+                         NULL};
+  g_autoptr(WhScenario) sc = four_flows(60000000, hpcc);
+  WhRunOptions eo = {.cc = "hpcc"}, po = {.cc = "hpcc", .sets = packets},
+               ro = {.cc = "hpcc", .sets = rate};
+  g_autoptr(WhRun) exact = wh_test_run(sc, &eo);
+  g_autoptr(WhRun) tails = wh_test_run(sc, &po);
+  g_autoptr(WhRun) at_rate = wh_test_run(sc, &ro);
+  wh_test_assert_clean_end(at_rate);
+  Bounds bp = compare("hpcc packet tails", exact, tails);
+  Bounds br = compare("hpcc tails at rate", exact, at_rate);
+  ck_assert_uint_eq(tails->wormhole->ss.tail_completions, 0);
+  ck_assert_uint_gt(at_rate->wormhole->ss.tail_completions, 0);
+  ck_assert_msg(br.events_skipped > bp.events_skipped, "%.1f%% skipped, %.1f%% with packet tails",
+                br.events_skipped * 100, bp.events_skipped * 100);
+  ck_assert_msg(br.worst_skip <= 1, "an FCT error exceeds 10%% of the time skipped (%.2f x)",
+                br.worst_skip);
+}
+END_TEST
+
 /* Flows at line rate on a 400 Gb/s dumbbell (DCQCN, 4 KB frames), with the idle rule:
  * each quiet partition is periodic (one frame per period; a pair in opposite
  * directions shares its NICs with the other's ACKs, a longer period), so a skip of
@@ -402,6 +436,7 @@ Suite *wh_skip_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("dumbbells");
   tcase_add_loop_test(tc, test_dumbbells, 0, 3);
+  tcase_add_test(tc, test_tails_at_rate);
   tcase_add_loop_test(tc, test_periodic_skips_are_exact, 0, 3);
   tcase_set_timeout(tc, 300);
   suite_add_tcase(s, tc);
