@@ -86,7 +86,7 @@ struct WhCompare {
   guint ens_jobs;
   char *whsim;
   char **ens_extra;
-  char *ens_from; /* nullable: the members are read from here, not run */
+  char *ens_from;     /* nullable: the members are read from here, not run */
   Side *members;      /* ens_size - 1 */
   GArray *ens_metric; /* EnsembleMetric */
   double ens_spread;  /* the members' mean per-flow |FCT error| */

@@ -79,11 +79,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhCompare, wh_compare_free)
 #define WH_COMPARE_ENSEMBLE_SEEDS_MAX 64 /* seed members */
 #define WH_COMPARE_CHAOTIC_SPREAD 0.05   /* members' mean per-flow |FCT error| above: chaotic */
 typedef struct {
-  uint32_t size;     /* runs in the ensemble, the reference included: 2..64 */
-  uint32_t seeds;    /* seed members: 0..64 */
-  guint jobs;        /* members run at once (>= 1) */
-  const char *whsim; /* the whsim program the members run */
-  char **extra_args; /* nullable: more options for every member (--plugin=LIB) */
+  uint32_t size;        /* runs in the ensemble, the reference included: 2..64 */
+  uint32_t seeds;       /* seed members: 0..64 */
+  guint jobs;           /* members run at once (>= 1) */
+  const char *whsim;    /* the whsim program the members run */
+  char **extra_args;    /* nullable: more options for every member (--plugin=LIB) */
   const char *from_dir; /* nullable: read the members from here (an earlier comparison's
                            ensemble/: member-i/, seed-k/), checked as stored runs, not run */
 } WhCompareEnsemble;

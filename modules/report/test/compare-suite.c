@@ -765,10 +765,9 @@ START_TEST(test_compare_ensemble)
    * verdicts, and only Wormhole runs */
   g_autofree char *edir = g_build_filename(out, "ensemble", NULL);
   g_autofree char *again = g_build_filename(tmp, "again", NULL);
-  const char *reuse[] = {"compare",       scenario,   "--out",           again,
-                         "--ensemble",    "3",        "--ensemble-seeds", "2",
-                         "--ensemble-from", edir,     "--exact",         exact_dir,
-                         NULL};
+  const char *reuse[] = {
+      "compare", scenario,          "--out", again,     "--ensemble", "3", "--ensemble-seeds",
+      "2",       "--ensemble-from", edir,    "--exact", exact_dir,    NULL};
   g_autofree char *reuse_err = NULL;
   ck_assert_msg(wh_test_whsim(reuse, NULL, &reuse_err) == 0, "%s", reuse_err);
   g_autofree char *json2 = wh_test_read_in(again, "compare.json");
@@ -783,14 +782,14 @@ START_TEST(test_compare_ensemble)
   g_autofree char *again_ens = g_build_filename(again, "ensemble", NULL);
   ck_assert(!g_file_test(again_ens, G_FILE_TEST_EXISTS));
   /* refused, naming the member's file: a member missing, another configuration */
-  const char *missing[] = {"compare",    scenario, "--out",           again,
-                           "--ensemble", "4",      "--ensemble-from", edir,
-                           NULL};
+  const char *missing[] = {"compare", scenario,          "--out", again, "--ensemble",
+                           "4",       "--ensemble-from", edir,    NULL};
   g_autofree char *missing_err = NULL;
   ck_assert_int_eq(wh_test_whsim(missing, NULL, &missing_err), 2);
   ck_assert_msg(strstr(missing_err, "member-3/summary.json"), "%s", missing_err);
-  const char *other[] = {"compare",         scenario, "--out", again, "--ensemble", "3",
-                         "--ensemble-from", edir,     "--set", "wh::Link::Delay=2us", NULL};
+  const char *other[] = {"compare", scenario,          "--out", again,   "--ensemble",
+                         "3",       "--ensemble-from", edir,    "--set", "wh::Link::Delay=2us",
+                         NULL};
   g_autofree char *other_err = NULL;
   ck_assert_int_eq(wh_test_whsim(other, NULL, &other_err), 2);
   ck_assert_msg(strstr(other_err, "member-1/summary.json") && strstr(other_err, "config_digest"),
@@ -804,10 +803,9 @@ START_TEST(test_compare_ensemble_refused)
   g_autofree char *scenario = wh_test_source_path("scenarios/dumbbell-dcqcn.xml");
   g_autofree char *tmp = g_dir_make_tmp("whsim-compare-XXXXXX", NULL);
   g_autofree char *out = g_build_filename(tmp, "out", NULL);
-  static const char *const bad[][2] = {{"--ensemble", "1"},  {"--ensemble", "1000"},
-                                       {"--ensemble", "65"}, {"--ensemble", "x"},
-                                       {"--jobs", "2"},      {"--ensemble-seeds", "1"},
-                                       {"--ensemble-from", "."}};
+  static const char *const bad[][2] = {
+      {"--ensemble", "1"}, {"--ensemble", "1000"},    {"--ensemble", "65"},    {"--ensemble", "x"},
+      {"--jobs", "2"},     {"--ensemble-seeds", "1"}, {"--ensemble-from", "."}};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     const char *args[] = {"compare", scenario, "--out", out, bad[i][0], bad[i][1], NULL};
     g_autofree char *err = NULL;

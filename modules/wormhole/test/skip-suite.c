@@ -273,15 +273,12 @@ START_TEST(test_tails_at_rate)
    * is delivered once (the completed flows' in-flight packets reclaimed), and each FCT
    * stays within 10% of the time its flow was skipped */
   static const char *hpcc[] = {"wh::HpccCc::Wai=1.25Gbps", NULL};
-  static char *packets[] = {
-      "wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
-      "wh::WormholeStudy::AvgPeriods=200", "wh::Wormhole::Window=2000", NULL};
-  static char *rate[] = {"wh::Wormhole::Mode=skip",
-                         "wh::WormholeStudy::Quantity=delivered-avg",
-                         "wh::WormholeStudy::AvgPeriods=200",
-                         "wh::Wormhole::Window=2000",
-                         "wh::Wormhole::Tails=rate",
-                         NULL};
+  static char *packets[] = {"wh::Wormhole::Mode=skip", "wh::WormholeStudy::Quantity=delivered-avg",
+                            "wh::WormholeStudy::AvgPeriods=200", "wh::Wormhole::Window=2000", NULL};
+  static char *rate[] = {
+      "wh::Wormhole::Mode=skip",           "wh::WormholeStudy::Quantity=delivered-avg",
+      "wh::WormholeStudy::AvgPeriods=200", "wh::Wormhole::Window=2000",
+      "wh::Wormhole::Tails=rate",          NULL};
   g_autoptr(WhScenario) sc = four_flows(60000000, hpcc);
   WhRunOptions eo = {.cc = "hpcc"}, po = {.cc = "hpcc", .sets = packets},
                ro = {.cc = "hpcc", .sets = rate};
