@@ -5,7 +5,8 @@
  * Wormhole's speedup and errors (compare.h);
  * `whsim list` prints every registered type and parameter; `whsim validate` only loads
  * and checks a scenario and reports its size; `whsim plot` draws a run's outputs
- * (plot.h).
+ * (plot.h); `whsim export-hpcc` writes a scenario's inputs for the HPCC project's ns-3
+ * simulator (hpcc-export.h).
  * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
  * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
  * written, for diagnosis), 2 bad input or usage (nothing written). A run interrupted by
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "hpcc-export.h"
 #include "interrupt.h"
 #include "outputs.h"
 #include "plan-cli.h"
@@ -43,6 +45,8 @@ static void usage(FILE *out)
                "       whsim validate FILE.xml [--plugin LIB.so]... [--data-dir DIR]\n"
                "       whsim plot DIR [DIR...] [--out DIR]   pictures of runs' outputs\n"
                "       whsim list [--plugin LIB.so]...\n"
+               "       whsim export-hpcc FILE.xml --out DIR [--set T::P=V]...   inputs for "
+               "the HPCC project's ns-3\n"
                "Run `whsim run --help` or `whsim compare --help` for the options.\n");
 }
 
@@ -678,6 +682,64 @@ static int cmd_plot(int argc, char **argv)
   return 0;
 }
 
+static int cmd_export_hpcc(int argc, char **argv)
+{
+  g_autofree char *out = NULL, *seed = NULL, *cc = NULL;
+  g_auto(GStrv) sets = NULL;
+  GOptionEntry entries[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "the directory to write into (required)", "DIR"},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a parameter (repeatable)",
+       "TYPE::PARAM=VALUE"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "the run's seed (permutations, ECMP)", "N"},
+      {"cc", 0, 0, G_OPTION_ARG_STRING, &cc, "the congestion control (overrides the scenario's)",
+       "NAME"},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new(
+      "FILE.xml - write the HPCC project's ns-3 simulator's inputs for a scenario");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx, "Writes topology.txt, flow.txt, trace.txt, config.txt (run it from DIR: `third\n"
+           "config.txt`), flow-map.csv (which fct.txt line is which flow) and notes.txt (the\n"
+           "mappings that are not exact) into DIR; see docs/hpcc-ns3.md.\n"
+           "Exit status: 0 written, 1 the files could not be written, 2 bad input or a\n"
+           "feature the HPCC simulator cannot express (named; nothing written).\n");
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim export-hpcc: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc != 2 || out == NULL) {
+    fprintf(stderr, "whsim export-hpcc: expected one scenario file and --out DIR\n");
+    return EXIT_BAD_INPUT;
+  }
+  WhRunOptions opts = {.sets = sets, .cc = cc};
+  int64_t v = 0;
+  if (seed && (!wh_units_parse_int(seed, &v, NULL) || v < 0)) {
+    fprintf(stderr, "whsim export-hpcc: --seed %s: not a non-negative integer\n", seed);
+    return EXIT_BAD_INPUT;
+  }
+  opts.has_seed = seed != NULL;
+  opts.seed = (uint64_t)v;
+  g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
+  g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
+  if (run == NULL || !wh_hpcc_export_check(run, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  g_autofree char *notes = NULL;
+  if (!wh_output_dir_prepare(out, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (!wh_hpcc_export_write(run, out, &notes, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return 1;
+  }
+  printf("hpcc       %s/config.txt (run `third config.txt` there); notes:\n%s", out, notes);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
@@ -698,6 +760,8 @@ int main(int argc, char **argv)
     return cmd_validate(argc - 1, argv + 1);
   if (strcmp(argv[1], "plot") == 0)
     return cmd_plot(argc - 1, argv + 1);
+  if (strcmp(argv[1], "export-hpcc") == 0)
+    return cmd_export_hpcc(argc - 1, argv + 1);
   if (strcmp(argv[1], "plan") == 0)
     return wh_piper_plan_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "list") == 0) {

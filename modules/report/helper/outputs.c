@@ -27,6 +27,12 @@ const char *const wh_output_files[] = {
     "compare-ops.csv",           /* whsim compare with a workload: per-op end-time errors */
     "compare-fct.svg",           /* whsim compare with gnuplot: FCT scatter */
     "compare-fct-error-cdf.svg", /* whsim compare with gnuplot: CDF of the FCT errors */
+    "topology.txt",              /* whsim export-hpcc: the HPCC simulator's topology */
+    "flow.txt",                  /* whsim export-hpcc: its flows, in start order */
+    "trace.txt",                 /* whsim export-hpcc: its traced nodes (none) */
+    "config.txt",                /* whsim export-hpcc: its configuration, every key */
+    "flow-map.csv",              /* whsim export-hpcc: its flow lines -> flow ids */
+    "notes.txt",                 /* whsim export-hpcc: the mappings that are not exact */
     NULL,
 };
 

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""The comparison and report of validation/hpcc-ns3/run.sh (see its header).
+
+    compare.py HERE OUT REPORT CHECK SPEED_REPEAT "CCS" SCENARIO...
+
+Reads each run's native flows.csv, summary.json and links.csv and the HPCC simulator's
+fct.txt (named back to flows through flow-map.csv) and pfc.txt; writes the report;
+exits 1 under CHECK=1 when a verdict is FAIL or a run is missing."""
+import csv
+import json
+import os
+import statistics
+import sys
+
+SINGLE_MEAN, SINGLE_FLOW, MULTI_BOUND = 0.05, 0.15, 0.10
+# Misses a named model difference accounts for: (scenario, cc) -> (difference in
+# docs/hpcc-ns3.md, bound on |mean|, bound on |flow| or |p99|), each bound measured.
+EXPLAINED = {}
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def native_fcts(d):
+    rows = read_csv(os.path.join(d, "flows.csv"))
+    return {r["flow_id"]: int(r["fct_ps"]) / 1e6 for r in rows if r["fct_ps"]}
+
+
+def hpcc_fcts(d):
+    """flow id -> FCT (us) from fct.txt: its lines name flows by (src IP, dst IP, sport)."""
+    by_key = {}
+    for r in read_csv(os.path.join(d, "flow-map.csv")):
+        by_key[(int(r["src_node"]), int(r["dst_node"]), int(r["sport"]))] = r["flow_id"]
+    out = {}
+    with open(os.path.join(d, "fct.txt")) as f:
+        for line in f:
+            p = line.split()
+            if len(p) < 8:
+                continue
+            src, dst = (int(p[0], 16) >> 8) & 0xFFFF, (int(p[1], 16) >> 8) & 0xFFFF
+            out[by_key[(src, dst, int(p[2]))]] = int(p[6]) / 1e3
+    return out
+
+
+def hpcc_pfc(d):
+    """(PAUSE frames received, total pause time in us) from pfc.txt."""
+    pauses, total, since = 0, 0, {}
+    end = None
+    with open(os.path.join(d, "pfc.txt")) as f:
+        for line in f:
+            t, node, _, dev, kind = (int(x) for x in line.split())
+            end = t
+            if kind == 1:
+                pauses += 1
+                since.setdefault((node, dev), t)
+            elif (node, dev) in since:
+                total += t - since.pop((node, dev))
+    total += sum(end - t for t in since.values())
+    return pauses, total / 1e3
+
+
+def native_pfc(d):
+    with open(os.path.join(d, "summary.json")) as f:
+        s = json.load(f)
+    paused = sum(int(r["pause_ps"]) for r in read_csv(os.path.join(d, "links.csv")))
+    return s.get("pfc_pauses", s.get("totals", {}).get("pfc_pauses", 0)), paused / 1e6
+
+
+def cpu(path):
+    try:
+        with open(path) as f:
+            u, s = f.read().split()[-2:]
+        return float(u) + float(s)
+    except (OSError, ValueError):
+        return None
+
+
+def pct(x):
+    return "%+.2f%%" % (100 * x)
+
+
+def quantile(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+
+def compare_single(n, h, lines):
+    lines += ["| flow | native FCT (us) | HPCC FCT (us) | difference |", "|---|---:|---:|---:|"]
+    diffs = []
+    for fid in n:
+        d = (h[fid] - n[fid]) / n[fid] if fid in h else None
+        diffs.append(d)
+        lines.append("| %s | %.3f | %s | %s |" % (fid, n[fid], "%.3f" % h[fid] if fid in h else "-",
+                                                 pct(d) if d is not None else "missing"))
+    mn, mh = statistics.mean(n.values()), statistics.mean(h.values()) if h else 0
+    mean = (mh - mn) / mn
+    worst = max((abs(d) for d in diffs if d is not None), default=0)
+    lines += ["| **mean** | %.3f | %.3f | %s |" % (mn, mh, pct(mean)), ""]
+    ok = None not in diffs and abs(mean) <= SINGLE_MEAN and worst <= SINGLE_FLOW
+    return ok, abs(mean), worst, "mean %s, largest per-flow %.2f%%" % (pct(mean), 100 * worst)
+
+
+def compare_multi(n, h, lines):
+    nv, hv = list(n.values()), list(h.values())
+    lines += ["| | native | HPCC | difference |", "|---|---:|---:|---:|"]
+    res = {}
+    for label, f in (("mean", statistics.mean), ("p50", lambda v: quantile(v, 0.5)),
+                     ("p99", lambda v: quantile(v, 0.99))):
+        a, b = f(nv), f(hv)
+        res[label] = (b - a) / a
+        lines.append("| %s FCT (us) | %.3f | %.3f | %s |" % (label, a, b, pct(res[label])))
+    lines.append("")
+    ok = len(hv) == len(nv) and abs(res["mean"]) <= MULTI_BOUND and abs(res["p99"]) <= MULTI_BOUND
+    return ok, abs(res["mean"]), abs(res["p99"]), "mean %s, p50 %s, p99 %s" % (
+        pct(res["mean"]), pct(res["p50"]), pct(res["p99"]))
+
+
+def section(out, name, cc, failures, summary):
+    d = os.path.join(out, name, cc)
+    lines = ["### %s, %s" % (name, cc), ""]
+    try:
+        n, h = native_fcts(os.path.join(d, "native")), hpcc_fcts(os.path.join(d, "hpcc"))
+    except (OSError, KeyError, ValueError) as e:
+        failures.append("%s, %s: no complete pair of runs (%s)" % (name, cc, e))
+        summary.append((name, cc, "-", "MISSING"))
+        return lines + ["**Runs missing** (%s)." % e, ""]
+    multi = name.startswith("fattree")
+    ok, m, w, text = (compare_multi if multi else compare_single)(n, h, lines)
+    if name.startswith("pfc"):
+        np_, nt = native_pfc(os.path.join(d, "native"))
+        hp, ht = hpcc_pfc(os.path.join(d, "hpcc"))
+        lines += ["| PFC | native | HPCC |", "|---|---:|---:|",
+                  "| PAUSE frames | %d | %d |" % (np_, hp),
+                  "| total pause time, all ports (us) | %.3f | %.3f |" % (nt, ht), ""]
+    nc, hc = cpu(os.path.join(d, "native.cpu")), cpu(os.path.join(d, "hpcc.cpu"))
+    if nc and hc:
+        lines += ["CPU time: native %.3f s, HPCC simulator %.3f s (ratio %.1fx)." % (nc, hc, hc / nc), ""]
+    verdict = "PASS" if ok else "FAIL"
+    exp = EXPLAINED.get((name, cc))
+    if not ok and exp and m <= exp[1] and w <= exp[2]:
+        verdict = "EXPLAINED (%s)" % exp[0]
+    if verdict == "FAIL":
+        failures.append("%s, %s: %s outside the bounds, unexplained" % (name, cc, text))
+    lines += ["%s. **Verdict: %s**" % (text, verdict), ""]
+    summary.append((name, cc, text, verdict))
+    return lines
+
+
+def speed_section(out, repeat):
+    d = os.path.join(out, "speed")
+    nat = [c for c in (cpu(os.path.join(d, "native-%d.cpu" % i)) for i in range(1, repeat + 1)) if c]
+    hp = [c for c in (cpu(os.path.join(d, "hpcc-%d.cpu" % i)) for i in range(1, repeat + 1)) if c]
+    if not nat or not hp:
+        return ["No speed runs."], True
+    lines = ["k=8 fat-tree permutation, 8 MB per host, DCQCN; %d alternated runs of each engine "
+             "(native, HPCC, native, ...), CPU time = user + system of the process "
+             "(/usr/bin/time), so loading and output writing count on both sides." % repeat, "",
+             "| | native | HPCC simulator |", "|---|---:|---:|",
+             "| CPU time, fastest (s) | %.3f | %.3f |" % (min(nat), min(hp)),
+             "| CPU time, median (s) | %.3f | %.3f |" % (statistics.median(nat), statistics.median(hp)),
+             "", "Native engine over the HPCC simulator: **%.1fx** (fastest), %.1fx (median)." % (
+                 min(hp) / min(nat), statistics.median(hp) / statistics.median(nat))]
+    same = True
+    ref = None
+    for i in range(1, repeat + 1):
+        try:
+            with open(os.path.join(d, "hpcc-%d" % i, "fct.txt")) as f:
+                txt = f.read()
+        except OSError:
+            continue
+        same = same and (ref is None or txt == ref)
+        ref = ref or txt
+    lines.append("Repeated HPCC-simulator runs %s fct.txt byte for byte." % (
+        "reproduce" if same else "**do not** reproduce"))
+    try:
+        with open(os.path.join(d, "compare", "compare.json")) as f:
+            c = json.load(f)
+        sp = c.get("process_speedup") or c.get("speedup")
+        wh = cpu(os.path.join(d, "compare.cpu"))
+        lines += ["", "Wormhole (whsim compare, its default mode) on the same scenario: speedup over "
+                  "the exact native engine %s; so Wormhole over the HPCC simulator is about %.0fx "
+                  "(HPCC CPU / (native CPU / Wormhole speedup))." % (
+                      "%.2fx" % sp if sp else "-", min(hp) / (min(nat) / sp) if sp else 0)]
+        if wh:
+            lines.append("(whsim compare ran both its runs in %.3f s CPU.)" % wh)
+    except (OSError, ValueError, TypeError, ZeroDivisionError):
+        lines.append("No Wormhole comparison found.")
+    return lines, same
+
+
+def main():
+    here, out, report, check, repeat, ccs = sys.argv[1:7]
+    names, ccs, repeat = sys.argv[7:], ccs.split(), int(repeat)
+    failures, summary, body = [], [], []
+    for name in names:
+        for cc in ccs:
+            body += section(out, name, cc, failures, summary)
+    speed, same = speed_section(out, repeat) if repeat > 0 else (["Speed runs skipped."], True)
+    if not same:
+        failures.append("speed: repeated HPCC-simulator runs differ")
+    head = ["# The native engine against the HPCC project's ns-3 simulator", "",
+            "Written by `validation/hpcc-ns3/run.sh` (see its header and docs/hpcc-ns3.md). "
+            "Bounds: single path, mean FCT within 5% and every flow within 15%; multi-path, "
+            "mean and p99 within 10%.", "", "## Summary", "",
+            "| scenario | CC | result | verdict |", "|---|---|---|---|"]
+    head += ["| %s | %s | %s | %s |" % s for s in summary]
+    text = "\n".join(head + ["", "## Speed", ""] + speed + ["", "## Per scenario", ""] + body) + "\n"
+    with open(report, "w") as f:
+        f.write(text)
+    print(text)
+    for f in failures:
+        print("run.sh: check failed: %s" % f, file=sys.stderr)
+    if check == "1":
+        if failures:
+            sys.exit(1)
+        print("run.sh: check passed", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
