@@ -47,6 +47,7 @@ while [ $# -gt 0 ]; do
 done
 build=${WH_BUILD:-build}
 out="$build/hpcc-ns3"
+case $out in /*) abs_out=$out ;; *) abs_out="$root/$out" ;; esac
 jobs=${WH_HPCC_JOBS:-2}
 
 if [ ! -f "$tarball" ]; then
@@ -78,12 +79,12 @@ fail() {
   exit 1
 }
 tar xzf "$tarball" -C "$out/src" --strip-components=1 >"$log" 2>&1 || fail "unpacking failed"
-sim="$out/src/simulation"
+sim="$abs_out/src/simulation"
 for p in "${patches[@]}"; do
   echo "build.sh: applying $(basename "$p")" >>"$log"
   patch -d "$sim" -p1 <"$p" >>"$log" 2>&1 || fail "patch $(basename "$p") failed"
 done
-python3 "$here/ninja-gen.py" "$sim" "$out" >>"$log" 2>&1 || fail "ninja-gen.py failed"
+python3 "$here/ninja-gen.py" "$sim" "$abs_out" >>"$log" 2>&1 || fail "ninja-gen.py failed"
 echo "build.sh: compiling the HPCC simulator ($jobs jobs, about 100 s with 2 idle cores) ..." >&2
 nice ninja -C "$out" -j "$jobs" third >>"$log" 2>&1 || fail "the build failed"
 echo "$stamp" >"$out/stamp"

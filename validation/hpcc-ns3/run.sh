@@ -37,8 +37,11 @@
 #   WH_BUILD               build directory (default: build)
 #   WH_HPCC_TARBALL        the HPCC simulator's source archive (build.sh's default: the
 #                          project's ../shared/third-party/hpcc-ns3/hpcc-9f4be2a.tar.gz)
+#   WH_HPCC_THIRD          an HPCC simulator program built elsewhere: build.sh is skipped
 #   WH_HPCC_CCS            CCs to run (default: "dcqcn hpcc timely dctcp")
 #   WH_HPCC_SCENARIOS      scenario names to run (default: every *.xml here)
+#   WH_HPCC_SEEDS          seeds of every scenario but the k=8 fat-tree (default: 1 to 8)
+#   WH_HPCC_K8_SEEDS       seeds of the k=8 fat-tree (default: "1 2")
 #   WH_HPCC_SPEED_REPEAT   alternated runs of each engine for the speed ratio (default: 3;
 #                          0 skips them)
 #   WH_REPORT              where to write the report (default: validation/hpcc-ns3/report.md)
@@ -76,29 +79,90 @@ cc_sets() {
 }
 
 failed=0
-# one_pair SCEN CC DIR TAG: a native run and an HPCC-simulator run, CPU times in DIR/*.cpu
+# one_pair SCEN CC SEED DIR TAG: a native run and an HPCC-simulator run of SCEN with
+# seed SEED into DIR/native$TAG and DIR/hpcc$TAG, their CPU times in DIR/*$TAG.cpu
 one_pair() {
-  local scen=$1 cc=$2 d=$3 tag=$4 sets=() s
+  local scen=$1 cc=$2 seed=$3 d=$4 tag=$5 sets=() s
   for s in $(cc_sets "$cc"); do sets+=(--set "$s"); done
   mkdir -p "$d"
-  if ! $timer -f "%U %S" -o "$d/native$tag.cpu" "$whsim" run "$scen" --cc "$cc" "${sets[@]}" \
-    --out "$d/native$tag" --quiet >"$d/native$tag.log" 2>&1; then
+  if ! $timer -f "%U %S" -o "$d/native$tag.cpu" "$whsim" run "$scen" --cc "$cc" --seed "$seed" \
+    "${sets[@]}" --set "wh::Link::DelayJitter=$((seed - 1))" --out "$d/native$tag" --quiet \
+    >"$d/native$tag.log" 2>&1; then
     echo "run.sh: FAILED: whsim run $scen --cc $cc (see $d/native$tag.log)" >&2
     failed=1
   fi
   rm -rf "$d/hpcc$tag"
-  if ! "$whsim" export-hpcc "$scen" --cc "$cc" "${sets[@]}" --out "$d/hpcc$tag" \
+  if ! "$whsim" export-hpcc "$scen" --cc "$cc" --seed "$seed" "${sets[@]}" --out "$d/hpcc$tag" \
     >"$d/export$tag.log" 2>&1; then
     echo "run.sh: FAILED: whsim export-hpcc $scen --cc $cc" >&2
     cat "$d/export$tag.log" >&2
     failed=1
     return
   fi
-  if ! (cd "$d/hpcc$tag" && $timer -f "%U %S" -o ../"hpcc$tag.cpu" "$third" config.txt \
-    >third.log 2>&1); then
-    echo "run.sh: FAILED: the HPCC simulator on $d/hpcc$tag (see third.log there)" >&2
+  perturb "$d/hpcc$tag/topology.txt" "$seed"
+  run_third "$d/hpcc$tag" "$d/hpcc$tag.cpu" "$seed"
+}
+
+# perturb TOPOLOGY SEED: ensemble member SEED > 1 of the HPCC simulator: each link 0 or 1
+# ns longer (its time resolution), drawn per link and member by a fixed hash, as the
+# native member's wh::Link::DelayJitter adds 0 or 1 ps per port; member 1 is unchanged.
+perturb() {
+  [ "$2" -gt 1 ] || return 0
+  awk -v s="$2" 'NR > 2 && NF == 5 {
+      d = substr($4, 1, length($4) - 2) + int(((NR * 2654435761 + s * 40503) % 1000003) / 7) % 2
+      $4 = d "ns"
+    } { print }' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
+}
+
+# run_third DIR CPU_FILE SEED: the HPCC simulator on DIR/config.txt, its random stream
+# (ECN marking draws) that of run SEED (ns-3's RngRun)
+run_third() {
+  local cpu=$2
+  case $cpu in /*) ;; *) cpu="$root/$cpu" ;; esac
+  if ! (cd "$1" && NS_GLOBAL_VALUE="RngRun=$3" $timer -f "%U %S" -o "$cpu" "$third" \
+    config.txt >third.log 2>&1); then
+    echo "run.sh: FAILED: the HPCC simulator on $1 (see third.log there)" >&2
     failed=1
   fi
+}
+
+# variants NAME CC DIR SEED: the diagnostic runs differences.csv lists for NAME and CC,
+# each with one named difference removed on one engine (DIR/hpcc-D or DIR/native-D)
+variants() {
+  local name=$1 cc=$2 d=$3 seed=$4 scen diff side overrides kv sets=() s
+  while IFS=, read -r scen c diff side overrides; do
+    [ "$scen" = "$name" ] && [ "$c" = "$cc" ] || continue
+    echo "run.sh: $name, $cc, seed $seed: without difference $diff ($side) ..." >&2
+    if [ "$side" = hpcc ]; then
+      rm -rf "$d/hpcc-$diff"
+      cp -r "$d/hpcc" "$d/hpcc-$diff"
+      for kv in $overrides; do
+        sed -i "s|^${kv%%=*} .*|${kv%%=*} ${kv#*=}|" "$d/hpcc-$diff/config.txt"
+      done
+      run_third "$d/hpcc-$diff" "$d/hpcc-$diff.cpu" "$seed"
+    else
+      sets=()
+      for s in $(cc_sets "$cc") $overrides "wh::Link::DelayJitter=$((seed - 1))"; do
+        sets+=(--set "$s")
+      done
+      "$whsim" run "$here/$name.xml" --cc "$cc" --seed "$seed" "${sets[@]}" \
+        --out "$d/native-$diff" --quiet >"$d/native-$diff.log" 2>&1 || failed=1
+    fi
+  done < <(grep -v '^#' "$here/differences.csv" | tail -n +2)
+}
+
+# The seeds of a scenario: each seed is an ensemble member, a run on both engines
+# perturbed without changing the model: natively --seed and wh::Link::DelayJitter=seed-1,
+# on the HPCC simulator ns-3's RngRun=seed and links 0 or 1 ns longer (perturb); the seed
+# moves the ECN marking draws (and on the fat-trees the permutation and the native ECMP
+# hash). Contending flows' FCTs depend on those draws
+# (docs/hpcc-ns3.md), so flows are compared by their mean over the seeds, and the
+# fat-trees' FCT distributions pooled over them.
+seeds_of() {
+  case $1 in
+  fattree-k8*) echo "${WH_HPCC_K8_SEEDS:-1 2}" ;;
+  *) echo "${WH_HPCC_SEEDS:-1 2 3 4 5 6 7 8}" ;;
+  esac
 }
 
 if [ "$norun" = 0 ]; then
@@ -107,21 +171,28 @@ if [ "$norun" = 0 ]; then
     exit 1
   fi
   status=0
-  third=$("$here/build.sh") || status=$?
-  [ "$status" = 0 ] || exit "$status"
-  third="$root/$third"
+  if [ -n "${WH_HPCC_THIRD:-}" ]; then
+    third=$WH_HPCC_THIRD
+  else
+    third=$("$here/build.sh") || status=$?
+    [ "$status" = 0 ] || exit "$status"
+  fi
+  case $third in /*) ;; *) third="$root/$third" ;; esac
   rm -rf "$out"
   for name in "${names[@]}"; do
     for cc in "${ccs[@]}"; do
-      echo "run.sh: $name, $cc: native and HPCC simulator ..." >&2
-      one_pair "$here/$name.xml" "$cc" "$out/$name/$cc" ""
+      for seed in $(seeds_of "$name"); do
+        echo "run.sh: $name, $cc, seed $seed: native and HPCC simulator ..." >&2
+        one_pair "$here/$name.xml" "$cc" "$seed" "$out/$name/$cc/seed-$seed" ""
+        variants "$name" "$cc" "$out/$name/$cc/seed-$seed" "$seed"
+      done
     done
   done
   speed=fattree-k8-permutation
   if [ "$speed_repeat" -gt 0 ] && [ -f "$here/$speed.xml" ]; then
     for i in $(seq 1 "$speed_repeat"); do
       echo "run.sh: speed, $speed, dcqcn: run $i of $speed_repeat ..." >&2
-      one_pair "$here/$speed.xml" dcqcn "$out/speed" "-$i"
+      one_pair "$here/$speed.xml" dcqcn 1 "$out/speed" "-$i"
     done
     echo "run.sh: speed, $speed, dcqcn: Wormhole (whsim compare) ..." >&2
     $timer -f "%U %S" -o "$out/speed/compare.cpu" "$whsim" compare "$here/$speed.xml" \
@@ -131,8 +202,10 @@ if [ "$norun" = 0 ]; then
 fi
 
 status=0
+seeds=()
+for name in "${names[@]}"; do seeds+=("$name=$(seeds_of "$name")"); done
 python3 "$here/compare.py" "$here" "$out" "$report" "$check" "$speed_repeat" \
-  "${ccs[*]}" "${names[@]}" || status=$?
+  "${ccs[*]}" "${seeds[@]}" || status=$?
 if [ "$failed" != 0 ] && [ "$status" = 0 ]; then
   status=1
 fi

@@ -25,6 +25,7 @@ const char *const wh_hpcc_export_files[] = {"topology.txt", "flow.txt",  "trace.
 #define HPCC_DEFAULT_STOP_S 10.0 /* no events after the last flow: the run ends there */
 
 static gboolean refuse(GError **error, const WhRun *run, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void frame_sizes(int mode, uint32_t *data_hdr, uint32_t *ack);
 
 static gboolean refuse(GError **error, const WhRun *run, const char *fmt, ...)
 {
@@ -239,6 +240,21 @@ static int compare_start(gconstpointer a, gconstpointer b, gpointer data)
   return fa->id < fb->id ? -1 : fa->id > fb->id;
 }
 
+/* The unloaded latency of an ACK from the flow's receiver back to its sender (its
+ * reverse path's delays and serializations): its fct.txt times a flow to the last ACK,
+ * the native engine to the last byte's delivery, so this is what separates them. */
+static WhTime ack_return(const WhRun *run, const WhFlow *f)
+{
+  uint32_t hdr, ack;
+  frame_sizes(cc_mode(run), &hdr, &ack);
+  WhTime t = 0;
+  for (uint16_t h = 0; h < f->rev_hops; h++) {
+    const WhPort *p = &run->net->port[f->rev[h]];
+    t += p->delay + (WhTime)((double)ack * 8e12 / (double)p->rate_bps);
+  }
+  return t;
+}
+
 /* flow.txt and flow-map.csv: the flows in start order (ties in id order). */
 static void flow_texts(const WhRun *run, char **flow_txt, char **map_csv)
 {
@@ -252,7 +268,7 @@ static void flow_texts(const WhRun *run, char **flow_txt, char **map_csv)
   g_autoptr(GArray) keys = g_array_sized_new(FALSE, FALSE, sizeof(gint64), tp->n_flows);
   GString *flows = g_string_new(NULL), *map = g_string_new(NULL);
   g_string_append_printf(flows, "%u\n", tp->n_flows);
-  g_string_append(map, "line,flow_id,src_node,dst_node,sport,bytes,start_ps\n");
+  g_string_append(map, "line,flow_id,src_node,dst_node,sport,bytes,start_ps,ack_return_ps\n");
   for (uint32_t k = 0; k < tp->n_flows; k++) {
     const WhFlow *f = wh_transport_flow(tp, order[k]);
     uint32_t src = net->host_node[f->src], dst = net->host_node[f->dst];
@@ -268,8 +284,8 @@ static void flow_texts(const WhRun *run, char **flow_txt, char **map_csv)
     g_autofree char *fallback = g_strdup_printf("%u", order[k]);
     g_string_append_printf(map, "%u,", k);
     wh_csv_field(map, id ? id : fallback);
-    g_string_append_printf(map, ",%u,%u,%u,%" PRIu64 ",%" PRIu64 "\n", src, dst, sport, f->size,
-                           (uint64_t)f->start);
+    g_string_append_printf(map, ",%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", src, dst, sport,
+                           f->size, (uint64_t)f->start, (uint64_t)ack_return(run, f));
   }
   *flow_txt = g_string_free(flows, FALSE);
   *map_csv = g_string_free(map, FALSE);
@@ -379,14 +395,6 @@ static void cc_keys(const WhRun *run, GString *s, uint64_t nic)
                          wh_config_int(c, "wh::HpccCc", "MaxStage"));
 }
 
-static uint64_t max_rate(const WhNet *net)
-{
-  uint64_t r = 0;
-  for (uint32_t i = 0; i < net->n_ports; i++)
-    r = MAX(r, net->port[i].rate_bps);
-  return r;
-}
-
 static char *config_text(const WhRun *run, GString *notes)
 {
   const WhNetParams *np = &run->net->p;
@@ -403,8 +411,11 @@ static char *config_text(const WhRun *run, GString *notes)
   g_string_append_printf(s, "SIMULATOR_STOP_TIME %.12f\n", stop_s);
   g_string_append_printf(s, "CC_MODE %d\n", cc_mode(run));
   cc_keys(run, s, nic);
+  /* INT's queue field counts 17 bits of 80 B x INT_MULTI: the finest unit that holds a
+   * full switch buffer (the byte counter's wrap is handled there) */
+  uint64_t unit = 80ULL << 17;
   g_string_append_printf(s, "INT_MULTI %" PRIu64 "\n",
-                         MAX((uint64_t)1, (max_rate(run->net) + 24999999999ULL) / 25000000000ULL));
+                         MAX((uint64_t)1, (np->buffer_bytes + unit - 1) / unit));
   g_string_append(s, "MULTI_RATE 0\nSAMPLE_FEEDBACK 0\nPINT_LOG_BASE 1.05\nPINT_PROB 1.0\n"
                      "ERROR_RATE_PER_LINK 0.0000\nL2_CHUNK_SIZE 4000\nL2_ACK_INTERVAL 1\n"
                      "L2_BACK_TO_ZERO 0\nRATE_BOUND 1\nACK_HIGH_PRIO 1\nLINK_DOWN 0 0 0\n"
@@ -446,6 +457,14 @@ static void model_notes(const WhRun *run, GString *n)
   g_string_append(n, "PFC: headroom 3 x rate x delay per port and 4 KiB reserved per port and "
                      "priority there; PfcAlpha halves for each doubling of a port's rate over "
                      "the NIC rate there\n");
+  if (strcmp(run->cc->name, "hpcc") == 0 || strcmp(run->cc->name, "dctcp") == 0)
+    g_string_append(
+        n, "window: there the BDP of the slowest link on the path times rate / NIC "
+           "rate, here rate x T: half as large there where the path's slowest link has half "
+           "the NIC rate\n");
+  if (strcmp(run->cc->name, "hpcc") == 0)
+    g_string_append(n, "INT: queue lengths in units of 80 B x INT_MULTI and byte counters in "
+                       "128 B x INT_MULTI there, exact here\n");
   g_string_append(n, "routing: its switches hash (addresses, ports) onto equal-cost paths; "
                      "paths differ from the native ECMP choice where several exist\n");
   g_string_append(n, "retransmission: no timeout there (NACK-driven go-back-N only)\n");
