@@ -69,9 +69,15 @@ if [ -x "$out/third" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ]; then
   echo "$out/third"
   exit 0
 fi
-
-rm -rf "$out"
+# Another archive starts afresh; the same archive (a build cut short, or other patches or
+# generator) is rebuilt incrementally: tar keeps the files' times, so Ninja recompiles
+# only what a patch touched.
+if [ "$(cat "$out/archive" 2>/dev/null)" != "$sha" ]; then
+  rm -rf "$out"
+fi
+rm -rf "$out/src" "$out/stamp"
 mkdir -p "$out/src"
+echo "$sha" >"$out/archive"
 log="$out/build.log"
 fail() {
   echo "build.sh: $1; the last lines of $log:" >&2

@@ -85,23 +85,57 @@ def quantile(v, q):
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
+def spread(a, b):
+    """Twice the standard error of mean(b) - mean(a), relative to mean(a): what the two
+    ensembles' own scatter allows their means to differ by (about 95%)."""
+    k = min(len(a), len(b))
+    if k < 2:
+        return 0.0
+    se = (statistics.variance(a) / len(a) + statistics.variance(b) / len(b)) ** 0.5
+    return 2 * se / statistics.mean(a)
+
+
 def compare_single(n, h, lines):
-    lines += ["| flow | native FCT (us) | HPCC FCT (us) | difference |", "|---|---:|---:|---:|"]
-    diffs = []
+    """n, h: flow id -> the FCTs of the ensemble's members. A difference outside its
+    bound but inside the ensembles' spread (twice the standard error) is noted as such."""
+    lines += ["| flow | native FCT (us) | HPCC FCT (us) | difference | ensemble spread (2 SE) |",
+              "|---|---:|---:|---:|---:|"]
+    worst, worst_excess, missing = 0.0, 0.0, False
     for fid in n:
-        d = (h[fid] - n[fid]) / n[fid] if fid in h else None
-        diffs.append(d)
-        lines.append("| %s | %.3f | %s | %s |" % (fid, n[fid], "%.3f" % h[fid] if fid in h else "-",
-                                                 pct(d) if d is not None else "missing"))
-    mn, mh = statistics.mean(n.values()), statistics.mean(h.values()) if h else 0
-    mean = (mh - mn) / mn
-    worst = max((abs(d) for d in diffs if d is not None), default=0)
-    lines += ["| **mean** | %.3f | %.3f | %s |" % (mn, mh, pct(mean)), ""]
-    ok = None not in diffs and abs(mean) <= SINGLE_MEAN and worst <= SINGLE_FLOW
-    return ok, abs(mean), worst, "mean %s, largest per-flow %.2f%%" % (pct(mean), 100 * worst)
+        a, b = n[fid], h.get(fid, [])
+        if len(b) != len(a):
+            missing = True
+            lines.append("| %s | %.3f | - | missing | |" % (fid, statistics.mean(a)))
+            continue
+        d, sp = statistics.mean(b) / statistics.mean(a) - 1, spread(a, b)
+        worst = max(worst, abs(d))
+        worst_excess = max(worst_excess, abs(d) - max(SINGLE_FLOW, sp))
+        lines.append("| %s | %.3f | %.3f | %s | %.2f%% |" % (fid, statistics.mean(a), statistics.mean(b),
+                                                          pct(d), 100 * sp))
+    members = min(len(v) for v in list(n.values()) + list(h.values()) or [[]])
+    mn = [statistics.mean(v[i] for v in n.values()) for i in range(members)]
+    mh = [statistics.mean(v[i] for v in h.values()) for i in range(members)]
+    mean, msp = statistics.mean(mh) / statistics.mean(mn) - 1, spread(mn, mh)
+    lines += ["| **mean** | %.3f | %.3f | %s | %.2f%% |" % (statistics.mean(mn), statistics.mean(mh),
+                                                          pct(mean), 100 * msp), ""]
+    ok = not missing and abs(mean) <= SINGLE_MEAN and worst <= SINGLE_FLOW
+    in_spread = not missing and abs(mean) <= max(SINGLE_MEAN, msp) and worst_excess <= 0
+    text = "mean %s, largest per-flow %.2f%%" % (pct(mean), 100 * worst)
+    return ok, in_spread, text, {"mean": abs(mean), "flow": worst}
+
+
+def member_means(fcts):
+    """Per ensemble member (the key's seed-N/ prefix), the mean FCT."""
+    per = {}
+    for k, v in fcts.items():
+        per.setdefault(k.split("/", 1)[0], []).append(v)
+    return [statistics.mean(per[m]) for m in sorted(per)]
 
 
 def compare_multi(n, h, lines):
+    """n, h: "seed-N/flow" -> FCT. The mean, p50 and p99 of the pooled FCTs; a mean outside
+    its bound but inside the ensembles' spread (twice the standard error of the members'
+    means) is noted as such, the p99 has no such allowance."""
     nv, hv = list(n.values()), list(h.values())
     lines += ["| | native | HPCC | difference |", "|---|---:|---:|---:|"]
     res = {}
@@ -110,10 +144,13 @@ def compare_multi(n, h, lines):
         a, b = f(nv), f(hv)
         res[label] = (b - a) / a
         lines.append("| %s FCT (us) | %.3f | %.3f | %s |" % (label, a, b, pct(res[label])))
-    lines.append("")
-    ok = len(hv) == len(nv) and abs(res["mean"]) <= MULTI_BOUND and abs(res["p99"]) <= MULTI_BOUND
-    return ok, abs(res["mean"]), abs(res["p99"]), "mean %s, p50 %s, p99 %s" % (
-        pct(res["mean"]), pct(res["p50"]), pct(res["p99"]))
+    msp = spread(member_means(n), member_means(h))
+    lines += ["| ensemble spread of the mean (2 SE) | | | %.2f%% |" % (100 * msp), ""]
+    full = len(hv) == len(nv)
+    ok = full and abs(res["mean"]) <= MULTI_BOUND and abs(res["p99"]) <= MULTI_BOUND
+    in_spread = full and abs(res["mean"]) <= max(MULTI_BOUND, msp) and abs(res["p99"]) <= MULTI_BOUND
+    return ok, in_spread, "mean %s, p50 %s, p99 %s" % (pct(res["mean"]), pct(res["p50"]), pct(
+        res["p99"])), {"mean": abs(res["mean"]), "p99": abs(res["p99"])}
 
 
 def load_pair(d, native="native", hpcc="hpcc"):
@@ -132,13 +169,13 @@ def pooled(dirs, native="native", hpcc="hpcc"):
 
 def keyed(multi, fcts):
     """Multi-path: every (seed, flow) on its own, for the pooled distribution; single
-    path: each flow's mean FCT over the seeds."""
+    path: each flow's FCTs over the seeds (the ensemble's members, in seed order)."""
     if multi:
         return {"%s/%s" % (os.path.basename(k[0]), k[1]): v for k, v in fcts.items()}
     per = {}
-    for (_, fid), v in fcts.items():
+    for (_, fid), v in sorted(fcts.items()):
         per.setdefault(fid, []).append(v)
-    return {fid: statistics.mean(v) for fid, v in per.items()}
+    return per
 
 
 def judge(multi, n, h, lines):
@@ -172,15 +209,25 @@ def section(out, name, seeds, cc, diffs, failures, summary):
         summary.append((name, cc, "-", "MISSING"))
         return lines + ["**Runs missing** (%s)." % e, ""]
     n, h = keyed(multi, n), keyed(multi, h)
-    ok, _, _, text = judge(multi, n, h, lines)
+    ok, in_spread, text, nums = judge(multi, n, h, lines)
     if name.startswith("pfc"):
         lines += pfc_lines(dirs)
     nc = sum(cpu(os.path.join(d, "native.cpu")) or 0 for d in dirs)
     hc = sum(cpu(os.path.join(d, "hpcc.cpu")) or 0 for d in dirs)
     if nc and hc:
         lines += ["CPU time: native %.2f s, HPCC simulator %.2f s (ratio %.0fx)." % (nc, hc, hc / nc), ""]
-    verdict = "PASS" if ok else "FAIL"
-    for diff, side in diffs.get((name, cc), []):
+    verdict = "PASS" if ok else "WITHIN SPREAD" if in_spread else "FAIL"
+    for diff, side, overrides in diffs.get((name, cc), []):
+        if side == "documented":
+            size = dict((k, float(v)) for k, v in (o.split("=") for o in overrides.split()))
+            within = all(nums[k] <= v for k, v in size.items())
+            lines += ["Difference **%s** is documented (docs/hpcc-ns3.md) with its measured size here: "
+                      "%s; this run is %s it." % (diff, ", ".join("%s up to %.0f%%" % (k, 100 * v) for k, v
+                                                              in sorted(size.items())),
+                                                  "within" if within else "**beyond**"), ""]
+            if not ok and within and verdict == "FAIL":
+                verdict = "EXPLAINED (%s, documented)" % diff
+            continue
         kw = {"hpcc": "hpcc-" + diff} if side == "hpcc" else {"native": "native-" + diff}
         try:
             vn, vh = pooled(dirs, **kw)
@@ -189,7 +236,7 @@ def section(out, name, seeds, cc, diffs, failures, summary):
             continue
         vn, vh = keyed(multi, vn), keyed(multi, vh)
         vlines = []
-        vok, _, _, vtext = judge(multi, vn, vh, vlines)
+        vok, _, vtext, _ = judge(multi, vn, vh, vlines)
         lines += ["Without difference **%s** (changed on the %s side, differences.csv): %s%s." % (
             diff, "HPCC-simulator" if side == "hpcc" else "native", vtext,
             ", within the bounds" if vok else ", still outside the bounds"), ""]
@@ -209,7 +256,8 @@ def read_differences(here):
     with open(os.path.join(here, "differences.csv")) as f:
         rows = [l for l in f if not l.startswith("#")]
     for r in csv.DictReader(rows):
-        diffs.setdefault((r["scenario"], r["cc"]), []).append((r["difference"], r["side"]))
+        diffs.setdefault((r["scenario"], r["cc"]), []).append(
+            (r["difference"], r["side"], r["overrides"]))
     return diffs
 
 

@@ -88,6 +88,18 @@ def stub_modules():
     sys.modules["wutils"] = wutils
 
 
+def write_if_changed(path, text):
+    """Leaves a file whose text is unchanged alone, so Ninja keeps what depends on it."""
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def module_lists(src, name):
     path = os.path.join(src, "src", name, "wscript")
     with open(path) as f:
@@ -117,32 +129,30 @@ def main():
         sources, headers = module_lists(sim, m)
         names = []
         for h in headers:
-            shutil.copyfile(os.path.join(sim, "src", m, h), os.path.join(inc, os.path.basename(h)))
+            # copy2 keeps the archive's file times: a rerun recompiles nothing unchanged
+            shutil.copy2(os.path.join(sim, "src", m, h), os.path.join(inc, os.path.basename(h)))
             names.append(os.path.basename(h))
-        with open(os.path.join(inc, "%s-module.h" % m), "w") as f:
-            f.write("#ifdef NS3_MODULE_COMPILATION\n# error \"module aggregator header\"\n#endif\n"
-                    "#ifndef NS3_MODULE_%s\n" % m.upper().replace("-", "_"))
-            f.writelines('#include "%s"\n' % n for n in sorted(names))
-            f.write("#endif\n")
+        write_if_changed(os.path.join(inc, "%s-module.h" % m),
+                         "#ifdef NS3_MODULE_COMPILATION\n# error \"module aggregator header\"\n"
+                         "#endif\n#ifndef NS3_MODULE_%s\n" % m.upper().replace("-", "_") +
+                         "".join('#include "%s"\n' % n for n in sorted(names)) + "#endif\n")
         for s in sources:
             obj = os.path.join("obj", m, s.replace("/", "_") + ".o")
             objs.append(obj)
             lines += ["build %s: cxx %s" % (obj, os.path.join(sim, "src", m, s)),
                       "  defs = -DNS3_MODULE_COMPILATION"]
-    with open(os.path.join(inc, "core-config.h"), "w") as f:
-        f.write("#ifndef NS3_CORE_CONFIG_H\n#define NS3_CORE_CONFIG_H\n")
-        for d in ("INT64X64_USE_128", "HAVE___UINT128_T", "HAVE_STDINT_H", "HAVE_INTTYPES_H",
-                  "HAVE_SYS_TYPES_H", "HAVE_SYS_STAT_H", "HAVE_DIRENT_H", "HAVE_STDLIB_H",
-                  "HAVE_GETENV", "HAVE_SIGNAL_H", "HAVE_PTHREAD_H", "HAVE_RT"):
-            f.write("#define %s 1\n" % d)
-        f.write("#endif\n")
-    with open(os.path.join(inc, "config-store-config.h"), "w") as f:
-        f.write("#ifndef NS3_CONFIG_STORE_CONFIG_H\n#define NS3_CONFIG_STORE_CONFIG_H\n#endif\n")
+    defines = ("INT64X64_USE_128", "HAVE___UINT128_T", "HAVE_STDINT_H", "HAVE_INTTYPES_H",
+               "HAVE_SYS_TYPES_H", "HAVE_SYS_STAT_H", "HAVE_DIRENT_H", "HAVE_STDLIB_H",
+               "HAVE_GETENV", "HAVE_SIGNAL_H", "HAVE_PTHREAD_H", "HAVE_RT")
+    write_if_changed(os.path.join(inc, "core-config.h"),
+                     "#ifndef NS3_CORE_CONFIG_H\n#define NS3_CORE_CONFIG_H\n" +
+                     "".join("#define %s 1\n" % d for d in defines) + "#endif\n")
+    write_if_changed(os.path.join(inc, "config-store-config.h"),
+                     "#ifndef NS3_CONFIG_STORE_CONFIG_H\n#define NS3_CONFIG_STORE_CONFIG_H\n#endif\n")
     lines += ["build obj/scratch/third.o: cxx %s" % os.path.join(sim, "scratch", "third.cc"),
               "  defs =",
               "build third: link obj/scratch/third.o " + " ".join(objs), ""]
-    with open(os.path.join(out, "build.ninja"), "w") as f:
-        f.write("\n".join(lines))
+    write_if_changed(os.path.join(out, "build.ninja"), "\n".join(lines))
 
 
 if __name__ == "__main__":
