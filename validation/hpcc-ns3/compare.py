@@ -228,7 +228,11 @@ def section(out, name, seeds, cc, diffs, failures, summary):
             if not ok and within and verdict == "FAIL":
                 verdict = "EXPLAINED (%s, documented)" % diff
             continue
-        kw = {"hpcc": "hpcc-" + diff} if side == "hpcc" else {"native": "native-" + diff}
+        kw = {}
+        if side != "native":
+            kw["hpcc"] = "hpcc-" + diff
+        if side != "hpcc":
+            kw["native"] = "native-" + diff
         try:
             vn, vh = pooled(dirs, **kw)
         except (OSError, KeyError, ValueError) as e:
@@ -237,8 +241,9 @@ def section(out, name, seeds, cc, diffs, failures, summary):
         vn, vh = keyed(multi, vn), keyed(multi, vh)
         vlines = []
         vok, _, vtext, _ = judge(multi, vn, vh, vlines)
-        lines += ["Without difference **%s** (changed on the %s side, differences.csv): %s%s." % (
-            diff, "HPCC-simulator" if side == "hpcc" else "native", vtext,
+        lines += ["Without difference **%s** (changed on %s, differences.csv): %s%s." % (
+            diff, {"hpcc": "the HPCC simulator", "native": "the native engine"}.get(side, "both engines"),
+            vtext,
             ", within the bounds" if vok else ", still outside the bounds"), ""]
         if not multi:
             lines += vlines

@@ -133,16 +133,17 @@ variants() {
   while IFS=, read -r scen c diff side overrides; do
     [ "$scen" = "$name" ] && [ "$c" = "$cc" ] && [ "$side" != documented ] || continue
     echo "run.sh: $name, $cc, seed $seed: without difference $diff ($side) ..." >&2
-    if [ "$side" = hpcc ]; then
+    if [ "$side" != native ]; then
       rm -rf "$d/hpcc-$diff"
       cp -r "$d/hpcc" "$d/hpcc-$diff"
-      for kv in $overrides; do
+      for kv in ${overrides#*;}; do
         sed -i "s|^${kv%%=*} .*|${kv%%=*} ${kv#*=}|" "$d/hpcc-$diff/config.txt"
       done
       run_third "$d/hpcc-$diff" "$d/hpcc-$diff.cpu" "$seed"
-    else
+    fi
+    if [ "$side" != hpcc ]; then
       sets=()
-      for s in $(cc_sets "$cc") $overrides "wh::Link::DelayJitter=$((seed - 1))"; do
+      for s in $(cc_sets "$cc") ${overrides%;*} "wh::Link::DelayJitter=$((seed - 1))"; do
         sets+=(--set "$s")
       done
       "$whsim" run "$here/$name.xml" --cc "$cc" --seed "$seed" "${sets[@]}" \
