@@ -4,6 +4,7 @@
  * express. Each case spawns whsim on a small scenario: milliseconds. */
 #include <check.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "test-util.h"
 
@@ -222,6 +223,36 @@ START_TEST(test_refusal_keeps_outputs)
 }
 END_TEST
 
+/* validation/hpcc-ns3/build.sh on a missing archive and on one with another sha256:
+ * exit 2 naming the path and the expected hash, before anything is built. */
+START_TEST(test_build_script_refusals)
+{
+  g_autofree char *script = wh_test_source_path("validation/hpcc-ns3/build.sh");
+  g_autofree char *tmp = g_dir_make_tmp("wh-hpcc-XXXXXX", NULL);
+  g_autofree char *missing = g_build_filename(tmp, "no-such.tar.gz", NULL);
+  g_autofree char *junk = g_build_filename(tmp, "junk.tar.gz", NULL);
+  ck_assert(g_file_set_contents(junk, "not the archive\n", -1, NULL));
+  g_autofree char *build = g_build_filename(tmp, "build", NULL);
+  static const char *const expected =
+      "da07641d10b292683617e06c5a0a9f142e25d13b0abbffef1c64478c52c9ac19";
+  const char *tarballs[] = {missing, junk};
+  for (int i = 0; i < 2; i++) {
+    const char *argv[] = {script, "--tarball", tarballs[i], NULL};
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "WH_BUILD", build, TRUE);
+    g_autofree char *out = NULL, *err = NULL;
+    int status = 0;
+    g_autoptr(GError) error = NULL;
+    ck_assert(g_spawn_sync(NULL, (char **)argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                           &status, &error));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "%s: status %d: %s", tarballs[i],
+                  status, err);
+    ck_assert_msg(strstr(err, tarballs[i]) && strstr(err, expected), "%s: %s", tarballs[i], err);
+    ck_assert_msg(!g_file_test(build, G_FILE_TEST_EXISTS), "%s: something was built", tarballs[i]);
+  }
+  wh_test_remove_tree(tmp);
+}
+END_TEST
+
 Suite *wh_hpcc_export_suite(void)
 {
   Suite *s = suite_create("hpcc-export");
@@ -232,6 +263,7 @@ Suite *wh_hpcc_export_suite(void)
   tc = tcase_create("refusals");
   tcase_add_loop_test(tc, test_refusals, 0, (int)G_N_ELEMENTS(refusals));
   tcase_add_test(tc, test_refusal_keeps_outputs);
+  tcase_add_test(tc, test_build_script_refusals);
   suite_add_tcase(s, tc);
   return s;
 }
