@@ -121,10 +121,16 @@ START_TEST(test_translation)
   g_autofree char *flows = wh_test_read_in(out, "flow.txt");
   ck_assert_str_eq(flows, "3\n0 3 3 100 1000000 0.000000000000\n"
                           "0 3 3 100 2000000 0.000005000000\n1 3 3 100 3000 0.000005000000\n");
+  /* the ACK return: two hops of 1 us plus 48-byte ACKs (76 with HPCC's INT) at 100 Gb/s */
+  uint64_t ack = 2 * (1000000 + (_i == 1 ? 76 : 48) * 80);
+  g_autofree char *expect_map =
+      g_strdup_printf("line,flow_id,src_node,dst_node,sport,bytes,start_ps,ack_return_ps\n"
+                      "0,early,0,3,10000,1000000,0,%" G_GUINT64_FORMAT "\n"
+                      "1,late,0,3,10001,2000000,5000000,%" G_GUINT64_FORMAT "\n"
+                      "2,other,1,3,10000,3000,5000000,%" G_GUINT64_FORMAT "\n",
+                      ack, ack, ack);
   g_autofree char *map = wh_test_read_in(out, "flow-map.csv");
-  ck_assert_str_eq(map, "line,flow_id,src_node,dst_node,sport,bytes,start_ps\n"
-                        "0,early,0,3,10000,1000000,0\n1,late,0,3,10001,2000000,5000000\n"
-                        "2,other,1,3,10000,3000,5000000\n");
+  ck_assert_str_eq(map, expect_map);
   wh_test_remove_tree(tmp);
 }
 END_TEST
@@ -214,11 +220,14 @@ START_TEST(test_refusal_keeps_outputs)
   g_autofree char *before = wh_test_read_in(out, "config.txt");
   const char *bad[] = {"export-hpcc", scen, "--out", out, "--set", "wh::RdmaFlow::AckEvery=4",
                        NULL};
-  ck_assert_int_eq(wh_test_whsim(bad, NULL, NULL), 2);
+  g_autofree char *err = NULL;
+  ck_assert_int_eq(wh_test_whsim(bad, NULL, &err), 2);
   g_autofree char *after = wh_test_read_in(out, "config.txt");
   ck_assert_str_eq(before, after);
   const char *usage[] = {"export-hpcc", scen, NULL};
-  ck_assert_int_eq(wh_test_whsim(usage, NULL, NULL), 2);
+  g_autofree char *usage_err = NULL;
+  ck_assert_int_eq(wh_test_whsim(usage, NULL, &usage_err), 2);
+  ck_assert_ptr_nonnull(strstr(usage_err, "--out DIR"));
   wh_test_remove_tree(tmp);
 }
 END_TEST
