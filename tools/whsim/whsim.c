@@ -728,7 +728,7 @@ static int cmd_export_hpcc(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   g_autofree char *notes = NULL;
-  if (!wh_output_dir_prepare(out, &err)) {
+  if (!wh_output_dir_prepare_for(out, wh_hpcc_export_files, &err)) {
     fprintf(stderr, "whsim: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }

@@ -480,7 +480,7 @@ gboolean wh_hpcc_export_write(const WhRun *run, const char *dir, char **notes, G
   flow_texts(run, &flows, &map);
   g_autofree char *config = config_text(run, n);
   model_notes(run, n);
-  g_autoptr(WhOutputSet) set = wh_output_set_new(dir, error);
+  g_autoptr(WhOutputSet) set = wh_output_set_new_for(dir, wh_hpcc_export_files, error);
   gboolean ok = set && wh_output_set_add(set, "topology.txt", topo, error) &&
                 wh_output_set_add(set, "flow.txt", flows, error) &&
                 wh_output_set_add(set, "trace.txt", "0\n\n", error) &&

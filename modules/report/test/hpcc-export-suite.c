@@ -232,6 +232,26 @@ START_TEST(test_refusal_keeps_outputs)
 }
 END_TEST
 
+/* The translation and a run's outputs keep apart in one directory: neither removes the
+ * other's files as stale. */
+START_TEST(test_shared_directory)
+{
+  g_autofree char *tmp = g_dir_make_tmp("wh-hpcc-XXXXXX", NULL);
+  g_autofree char *scen = write_scenario(tmp, "dcqcn", "", two_flows);
+  g_autofree char *out = g_build_filename(tmp, "out", NULL);
+  const char *run[] = {"run", scen, "--out", out, "-q", NULL};
+  const char *exp[] = {"export-hpcc", scen, "--out", out, NULL};
+  g_autofree char *err = NULL, *err2 = NULL, *err3 = NULL;
+  ck_assert_msg(wh_test_whsim(run, NULL, &err) == 0, "%s", err);
+  ck_assert_msg(wh_test_whsim(exp, NULL, &err2) == 0, "%s", err2);
+  g_autofree char *flows = wh_test_read_in(out, "flows.csv");
+  ck_assert_msg(wh_test_whsim(run, NULL, &err3) == 0, "%s", err3);
+  g_autofree char *config = wh_test_read_in(out, "config.txt");
+  g_autofree char *notes = wh_test_read_in(out, "notes.txt");
+  wh_test_remove_tree(tmp);
+}
+END_TEST
+
 /* validation/hpcc-ns3/build.sh on a missing archive and on one with another sha256:
  * exit 2 naming the path and the expected hash, before anything is built. */
 START_TEST(test_build_script_refusals)
@@ -268,6 +288,7 @@ Suite *wh_hpcc_export_suite(void)
   TCase *tc = tcase_create("translation");
   tcase_add_loop_test(tc, test_translation, 0, 4);
   tcase_add_test(tc, test_parameters);
+  tcase_add_test(tc, test_shared_directory);
   suite_add_tcase(s, tc);
   tc = tcase_create("refusals");
   tcase_add_loop_test(tc, test_refusals, 0, (int)G_N_ELEMENTS(refusals));
