@@ -22,6 +22,7 @@ Suite *wh_dragonfly_suite(void);
 Suite *wh_dragonfly_traffic_suite(void);
 Suite *wh_scenario_suite(void);
 Suite *wh_compare_suite(void);
+Suite *wh_hpcc_export_suite(void);
 Suite *wh_workload_suite(void);
 Suite *wh_all_to_allv_suite(void);
 Suite *wh_presets_suite(void);
@@ -84,6 +85,7 @@ int main(void)
   srunner_add_suite(sr, wh_dragonfly_traffic_suite());
   srunner_add_suite(sr, wh_scenario_suite());
   srunner_add_suite(sr, wh_compare_suite());
+  srunner_add_suite(sr, wh_hpcc_export_suite());
   srunner_add_suite(sr, wh_workload_suite());
   srunner_add_suite(sr, wh_all_to_allv_suite());
   srunner_add_suite(sr, wh_presets_suite());

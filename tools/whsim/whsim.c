@@ -6,7 +6,8 @@
  * `whsim list` prints every registered type and parameter; `whsim validate` only loads
  * and checks a scenario and reports its size; `whsim plot` draws a run's outputs
  * (plot.h); `whsim sweep` runs the cells of a sweep specification (sweep-cli.h);
- * `whsim --version` prints the version and the source commit.
+ * `whsim export-hpcc` writes a scenario's inputs for the HPCC project's ns-3 simulator
+ * (hpcc-export.h); `whsim --version` prints the version and the source commit.
  * Exit status: 0 success, 1 the outputs could not be written or the simulation ended
  * early or inconsistent (deadlock, retry limit, time horizon; outputs are still
  * written, for diagnosis), 2 bad input or usage (nothing written). A run interrupted by
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "hpcc-export.h"
 #include "interrupt.h"
 #include "outputs.h"
 #include "plan-cli.h"
@@ -48,6 +50,8 @@ static void usage(FILE *out)
                "       whsim sweep SPEC.xml [--out DIR] [--list] [--backend local|parallel|slurm]\n"
                "       whsim --version\n"
                "       whsim list [--plugin LIB.so]...\n"
+               "       whsim export-hpcc FILE.xml --out DIR [--set T::P=V]...   inputs for "
+               "the HPCC project's ns-3\n"
                "Run `whsim run --help`, `whsim compare --help` or `whsim sweep --help` for the "
                "options.\n");
 }
@@ -699,6 +703,64 @@ static int cmd_plot(int argc, char **argv)
   return 0;
 }
 
+static int cmd_export_hpcc(int argc, char **argv)
+{
+  g_autofree char *out = NULL, *seed = NULL, *cc = NULL;
+  g_auto(GStrv) sets = NULL;
+  GOptionEntry entries[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "the directory to write into (required)", "DIR"},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a parameter (repeatable)",
+       "TYPE::PARAM=VALUE"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "the run's seed (permutations, ECMP)", "N"},
+      {"cc", 0, 0, G_OPTION_ARG_STRING, &cc, "the congestion control (overrides the scenario's)",
+       "NAME"},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new(
+      "FILE.xml - write the HPCC project's ns-3 simulator's inputs for a scenario");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(
+      ctx, "Writes topology.txt, flow.txt, trace.txt, config.txt (run it from DIR: `third\n"
+           "config.txt`), flow-map.csv (which fct.txt line is which flow) and notes.txt (the\n"
+           "mappings that are not exact) into DIR; see docs/hpcc-ns3.md.\n"
+           "Exit status: 0 written, 1 the files could not be written, 2 bad input or a\n"
+           "feature the HPCC simulator cannot express (named; nothing written).\n");
+  g_autoptr(GError) err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    fprintf(stderr, "whsim export-hpcc: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (argc != 2 || out == NULL) {
+    fprintf(stderr, "whsim export-hpcc: expected one scenario file and --out DIR\n");
+    return EXIT_BAD_INPUT;
+  }
+  WhRunOptions opts = {.sets = sets, .cc = cc};
+  int64_t v = 0;
+  if (seed && (!wh_units_parse_int(seed, &v, NULL) || v < 0)) {
+    fprintf(stderr, "whsim export-hpcc: --seed %s: not a non-negative integer\n", seed);
+    return EXIT_BAD_INPUT;
+  }
+  opts.has_seed = seed != NULL;
+  opts.seed = (uint64_t)v;
+  g_autoptr(WhScenario) sc = wh_scenario_load(argv[1], &err);
+  g_autoptr(WhRun) run = sc ? wh_run_new(sc, &opts, &err) : NULL;
+  if (run == NULL || !wh_hpcc_export_check(run, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  g_autofree char *notes = NULL;
+  if (!wh_output_dir_prepare_for(out, wh_hpcc_export_files, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
+  if (!wh_hpcc_export_write(run, out, &notes, &err)) {
+    fprintf(stderr, "whsim: %s\n", err->message);
+    return 1;
+  }
+  printf("hpcc       %s/config.txt (run `third config.txt` there); notes:\n%s", out, notes);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "C");
@@ -721,6 +783,8 @@ int main(int argc, char **argv)
     return cmd_plot(argc - 1, argv + 1);
   if (strcmp(argv[1], "sweep") == 0)
     return wh_sweep_main(argc - 1, argv + 1);
+  if (strcmp(argv[1], "export-hpcc") == 0)
+    return cmd_export_hpcc(argc - 1, argv + 1);
   if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
     printf("whsim %s\n", wh_build_id());
     return 0;

@@ -35,16 +35,17 @@ const char *const wh_output_files[] = {
 struct WhOutputSet {
   char *dir;
   char *staging;
-  int lock_fd;       /* the staging directory, open and locked (flock) while the set lives */
-  GPtrArray *staged; /* names, in the order added */
+  int lock_fd;              /* the staging directory, open and locked (flock) while the set lives */
+  GPtrArray *staged;        /* names, in the order added */
+  const char *const *files; /* the set's list: wh_output_files, or another tool's */
 };
 
 #define STAGING_PREFIX ".whsim-"
 #define STAGING_TEMPLATE STAGING_PREFIX "XXXXXX"
 
-static gboolean is_listed(const char *name)
+static gboolean is_listed(const char *const *files, const char *name)
 {
-  for (const char *const *f = wh_output_files; *f; f++)
+  for (const char *const *f = files; *f; f++)
     if (strcmp(*f, name) == 0)
       return TRUE;
   return FALSE;
@@ -60,6 +61,11 @@ static gboolean set_errno_error(GError **error, const char *path, const char *wh
 
 gboolean wh_output_dir_prepare(const char *dir, GError **error)
 {
+  return wh_output_dir_prepare_for(dir, wh_output_files, error);
+}
+
+gboolean wh_output_dir_prepare_for(const char *dir, const char *const *files, GError **error)
+{
   if (dir == NULL || dir[0] == '\0') {
     g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "--out: the output directory is empty");
     return FALSE;
@@ -73,7 +79,7 @@ gboolean wh_output_dir_prepare(const char *dir, GError **error)
     return set_errno_error(error, dir, "cannot create the output directory");
   if (!wh_file_check_writable_dir(dir, error))
     return FALSE;
-  for (const char *const *f = wh_output_files; *f; f++) {
+  for (const char *const *f = files; *f; f++) {
     g_autofree char *path = g_build_filename(dir, *f, NULL);
     if (!wh_file_check_replaceable(path, error))
       return FALSE;
@@ -125,7 +131,12 @@ static char *make_staging(const char *dir, int *fd, GError **error)
 
 WhOutputSet *wh_output_set_new(const char *dir, GError **error)
 {
-  if (!wh_output_dir_prepare(dir, error))
+  return wh_output_set_new_for(dir, wh_output_files, error);
+}
+
+WhOutputSet *wh_output_set_new_for(const char *dir, const char *const *files, GError **error)
+{
+  if (!wh_output_dir_prepare_for(dir, files, error))
     return NULL;
   remove_abandoned(dir);
   int fd = -1;
@@ -137,6 +148,7 @@ WhOutputSet *wh_output_set_new(const char *dir, GError **error)
   set->staging = staging;
   set->lock_fd = fd;
   set->staged = g_ptr_array_new_with_free_func(g_free);
+  set->files = files;
   return set;
 }
 
@@ -152,7 +164,7 @@ static gboolean write_error(GError **error, const char *path, int e)
 gboolean wh_output_set_add_stream(WhOutputSet *set, const char *name, WhOutputWriter write,
                                   const void *data, GError **error)
 {
-  g_return_val_if_fail(is_listed(name), FALSE);
+  g_return_val_if_fail(is_listed(set->files, name), FALSE);
   g_autofree char *path = g_build_filename(set->staging, name, NULL);
   g_autofree char *shown = g_build_filename(set->dir, name, NULL); /* named in errors */
   FILE *f = fopen(path, "we");
@@ -207,7 +219,7 @@ gboolean wh_output_set_commit(WhOutputSet *set, GError **error)
     if (g_rename(from, to) != 0)
       return set_errno_error(error, to, "cannot write");
   }
-  for (const char *const *f = wh_output_files; *f; f++) {
+  for (const char *const *f = set->files; *f; f++) {
     g_autofree char *path = g_build_filename(set->dir, *f, NULL);
     if (!was_staged(set, *f) && g_file_test(path, G_FILE_TEST_IS_REGULAR) &&
         !g_file_test(path, G_FILE_TEST_IS_SYMLINK) && g_remove(path) != 0)

@@ -22,11 +22,18 @@ extern const char *const wh_output_files[];
  * which every name of wh_output_files is missing or a regular file (a device, FIFO,
  * directory or symbolic link there is refused, never replaced). */
 gboolean wh_output_dir_prepare(const char *dir, GError **error);
+/* The same for the NULL-terminated list `files` (transfer none: it must outlive the sets
+ * made with it) of another tool's outputs (whsim export-hpcc), kept apart so that a run
+ * never removes them and they never remove a run's. */
+gboolean wh_output_dir_prepare_for(const char *dir, const char *const *files, GError **error);
 
 typedef struct WhOutputSet WhOutputSet;
 
 /* Starts a set in `dir` (created if missing). (transfer full) */
 WhOutputSet *wh_output_set_new(const char *dir, GError **error);
+/* A set of the names in `files` (as wh_output_dir_prepare_for); add, commit and free as
+ * for a run's. */
+WhOutputSet *wh_output_set_new_for(const char *dir, const char *const *files, GError **error);
 /* Stages `text` as `name`, which must be in wh_output_files. */
 gboolean wh_output_set_add(WhOutputSet *set, const char *name, const char *text, GError **error);
 
