@@ -10,6 +10,9 @@
 # build), whsim, here (validation/wormhole), work (a temporary directory removed at
 # exit), failures and fail(); exits with status 2 if whsim is not built.
 #
+# wormhole_finish NAME ends a script: the bounds into $report, exit 1 on a missed one
+# with --check.
+#
 # wormhole_dumbbells PREFIX writes the dumbbells of skip.sh and seeds.sh into $work.
 wormhole_setup() {
   local script=$1 extras=$2 name x opts="--check, --quick"
@@ -57,6 +60,26 @@ wormhole_setup() {
 fail() {
   failures+=("$1")
   echo "FAIL: $1" >&2
+}
+
+# wormhole_finish NAME: appends the bounds (met, or the list of those missed) to
+# $report, says so on stderr and exits: 1 with --check when a bound was missed, else 0.
+wormhole_finish() {
+  {
+    echo
+    if [ ${#failures[@]} -eq 0 ]; then
+      echo "## Bounds: all met"
+    else
+      echo "## Bounds missed"
+      echo
+      for f in "${failures[@]}"; do echo "- $f"; done
+    fi
+  } >> "$report"
+  echo "$1: wrote $report" >&2
+  if [ "$check" = 1 ] && [ ${#failures[@]} -gt 0 ]; then
+    exit 1
+  fi
+  exit 0
 }
 
 # wormhole_dumbbells PREFIX: $work/PREFIX{dcqcn,hpcc,dctcp}.xml, four flows 100 us apart

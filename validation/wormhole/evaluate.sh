@@ -243,18 +243,4 @@ sys.exit(0 if ok or s.get('stopped_early') else 1)
 PY
 done
 
-{
-  echo
-  if [ ${#failures[@]} -eq 0 ]; then
-    echo "## Bounds: all met"
-  else
-    echo "## Bounds missed"
-    echo
-    for f in "${failures[@]}"; do echo "- $f"; done
-  fi
-} >> "$report"
-echo "evaluate.sh: wrote $report" >&2
-if [ "$check" = 1 ] && [ ${#failures[@]} -gt 0 ]; then
-  exit 1
-fi
-exit 0
+wormhole_finish evaluate.sh

@@ -261,17 +261,5 @@ PY
     echo 'At 1024 GPUs: `memo.sh --large` writes memo-large-report.md (GPT-175B and'
     echo 'MoE-32x22B, each against an exact reference made once and stored).'
   fi
-  echo
-  if [ ${#failures[@]} -eq 0 ]; then
-    echo "## Bounds: all met"
-  else
-    echo "## Bounds missed"
-    echo
-    for f in "${failures[@]}"; do echo "- $f"; done
-  fi
 } >> "$report"
-echo "memo.sh: wrote $report" >&2
-if [ "$check" = 1 ] && [ ${#failures[@]} -gt 0 ]; then
-  exit 1
-fi
-exit 0
+wormhole_finish memo.sh
