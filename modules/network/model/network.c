@@ -8,6 +8,14 @@
 #include <math.h>
 #include <string.h>
 
+#if GLIB_SIZEOF_VOID_P == 8
+/* The port's cache lines (network.h): the hot path counts on them. */
+G_STATIC_ASSERT(sizeof(WhPort) == 512);
+G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 64);
+G_STATIC_ASSERT(offsetof(WhPort, qd) == 128);
+G_STATIC_ASSERT(offsetof(WhQueueDisc, band) == 64);
+#endif
+
 #define PKT_SLAB 4096
 #define WH_NET_MAX_ROUTING_BYTES (2048u << 20)
 
@@ -44,7 +52,7 @@ void wh_net_free(WhNet *net)
     for (uint32_t i = 0; i < net->n_nodes; i++)
       g_free(net->node[i].ports);
     g_free(net->node);
-    g_free(net->port);
+    g_aligned_free(net->port);
   }
   g_free(net->pfc_port);
   g_free(net->pfc_node);
@@ -197,7 +205,7 @@ const char *wh_net_tier_name(WhLinkTier tier)
 
 WhTime wh_net_port_paused_time(const WhNet *net, const WhPort *port)
 {
-  return port->st.paused + (port->paused ? net->sim->now - port->st.pause_since : 0);
+  return port->st.paused + (port->paused ? net->sim->now - port->pause_since : 0);
 }
 
 /* Hop distances from every node to every leaf switch over switch-to-switch links. */
@@ -308,7 +316,9 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     return FALSE;
   }
   net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
-  net->port = (WhPort *)g_array_free(net->build_ports, FALSE);
+  net->port = g_aligned_alloc(MAX(net->n_ports, 1), sizeof(WhPort), 64);
+  memcpy(net->port, net->build_ports->data, (size_t)net->n_ports * sizeof(WhPort));
+  g_array_free(net->build_ports, TRUE);
   net->build_nodes = net->build_ports = NULL;
   net->finalized = TRUE;
   net->host_node = g_new(uint32_t, net->n_hosts);
@@ -706,12 +716,12 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     uint8_t bit = (uint8_t)(1u << pkt->prio);
     if (pkt->pfc_pause) {
       if (target->paused == 0)
-        target->st.pause_since = net->sim->now;
+        target->pause_since = net->sim->now;
       target->paused |= bit;
     } else {
       target->paused &= (uint8_t)~bit;
       if (target->paused == 0)
-        target->st.paused += net->sim->now - target->st.pause_since;
+        target->st.paused += net->sim->now - target->pause_since;
       ensure_tx_event(net, target, MAX(net->sim->now, target->busy_until));
     }
     wh_net_packet_free(net, pkt);
@@ -867,7 +877,7 @@ void wh_net_shift_port_from(WhNet *net, uint32_t port, WhTime from, WhTime shift
     shift_packet(pkt, shift);
   }
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
       shift_packet(pkt, shift);
 }
 
@@ -876,7 +886,7 @@ void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pk
 {
   WhPort *p = &net->port[port];
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
       fn(pkt, data);
   for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
     fn(pkt, data);
