@@ -9,11 +9,18 @@
  * exact sequence the heap pops. */
 #include "scheduler.h"
 
+#include "bulk.h"
+
 #define CAL_MIN_BUCKETS 16u
 #define CAL_SAMPLE 64u       /* earliest events the width is estimated from... */
 #define CAL_SAMPLE_MAX 4096u /* ...or more, up to this, while fewer than half differ */
 #define CAL_WIDTH_GAPS 4.0   /* width: this many mean separations, ties counted */
-#define CAL_COST_LIMIT 6u    /* mean scan steps per operation that triggers a re-estimate */
+/* The scan cost of an operation: an insert's step reads an event (most likely a cache
+ * miss), a pop's step a bucket of an array read in order; a re-estimate when the mean
+ * over a window exceeds the limit */
+#define CAL_INSERT_STEP 4u
+#define CAL_COST_LIMIT 2u  /* per operation, in pop steps */
+#define CAL_BACKOFF_MAX 6u /* a re-estimate that did not help: windows up to 64x longer */
 
 /* A bucket keeps its tail's (time, seq), so an insert at or after the tail, the common
  * case, links the event without first reading the tail event (a cache miss that cost
@@ -38,7 +45,8 @@ typedef struct {
   uint32_t cur;   /* bucket being scanned */
   WhTime cur_top; /* exclusive end of the current bucket's window */
   gboolean resizing;
-  uint64_t ops, cost; /* operations and scan steps since the last check */
+  uint64_t ops, cost; /* operations and scan cost since the last check */
+  uint32_t backoff;   /* the window is max(nb, 1024) << backoff operations */
 } CalendarScheduler;
 
 static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
@@ -87,7 +95,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   }
   /* ev goes before the tail, after `lo` (NULL: the head may follow it) and before `hi`;
    * the finger narrows that range. Scanned from the end nearer in time. */
-  c->cost++;
+  c->cost += CAL_INSERT_STEP;
   WhEvent *fg = bk->finger;
   bk->finger = ev;
   WhEvent *lo = NULL, *hi = bk->tail;
@@ -105,7 +113,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
     WhEvent *at = lo ? lo->next : bk->head;
     while (!wh_event_before(ev, at)) { /* ends at hi at the latest */
       at = at->next;
-      c->cost++;
+      c->cost += CAL_INSERT_STEP;
     }
     link_before(bk, ev, at);
     return;
@@ -113,7 +121,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   WhEvent *after = hi->prev;
   while (after && wh_event_before(ev, after)) { /* ends at lo at the latest */
     after = after->prev;
-    c->cost++;
+    c->cost += CAL_INSERT_STEP;
   }
   if (after == NULL) {
     link_before(bk, ev, bk->head);
@@ -197,15 +205,24 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb);
  * traffic changes its time scale without changing its size (a burst of ties at start,
  * then per-packet spacing), so the width is also re-estimated whenever the mean scan
  * cost over a window of operations exceeds CAL_COST_LIMIT (as in the dynamic
- * calendar queue of Oh and Ahn, 1999). */
+ * calendar queue of Oh and Ahn, 1999). When the window after a re-estimate is slow
+ * too, the re-estimate did not help (a cost that the time distribution makes), and the
+ * next window is twice as long, so re-estimates cost at most a small share. */
 static void check_cost(CalendarScheduler *c)
 {
-  if (++c->ops < MAX(c->nb, 1024u))
+  if (++c->ops < ((uint64_t)MAX(c->nb, 1024u) << c->backoff))
     return;
-  gboolean slow = c->cost > CAL_COST_LIMIT * c->ops;
+  gboolean slow = c->cost > (uint64_t)CAL_COST_LIMIT * c->ops;
   c->ops = c->cost = 0;
-  if (slow && !c->resizing)
-    rebuild(c, c->nb);
+  if (!slow) {
+    c->backoff = 0;
+    return;
+  }
+  if (c->resizing)
+    return;
+  if (c->backoff < CAL_BACKOFF_MAX)
+    c->backoff++;
+  rebuild(c, c->nb);
 }
 
 static WhScheduler *calendar_create(void)
@@ -214,7 +231,7 @@ static WhScheduler *calendar_create(void)
   c->parent.klass = &wh_calendar_scheduler_class;
   c->nb = CAL_MIN_BUCKETS;
   c->w = WH_US;
-  c->b = g_new0(Bucket, c->nb);
+  c->b = wh_huge_alloc0(sizeof(Bucket) * c->nb);
   set_position(c, 0);
   return &c->parent;
 }
@@ -222,7 +239,7 @@ static WhScheduler *calendar_create(void)
 static void calendar_destroy(WhScheduler *self)
 {
   CalendarScheduler *c = (CalendarScheduler *)self;
-  g_free(c->b);
+  wh_huge_free(c->b, sizeof(Bucket) * c->nb);
   g_free(c);
 }
 
@@ -331,10 +348,10 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
     }
   }
   *link = NULL;
-  g_free(c->b);
+  wh_huge_free(c->b, sizeof(Bucket) * c->nb);
   c->nb = new_nb;
   c->w = new_w;
-  c->b = g_new0(Bucket, c->nb);
+  c->b = wh_huge_alloc0(sizeof(Bucket) * c->nb);
   c->n = 0;
   set_position(c, k ? sample[0]->time : 0);
   for (uint32_t i = 0; i < k; i++) {

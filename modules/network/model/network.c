@@ -5,6 +5,8 @@
  * transmitter that is idle when a packet is enqueued starts at once. */
 #include "network.h"
 
+#include "bulk.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -31,7 +33,7 @@ WhNet *wh_net_new(WhSim *sim, const WhNetParams *params)
   net->p = *params;
   net->build_nodes = g_array_new(FALSE, TRUE, sizeof(WhNode));
   net->build_ports = g_array_new(FALSE, TRUE, sizeof(WhPort));
-  net->pkt_slabs = g_ptr_array_new_with_free_func(g_free);
+  net->pkt_bulk = wh_bulk_new();
   return net;
 }
 
@@ -52,7 +54,7 @@ void wh_net_free(WhNet *net)
     for (uint32_t i = 0; i < net->n_nodes; i++)
       g_free(net->node[i].ports);
     g_free(net->node);
-    g_aligned_free(net->port);
+    wh_huge_free(net->port, MAX(net->n_ports, 1) * sizeof(WhPort));
   }
   g_free(net->pfc_port);
   g_free(net->pfc_node);
@@ -60,19 +62,16 @@ void wh_net_free(WhNet *net)
   g_free(net->dist);
   if (net->router.free_data)
     net->router.free_data(net->router.data);
-  g_ptr_array_unref(net->pkt_slabs);
+  wh_bulk_free(net->pkt_bulk);
   g_free(net);
 }
 
 WhPacket *wh_net_packet_alloc(WhNet *net)
 {
-  WhPacket *slab = g_new0(WhPacket, PKT_SLAB);
-  g_ptr_array_add(net->pkt_slabs, slab);
+  WhPacket *slab = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhPacket) * PKT_SLAB);
   WhIntHop *ints = NULL;
-  if (net->p.int_enabled) {
-    ints = g_new0(WhIntHop, (size_t)PKT_SLAB * WH_MAX_INT_HOPS);
-    g_ptr_array_add(net->pkt_slabs, ints);
-  }
+  if (net->p.int_enabled)
+    ints = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhIntHop) * PKT_SLAB * WH_MAX_INT_HOPS);
   for (size_t i = 0; i < PKT_SLAB; i++)
     slab[i].ints = ints ? &ints[i * WH_MAX_INT_HOPS] : NULL;
   for (size_t i = 0; i < PKT_SLAB - 1; i++)
@@ -316,7 +315,7 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     return FALSE;
   }
   net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
-  net->port = g_aligned_alloc(MAX(net->n_ports, 1), sizeof(WhPort), 64);
+  net->port = wh_huge_alloc0(MAX(net->n_ports, 1) * sizeof(WhPort));
   memcpy(net->port, net->build_ports->data, (size_t)net->n_ports * sizeof(WhPort));
   g_array_free(net->build_ports, TRUE);
   net->build_nodes = net->build_ports = NULL;

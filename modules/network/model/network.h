@@ -228,7 +228,7 @@ struct WhNet {
   WhNetRouter router;
   /* packet pool */
   WhPacket *pkt_free;
-  GPtrArray *pkt_slabs; /* packet slabs, and INT slabs when INT is on */
+  struct WhBulk *pkt_bulk; /* packet slabs, and INT slabs when INT is on */
   uint64_t pkt_live;
   WhNetTransport tp;
   void *tp_ctx;
