@@ -47,6 +47,7 @@ typedef struct {
   gboolean resizing;
   uint64_t ops, cost; /* operations and scan cost since the last check */
   uint32_t backoff;   /* the window is max(nb, 1024) << backoff operations */
+  WhCalendarStats st; /* (buckets, width and pending filled when asked) */
 } CalendarScheduler;
 
 static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
@@ -73,6 +74,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   uint32_t i = bucket_of(c, ev->time);
   Bucket *bk = &c->b[i];
   ev->pos = i;
+  c->st.inserts++;
   if (bk->tail == NULL || ev->time > bk->tail_time ||
       (ev->time == bk->tail_time && ev->seq > bk->tail_seq)) {
     /* the latest in its bucket: appended */
@@ -96,6 +98,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   /* ev goes before the tail, after `lo` (NULL: the head may follow it) and before `hi`;
    * the finger narrows that range. Scanned from the end nearer in time. */
   c->cost += CAL_INSERT_STEP;
+  c->st.insert_scans++;
   WhEvent *fg = bk->finger;
   bk->finger = ev;
   WhEvent *lo = NULL, *hi = bk->tail;
@@ -114,6 +117,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
     while (!wh_event_before(ev, at)) { /* ends at hi at the latest */
       at = at->next;
       c->cost += CAL_INSERT_STEP;
+      c->st.insert_steps++;
     }
     link_before(bk, ev, at);
     return;
@@ -122,6 +126,7 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   while (after && wh_event_before(ev, after)) { /* ends at lo at the latest */
     after = after->prev;
     c->cost += CAL_INSERT_STEP;
+    c->st.insert_steps++;
   }
   if (after == NULL) {
     link_before(bk, ev, bk->head);
@@ -179,14 +184,20 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
         c->cur = i;
         c->cur_top = top;
         c->cost += k;
+        c->st.pops++;
+        c->st.pop_steps += k;
       }
       return h;
     }
     i = (i + 1) & (c->nb - 1);
     top += c->w;
   }
-  if (commit)
+  if (commit) {
     c->cost += c->nb * 2u;
+    c->st.pops++;
+    c->st.pop_steps += c->nb;
+    c->st.direct_searches++;
+  }
   /* A whole year without an event in its window: direct search. */
   WhEvent *best = NULL;
   for (uint32_t j = 0; j < c->nb; j++) {
@@ -335,6 +346,8 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
     k++;
   }
   WhTime new_w = estimate_width(sample, k, c->w);
+  c->st.rebuilds++;
+  c->st.rebuild_events += c->n + k;
 
   /* Collect the remaining events into one chain, each bucket's in its (time, seq)
    * order, so that reinserting them, scanned from a bucket's tail, finds each one's
@@ -368,6 +381,19 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
     set_position(c, 0);
   g_free(sample);
   c->resizing = FALSE;
+}
+
+gboolean wh_calendar_scheduler_stats(const WhScheduler *self, WhCalendarStats *out)
+{
+  g_return_val_if_fail(self != NULL && out != NULL, FALSE);
+  if (self->klass != &wh_calendar_scheduler_class)
+    return FALSE;
+  const CalendarScheduler *c = (const CalendarScheduler *)self;
+  *out = c->st;
+  out->buckets = c->nb;
+  out->width = c->w;
+  out->pending = c->n;
+  return TRUE;
 }
 
 const WhSchedulerClass wh_calendar_scheduler_class = {
