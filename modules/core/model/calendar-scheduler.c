@@ -47,7 +47,9 @@ typedef struct {
   gboolean resizing;
   uint64_t ops, cost; /* operations and scan cost since the last check */
   uint32_t backoff;   /* the window is max(nb, 1024) << backoff operations */
-  WhCalendarStats st; /* (buckets, width and pending filled when asked) */
+  uint64_t window;
+  uint64_t window_insert; /* st.insert_scans + insert_steps when the window began */
+  WhCalendarStats st;     /* (buckets, width and pending filled when asked) */
 } CalendarScheduler;
 
 static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
@@ -74,7 +76,6 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   uint32_t i = bucket_of(c, ev->time);
   Bucket *bk = &c->b[i];
   ev->pos = i;
-  c->st.inserts++;
   if (bk->tail == NULL || ev->time > bk->tail_time ||
       (ev->time == bk->tail_time && ev->seq > bk->tail_seq)) {
     /* the latest in its bucket: appended */
@@ -147,8 +148,7 @@ static void bucket_unlink(CalendarScheduler *c, WhEvent *ev)
     ev->prev->next = ev->next;
   } else {
     bk->head = ev->next;
-    if (bk->head)
-      bk->head_time = bk->head->time;
+    bk->head_time = bk->head ? bk->head->time : WH_TIME_MAX;
   }
   if (ev->next) {
     ev->next->prev = ev->prev;
@@ -174,28 +174,24 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
 {
   if (c->n == 0)
     return NULL;
-  uint32_t i = c->cur;
+  const Bucket *bk = &c->b[c->cur], *end = c->b + c->nb;
+  const WhTime w = c->w;
   WhTime top = c->cur_top;
   for (uint32_t k = 0; k < c->nb; k++) {
-    const Bucket *bk = &c->b[i];
-    if (bk->head && bk->head_time < top) {
-      WhEvent *h = bk->head;
+    if (bk->head_time < top) { /* WH_TIME_MAX when empty */
       if (commit) {
-        c->cur = i;
+        c->cur = (uint32_t)(bk - c->b);
         c->cur_top = top;
         c->cost += k;
-        c->st.pops++;
-        c->st.pop_steps += k;
       }
-      return h;
+      return bk->head;
     }
-    i = (i + 1) & (c->nb - 1);
-    top += c->w;
+    top += w;
+    if (++bk == end)
+      bk = c->b;
   }
   if (commit) {
     c->cost += c->nb * 2u;
-    c->st.pops++;
-    c->st.pop_steps += c->nb;
     c->st.direct_searches++;
   }
   /* A whole year without an event in its window: direct search. */
@@ -219,21 +215,51 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb);
  * calendar queue of Oh and Ahn, 1999). When the window after a re-estimate is slow
  * too, the re-estimate did not help (a cost that the time distribution makes), and the
  * next window is twice as long, so re-estimates cost at most a small share. */
-static void check_cost(CalendarScheduler *c)
+/* Empty buckets, each with its head's time at WH_TIME_MAX: the pop's scan reads one
+ * field per bucket it passes. */
+static Bucket *new_buckets(uint32_t nb)
 {
-  if (++c->ops < ((uint64_t)MAX(c->nb, 1024u) << c->backoff))
-    return;
+  Bucket *b = wh_huge_alloc0(sizeof(Bucket) * nb);
+  for (uint32_t i = 0; i < nb; i++)
+    b[i].head_time = WH_TIME_MAX;
+  return b;
+}
+
+static void set_window(CalendarScheduler *c)
+{
+  c->window = (uint64_t)MAX(c->nb, 1024u) << c->backoff;
+}
+
+/* The counters the window's cost leaves: operations, and the pops' share of the cost. */
+static void count_window(const CalendarScheduler *c, WhCalendarStats *st)
+{
+  uint64_t ins = c->st.insert_scans + c->st.insert_steps;
+  st->operations += c->ops;
+  st->pop_steps += c->cost - CAL_INSERT_STEP * (ins - c->window_insert);
+}
+
+static G_NO_INLINE void check_window(CalendarScheduler *c)
+{
+  count_window(c, &c->st);
+  c->window_insert = c->st.insert_scans + c->st.insert_steps;
   gboolean slow = c->cost > (uint64_t)CAL_COST_LIMIT * c->ops;
   c->ops = c->cost = 0;
   if (!slow) {
     c->backoff = 0;
+    set_window(c);
     return;
   }
   if (c->resizing)
     return;
   if (c->backoff < CAL_BACKOFF_MAX)
     c->backoff++;
-  rebuild(c, c->nb);
+  rebuild(c, c->nb); /* sets the window */
+}
+
+static inline void check_cost(CalendarScheduler *c)
+{
+  if (G_UNLIKELY(++c->ops >= c->window))
+    check_window(c);
 }
 
 static WhScheduler *calendar_create(void)
@@ -242,7 +268,8 @@ static WhScheduler *calendar_create(void)
   c->parent.klass = &wh_calendar_scheduler_class;
   c->nb = CAL_MIN_BUCKETS;
   c->w = WH_US;
-  c->b = wh_huge_alloc0(sizeof(Bucket) * c->nb);
+  c->b = new_buckets(c->nb);
+  set_window(c);
   set_position(c, 0);
   return &c->parent;
 }
@@ -364,7 +391,8 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
   wh_huge_free(c->b, sizeof(Bucket) * c->nb);
   c->nb = new_nb;
   c->w = new_w;
-  c->b = wh_huge_alloc0(sizeof(Bucket) * c->nb);
+  c->b = new_buckets(c->nb);
+  set_window(c);
   c->n = 0;
   set_position(c, k ? sample[0]->time : 0);
   for (uint32_t i = 0; i < k; i++) {
@@ -390,6 +418,7 @@ gboolean wh_calendar_scheduler_stats(const WhScheduler *self, WhCalendarStats *o
     return FALSE;
   const CalendarScheduler *c = (const CalendarScheduler *)self;
   *out = c->st;
+  count_window(c, out);
   out->buckets = c->nb;
   out->width = c->w;
   out->pending = c->n;

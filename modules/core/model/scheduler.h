@@ -34,16 +34,17 @@ extern const WhSchedulerClass wh_heap_scheduler_class;
 extern const WhSchedulerClass wh_calendar_scheduler_class;
 
 /* What a calendar queue did so far: its bucket count, width and pending events now;
- * every insert and pop (those of its re-estimates included), the inserts that scanned
- * their bucket and the events they passed, the buckets pops passed (a direct search
- * counts one pass over all of them), and the re-estimates and resizes with the events
- * they moved. Counted always: a few adds per operation. */
+ * its operations (inserts and pops), the inserts that scanned their bucket and the
+ * events they passed, the buckets pops passed (a direct search, after a year without
+ * an event, counts two passes over all of them), and the re-estimates and resizes with
+ * the events they moved. Counted always, at no cost per operation beyond the queue's
+ * own cost accounting. */
 typedef struct {
   uint32_t buckets;
   WhTime width;
   size_t pending;
-  uint64_t inserts, insert_scans, insert_steps;
-  uint64_t pops, pop_steps, direct_searches;
+  uint64_t operations, insert_scans, insert_steps;
+  uint64_t pop_steps, direct_searches;
   uint64_t rebuilds, rebuild_events;
 } WhCalendarStats;
 
