@@ -4,9 +4,10 @@
  * current bucket for an event inside the current year, falling back to a direct
  * search of bucket heads after a full empty year. The bucket count doubles or halves
  * as the queue grows or shrinks (hysteresis 2x), and the width is re-estimated from
- * the separation of the earliest events, so insert and pop stay O(1) expected for
- * smooth time distributions. Ties keep (time, seq) order, so the calendar pops the
- * exact sequence the heap pops. */
+ * the mean separation of the earliest events (ties counted), on resize and when the
+ * scan cost per operation grows, so insert and pop stay O(1) expected for smooth time
+ * distributions. The bucket array lies on huge pages once it reaches 1 MB. Ties keep (time, seq)
+ * order, so the calendar pops the exact sequence the heap pops. */
 #include "scheduler.h"
 
 #include "bulk.h"
@@ -208,13 +209,6 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
 
 static void rebuild(CalendarScheduler *c, uint32_t new_nb);
 
-/* Brown's calendar keeps its bucket width until the queue doubles or halves; network
- * traffic changes its time scale without changing its size (a burst of ties at start,
- * then per-packet spacing), so the width is also re-estimated whenever the mean scan
- * cost over a window of operations exceeds CAL_COST_LIMIT (as in the dynamic
- * calendar queue of Oh and Ahn, 1999). When the window after a re-estimate is slow
- * too, the re-estimate did not help (a cost that the time distribution makes), and the
- * next window is twice as long, so re-estimates cost at most a small share. */
 /* Empty buckets, each with its head's time at WH_TIME_MAX: the pop's scan reads one
  * field per bucket it passes. */
 static Bucket *new_buckets(uint32_t nb)
@@ -238,6 +232,13 @@ static void count_window(const CalendarScheduler *c, WhCalendarStats *st)
   st->pop_steps += c->cost - CAL_INSERT_STEP * (ins - c->window_insert);
 }
 
+/* Brown's calendar keeps its bucket width until the queue doubles or halves; network
+ * traffic changes its time scale without changing its size (a burst of ties at start,
+ * then per-packet spacing), so the width is also re-estimated whenever the mean scan
+ * cost over a window of operations exceeds CAL_COST_LIMIT (as in the dynamic
+ * calendar queue of Oh and Ahn, 1999). When the window after a re-estimate is slow
+ * too, the re-estimate did not help (a cost that the time distribution makes), and the
+ * next window is twice as long, so re-estimates cost at most a small share. */
 static G_NO_INLINE void check_window(CalendarScheduler *c)
 {
   count_window(c, &c->st);
