@@ -6,8 +6,8 @@
  * as the queue grows or shrinks (hysteresis 2x), and the width is re-estimated from
  * the mean separation of the earliest events (ties counted), on resize and when the
  * scan cost per operation grows, so insert and pop stay O(1) expected for smooth time
- * distributions. The bucket array lies on huge pages once it reaches 1 MB. Ties keep (time, seq)
- * order, so the calendar pops the exact sequence the heap pops. */
+ * distributions. The bucket array lies on huge pages once it reaches 1 MB. Ties keep
+ * (time, seq) order, so the calendar pops the exact sequence the heap pops. */
 #include "scheduler.h"
 
 #include "bulk.h"
