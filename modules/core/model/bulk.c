@@ -68,6 +68,39 @@ static gboolean map_region(WhBulk *b, size_t size)
   return TRUE;
 }
 
+void *wh_huge_alloc0(size_t size)
+{
+  g_return_val_if_fail(size > 0, NULL);
+  if (size < WH_BULK_SMALL)
+    return g_aligned_alloc0(1, size, WH_BULK_ALIGN);
+  size_t len = round_up(size, HUGE_BYTES);
+  size_t map_len = len + HUGE_BYTES; /* room to align the start */
+  void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    g_error("%s: failed to map %zu bytes", G_STRLOC, map_len); /* as g_malloc aborts */
+  uint8_t *base = p;
+  uint8_t *start = (uint8_t *)round_up((uintptr_t)base, HUGE_BYTES);
+  /* keep only [start, start + len), so that wh_huge_free unmaps exactly that */
+  if (start > base)
+    munmap(base, (size_t)(start - base));
+  if (base + map_len > start + len)
+    munmap(start + len, (size_t)(base + map_len - (start + len)));
+#ifdef MADV_HUGEPAGE
+  (void)madvise(start, len, MADV_HUGEPAGE); /* advice only, as for regions */
+#endif
+  return start; /* fresh anonymous memory: already zero */
+}
+
+void wh_huge_free(void *p, size_t size)
+{
+  if (p == NULL)
+    return;
+  if (size < WH_BULK_SMALL)
+    g_aligned_free(p);
+  else
+    munmap(p, round_up(size, HUGE_BYTES));
+}
+
 /* A zeroed, aligned block from malloc (kept for wh_bulk_free). */
 static void *malloc_block(WhBulk *b, size_t size)
 {

@@ -39,6 +39,16 @@ void *wh_bulk_alloc0(WhBulk *b, size_t size);
 size_t wh_bulk_used(const WhBulk *b);
 size_t wh_bulk_reserved(const WhBulk *b);
 
+/* A zeroed array of `size` bytes (> 0), WH_BULK_ALIGN-aligned, for a large array the
+ * hot path reads at random (the network's ports, the calendar queue's buckets): from
+ * WH_BULK_SMALL bytes up it is a mapping of its own, 2 MB-aligned and advised for huge
+ * pages, below that from malloc. On a virtual machine a TLB miss costs a walk of two
+ * page tables, and the hot arrays of a run with thousands of hosts span thousands of
+ * 4 KB pages (docs/bench.md). Free it with wh_huge_free and the same size.
+ * (transfer full) */
+void *wh_huge_alloc0(size_t size);
+void wh_huge_free(void *p, size_t size);
+
 typedef struct {
   WhBulk *bulk;
   uint8_t **chunk;

@@ -4,15 +4,24 @@
  * current bucket for an event inside the current year, falling back to a direct
  * search of bucket heads after a full empty year. The bucket count doubles or halves
  * as the queue grows or shrinks (hysteresis 2x), and the width is re-estimated from
- * the separation of the earliest events, so insert and pop stay O(1) expected for
- * smooth time distributions. Ties keep (time, seq) order, so the calendar pops the
- * exact sequence the heap pops. */
+ * the mean separation of the earliest events (ties counted), on resize and when the
+ * scan cost per operation grows, so insert and pop stay O(1) expected for smooth time
+ * distributions. The bucket array lies on huge pages once it reaches 1 MB. Ties keep
+ * (time, seq) order, so the calendar pops the exact sequence the heap pops. */
 #include "scheduler.h"
+
+#include "bulk.h"
 
 #define CAL_MIN_BUCKETS 16u
 #define CAL_SAMPLE 64u       /* earliest events the width is estimated from... */
 #define CAL_SAMPLE_MAX 4096u /* ...or more, up to this, while fewer than half differ */
-#define CAL_COST_LIMIT 6u    /* mean scan steps per operation that triggers a re-estimate */
+#define CAL_WIDTH_GAPS 4.0   /* width: this many mean separations, ties counted */
+/* The scan cost of an operation: an insert's step reads an event (most likely a cache
+ * miss), a pop's step a bucket of an array read in order; a re-estimate when the mean
+ * over a window exceeds the limit */
+#define CAL_INSERT_STEP 4u
+#define CAL_COST_LIMIT 2u  /* per operation, in pop steps */
+#define CAL_BACKOFF_MAX 6u /* a re-estimate that did not help: windows up to 64x longer */
 
 /* A bucket keeps its tail's (time, seq), so an insert at or after the tail, the common
  * case, links the event without first reading the tail event (a cache miss that cost
@@ -37,7 +46,11 @@ typedef struct {
   uint32_t cur;   /* bucket being scanned */
   WhTime cur_top; /* exclusive end of the current bucket's window */
   gboolean resizing;
-  uint64_t ops, cost; /* operations and scan steps since the last check */
+  uint64_t ops, cost; /* operations and scan cost since the last check */
+  uint32_t backoff;   /* the window is max(nb, 1024) << backoff operations */
+  uint64_t window;
+  uint64_t window_insert; /* st.insert_scans + insert_steps when the window began */
+  WhCalendarStats st;     /* (buckets, width and pending filled when asked) */
 } CalendarScheduler;
 
 static inline uint32_t bucket_of(const CalendarScheduler *c, WhTime t)
@@ -86,7 +99,8 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   }
   /* ev goes before the tail, after `lo` (NULL: the head may follow it) and before `hi`;
    * the finger narrows that range. Scanned from the end nearer in time. */
-  c->cost++;
+  c->cost += CAL_INSERT_STEP;
+  c->st.insert_scans++;
   WhEvent *fg = bk->finger;
   bk->finger = ev;
   WhEvent *lo = NULL, *hi = bk->tail;
@@ -104,7 +118,8 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
     WhEvent *at = lo ? lo->next : bk->head;
     while (!wh_event_before(ev, at)) { /* ends at hi at the latest */
       at = at->next;
-      c->cost++;
+      c->cost += CAL_INSERT_STEP;
+      c->st.insert_steps++;
     }
     link_before(bk, ev, at);
     return;
@@ -112,7 +127,8 @@ static void bucket_insert(CalendarScheduler *c, WhEvent *ev)
   WhEvent *after = hi->prev;
   while (after && wh_event_before(ev, after)) { /* ends at lo at the latest */
     after = after->prev;
-    c->cost++;
+    c->cost += CAL_INSERT_STEP;
+    c->st.insert_steps++;
   }
   if (after == NULL) {
     link_before(bk, ev, bk->head);
@@ -133,8 +149,7 @@ static void bucket_unlink(CalendarScheduler *c, WhEvent *ev)
     ev->prev->next = ev->next;
   } else {
     bk->head = ev->next;
-    if (bk->head)
-      bk->head_time = bk->head->time;
+    bk->head_time = bk->head ? bk->head->time : WH_TIME_MAX;
   }
   if (ev->next) {
     ev->next->prev = ev->prev;
@@ -160,24 +175,26 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
 {
   if (c->n == 0)
     return NULL;
-  uint32_t i = c->cur;
+  const Bucket *bk = &c->b[c->cur], *end = c->b + c->nb;
+  const WhTime w = c->w;
   WhTime top = c->cur_top;
   for (uint32_t k = 0; k < c->nb; k++) {
-    const Bucket *bk = &c->b[i];
-    if (bk->head && bk->head_time < top) {
-      WhEvent *h = bk->head;
+    if (bk->head_time < top) { /* WH_TIME_MAX when empty */
       if (commit) {
-        c->cur = i;
+        c->cur = (uint32_t)(bk - c->b);
         c->cur_top = top;
         c->cost += k;
       }
-      return h;
+      return bk->head;
     }
-    i = (i + 1) & (c->nb - 1);
-    top += c->w;
+    top += w;
+    if (++bk == end)
+      bk = c->b;
   }
-  if (commit)
+  if (commit) {
     c->cost += c->nb * 2u;
+    c->st.direct_searches++;
+  }
   /* A whole year without an event in its window: direct search. */
   WhEvent *best = NULL;
   for (uint32_t j = 0; j < c->nb; j++) {
@@ -192,19 +209,58 @@ static WhEvent *find_min(CalendarScheduler *c, gboolean commit)
 
 static void rebuild(CalendarScheduler *c, uint32_t new_nb);
 
+/* Empty buckets, each with its head's time at WH_TIME_MAX: the pop's scan reads one
+ * field per bucket it passes. */
+static Bucket *new_buckets(uint32_t nb)
+{
+  Bucket *b = wh_huge_alloc0(sizeof(Bucket) * nb);
+  for (uint32_t i = 0; i < nb; i++)
+    b[i].head_time = WH_TIME_MAX;
+  return b;
+}
+
+static void set_window(CalendarScheduler *c)
+{
+  c->window = (uint64_t)MAX(c->nb, 1024u) << c->backoff;
+}
+
+/* The counters the window's cost leaves: operations, and the pops' share of the cost. */
+static void count_window(const CalendarScheduler *c, WhCalendarStats *st)
+{
+  uint64_t ins = c->st.insert_scans + c->st.insert_steps;
+  st->operations += c->ops;
+  st->pop_steps += c->cost - CAL_INSERT_STEP * (ins - c->window_insert);
+}
+
 /* Brown's calendar keeps its bucket width until the queue doubles or halves; network
  * traffic changes its time scale without changing its size (a burst of ties at start,
  * then per-packet spacing), so the width is also re-estimated whenever the mean scan
  * cost over a window of operations exceeds CAL_COST_LIMIT (as in the dynamic
- * calendar queue of Oh and Ahn, 1999). */
-static void check_cost(CalendarScheduler *c)
+ * calendar queue of Oh and Ahn, 1999). When the window after a re-estimate is slow
+ * too, the re-estimate did not help (a cost that the time distribution makes), and the
+ * next window is twice as long, so re-estimates cost at most a small share. */
+static G_NO_INLINE void check_window(CalendarScheduler *c)
 {
-  if (++c->ops < MAX(c->nb, 1024u))
-    return;
-  gboolean slow = c->cost > CAL_COST_LIMIT * c->ops;
+  count_window(c, &c->st);
+  c->window_insert = c->st.insert_scans + c->st.insert_steps;
+  gboolean slow = c->cost > (uint64_t)CAL_COST_LIMIT * c->ops;
   c->ops = c->cost = 0;
-  if (slow && !c->resizing)
-    rebuild(c, c->nb);
+  if (!slow) {
+    c->backoff = 0;
+    set_window(c);
+    return;
+  }
+  if (c->resizing)
+    return;
+  if (c->backoff < CAL_BACKOFF_MAX)
+    c->backoff++;
+  rebuild(c, c->nb); /* sets the window */
+}
+
+static inline void check_cost(CalendarScheduler *c)
+{
+  if (G_UNLIKELY(++c->ops >= c->window))
+    check_window(c);
 }
 
 static WhScheduler *calendar_create(void)
@@ -213,7 +269,8 @@ static WhScheduler *calendar_create(void)
   c->parent.klass = &wh_calendar_scheduler_class;
   c->nb = CAL_MIN_BUCKETS;
   c->w = WH_US;
-  c->b = g_new0(Bucket, c->nb);
+  c->b = new_buckets(c->nb);
+  set_window(c);
   set_position(c, 0);
   return &c->parent;
 }
@@ -221,7 +278,7 @@ static WhScheduler *calendar_create(void)
 static void calendar_destroy(WhScheduler *self)
 {
   CalendarScheduler *c = (CalendarScheduler *)self;
-  g_free(c->b);
+  wh_huge_free(c->b, sizeof(Bucket) * c->nb);
   g_free(c);
 }
 
@@ -271,35 +328,32 @@ static size_t calendar_size(const WhScheduler *self)
   return ((const CalendarScheduler *)self)->n;
 }
 
-/* Brown's width estimate: three times the mean separation of the earliest events,
- * after discarding separations larger than twice the first mean. Ties (zero
- * separations) say nothing about the time scale and are left out. */
+/* The width: CAL_WIDTH_GAPS times the mean separation of the earliest events, ties
+ * counted as separations of zero, after discarding separations larger than twice the
+ * first mean (Brown's trim). Brown takes three times the mean of the separations; a
+ * network run's events come in ties and near-ties (ports that send in step), and a
+ * width from the distinct times alone (2.4 ns on the k=16 fat-tree) held tens of events
+ * per bucket once the ties spread out: 81% of inserts then scanned, 2.3 events each,
+ * every one a likely cache miss. With the ties counted (67 ps there) 8% scan, 0.08
+ * steps per insert, for 0.7 empty buckets passed per pop (docs/bench.md). A sample of
+ * ties only says nothing of the time scale: the width stays. */
 static WhTime estimate_width(WhEvent **sample, uint32_t k, WhTime old_w)
 {
-  double sum = 0;
-  uint32_t gaps = 0;
-  for (uint32_t i = 1; i < k; i++) {
-    WhTime d = sample[i]->time - sample[i - 1]->time;
-    if (d > 0) {
-      sum += (double)d;
-      gaps++;
-    }
-  }
-  if (gaps == 0)
+  if (k < 2 || sample[k - 1]->time == sample[0]->time)
     return old_w;
-  double mean = sum / gaps;
-  double sum2 = 0;
+  double mean = (double)(sample[k - 1]->time - sample[0]->time) / (double)(k - 1);
+  double sum = 0;
   uint32_t m = 0;
   for (uint32_t i = 1; i < k; i++) {
     double d = (double)(sample[i]->time - sample[i - 1]->time);
-    if (d > 0 && d <= 2.0 * mean) {
-      sum2 += d;
+    if (d <= 2.0 * mean) {
+      sum += d;
       m++;
     }
   }
-  double w = m ? 3.0 * sum2 / m : 3.0 * mean;
+  double w = CAL_WIDTH_GAPS * (sum > 0 ? sum / m : mean);
   if (w < 1.0)
-    return old_w;
+    return 1;
   return (WhTime)w;
 }
 
@@ -320,6 +374,8 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
     k++;
   }
   WhTime new_w = estimate_width(sample, k, c->w);
+  c->st.rebuilds++;
+  c->st.rebuild_events += c->n + k;
 
   /* Collect the remaining events into one chain, each bucket's in its (time, seq)
    * order, so that reinserting them, scanned from a bucket's tail, finds each one's
@@ -333,10 +389,11 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
     }
   }
   *link = NULL;
-  g_free(c->b);
+  wh_huge_free(c->b, sizeof(Bucket) * c->nb);
   c->nb = new_nb;
   c->w = new_w;
-  c->b = g_new0(Bucket, c->nb);
+  c->b = new_buckets(c->nb);
+  set_window(c);
   c->n = 0;
   set_position(c, k ? sample[0]->time : 0);
   for (uint32_t i = 0; i < k; i++) {
@@ -353,6 +410,20 @@ static void rebuild(CalendarScheduler *c, uint32_t new_nb)
     set_position(c, 0);
   g_free(sample);
   c->resizing = FALSE;
+}
+
+gboolean wh_calendar_scheduler_stats(const WhScheduler *self, WhCalendarStats *out)
+{
+  g_return_val_if_fail(self != NULL && out != NULL, FALSE);
+  if (self->klass != &wh_calendar_scheduler_class)
+    return FALSE;
+  const CalendarScheduler *c = (const CalendarScheduler *)self;
+  *out = c->st;
+  count_window(c, out);
+  out->buckets = c->nb;
+  out->width = c->w;
+  out->pending = c->n;
+  return TRUE;
 }
 
 const WhSchedulerClass wh_calendar_scheduler_class = {

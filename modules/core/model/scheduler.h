@@ -33,6 +33,24 @@ struct WhScheduler {
 extern const WhSchedulerClass wh_heap_scheduler_class;
 extern const WhSchedulerClass wh_calendar_scheduler_class;
 
+/* What a calendar queue did so far: its bucket count, width and pending events now;
+ * its operations (inserts and pops), the inserts that scanned their bucket and the
+ * events they passed, the buckets pops passed (a direct search, after a year without
+ * an event, counts two passes over all of them), and the re-estimates and resizes with
+ * the events they moved. Counted always, at no cost per operation beyond the queue's
+ * own cost accounting. */
+typedef struct {
+  uint32_t buckets;
+  WhTime width;
+  size_t pending;
+  uint64_t operations, insert_scans, insert_steps;
+  uint64_t pop_steps, direct_searches;
+  uint64_t rebuilds, rebuild_events;
+} WhCalendarStats;
+
+/* Fills *out and returns TRUE when `sched` is a calendar queue, else FALSE. */
+gboolean wh_calendar_scheduler_stats(const WhScheduler *sched, WhCalendarStats *out);
+
 /* The scheduler a run uses when neither its scenario nor the command line names one,
  * and the one Wormhole wraps unless told otherwise: the calendar queue, which pops the
  * heap's order in less time on every large run measured (docs/user-guide.md). */

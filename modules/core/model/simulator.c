@@ -3,6 +3,8 @@
  * its peak number of pending events. */
 #include "simulator.h"
 
+#include "bulk.h"
+
 #include <stdlib.h>
 #include <time.h>
 
@@ -19,7 +21,8 @@ WhSim *wh_sim_new_with_scheduler(WhScheduler *sched)
   g_return_val_if_fail(sched != NULL, NULL);
   WhSim *sim = g_new0(WhSim, 1);
   sim->sched = sched;
-  sim->slabs = g_ptr_array_new_with_free_func(g_free);
+  sim->slabs = g_ptr_array_new();
+  sim->slab_bulk = wh_bulk_new();
   sim->stop_at = WH_TIME_MAX;
   sim->due_limit = WH_TIME_HORIZON;
   sim->monitor_next = WH_TIME_MAX;
@@ -32,13 +35,14 @@ void wh_sim_free(WhSim *sim)
     return;
   sim->sched->klass->destroy(sim->sched);
   g_ptr_array_unref(sim->slabs);
+  wh_bulk_free(sim->slab_bulk);
   g_free(sim->monitors);
   g_free(sim);
 }
 
 WhEvent *wh_sim_event_alloc(WhSim *sim)
 {
-  WhEvent *slab = g_new0(WhEvent, SLAB_EVENTS);
+  WhEvent *slab = wh_bulk_alloc0(sim->slab_bulk, sizeof(WhEvent) * SLAB_EVENTS);
   g_ptr_array_add(sim->slabs, slab);
   for (size_t i = 0; i < SLAB_EVENTS - 1; i++)
     slab[i].next = &slab[i + 1];

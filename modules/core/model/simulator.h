@@ -31,7 +31,8 @@ struct WhSim {
   uint64_t events_executed;
   WhScheduler *sched;
   WhEvent *free_list;
-  GPtrArray *slabs;
+  GPtrArray *slabs; /* the event pool's slabs, from slab_bulk */
+  struct WhBulk *slab_bulk;
   uint64_t events_live; /* allocated and not yet returned to the pool */
   WhTime stop_at;
   WhTime due_limit; /* MIN(stop_at, WH_TIME_HORIZON): the loop's one compare per event */

@@ -257,6 +257,65 @@ START_TEST(test_scheduler_lookup)
 }
 END_TEST
 
+/* Network-like traffic for the calendar: 2048 ports, each with one pending event that
+ * it re-arms one packet time (335 ns, plus a drift of up to 1 ns that is the port's own)
+ * later, or four packet times for every other port (two kinds of events interleave, as
+ * transmissions and arrivals do). The ports start in step, in ties, and drift apart.
+ * Both schedulers pop the same sequence; and once the ties have spread, the calendar's
+ * width has followed them: its scan cost is below one pop step per operation (an
+ * insert's step counting four), and its re-estimates moved fewer events than half its
+ * operations. */
+START_TEST(test_calendar_follows_ports)
+{
+  enum { PORTS = 2048, POPS = 400000 };
+  const WhTime pkt = 335000;
+  WhScheduler *sched[2] = {wh_heap_scheduler_class.create(), wh_calendar_scheduler_class.create()};
+  WhEvent *pool[2] = {g_new0(WhEvent, PORTS), g_new0(WhEvent, PORTS)};
+  for (int k = 0; k < 2; k++) {
+    for (uint32_t i = 0; i < PORTS; i++) {
+      pool[k][i] = (WhEvent){.time = (WhTime)(i % 4), .seq = i, .owner = i};
+      sched[k]->klass->insert(sched[k], &pool[k][i]);
+    }
+  }
+  uint64_t seq = PORTS;
+  WhCalendarStats half = {0}, end = {0};
+  for (int step = 0; step < POPS; step++) {
+    if (step == POPS / 2)
+      ck_assert(wh_calendar_scheduler_stats(sched[1], &half));
+    WhEvent *ev[2];
+    for (int k = 0; k < 2; k++)
+      ev[k] = sched[k]->klass->pop(sched[k]);
+    ck_assert_uint_eq(ev[0]->owner, ev[1]->owner);
+    ck_assert_uint_eq(ev[0]->time, ev[1]->time);
+    uint32_t i = ev[0]->owner;
+    WhTime next = ev[0]->time + (i % 2 ? 4 : 1) * pkt + (WhTime)(i * 7919u % 1000u);
+    for (int k = 0; k < 2; k++) {
+      ev[k]->time = next;
+      ev[k]->seq = seq;
+      sched[k]->klass->insert(sched[k], ev[k]);
+    }
+    seq++;
+  }
+  ck_assert(wh_calendar_scheduler_stats(sched[1], &end));
+  WhCalendarStats none;
+  ck_assert(!wh_calendar_scheduler_stats(sched[0], &none)); /* a heap has none */
+  /* the scan cost of the second half, an insert's step (an event read) counting as
+   * four of a pop's (a bucket of the array read in order) */
+  uint64_t ops = end.operations - half.operations;
+  uint64_t cost = 4 * (end.insert_steps - half.insert_steps) + end.pop_steps - half.pop_steps;
+  ck_assert_uint_eq(end.pending, PORTS);
+  ck_assert_uint_ge(end.rebuilds, 1);
+  ck_assert_msg(cost < ops,
+                "scan cost %.2f per operation (width %" G_GUINT64_FORMAT " ps, %u buckets)",
+                (double)cost / (double)ops, end.width, end.buckets);
+  ck_assert_uint_lt(end.rebuild_events, end.operations / 2);
+  for (int k = 0; k < 2; k++) {
+    sched[k]->klass->destroy(sched[k]);
+    g_free(pool[k]);
+  }
+}
+END_TEST
+
 /* ---- simulator loop ---- */
 
 typedef struct {
@@ -418,6 +477,25 @@ START_TEST(test_bulk_blocks)
 }
 END_TEST
 
+/* A huge-page array is zeroed and aligned, small (from malloc) or large (mapped on its
+ * own), and holds what is written to it until freed. */
+START_TEST(test_bulk_huge)
+{
+  const size_t sizes[] = {64, 100000, WH_BULK_SMALL, (size_t)3 * WH_BULK_REGION + 4321};
+  for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    uint8_t *p = wh_huge_alloc0(sizes[i]);
+    ck_assert_uint_eq((uintptr_t)p % WH_BULK_ALIGN, 0);
+    for (size_t k = 0; k < sizes[i]; k += 4093)
+      ck_assert_uint_eq(p[k], 0);
+    ck_assert_uint_eq(p[sizes[i] - 1], 0);
+    memset(p, (int)i + 1, sizes[i]);
+    ck_assert_uint_eq(p[sizes[i] - 1], (uint8_t)(i + 1));
+    wh_huge_free(p, sizes[i]);
+  }
+  wh_huge_free(NULL, 0);
+}
+END_TEST
+
 /* A table grows without moving its elements; new elements are zero; clear empties it. */
 START_TEST(test_bulk_table)
 {
@@ -478,6 +556,7 @@ Suite *wh_core_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_scheduler_distributions, DIST_UNIFORM, DIST_ARMED + 1);
   tcase_add_test(tc, test_scheduler_lookup);
+  tcase_add_test(tc, test_calendar_follows_ports);
   suite_add_tcase(s, tc);
   tc = tcase_create("simulator");
   tcase_add_test(tc, test_sim_order_cancel_stop);
@@ -488,6 +567,7 @@ Suite *wh_core_suite(void)
   tc = tcase_create("bulk");
   tcase_add_test(tc, test_bulk_blocks);
   tcase_add_test(tc, test_bulk_table);
+  tcase_add_test(tc, test_bulk_huge);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -5,8 +5,18 @@
  * transmitter that is idle when a packet is enqueued starts at once. */
 #include "network.h"
 
+#include "bulk.h"
+
 #include <math.h>
 #include <string.h>
+
+#if GLIB_SIZEOF_VOID_P == 8
+/* The port's cache lines (network.h): the hot path counts on them. */
+G_STATIC_ASSERT(sizeof(WhPort) == 512);
+G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 64);
+G_STATIC_ASSERT(offsetof(WhPort, qd) == 128);
+G_STATIC_ASSERT(offsetof(WhQueueDisc, band) == 64);
+#endif
 
 #define PKT_SLAB 4096
 #define WH_NET_MAX_ROUTING_BYTES (2048u << 20)
@@ -23,7 +33,7 @@ WhNet *wh_net_new(WhSim *sim, const WhNetParams *params)
   net->p = *params;
   net->build_nodes = g_array_new(FALSE, TRUE, sizeof(WhNode));
   net->build_ports = g_array_new(FALSE, TRUE, sizeof(WhPort));
-  net->pkt_slabs = g_ptr_array_new_with_free_func(g_free);
+  net->pkt_bulk = wh_bulk_new();
   return net;
 }
 
@@ -44,7 +54,7 @@ void wh_net_free(WhNet *net)
     for (uint32_t i = 0; i < net->n_nodes; i++)
       g_free(net->node[i].ports);
     g_free(net->node);
-    g_free(net->port);
+    wh_huge_free(net->port, MAX(net->n_ports, 1) * sizeof(WhPort));
   }
   g_free(net->pfc_port);
   g_free(net->pfc_node);
@@ -52,19 +62,16 @@ void wh_net_free(WhNet *net)
   g_free(net->dist);
   if (net->router.free_data)
     net->router.free_data(net->router.data);
-  g_ptr_array_unref(net->pkt_slabs);
+  wh_bulk_free(net->pkt_bulk);
   g_free(net);
 }
 
 WhPacket *wh_net_packet_alloc(WhNet *net)
 {
-  WhPacket *slab = g_new0(WhPacket, PKT_SLAB);
-  g_ptr_array_add(net->pkt_slabs, slab);
+  WhPacket *slab = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhPacket) * PKT_SLAB);
   WhIntHop *ints = NULL;
-  if (net->p.int_enabled) {
-    ints = g_new0(WhIntHop, (size_t)PKT_SLAB * WH_MAX_INT_HOPS);
-    g_ptr_array_add(net->pkt_slabs, ints);
-  }
+  if (net->p.int_enabled)
+    ints = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhIntHop) * PKT_SLAB * WH_MAX_INT_HOPS);
   for (size_t i = 0; i < PKT_SLAB; i++)
     slab[i].ints = ints ? &ints[i * WH_MAX_INT_HOPS] : NULL;
   for (size_t i = 0; i < PKT_SLAB - 1; i++)
@@ -197,7 +204,7 @@ const char *wh_net_tier_name(WhLinkTier tier)
 
 WhTime wh_net_port_paused_time(const WhNet *net, const WhPort *port)
 {
-  return port->st.paused + (port->paused ? net->sim->now - port->st.pause_since : 0);
+  return port->st.paused + (port->paused ? net->sim->now - port->pause_since : 0);
 }
 
 /* Hop distances from every node to every leaf switch over switch-to-switch links. */
@@ -308,7 +315,9 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     return FALSE;
   }
   net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
-  net->port = (WhPort *)g_array_free(net->build_ports, FALSE);
+  net->port = wh_huge_alloc0(MAX(net->n_ports, 1) * sizeof(WhPort));
+  memcpy(net->port, net->build_ports->data, (size_t)net->n_ports * sizeof(WhPort));
+  g_array_free(net->build_ports, TRUE);
   net->build_nodes = net->build_ports = NULL;
   net->finalized = TRUE;
   net->host_node = g_new(uint32_t, net->n_hosts);
@@ -706,12 +715,12 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     uint8_t bit = (uint8_t)(1u << pkt->prio);
     if (pkt->pfc_pause) {
       if (target->paused == 0)
-        target->st.pause_since = net->sim->now;
+        target->pause_since = net->sim->now;
       target->paused |= bit;
     } else {
       target->paused &= (uint8_t)~bit;
       if (target->paused == 0)
-        target->st.paused += net->sim->now - target->st.pause_since;
+        target->st.paused += net->sim->now - target->pause_since;
       ensure_tx_event(net, target, MAX(net->sim->now, target->busy_until));
     }
     wh_net_packet_free(net, pkt);
@@ -867,7 +876,7 @@ void wh_net_shift_port_from(WhNet *net, uint32_t port, WhTime from, WhTime shift
     shift_packet(pkt, shift);
   }
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
       shift_packet(pkt, shift);
 }
 
@@ -876,7 +885,7 @@ void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pk
 {
   WhPort *p = &net->port[port];
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.head[q]; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
       fn(pkt, data);
   for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
     fn(pkt, data);

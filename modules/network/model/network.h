@@ -131,9 +131,9 @@ typedef struct {
   uint64_t frames;    /* data/ACK/NACK/CNP frames that arrived over the link */
   WhTime busy;        /* transmitter busy time (every frame, PFC frames included) */
   uint64_t bytes;     /* bytes on the wire of those frames */
-  WhTime paused;      /* time with some priority paused by the peer (PFC), closed */
-  WhTime pause_since; /* when the current pause began (paused != 0) */
   uint64_t max_queue; /* largest egress queue, bytes */
+  WhTime paused;      /* time with some priority paused by the peer (PFC), closed
+                         (wh_net_port_paused_time adds the open pause) */
 } WhPortStats;
 
 typedef struct {
@@ -163,31 +163,40 @@ typedef struct {
                                        and the bytes in it */
 } WhNodePfc;
 
-/* One direction of a link. 512 bytes on x86-64, so that indexing net->port is a shift:
- * keep new fields in the padding (after the uint8_t group) or mind the size. */
+/* One direction of a link: 512 bytes on x86-64, so that indexing net->port is a
+ * shift, in an array aligned to a cache line. Laid out by use, as each hop of a packet
+ * touches three ports (the link it crossed, the ingress and the egress port) and the
+ * port array outgrows the caches from a few thousand hosts (docs/bench.md): the first
+ * cache line holds what the arrival, the transmitter and PFC's checks read, the second
+ * the link's rate and its counters, the third the queue disc's own first line, then the
+ * queue disc's bands; the PFC ingress counts and what only PFC pauses touch come last.
+ * Keep new fields in the last line's padding, or mind the size and the lines. */
 typedef struct {
   uint32_t id;
   uint32_t node, peer_node;
-  uint32_t peer; /* the reverse direction: the peer node's port on this link */
-  uint64_t rate_bps;
-  WhTime delay;      /* propagation, plus the peer switch's forwarding delay */
+  uint32_t peer;     /* the reverse direction: the peer node's port on this link */
   WhTime busy_until; /* transmitter free at */
   WhEvent *tx_event;
   WhPacket *fly_head, *fly_tail;
   WhEvent *fly_event;
-  uint8_t paused;                   /* priorities paused by the peer (PFC) */
-  uint8_t pfc_state;                /* priorities we have asked the peer to pause */
-  uint8_t pfc_pending;              /* priorities whose state the peer has not been told yet */
-  uint8_t pfc_data_mask;            /* priorities subject to PFC (static thresholds) */
-  uint8_t pfc_dyn_mask;             /* ... (dynamic thresholds) */
-  uint8_t frozen;                   /* held still by wh_net_freeze_port: no dequeue */
-  uint8_t vc_bump;                  /* WhVcBump: when data crossing this link moves to
-                                       the next virtual channel (priority - 1, down to 1) */
-  uint8_t tier;                     /* WhLinkTier */
-  uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
+  uint8_t paused;        /* priorities paused by the peer (PFC) */
+  uint8_t pfc_state;     /* priorities we have asked the peer to pause */
+  uint8_t pfc_pending;   /* priorities whose state the peer has not been told yet */
+  uint8_t pfc_data_mask; /* priorities subject to PFC (static thresholds) */
+  uint8_t pfc_dyn_mask;  /* ... (dynamic thresholds) */
+  uint8_t frozen;        /* held still by wh_net_freeze_port: no dequeue */
+  uint8_t vc_bump;       /* WhVcBump: when data crossing this link moves to the next
+                            virtual channel (priority - 1, down to 1) */
+  uint8_t tier;          /* WhLinkTier */
+  /* second cache line */
+  uint64_t rate_bps;
+  WhTime delay; /* propagation, plus the peer switch's forwarding delay */
   uint64_t tx_bytes;
   WhPortStats st;
+  /* third and on */
   WhQueueDisc qd;
+  uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
+  WhTime pause_since;               /* when the current pause began (paused != 0) */
 } WhPort;
 
 typedef struct {
@@ -219,7 +228,7 @@ struct WhNet {
   WhNetRouter router;
   /* packet pool */
   WhPacket *pkt_free;
-  GPtrArray *pkt_slabs; /* packet slabs, and INT slabs when INT is on */
+  struct WhBulk *pkt_bulk; /* packet slabs, and INT slabs when INT is on */
   uint64_t pkt_live;
   WhNetTransport tp;
   void *tp_ctx;

@@ -104,12 +104,12 @@ WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd,
 {
   WhPacket *out = NULL, **out_tail = &out;
   for (unsigned p = 0; p < WH_NPRIO; p++) {
-    WhPacket *taken = wh_packet_list_take_if(&qd->head[p], &qd->tail[p], match, data);
-    if (qd->head[p] == NULL)
+    WhPacket *taken = wh_packet_list_take_if(&qd->band[p].head, &qd->band[p].tail, match, data);
+    if (qd->band[p].head == NULL)
       qd->nonempty &= (uint8_t) ~(1u << p);
     *out_tail = taken;
     for (; *out_tail; out_tail = &(*out_tail)->next) {
-      qd->bytes[p] -= (*out_tail)->size;
+      qd->band[p].bytes -= (*out_tail)->size;
       qd->total_bytes -= (*out_tail)->size;
       qd->packets--;
     }
@@ -180,7 +180,7 @@ static void red_do_dequeue(WhQueueDisc *qd, WhPacket *pkt)
 {
   if (pkt->type != WH_PKT_DATA)
     return;
-  uint64_t q = qd->bytes[pkt->prio];
+  uint64_t q = qd->band[pkt->prio].bytes;
   if (q <= qd->kmin)
     return;
   int mark;

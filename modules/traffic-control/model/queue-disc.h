@@ -35,23 +35,31 @@ typedef struct {
   void (*do_dequeue)(WhQueueDisc *qd, WhPacket *pkt);
 } WhQueueDiscClass;
 
+/* One priority's FIFO and its bytes, side by side: an enqueue or a dequeue touches one
+ * band and the queue's first cache line, not three arrays a cache line apart. */
+typedef struct {
+  WhPacket *head, *tail;
+  uint64_t bytes;
+} WhQueueBand;
+
+/* The first 64 bytes hold what every enqueue and dequeue reads (the network places the
+ * queue disc on a cache line of its port), then the bands, then what RED reads only
+ * between its thresholds and the observers' list. */
 struct WhQueueDisc {
   const WhQueueDiscClass *klass;
-  WhPacket *head[WH_NPRIO], *tail[WH_NPRIO];
-  uint64_t bytes[WH_NPRIO];
-  uint64_t total_bytes;
-  uint32_t packets;
-  uint8_t nonempty; /* bit p: priority p has packets */
-  uint32_t port;    /* owning directed port id */
-  /* RED/ECN marking (used by wh_red_queue_disc_class) */
-  uint64_t kmin, kmax;
-  double pmax;
-  WhRng rng;
-  uint64_t marks;
   /* Observers: the hook table called, NULL when nobody listens; with several
    * observers it is the fan-out table and hook_data is `observers`. */
   const WhQueueHooks *hooks;
   void *hook_data;
+  uint64_t total_bytes;
+  uint64_t kmin, kmax; /* RED/ECN marking (used by wh_red_queue_disc_class) */
+  uint32_t packets;
+  uint32_t port;    /* owning directed port id */
+  uint8_t nonempty; /* bit p: priority p has packets */
+  WhQueueBand band[WH_NPRIO];
+  double pmax;
+  WhRng rng;
+  uint64_t marks;
   WhQueueObservers *observers; /* nullable: the list when more than one listens */
 };
 
@@ -80,12 +88,13 @@ static inline void wh_queue_disc_enqueue(WhQueueDisc *qd, WhPacket *pkt)
 {
   unsigned p = pkt->prio;
   pkt->next = NULL;
-  if (qd->tail[p])
-    qd->tail[p]->next = pkt;
+  WhQueueBand *b = &qd->band[p];
+  if (b->tail)
+    b->tail->next = pkt;
   else
-    qd->head[p] = pkt;
-  qd->tail[p] = pkt;
-  qd->bytes[p] += pkt->size;
+    b->head = pkt;
+  b->tail = pkt;
+  b->bytes += pkt->size;
   qd->total_bytes += pkt->size;
   qd->packets++;
   qd->nonempty |= (uint8_t)(1u << p);
@@ -134,14 +143,15 @@ static inline WhPacket *wh_queue_disc_dequeue(WhQueueDisc *qd, uint8_t blocked)
   if (ready == 0)
     return NULL;
   unsigned p = (unsigned)__builtin_ctz(ready);
-  WhPacket *pkt = qd->head[p];
-  qd->head[p] = pkt->next;
-  if (qd->head[p] == NULL) {
-    qd->tail[p] = NULL;
+  WhQueueBand *b = &qd->band[p];
+  WhPacket *pkt = b->head;
+  b->head = pkt->next;
+  if (b->head == NULL) {
+    b->tail = NULL;
     qd->nonempty &= (uint8_t) ~(1u << p);
   }
   pkt->next = NULL;
-  qd->bytes[p] -= pkt->size;
+  b->bytes -= pkt->size;
   qd->total_bytes -= pkt->size;
   qd->packets--;
   if (qd->klass->do_dequeue)

@@ -496,7 +496,7 @@ static void assert_net_consistent(const WhNet *net)
     for (unsigned q = 0; q < WH_NPRIO; q++) {
       uint64_t bytes = 0;
       const WhPacket *last = NULL;
-      for (const WhPacket *pkt = p->qd.head[q]; pkt; last = pkt, pkt = pkt->next) {
+      for (const WhPacket *pkt = p->qd.band[q].head; pkt; last = pkt, pkt = pkt->next) {
         bytes += pkt->size;
         packets++;
         if (!net->node[p->node].is_switch)
@@ -506,8 +506,8 @@ static void assert_net_consistent(const WhNet *net)
             (net->port[pkt->in_port].pfc_data_mask & (1u << pkt->in_prio)))
           ingress[(gsize)pkt->in_port * WH_NPRIO + pkt->in_prio] += pkt->size;
       }
-      ck_assert_ptr_eq(p->qd.tail[q], last);
-      ck_assert_uint_eq(p->qd.bytes[q], bytes);
+      ck_assert_ptr_eq(p->qd.band[q].tail, last);
+      ck_assert_uint_eq(p->qd.band[q].bytes, bytes);
       ck_assert_uint_eq((p->qd.nonempty >> q) & 1u, bytes > 0);
       total += bytes;
     }
