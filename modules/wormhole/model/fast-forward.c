@@ -143,13 +143,9 @@ static uint32_t coarse_stride(const WhWormhole *wh)
   return MAX(1u, wh->p.det.window / WH_FF_COARSE);
 }
 
-void wh_ff_sample(WhWormhole *wh, const WhFlow *f, GlueFlow *g)
+void wh_ff_sample(WhWormhole *wh, GlueFlow *g)
 {
   WhFfRing *r = g->ff;
-  if (f->fwd != r->path) {
-    r->path = f->fwd;
-    r->path_since = wh->sim->now;
-  }
   WhAckMark m = {r->ack_t, r->ack_una};
   r->fine[r->n_fine++ % WH_FF_FINE] = m;
   if (r->ticks++ % coarse_stride(wh) == 0)
@@ -256,17 +252,6 @@ static gboolean parkable(WhWormhole *wh, const WhFlow *f, const GlueFlow *g)
          flow_slot(wh, f->id) == NONE;
 }
 
-/* Paths=settled: an adaptively routed flow whose router kept its data path through
- * the window its rate was measured over (no change held either) is taken to keep it
- * through the skip: the queues its router weighs are frozen, as the rest of the
- * partition is. */
-static gboolean path_settled(const WhWormhole *wh, const WhFlow *f)
-{
-  const WhFfRing *r = wh_wormhole_glue((WhWormhole *)wh, f->id)->ff;
-  return wh->p.settled_paths && r != NULL && r->path == f->fwd && f->next_path == NULL &&
-         r->path_since <= r->est_from;
-}
-
 /* How long flow f may be skipped at r payload bytes per ps once it has sent `ahead`
  * more bytes: until it reaches its tail (its bytes in flight, r x TailMargin and an MTU
  * kept unsent), and no later than its next flowlet choice. */
@@ -277,7 +262,7 @@ static WhTime tail_time(const WhWormhole *wh, const WhFlow *f, double r, uint64_
   double keep = (double)(f->snd_max_sent - f->snd_una) + r * (double)wh->p.tail_margin + tp->p.mtu;
   double left = (double)(f->size - f->snd_max_sent) - (double)ahead - keep;
   WhTime lf = left > 0 ? (WhTime)(left / r) : 0;
-  if (wh->net->router.choose && !path_settled(wh, f)) {
+  if (wh->net->router.choose) {
     WhTime next_choice = f->last_choice + wh->net->router.flowlet_gap;
     lf = MIN(lf, next_choice > now ? next_choice - now : 0);
   }

@@ -27,10 +27,8 @@ typedef struct {
   uint64_t ack_una;
   WhAckMark fine[WH_FF_FINE], coarse[WH_FF_COARSE];
   uint32_t n_fine, n_coarse, ticks;
-  WhTime est_from;      /* the estimate at the last park used marks from here on */
-  const uint32_t *path; /* its data path at the last tick, and since when it has had it */
-  WhTime path_since;
-  WhTime floor; /* marks before this are not used (they precede that window) */
+  WhTime est_from; /* the estimate at the last park used marks from here on */
+  WhTime floor;    /* marks before this are not used (they precede that window) */
 } WhFfRing;
 
 typedef struct {
@@ -189,7 +187,7 @@ void wh_ff_on_start(WhWormhole *wh, WhFlow *f);
 void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g);
 void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, GlueFlow *g);
 /* At a tick, for a sampled flow; then once after the detector's tick. */
-void wh_ff_sample(WhWormhole *wh, const WhFlow *f, GlueFlow *g);
+void wh_ff_sample(WhWormhole *wh, GlueFlow *g);
 void wh_ff_after_tick(WhWormhole *wh, WhTime t);
 /* Resumes every parked partition now (end of run). */
 void wh_ff_finish(WhWormhole *wh);

@@ -12,7 +12,6 @@ static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NUL
 static const char *const large_choices[] = {"new", "in-place", NULL};
 static const char *const steadiness_choices[] = {"spread", "mean", NULL};
 static const char *const tails_choices[] = {"packets", "rate", NULL};
-static const char *const paths_choices[] = {"choices", "settled", NULL};
 /* WhQuantity's names, in its order */
 static const char *const quantity_names[] = {"cc-rate", "delivered", "delivered-avg", "cwnd-rtt",
                                              NULL};
@@ -56,12 +55,6 @@ static const WhParamSpec wormhole_params[] = {
      "would deliver its last byte at its rate, and that flow completes there without its "
      "tail's packets",
      0, 0, 0, tails_choices},
-    {"Paths", WH_PARAM_CHOICE, "choices",
-     "skip, with adaptive routing: choices: a skip ends by a flow's next flowlet choice "
-     "(its router may move it then); settled: a flow whose router kept its path through "
-     "the window its rate was measured over keeps it through the skip (the queues the router "
-     "weighs are frozen)",
-     0, 0, 0, paths_choices},
     {"Patterns", WH_PARAM_BOOL, "false",
      "observe, skip: at the start of every contention phase (a partition's membership "
      "changed), build its flow conflict graph and count it as a new or a repeated pattern "
@@ -235,7 +228,6 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
   p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
   p->complete_tails = strcmp(wh_config_choice(cfg, T, "Tails"), "rate") == 0;
-  p->settled_paths = strcmp(wh_config_choice(cfg, T, "Paths"), "settled") == 0;
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
     return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
   static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
@@ -325,7 +317,7 @@ static WhTime tick(WhSim *sim, void *ctx)
       if (g->study && !baseline)
         study_push(wh, g, v, wh->next_tick);
       if (g->ff)
-        wh_ff_sample(wh, wh_transport_flow(wh->tp, id), g);
+        wh_ff_sample(wh, g);
     }
     wh_detector_tick(wh->det, wh->next_tick);
     if (wh->memo)

@@ -47,7 +47,6 @@ typedef struct {
   uint64_t memo_max_bytes; /* patterns: no new pattern is stored beyond this */
   gboolean large_in_place; /* patterns: phases above the exact check matched in place */
   gboolean complete_tails; /* skip at measured rates: up to the first completion, made there */
-  gboolean settled_paths;  /* adaptive routing: a path kept through the rate window is kept */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;
