@@ -125,8 +125,8 @@ d, seed2, cc = sys.argv[1:4]
 ex = {r['key']: r for r in csv.DictReader(open(d + '/exact/flows.csv'))}
 wh = {r['key']: r for r in csv.DictReader(open(d + '/wormhole/flows.csv'))}
 s2 = {r['key']: r for r in csv.DictReader(open(seed2))}
-wj = json.load(open(d + '/wormhole/wormhole.json'))
-skipped = {r[0]: r[1] for r in wj['skipped_flows']['rows']}
+skipped = {r['flow_id']: int(r['skipped_ps'])
+           for r in csv.DictReader(open(d + '/wormhole/wormhole-flows.csv'))}
 for k in ex:
     fe = int(ex[k]['fct_ps']); fw = int(wh[k]['fct_ps']); f2 = int(s2[k]['fct_ps'])
     sk = skipped.get(wh[k]['flow_id'], 0)

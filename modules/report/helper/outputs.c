@@ -21,6 +21,7 @@ const char *const wh_output_files[] = {
     "trace.json",                /* with a workload: Chrome trace */
     "links.csv",                 /* per-link counters */
     "wormhole.json",             /* with Wormhole */
+    "wormhole-flows.csv",        /* with Wormhole: one line per flow */
     "wormhole-ns3.json",         /* with --engine ns3 --ns3-wormhole observe */
     "compare.json",              /* whsim compare: the comparison */
     "compare-flows.csv",         /* whsim compare: per-flow FCT errors */

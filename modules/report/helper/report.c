@@ -526,7 +526,7 @@ char *wh_run_report_text(const WhRun *run, const char *out_dir)
     g_string_append_printf(t, "outputs    %s/summary.json, %s/flows.csv, links.csv%s%s%s\n",
                            out_dir, out_dir, run->workload ? ", ops.csv, trace.json" : "",
                            run->sampler ? ", rates.csv, queues.csv" : "",
-                           run->wormhole ? ", wormhole.json" : "");
+                           run->wormhole ? ", wormhole.json, wormhole-flows.csv" : "");
   return g_string_free(t, FALSE);
 }
 

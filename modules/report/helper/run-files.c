@@ -1,9 +1,9 @@
 /* The files of a run, written through one output set (outputs.h): summary.json,
  * flows.csv, links.csv, with a sampler rates.csv and queues.csv (streamed), with
- * Wormhole wormhole.json, with a workload ops.csv and trace.json; the CSV files through
- * csv.h, so a flow id that holds a comma, a quote or a line break is quoted. A signal that comes
- * while they are written stops the writing and nothing is put in place. Cost: one pass
- * over the flows, the ports and the samples held. */
+ * Wormhole wormhole.json and wormhole-flows.csv (streamed), with a workload ops.csv and trace.json;
+ * the CSV files through csv.h, so a flow id that holds a comma, a quote or a line break is quoted.
+ * A signal that comes while they are written stops the writing and nothing is put in place. Cost:
+ * one pass over the flows, the ports and the samples held. */
 #include "run-files.h"
 
 #include <stdio.h>
@@ -101,6 +101,18 @@ static gboolean write_queues(FILE *f, const void *data, GError **error)
   return write_sample_lines(f, data, TRUE, error);
 }
 
+static gboolean write_wormhole_flows(FILE *f, const void *data, GError **error)
+{
+  const WhRun *run = data;
+  wh_wormhole_flows_csv_header(f);
+  for (uint32_t i = 0; i < run->tp->n_flows; i++) {
+    if (i % 4096 == 0 && (ferror(f) || signalled_while_writing(run, error)))
+      return !ferror(f);
+    wh_wormhole_flows_csv_line(run->wormhole, i, f);
+  }
+  return TRUE;
+}
+
 char *wh_run_links_csv(const WhRun *run)
 {
   const WhNet *net = run->net;
@@ -156,7 +168,8 @@ gboolean wh_run_write(const WhRun *run, const char *dir, GError **error)
          wh_output_set_add_stream(set, "queues.csv", write_queues, run, error);
   if (ok && run->wormhole) {
     g_autofree char *wj = wh_wormhole_json(run->wormhole);
-    ok = wh_output_set_add(set, "wormhole.json", wj, error);
+    ok = wh_output_set_add(set, "wormhole.json", wj, error) &&
+         wh_output_set_add_stream(set, "wormhole-flows.csv", write_wormhole_flows, run, error);
   }
   if (ok && run->workload) {
     g_autofree char *ops = wh_workload_ops_csv(run->workload);

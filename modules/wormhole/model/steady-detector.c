@@ -497,6 +497,34 @@ static void json_intervals(const WhDetector *d, JsonObject *o)
   json_object_set_object_member(o, "steady_intervals", table(cols, rows));
 }
 
+gboolean wh_detector_flow(const WhDetector *d, uint32_t flow, WhDetectorFlow *out)
+{
+  if (flow >= d->flows.len)
+    return FALSE;
+  const DFlow *x = flow_at(d, flow);
+  if (x->state == 0)
+    return FALSE;
+  WhTime end = x->state == 2 ? x->end : d->now;
+  *out = (WhDetectorFlow){
+      .start = x->start,
+      .end = end,
+      .samples = x->samples,
+      .evaluations = x->evals,
+      .steady_fraction = x->samples ? (double)x->steady_samples / x->samples : 0,
+      .partition_steady_fraction =
+          end > x->start ? (double)x->part_steady / (double)(end - x->start) : 0,
+      .dr_min = x->finite_evals ? x->dr_min : NAN,
+      .dr_mean = x->finite_evals ? x->dr_sum / x->finite_evals : NAN,
+      .dr_max = x->evals ? x->dr_max : NAN,
+  };
+  return TRUE;
+}
+
+uint32_t wh_detector_flow_count(const WhDetector *d)
+{
+  return d->flows.len;
+}
+
 static void json_flows(const WhDetector *d, JsonObject *o)
 {
   static const char *const cols[] = {"flow",
@@ -512,23 +540,21 @@ static void json_flows(const WhDetector *d, JsonObject *o)
                                      NULL};
   JsonArray *rows = json_array_new();
   char buf[24];
+  WhDetectorFlow x;
   for (guint i = 0; i < d->flows.len; i++) {
-    const DFlow *x = flow_at(d, i);
-    if (x->state == 0)
+    if (!wh_detector_flow(d, i, &x))
       continue;
-    WhTime end = x->state == 2 ? x->end : d->now;
     JsonArray *r = json_array_new();
     json_array_add_string_element(r, d->src.label(d->src.ctx, i, buf));
-    json_array_add_int_element(r, (gint64)x->start);
-    json_array_add_int_element(r, (gint64)end);
-    json_array_add_int_element(r, x->samples);
-    json_array_add_element(r, num_g6(x->samples ? (double)x->steady_samples / x->samples : 0));
-    json_array_add_element(
-        r, num_g6(end > x->start ? (double)x->part_steady / (double)(end - x->start) : 0));
-    json_array_add_int_element(r, x->evals);
-    json_array_add_element(r, num_g6(x->finite_evals ? x->dr_min : NAN));
-    json_array_add_element(r, num_g6(x->finite_evals ? x->dr_sum / x->finite_evals : NAN));
-    json_array_add_element(r, num_g6(x->evals ? x->dr_max : NAN));
+    json_array_add_int_element(r, (gint64)x.start);
+    json_array_add_int_element(r, (gint64)x.end);
+    json_array_add_int_element(r, x.samples);
+    json_array_add_element(r, num_g6(x.steady_fraction));
+    json_array_add_element(r, num_g6(x.partition_steady_fraction));
+    json_array_add_int_element(r, x.evaluations);
+    json_array_add_element(r, num_g6(x.dr_min));
+    json_array_add_element(r, num_g6(x.dr_mean));
+    json_array_add_element(r, num_g6(x.dr_max));
     json_array_add_array_element(rows, r);
   }
   json_object_set_object_member(o, "flows", table(cols, rows));
@@ -558,7 +584,7 @@ static void json_steady(const WhDetector *d, JsonObject *o)
   json_object_set_object_member(o, "steady", steady);
 }
 
-char *wh_detector_json_object(const WhDetector *d, JsonObject *o)
+char *wh_detector_json_object(const WhDetector *d, JsonObject *o, gboolean per_flow)
 {
   const WhDetectorStats *s = &d->st;
   uint32_t blocks, bsize;
@@ -577,14 +603,15 @@ char *wh_detector_json_object(const WhDetector *d, JsonObject *o)
   json_sizes(d, o);
   json_history(d, o);
   json_intervals(d, o);
-  json_flows(d, o);
+  if (per_flow)
+    json_flows(d, o);
   return wh_json_text(o);
 }
 
 char *wh_detector_json(const WhDetector *d, const char *header)
 {
   g_autoptr(JsonObject) o = json_object_new();
-  g_autofree char *text = wh_detector_json_object(d, o);
+  g_autofree char *text = wh_detector_json_object(d, o, TRUE);
   if (header == NULL || *header == '\0')
     return g_steal_pointer(&text);
   return g_strconcat("{\n", header, text + strlen("{\n"), NULL);

@@ -120,9 +120,25 @@ double wh_detector_dr_quantile(const WhDetector *d, double q);
 const WhPartitions *wh_detector_partitions(const WhDetector *d);
 gboolean wh_detector_flow_steady(const WhDetector *d, uint32_t flow);
 
+/* One flow's record: when it was watched, its samples, the fraction of them steady, the
+ * fraction of its time in a steady partition, and its dR over its evaluations (NaN
+ * without one). */
+typedef struct {
+  WhTime start, end; /* end: now while it is active */
+  uint32_t samples, evaluations;
+  double steady_fraction, partition_steady_fraction;
+  double dr_min, dr_mean, dr_max;
+} WhDetectorFlow;
+/* FALSE when `flow` was never watched (`out` is then left as it is). */
+gboolean wh_detector_flow(const WhDetector *d, uint32_t flow, WhDetectorFlow *out);
+/* Flow ids the detector has records for are below this. */
+uint32_t wh_detector_flow_count(const WhDetector *d);
+
 /* The report: its members added to `o` (transfer none) after those `o` has, and `o` as
- * the text of a JSON file, pretty-printed by json-glib (transfer full). */
-char *wh_detector_json_object(const WhDetector *d, JsonObject *o);
+ * the text of a JSON file, pretty-printed by json-glib (transfer full). With
+ * `per_flow`, the per-flow records too, as the table "flows"; a caller that writes them
+ * elsewhere (Wormhole's wormhole-flows.csv) leaves them out. */
+char *wh_detector_json_object(const WhDetector *d, JsonObject *o, gboolean per_flow);
 
 /* The report as the text of a JSON file (transfer full), for a caller that writes its
  * own members (the ns-3 monitor): `header` (nullable) is put first as it is (lines of

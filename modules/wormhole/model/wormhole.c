@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "congestion-control.h"
+#include "csv.h"
 #include "steady-window.h"
 #include "units.h"
 #include "wormhole-private.h"
@@ -586,8 +587,8 @@ static void set_ints(JsonObject *o, const IntField *f, size_t n)
     json_object_set_int_member(o, f[i].key, (gint64)f[i].v);
 }
 
-/* Skip mode's counts: fast-forwards, refusals and replays, and per parked flow its
- * time parked and bytes advanced. */
+/* Skip mode's counts: fast-forwards, refusals and replays (per flow in
+ * wormhole-flows.csv). */
 static void json_skip(const WhWormhole *wh, JsonObject *o)
 {
   WhWormholeSkipSummary sk;
@@ -625,25 +626,68 @@ static void json_skip(const WhWormhole *wh, JsonObject *o)
   json_object_set_object_member(skip, "refused", refused);
   json_object_set_object_member(skip, "replays", replays);
   json_object_set_object_member(o, "skip", skip);
-  JsonArray *rows = json_array_new(), *columns = json_array_new();
-  json_array_add_string_element(columns, "flow");
-  json_array_add_string_element(columns, "skipped_ps");
-  json_array_add_string_element(columns, "advanced_bytes");
-  for (uint32_t i = 0; i < wh->flows.len; i++) {
-    const GlueFlow *g = wh_table_at(&wh->flows, i);
-    if (g->skipped == 0)
-      continue;
-    char buf[24];
-    JsonArray *r = json_array_new();
-    json_array_add_string_element(r, wh->label(wh->label_ctx, i, buf));
-    json_array_add_int_element(r, (gint64)g->skipped);
-    json_array_add_int_element(r, (gint64)g->advanced);
-    json_array_add_array_element(rows, r);
+}
+
+/* What is still simulated as packets: the payload bytes sent the first time, over all
+ * flows and as a fraction of their sizes, and the flows none of whose bytes was
+ * advanced (per flow in wormhole-flows.csv). */
+static void json_packets(const WhWormhole *wh, JsonObject *o)
+{
+  uint64_t sent = 0, size = 0, whole = 0;
+  for (uint32_t i = 0; i < wh->tp->n_flows; i++) {
+    const WhFlow *f = wh_transport_flow(wh->tp, i);
+    const GlueFlow *g = i < wh->flows.len ? wh_table_at(&wh->flows, i) : NULL;
+    sent += f->bytes_sent - f->retx_bytes;
+    size += f->size;
+    whole += g == NULL || g->advanced == 0;
   }
-  JsonObject *flows = json_object_new();
-  json_object_set_array_member(flows, "columns", columns);
-  json_object_set_array_member(flows, "rows", rows);
-  json_object_set_object_member(o, "skipped_flows", flows);
+  JsonObject *x = json_object_new();
+  json_object_set_int_member(x, "packet_bytes", (gint64)sent);
+  json_object_set_double_member(x, "packet_byte_fraction",
+                                wh_units_round(size ? (double)sent / (double)size : 0, "%.6f"));
+  json_object_set_int_member(x, "flows", wh->tp->n_flows);
+  json_object_set_int_member(x, "flows_as_packets", (gint64)whole);
+  json_object_set_object_member(o, "packets", x);
+}
+
+void wh_wormhole_flows_csv_header(FILE *out)
+{
+  fputs("flow_id,start_ps,end_ps,samples,steady_fraction,partition_steady_fraction,evaluations,"
+        "dr_min,dr_mean,dr_max,skipped_ps,advanced_bytes,packet_bytes\n",
+        out);
+}
+
+/* A %.6g number, or nothing for NaN (a flow without an evaluation). */
+static void csv_g6(FILE *out, double v)
+{
+  if (isfinite(v))
+    fprintf(out, ",%.6g", v);
+  else
+    fputc(',', out);
+}
+
+void wh_wormhole_flows_csv_line(const WhWormhole *wh, uint32_t flow, FILE *out)
+{
+  char buf[24];
+  const WhFlow *f = wh_transport_flow(wh->tp, flow);
+  const GlueFlow *g = flow < wh->flows.len ? wh_table_at(&wh->flows, flow) : NULL;
+  WhDetectorFlow d;
+  wh_csv_field_file(out, wh->label(wh->label_ctx, flow, buf));
+  if (wh_detector_flow(wh->det, flow, &d)) {
+    fprintf(out, ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%u", (guint64)d.start,
+            (guint64)d.end, d.samples);
+    csv_g6(out, d.steady_fraction);
+    csv_g6(out, d.partition_steady_fraction);
+    fprintf(out, ",%u", d.evaluations);
+    csv_g6(out, d.dr_min);
+    csv_g6(out, d.dr_mean);
+    csv_g6(out, d.dr_max);
+  } else {
+    fputs(",,,,,,,,,", out);
+  }
+  fprintf(out, ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
+          (guint64)(g ? g->skipped : 0), (guint64)(g ? g->advanced : 0),
+          (guint64)(f->bytes_sent - f->retx_bytes));
 }
 
 char *wh_wormhole_json(const WhWormhole *wh)
@@ -674,5 +718,6 @@ char *wh_wormhole_json(const WhWormhole *wh)
     }
     json_object_set_object_member(o, "study", study);
   }
-  return wh_detector_json_object(wh->det, o);
+  json_packets(wh, o);
+  return wh_detector_json_object(wh->det, o, FALSE);
 }

@@ -13,6 +13,7 @@
 #define WH_WORMHOLE_H
 
 #include <glib.h>
+#include <stdio.h>
 #include "rdma-transport.h"
 #include "registry.h"
 #include "steady-detector.h"
@@ -92,6 +93,12 @@ const WhDetector *wh_wormhole_detector(const WhWormhole *wh);
 const WhEventCounts *wh_wormhole_event_counts(const WhWormhole *wh);
 /* The report (wormhole.json) (transfer full). */
 char *wh_wormhole_json(const WhWormhole *wh);
+/* wormhole-flows.csv, a line per flow in id order (with the flow's label quoted as
+ * RFC 4180 asks): the detector's record (when it watched the flow), the time parked,
+ * the payload bytes advanced and the payload bytes still sent as packets (the first
+ * time). */
+void wh_wormhole_flows_csv_header(FILE *out);
+void wh_wormhole_flows_csv_line(const WhWormhole *wh, uint32_t flow, FILE *out);
 /* Skip mode: what was fast-forwarded. */
 typedef struct {
   uint64_t fast_forwards;      /* partitions parked */

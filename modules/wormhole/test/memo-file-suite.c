@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "test-util.h"
 
 /* The file header's layout (memo-db.h): magic, version, byte-order mark, build id,
@@ -92,10 +93,49 @@ static char *summary_status(const char *out)
   return g_strndup(p, strcspn(p, "\""));
 }
 
+/* Every finished flow's bytes are exact flow by flow: wormhole-flows.csv's bytes sent
+ * as packets and bytes advanced add up to the flow's size in flows.csv. */
+static void check_flow_bytes(const char *out)
+{
+  g_autofree char *dir = in_tmp(out);
+  g_autofree char *flows = g_build_filename(dir, "flows.csv", NULL);
+  g_autofree char *wflows = g_build_filename(dir, "wormhole-flows.csv", NULL);
+  g_autoptr(WhCsvReader) a = wh_csv_reader_new_file(flows, 64 << 20, 4096, NULL);
+  g_autoptr(WhCsvReader) b = wh_csv_reader_new_file(wflows, 64 << 20, 4096, NULL);
+  ck_assert(a && b);
+  ck_assert(wh_csv_reader_header(a, "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", NULL));
+  ck_assert(wh_csv_reader_header(
+      b,
+      "flow_id,start_ps,end_ps,samples,steady_fraction,partition_steady_fraction,evaluations,"
+      "dr_min,dr_mean,dr_max,skipped_ps,advanced_bytes,packet_bytes",
+      NULL));
+  WhCsvRecord f, w;
+  guint n = 0, advanced = 0;
+  while (wh_csv_reader_next(a, &f, NULL)) {
+    ck_assert_msg(wh_csv_reader_next(b, &w, NULL), "wormhole-flows.csv ends before flows.csv");
+    ck_assert(f.n_fields == 8 && w.n_fields == 13);
+    ck_assert_str_eq(f.fields[0], w.fields[0]);
+    uint64_t size = g_ascii_strtoull(f.fields[3], NULL, 10);
+    uint64_t adv = g_ascii_strtoull(w.fields[11], NULL, 10);
+    uint64_t sent = g_ascii_strtoull(w.fields[12], NULL, 10);
+    if (*f.fields[5]) /* finished */
+      ck_assert_msg(adv + sent == size,
+                    "%s: flow %s: %" G_GUINT64_FORMAT " advanced + %" G_GUINT64_FORMAT
+                    " sent as packets, of %" G_GUINT64_FORMAT " bytes",
+                    out, f.fields[0], adv, sent, size);
+    advanced += adv > 0;
+    n++;
+  }
+  ck_assert_msg(!wh_csv_reader_next(b, &w, NULL),
+                "wormhole-flows.csv has more lines than flows.csv");
+  ck_assert_msg(n > 0 && advanced > 0, "%s: %u flows, %u with bytes advanced", out, n, advanced);
+}
+
 /* The hits of a run by the kind of the entry found add up to its hits, its replays by
  * kind are of hits of that kind, and wormhole.json says the same. */
 static void check_kinds(const char *out)
 {
+  check_flow_bytes(out);
   uint64_t seen = summary_u64(out, "memo_hits_seen");
   uint64_t converged = summary_u64(out, "memo_hits_converged");
   uint64_t completed = summary_u64(out, "memo_hits_completed");
