@@ -19,6 +19,7 @@
 #include <vector>
 
 extern "C" {
+#include "detector-report.h"
 #include "steady-detector.h"
 }
 

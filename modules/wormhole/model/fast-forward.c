@@ -1,32 +1,26 @@
-/* Wormhole's fast-forward (skip mode): steady partitions are parked and skipped.
+/* Wormhole's skip mode: the policies that decide what to park, for how long, and how
+ * far its flows move; the parking itself is park.c's.
  *
- * Park (t0). After a sampling tick that found a partition steady, an event at the same
- * time tries to park it. Every flow must be eligible: sending new data (not in
- * go-back-N recovery), no NACK outstanding, no path change waiting, and a delivery
+ * The skip policy (t0). After a sampling tick that found a partition steady, an event
+ * at the same time tries to park it. Every flow must be eligible: sending new data (not
+ * in go-back-N recovery), no NACK outstanding, no path change waiting, and a delivery
  * rate estimate R (payload bytes over time between two ACKs, the later one its latest:
  * exact for a periodic ACK clock, no packet quantization) over a window that lies
  * wholly after the partition's last change of membership (the detector's window for
  * the rate rule, since that change for the idle rule). The skip may last until the
  * first flow reaches its tail: every flow keeps unsent its bytes in flight plus
  * R x (smoothed RTT + TailMargin), so its last packets run packet by packet; a
- * partition is parked only if that is at least MinSkip. Parking freezes its ports
- * (no dequeue), marks its ports and flows parked in the scheduler and moves their
- * pending events there (at most two per port and four per flow: O(events x log n)),
- * holds its flows out of sampling, and schedules one wake event at the target.
+ * partition is parked only if that is at least MinSkip. At the resume each flow moves
+ * R x (t1 - t0). A quiet partition whose ACK clocks are exactly periodic with one
+ * common period is skipped by whole periods instead (its wake on a period boundary;
+ * after an interrupt, the whole periods that reach t1), each flow one MTU a period: it
+ * resumes in the exact state. With Tails=rate, a skip at measured rates may instead
+ * last until its first flow would deliver its last byte, and that flow completes then.
  *
- * Resume (t1: the wake, or earlier when something reaches the partition). Each flow
- * advances by R x (t1 - t0) payload bytes rounded down to whole MTUs (sequence numbers
- * at both ends, its packets in the partition's queues and links, its CC's byte fields);
- * ports, flows and the parked events move t1 - t0 later; the ports thaw. The global
- * clock never moves backwards and the rest of the network never waits. A quiet
- * partition whose ACK clocks are exactly periodic with one common period is skipped by
- * whole periods instead (its wake on a period boundary; after an interrupt, the whole
- * periods that reach t1), each flow one MTU a period: it resumes in the exact state.
- *
- * Interrupts. Anything that schedules an event for a parked port or flow (a new flow
- * on a parked NIC, a PFC frame, a compute op's next flow), a flow activating or
- * starting to send over a parked port, moves the wake to now: the skip ends early
- * (a skip-back) and counts only the time up to the interrupt. */
+ * The replay policy (memo mode). A phase whose contention pattern was stored with its
+ * outcome is parked for the stored phase's duration: each flow moves its stored bytes
+ * and takes its stored CC state, and the flow that ended the phase completes; a
+ * converged outcome goes on as a skip at its stored rates. */
 #include <math.h>
 #include <string.h>
 #include "flow-state.h"
@@ -37,78 +31,17 @@
  * half must agree */
 #define QUIET_RATE_AGREEMENT 0.01
 
-static inline WhSkip *skip_at(WhWormhole *wh, uint32_t slot)
-{
-  return &g_array_index(wh->skips, WhSkip, slot);
-}
-
-static inline uint32_t flow_slot(const WhWormhole *wh, uint32_t flow)
-{
-  return wh_wormhole_owner_slot(wh->sim->sched, flow | WH_OWNER_FLOW);
-}
-
-static inline uint32_t port_slot(const WhWormhole *wh, uint32_t port)
-{
-  return wh_wormhole_owner_slot(wh->sim->sched, port);
-}
-
-static void wake(WhSim *sim, void *ctx, uint64_t slot);
-
 /* A converged replay that goes on as a skip at its flows' rhat: parked past the stored
  * phase's duration (a clipped replay is parked for less). */
 static inline gboolean replay_skips(const WhSkip *sk)
 {
-  return sk->memo && sk->target - sk->t0 > sk->memo_dur;
-}
-
-/* Something reached parked slot `slot`: resume it now. */
-static void interrupt(void *data, uint32_t slot)
-{
-  WhWormhole *wh = data;
-  WhSkip *sk = skip_at(wh, slot);
-  WhTime now = wh->sim->now;
-  if (sk->wake->time <= now)
-    return;
-  wh->ss.interrupts++;
-  wh_sim_cancel(wh->sim, sk->wake);
-  sk->wake = wh_sim_schedule_at(wh->sim, now, wake, wh, slot, WH_OWNER_NONE);
-}
-
-void wh_ff_init(WhWormhole *wh)
-{
-  wh->skips = g_array_new(FALSE, TRUE, sizeof(WhSkip));
-  wh->stamp = g_new0(uint32_t, wh->net->n_ports);
-  wh_wormhole_park_setup(wh->sim->sched, wh->net->n_ports, interrupt, wh);
-}
-
-void wh_ff_free(WhWormhole *wh)
-{
-  if (wh->skips == NULL)
-    return;
-  for (guint i = 0; i < wh->skips->len; i++) {
-    WhSkip *sk = skip_at(wh, i);
-    if (sk->ports)
-      g_array_unref(sk->ports);
-    if (sk->flows)
-      g_array_unref(sk->flows);
-  }
-  g_array_unref(wh->skips);
-  g_free(wh->stamp);
-}
-
-static void interrupt_path(WhWormhole *wh, const uint32_t *ports, uint32_t n)
-{
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t slot = port_slot(wh, ports[i]);
-    if (slot != NONE)
-      interrupt(wh, slot);
-  }
+  return sk->target - sk->t0 > sk->memo_dur;
 }
 
 void wh_ff_on_activate(WhWormhole *wh, WhFlow *f)
 {
-  interrupt_path(wh, f->fwd, f->fwd_hops);
-  interrupt_path(wh, f->rev, f->rev_hops);
+  wh_park_interrupt_path(wh, f->fwd, f->fwd_hops);
+  wh_park_interrupt_path(wh, f->rev, f->rev_hops);
 }
 
 void wh_ff_on_start(WhWormhole *wh, WhFlow *f)
@@ -117,8 +50,8 @@ void wh_ff_on_start(WhWormhole *wh, WhFlow *f)
   g->ff = g_new0(WhFfRing, 1);
   g->ff->ack_t = wh->sim->now;
   g->ff->ack_una = f->snd_una;
-  interrupt_path(wh, f->fwd, f->fwd_hops);
-  interrupt_path(wh, f->rev, f->rev_hops);
+  wh_park_interrupt_path(wh, f->fwd, f->fwd_hops);
+  wh_park_interrupt_path(wh, f->rev, f->rev_hops);
 }
 
 void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g)
@@ -249,7 +182,7 @@ static gboolean parkable(WhWormhole *wh, const WhFlow *f, const GlueFlow *g)
   return f->state == WH_FLOW_ACTIVE && g->ff != NULL && f->snd_nxt >= f->snd_max_sent &&
          f->next_path == NULL &&
          !(f->nack_sent && now - f->nack_time < 4 * srtt + wh->tp->p.nack_interval) &&
-         flow_slot(wh, f->id) == NONE;
+         wh_flow_park_slot(wh, f->id) == NONE;
 }
 
 /* How long flow f may be skipped at r payload bytes per ps once it has sent `ahead`
@@ -382,82 +315,66 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
   return len;
 }
 
-static void park_event(WhWormhole *wh, WhEvent *ev, uint32_t slot)
+/* The skip policy: each flow moves R x dt (a periodic park: a frame per period) and
+ * keeps its packets in flight and an MTU unsent; Tails=rate's flow moves nothing and
+ * completes at the target. */
+static uint64_t skip_advance(const WhWormhole *wh, const WhSkip *sk, uint32_t id, WhTime dt,
+                             WhTime shift)
 {
-  if (ev)
-    wh_wormhole_park_event(wh->sim->sched, ev, slot);
+  uint64_t mtu = wh->tp->p.mtu;
+  if (id == sk->done && wh->sim->now >= sk->target)
+    return 0; /* completed at the end */
+  const GlueFlow *g = wh_table_at(&wh->flows, id);
+  return sk->period ? (uint64_t)(shift / sk->period) * mtu
+                    : (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
 }
 
-static uint32_t park(WhWormhole *wh, GArray *flows, GArray *ports, WhTime len)
+static uint64_t skip_keep(const WhWormhole *wh, const WhSkip *sk, const WhFlow *f)
 {
-  WhScheduler *sched = wh->sim->sched;
-  WhTime now = wh->sim->now;
-  uint32_t slot = wh_wormhole_park_open(sched);
-  if (slot >= wh->skips->len)
-    g_array_set_size(wh->skips, slot + 1);
-  WhSkip *sk = skip_at(wh, slot);
-  if (sk->ports == NULL) {
-    sk->ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    sk->flows = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  }
-  g_array_set_size(sk->ports, 0);
-  g_array_set_size(sk->flows, 0);
-  g_array_append_vals(sk->ports, ports->data, ports->len);
-  g_array_append_vals(sk->flows, flows->data, flows->len);
-  sk->used = TRUE;
-  sk->t0 = now;
-  sk->target = now + len;
-  for (guint i = 0; i < ports->len; i++) {
-    uint32_t id = g_array_index(ports, uint32_t, i);
-    WhPort *port = &wh->net->port[id];
-    wh_wormhole_park_owner(sched, id, slot);
-    wh_net_freeze_port(wh->net, id, TRUE);
-    park_event(wh, port->tx_event, slot);
-    park_event(wh, port->fly_event, slot);
-  }
-  for (guint i = 0; i < flows->len; i++) {
-    uint32_t id = g_array_index(flows, uint32_t, i);
-    WhFlow *f = wh_transport_flow(wh->tp, id);
-    wh_wormhole_park_owner(sched, id | WH_OWNER_FLOW, slot);
-    for (unsigned k = 0; k < WH_FLOW_TIMERS; k++)
-      park_event(wh, f->timers[k], slot);
-    wh_detector_flow_hold(wh->det, id, TRUE);
-  }
-  sk->memo = FALSE;
-  sk->period = 0;
-  sk->done = NONE;
-  sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
-  wh->ss.fast_forwards++;
-  return slot;
+  (void)sk;
+  return f->snd_max_sent - f->snd_una + wh->tp->p.mtu;
 }
 
-static void renumber(WhPacket *pkt, void *data)
+static void skip_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
 {
-  WhWormhole *wh = data;
-  if (pkt->type == WH_PKT_PFC || pkt->flow == NULL)
-    return;
-  pkt->seq += wh_wormhole_glue(wh, pkt->flow->id)->adv_now;
+  (void)dt;
+  if (sk->done != NONE && wh->sim->now >= sk->target && wh_park_complete(wh, sk->done))
+    wh->ss.tail_completions++;
 }
 
-/* Completes flow `id` without the packets it still had to send or deliver: delivered
- * without packets is what the receiver lacked (those in flight are reclaimed); never
- * sent at all, what the sender had not sent. */
-static gboolean complete(WhWormhole *wh, uint32_t id)
+static const WhParkPolicy skip_policy = {
+    .name = "skip", .advance = skip_advance, .keep = skip_keep, .end = skip_end};
+
+/* The replay policy: each flow moves its stored bytes (the elapsed fraction if the
+ * replay was cut) and, in a converged replay that goes on as a skip, R x the time past
+ * the stored phase; the flow that ended the phase moves nothing and completes at the
+ * end. A replay checked its room, so a flow keeps one MTU unsent (a skip after it:
+ * also its packets in flight). */
+static uint64_t replay_advance(const WhWormhole *wh, const WhSkip *sk, uint32_t id, WhTime dt,
+                               WhTime shift)
 {
-  WhFlow *f = wh_transport_flow(wh->tp, id);
-  uint64_t left = f->size - f->rcv_nxt, unsent = f->size - f->snd_max_sent;
-  g_autoptr(GError) err = NULL;
-  if (!wh_transport_complete(wh->tp, f, &err))
-    return FALSE;
-  wh_wormhole_glue(wh, f->id)->advanced += unsent;
-  wh->ss.advanced_bytes += left;
-  return TRUE;
+  (void)shift;
+  uint64_t mtu = wh->tp->p.mtu;
+  if (id == sk->memo_done && dt >= sk->memo_dur)
+    return 0; /* completed at the end */
+  const GlueFlow *g = wh_table_at(&wh->flows, id);
+  return (uint64_t)((double)g->memo_bytes * MIN(1.0, (double)dt / (double)sk->memo_dur) +
+                    (replay_skips(sk) && dt > sk->memo_dur ? g->rhat * (double)(dt - sk->memo_dur)
+                                                           : 0)) /
+         mtu * mtu;
+}
+
+static uint64_t replay_keep(const WhWormhole *wh, const WhSkip *sk, const WhFlow *f)
+{
+  uint64_t mtu = wh->tp->p.mtu;
+  return replay_skips(sk) ? f->snd_max_sent - f->snd_una + mtu : mtu;
 }
 
 /* After a replay's flows were advanced and its ports thawed: a whole replay puts each
  * survivor's stored CC state in place and completes the flow that ended the phase. */
-static void replay_end(WhWormhole *wh, WhSkip *sk, gboolean whole)
+static void replay_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
 {
+  gboolean whole = dt >= sk->memo_dur;
   wh->ss.replays_whole += whole;
   wh->ss.replays_cut += !whole;
   for (guint i = 0; i < sk->flows->len; i++) {
@@ -473,106 +390,12 @@ static void replay_end(WhWormhole *wh, WhSkip *sk, gboolean whole)
     g_clear_pointer(&g->memo_snap, g_free);
     g->memo_bytes = 0;
   }
-  if (whole && sk->memo_done != NONE && complete(wh, sk->memo_done))
+  if (whole && sk->memo_done != NONE && wh_park_complete(wh, sk->memo_done))
     wh->ss.replay_completions++;
-  sk->memo = FALSE;
 }
 
-static void resume(WhWormhole *wh, uint32_t slot)
-{
-  WhSkip *sk = skip_at(wh, slot);
-  WhScheduler *sched = wh->sim->sched;
-  WhTransport *tp = wh->tp;
-  WhTime now = wh->sim->now, dt = now - sk->t0;
-  uint64_t mtu = tp->p.mtu;
-  /* a periodic partition moves by whole periods, its phase kept: after an interrupt
-   * its events land up to a period after now */
-  WhTime shift = sk->period ? (dt + sk->period - 1) / sk->period * sk->period : dt;
-  /* what each flow advances: R x dt (a periodic one: a frame per period), whole MTUs,
-   * never into its tail */
-  for (guint i = 0; i < sk->flows->len; i++) {
-    uint32_t id = g_array_index(sk->flows, uint32_t, i);
-    WhFlow *f = wh_transport_flow(tp, id);
-    GlueFlow *g = wh_wormhole_glue(wh, id);
-    uint64_t b = sk->period ? (uint64_t)(shift / sk->period) * mtu
-                            : (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
-    if (sk->memo) /* a replay: its stored bytes, the elapsed fraction if it was cut, and
-                     what the skip after it moved */
-      b = id == sk->memo_done && dt >= sk->memo_dur
-              ? 0 /* completed below */
-              : (uint64_t)((double)g->memo_bytes * MIN(1.0, (double)dt / (double)sk->memo_dur) +
-                           (replay_skips(sk) && dt > sk->memo_dur
-                                ? g->rhat * (double)(dt - sk->memo_dur)
-                                : 0)) /
-                    mtu * mtu;
-    if (id == sk->done && now >= sk->target)
-      b = 0; /* completed below */
-    uint64_t inflight = f->snd_max_sent - f->snd_una;
-    uint64_t room = f->size - f->snd_max_sent;
-    /* a replay checked its room; a skip keeps the packets in flight theirs */
-    uint64_t keep = sk->memo && !replay_skips(sk) ? mtu : inflight + mtu;
-    room = room > keep ? (room - keep) / mtu * mtu : 0;
-    g->adv_now = MIN(b, room);
-    wh_wormhole_park_owner(sched, id | WH_OWNER_FLOW, NONE);
-  }
-  for (guint i = 0; i < sk->ports->len; i++)
-    wh_wormhole_park_owner(sched, g_array_index(sk->ports, uint32_t, i), NONE);
-  for (guint i = 0; i < sk->ports->len; i++) {
-    uint32_t id = g_array_index(sk->ports, uint32_t, i);
-    wh_net_foreach_packet_at(wh->net, id, renumber, wh);
-    wh_net_shift_port_from(wh->net, id, sk->t0, shift);
-  }
-  wh_wormhole_park_close(sched, slot, shift, NULL);
-  uint64_t events_est = 0;
-  for (guint i = 0; i < sk->flows->len; i++) {
-    uint32_t id = g_array_index(sk->flows, uint32_t, i);
-    WhFlow *f = wh_transport_flow(tp, id);
-    GlueFlow *g = wh_wormhole_glue(wh, id);
-    uint64_t b = g->adv_now;
-    g->adv_now = 0;
-    wh_transport_shift_flow(tp, f, shift);
-    g_autoptr(GError) err = NULL;
-    if (!wh_transport_advance_ends(tp, f, b, &err))
-      g_error("wormhole: %s", err->message); /* the bound above makes this unreachable */
-    g->advanced += b;
-    g->skipped += shift;
-    wh->ss.advanced_bytes += b;
-    events_est += b / mtu * 2 * ((uint64_t)f->fwd_hops + f->rev_hops / MAX(tp->p.ack_every, 1));
-    /* the observer's baselines move with the flow: the skip is invisible to sampling */
-    g->last_rcv += b;
-    for (uint32_t k = 0; g->ring && k < wh->p.avg_periods + 1; k++)
-      g->ring[k] += b;
-    /* its rate marks too (the skip is invisible to them), from where its last estimate
-     * began: the next estimate may extend that window but not reach before it */
-    WhFfRing *r = g->ff;
-    r->floor = r->est_from + shift;
-    r->ack_t += shift;
-    r->ack_una += b;
-    for (uint32_t k = 0; k < WH_FF_FINE; k++) {
-      r->fine[k].t += shift;
-      r->fine[k].una += b;
-    }
-    for (uint32_t k = 0; k < WH_FF_COARSE; k++) {
-      r->coarse[k].t += shift;
-      r->coarse[k].una += b;
-    }
-    wh_detector_flow_hold(wh->det, id, FALSE);
-  }
-  for (guint i = 0; i < sk->ports->len; i++)
-    wh_net_freeze_port(wh->net, g_array_index(sk->ports, uint32_t, i), FALSE);
-  if (sk->memo)
-    replay_end(wh, sk, dt >= sk->memo_dur);
-  if (sk->done != NONE && now >= sk->target && complete(wh, sk->done))
-    wh->ss.tail_completions++;
-  sk->done = NONE;
-  wh->ss.skip_backs += now < sk->target;
-  wh->ss.skipped_time += shift;
-  wh->ss.skipped_flow_time += shift * sk->flows->len;
-  wh->ss.events_skipped_est += events_est;
-  sk->used = FALSE;
-  sk->wake = NULL;
-  wh_wormhole_arm_ticks(wh);
-}
+static const WhParkPolicy replay_policy = {
+    .name = "replay", .advance = replay_advance, .keep = replay_keep, .end = replay_end};
 
 /* How long a converged replay's flows, once they have sent their stored bytes, may go
  * on as a skip at their stored steady rates (each keeping its tail, as skip_length
@@ -652,28 +475,20 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
                        ? NULL
                        : g_memdup2(snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES, WH_CC_SNAPSHOT_BYTES);
   }
-  uint32_t slot = park(wh, pf, ports, frac < 1 ? len : dur + more);
+  uint32_t slot = wh_park(wh, pf, ports, frac < 1 ? len : dur + more, &replay_policy);
   wh->ss.replays_clipped += frac < 1;
   wh->ss.replays_skipping += more > 0;
-  WhSkip *sk = skip_at(wh, slot);
-  sk->memo = TRUE;
+  WhSkip *sk = wh_skip_at(wh, slot);
   sk->memo_dur = dur;
   sk->memo_done = done < n ? flows[done] : NONE;
-  wh->ss.fast_forwards--; /* a replay, not a skip */
   wh->ss.replays++;
   return TRUE;
-}
-
-static void wake(WhSim *sim, void *ctx, uint64_t slot)
-{
-  (void)sim;
-  resume(ctx, (uint32_t)slot);
 }
 
 static gboolean candidate(const WhWormhole *wh, const WhPartition *p, WhTime t)
 {
   return p->kind != WH_STEADY_NONE && p->n_flows > 0 && p->skip_retry <= t &&
-         flow_slot(wh, wh_partitions_first_flow(p)) == NONE;
+         wh_flow_park_slot(wh, wh_partitions_first_flow(p)) == NONE;
 }
 
 /* An event at a tick's time (after the event the tick ran before): parks what it can. */
@@ -700,7 +515,8 @@ static void try_park(WhSim *sim, void *ctx, uint64_t arg)
       p->skip_retry = retry;
       continue;
     }
-    WhSkip *sk = skip_at(wh, park(wh, flows, ports, len));
+    WhSkip *sk = wh_skip_at(wh, wh_park(wh, flows, ports, len, &skip_policy));
+    wh->ss.fast_forwards++;
     sk->period = period;
     sk->done = done;
     if (wh->memo)
@@ -723,15 +539,7 @@ void wh_ff_after_tick(WhWormhole *wh, WhTime t)
 
 void wh_ff_finish(WhWormhole *wh)
 {
-  if (wh->skips == NULL)
-    return;
-  for (guint i = 0; i < wh->skips->len; i++) {
-    WhSkip *sk = skip_at(wh, i);
-    if (!sk->used)
-      continue;
-    wh_sim_cancel(wh->sim, sk->wake);
-    resume(wh, i);
-  }
+  wh_park_finish(wh);
   if (wh->action) {
     wh_sim_cancel(wh->sim, wh->action);
     wh->action = NULL;
@@ -778,72 +586,6 @@ gboolean wh_wormhole_check_bytes(const WhWormhole *wh, GError **error)
                   i, f->size, f->rcv_nxt, f->bytes_sent - f->retx_bytes, adv);
       return FALSE;
     }
-  }
-  return TRUE;
-}
-
-static gboolean check_event(const WhWormhole *wh, const WhEvent *ev, uint32_t slot,
-                            const char *what, uint32_t id, GError **error)
-{
-  if (ev == NULL)
-    return TRUE;
-  if (slot == NONE ? wh_wormhole_park_holds_any(wh->sim->sched, ev)
-                   : !wh_wormhole_park_holds(wh->sim->sched, slot, ev)) {
-    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
-                "wormhole: the pending event of %s %u is %s", what, id,
-                slot == NONE ? "parked though its owner is not" : "not in its park slot");
-    return FALSE;
-  }
-  return TRUE;
-}
-
-gboolean wh_wormhole_check_parking(const WhWormhole *wh, GError **error)
-{
-  if (wh->skips == NULL)
-    return TRUE;
-  uint64_t listed = 0;
-  for (guint i = 0; i < wh->skips->len; i++) {
-    const WhSkip *sk = &g_array_index(wh->skips, WhSkip, i);
-    if (!sk->used)
-      continue;
-    listed += wh_wormhole_park_count(wh->sim->sched, i, FALSE) +
-              wh_wormhole_park_count(wh->sim->sched, i, TRUE);
-    if (sk->wake == NULL || sk->wake->time < wh->sim->now) {
-      g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
-                  "wormhole: parked slot %u has no wake event ahead", i);
-      return FALSE;
-    }
-    for (guint k = 0; k < sk->ports->len; k++) {
-      uint32_t id = g_array_index(sk->ports, uint32_t, k);
-      const WhPort *p = &wh->net->port[id];
-      if (port_slot(wh, id) != i || !p->frozen) {
-        g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
-                    "wormhole: port %u of parked slot %u is not parked and frozen", id, i);
-        return FALSE;
-      }
-      if (!check_event(wh, p->tx_event, i, "port", id, error) ||
-          !check_event(wh, p->fly_event, i, "port", id, error))
-        return FALSE;
-    }
-    for (guint k = 0; k < sk->flows->len; k++) {
-      uint32_t id = g_array_index(sk->flows, uint32_t, k);
-      const WhFlow *f = wh_transport_flow(wh->tp, id);
-      if (flow_slot(wh, id) != i) {
-        g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
-                    "wormhole: flow %u of parked slot %u is not parked", id, i);
-        return FALSE;
-      }
-      for (unsigned t = 0; t < WH_FLOW_TIMERS; t++)
-        if (!check_event(wh, f->timers[t], i, "flow", id, error))
-          return FALSE;
-    }
-  }
-  if (listed != wh_wormhole_parked_events(wh->sim->sched)) {
-    g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
-                "wormhole: %" G_GUINT64_FORMAT " events listed in slots, %" G_GUINT64_FORMAT
-                " counted parked",
-                listed, wh_wormhole_parked_events(wh->sim->sched));
-    return FALSE;
   }
   return TRUE;
 }

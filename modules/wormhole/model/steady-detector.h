@@ -20,7 +20,6 @@
 #define WH_STEADY_DETECTOR_H
 
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <stdint.h>
 #include "event.h"
 #include "partition.h"
@@ -67,9 +66,6 @@ extern const double wh_dr_report_thetas[4];
 void wh_dr_stats_add(WhDrStats *s, double dr);
 /* Quantile q of the values (a bin's geometric middle; +inf above the histogram). */
 double wh_dr_stats_quantile(const WhDrStats *s, double q);
-/* {"evaluations": n, "p10": .., "median": .., "p90": .., "steady_fraction": {..}}
- * (transfer full) */
-JsonObject *wh_dr_stats_json(const WhDrStats *s);
 
 #define WH_DETECTOR_SIZE_BINS 4097u
 
@@ -133,16 +129,5 @@ typedef struct {
 gboolean wh_detector_flow(const WhDetector *d, uint32_t flow, WhDetectorFlow *out);
 /* Flow ids the detector has records for are below this. */
 uint32_t wh_detector_flow_count(const WhDetector *d);
-
-/* The report: its members added to `o` (transfer none) after those `o` has, and `o` as
- * the text of a JSON file, pretty-printed by json-glib (transfer full). With
- * `per_flow`, the per-flow records too, as the table "flows"; a caller that writes them
- * elsewhere (Wormhole's wormhole-flows.csv) leaves them out. */
-char *wh_detector_json_object(const WhDetector *d, JsonObject *o, gboolean per_flow);
-
-/* The report as the text of a JSON file (transfer full), for a caller that writes its
- * own members (the ns-3 monitor): `header` (nullable) is put first as it is (lines of
- * "  \"key\": value,\n", valid JSON members each followed by a comma). */
-char *wh_detector_json(const WhDetector *d, const char *header);
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef WH_WORMHOLE_PRIVATE_H
 #define WH_WORMHOLE_PRIVATE_H
 
+#include <json-glib/json-glib.h>
 #include "bulk.h"
 #include "flow-state.h"
 #include "memo-db.h"
@@ -50,14 +51,16 @@ typedef struct {
   uint8_t *memo_snap;  /* its CC snapshot at the end (nullable) */
 } GlueFlow;
 
-/* A fast-forwarded partition, by park slot. */
+typedef struct WhParkPolicy WhParkPolicy;
+
+/* A parked partition, by park slot (park.c). */
 typedef struct {
   gboolean used;
+  const WhParkPolicy *policy; /* what the park is for: a skip, a replay */
   WhTime t0, target;
   WhEvent *wake;
   GArray *ports, *flows; /* uint32 ids */
-  /* memo mode: a replay of a stored phase outcome instead of a skip */
-  gboolean memo;
+  /* the replay policy: the stored phase replayed */
   WhTime memo_dur;    /* the stored phase's duration (target - t0) */
   uint32_t memo_done; /* the flow that completes at its end (NONE: it converged) */
   /* a quiet partition's packet period (every flow sends one MTU per period), or 0 (a
@@ -179,9 +182,38 @@ JsonObject *wh_patterns_json(const WhWormhole *wh);
 /* Makes sure the sampling ticks run (after flows were released or started). */
 void wh_wormhole_arm_ticks(WhWormhole *wh);
 
-/* Skip mode (fast-forward.c). */
-void wh_ff_init(WhWormhole *wh);
-void wh_ff_free(WhWormhole *wh);
+/* The park/resume mechanism (park.c), used by the policies of fast-forward.c. A policy
+ * says how far each flow of a parked partition moves when the park ends (`advance`:
+ * payload bytes over the `dt` it was parked, `shift` the time its events move; the
+ * mechanism rounds down to whole MTUs and stops short of the bytes `keep` leaves
+ * unsent) and ends what ends with the park (`end`, after the flows moved and the ports
+ * thawed). */
+struct WhParkPolicy {
+  const char *name;
+  uint64_t (*advance)(const WhWormhole *wh, const WhSkip *sk, uint32_t flow, WhTime dt,
+                      WhTime shift);
+  uint64_t (*keep)(const WhWormhole *wh, const WhSkip *sk, const WhFlow *f);
+  void (*end)(WhWormhole *wh, WhSkip *sk, WhTime dt);
+};
+void wh_park_init(WhWormhole *wh);
+void wh_park_free(WhWormhole *wh);
+/* Parks `flows` and `ports` (a partition's) until now + `len` for `policy`; returns the
+ * slot (its WhSkip: the policy's fields are set by the caller). */
+uint32_t wh_park(WhWormhole *wh, const GArray *flows, const GArray *ports, WhTime len,
+                 const WhParkPolicy *policy);
+/* Something reaches `ports` (a flow activating or starting on them): the parks that
+ * hold any of them end now. */
+void wh_park_interrupt_path(WhWormhole *wh, const uint32_t *ports, uint32_t n);
+/* Completes flow `id` without the packets it still had to send or deliver. */
+gboolean wh_park_complete(WhWormhole *wh, uint32_t id);
+/* Resumes every parked partition now (end of run). */
+void wh_park_finish(WhWormhole *wh);
+static inline WhSkip *wh_skip_at(WhWormhole *wh, uint32_t slot)
+{
+  return &g_array_index(wh->skips, WhSkip, slot);
+}
+
+/* Skip mode's policies (fast-forward.c). */
 void wh_ff_on_activate(WhWormhole *wh, WhFlow *f);
 void wh_ff_on_start(WhWormhole *wh, WhFlow *f);
 void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g);
@@ -214,6 +246,15 @@ uint32_t wh_wormhole_park_open(WhScheduler *self);
  * (WH_PARTITION_NONE: not parked). Its pending events must be parked alongside. */
 void wh_wormhole_park_owner(WhScheduler *self, uint32_t owner, uint32_t slot);
 uint32_t wh_wormhole_owner_slot(const WhScheduler *self, uint32_t owner);
+/* The park slot of flow `flow`, of port `port` (WH_PARTITION_NONE: not parked). */
+static inline uint32_t wh_flow_park_slot(const WhWormhole *wh, uint32_t flow)
+{
+  return wh_wormhole_owner_slot(wh->sim->sched, flow | WH_OWNER_FLOW);
+}
+static inline uint32_t wh_port_park_slot(const WhWormhole *wh, uint32_t port)
+{
+  return wh_wormhole_owner_slot(wh->sim->sched, port);
+}
 /* Moves a pending event from the inner scheduler into the slot. */
 void wh_wormhole_park_event(WhScheduler *self, WhEvent *ev, uint32_t slot);
 /* Puts the slot's events back (parked ones `shift` later, late ones as they are) and

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "congestion-control.h"
 #include "csv.h"
+#include "detector-report.h"
 #include "steady-window.h"
 #include "units.h"
 #include "wormhole-private.h"
@@ -514,7 +515,7 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   if (p->det.idle_rule)
     wh_net_add_hooks(net, &signal_hooks, wh);
   if (wh_wormhole_mode_skips(p->mode))
-    wh_ff_init(wh);
+    wh_park_init(wh);
   if (p->patterns)
     wh_patterns_init(wh);
   return wh;
@@ -531,7 +532,7 @@ void wh_wormhole_free(WhWormhole *wh)
   g_free(wh->counts.flow);
   if (wh->p.det.idle_rule)
     wh_net_remove_hooks(wh->net, &signal_hooks, wh);
-  wh_ff_free(wh);
+  wh_park_free(wh);
   wh_patterns_free(wh);
   for (uint32_t i = 0; i < wh->flows.len; i++) {
     GlueFlow *g = wh_table_at(&wh->flows, i);
