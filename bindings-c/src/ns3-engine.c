@@ -24,15 +24,12 @@
 #include "wh-ns3-scheduler.h"
 #include "wh-ns3-wormhole.h"
 #include "wh-ns3.h"
+#include "wh-error.h"
 
-static gboolean refuse(GError **error, const WhRun *run, const char *what)
-{
-  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
-              "%s: the ns-3 engine cannot express %s (it runs DCTCP flows over ECN-marking, "
-              "lossy queues; see docs/ns3.md)",
-              run->sc->path, what);
-  return FALSE;
-}
+/* The message of a setting the ns-3 mapping has no equivalent for (`what`: a literal). */
+#define CANNOT_EXPRESS(what)                                                                       \
+  "the ns-3 engine cannot express " what " (it runs DCTCP flows over ECN-marking, lossy queues; "  \
+  "see docs/ns3.md)"
 
 gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, GError **error)
 {
@@ -87,9 +84,9 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
     return FALSE;
   }
   if (run->net->router.choose)
-    return refuse(error, run,
-                  "adaptive routing (paths are pinned before the run; use "
-                  "wh::Dragonfly::Routing=minimal or valiant)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("adaptive routing (paths are pinned before the run; use "
+                                          "wh::Dragonfly::Routing=minimal or valiant)"));
   if (run->tp->n_flows > WH_NS3_MAX_FLOWS) {
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
                 "%s: %u flows: the ns-3 engine takes at most %u (one TCP port each)", run->sc->path,
@@ -97,27 +94,35 @@ gboolean wh_ns3_engine_check(const WhRun *run, const WhNs3EngineOptions *opts, G
     return FALSE;
   }
   if (strcmp(run->cc->name, "dctcp") != 0)
-    return refuse(error, run,
-                  "this congestion control (RDMA CCs have no ns-3 model): use "
-                  "cc=\"dctcp\"");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("this congestion control (RDMA CCs have no ns-3 model): use "
+                       "cc=\"dctcp\""));
   if (run->net->p.pfc)
-    return refuse(error, run, "PFC: set wh::Switch::PfcEnabled=false");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("PFC: set wh::Switch::PfcEnabled=false"));
   if (run->workload)
-    return refuse(error, run, "a training workload");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("a training workload"));
   if (run->tp->p.window)
-    return refuse(error, run, "wh::RdmaFlow::Window");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("wh::RdmaFlow::Window"));
   /* DCTCP and switch settings the mapping has no equivalent for */
   const WhConfig *c = run->cfg;
   if (wh_config_bytes(c, "wh::DctcpCc", "MaxWindow"))
-    return refuse(error, run, "wh::DctcpCc::MaxWindow (no window cap on ns-3's side)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("wh::DctcpCc::MaxWindow (no window cap on ns-3's side)"));
   if (wh_config_bytes(c, "wh::DctcpCc", "Kmax") != wh_config_bytes(c, "wh::DctcpCc", "Kmin") ||
       wh_config_double(c, "wh::DctcpCc", "Pmax") != 1.0)
-    return refuse(error, run, "a marking ramp (ns-3 marks as a step: Kmax = Kmin, Pmax = 1)");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("a marking ramp (ns-3 marks as a step: Kmax = Kmin, Pmax = 1)"));
   for (uint32_t i = 0; i < run->net->n_nodes; i++)
     if (wh_net_switch_delay(run->net, i))
-      return refuse(error, run,
-                    "a switch forwarding delay (wh::Switch::Delay; no forwarding "
-                    "delay on ns-3)");
+      return wh_error_set_at(
+          error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+          CANNOT_EXPRESS("a switch forwarding delay (wh::Switch::Delay; no forwarding "
+                         "delay on ns-3)"));
   return TRUE;
 }
 

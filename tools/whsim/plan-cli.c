@@ -16,6 +16,7 @@
 #include "scenario.h"
 #include "topology-preset.h"
 #include "units.h"
+#include "wh-error.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -25,20 +26,23 @@ static const WhPiperCandidate *pick(const WhPiperPlan *p, const char *mesh, GErr
   if (!mesh) {
     const WhPiperCandidate *b = wh_piper_plan_best(p);
     if (!b)
-      wh_piper_bad(error, "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
+      wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                   "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
     return b;
   }
   unsigned pp = 0, ep = 0;
   char tail = 0;
   if (sscanf(mesh, "%ux%u%c", &pp, &ep, &tail) != 2) {
-    wh_piper_bad(error, "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
+    wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                 "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
     return NULL;
   }
   for (uint32_t i = 0; i < p->n; i++) {
     if (p->c[i].pp == pp && p->c[i].ep == ep && p->c[i].mem)
       return &p->c[i];
   }
-  wh_piper_bad(error, "--mesh %s: not a candidate (see the table)", mesh);
+  wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+               "--mesh %s: not a candidate (see the table)", mesh);
   return NULL;
 }
 
@@ -105,7 +109,8 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   fputs(text, stdout);
   const WhPiperCandidate *k = NULL;
   if (emit && m->experts < 2)
-    wh_piper_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
+    wh_error_set(&err, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                 "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
   else if (emit)
     k = pick(&p, mesh, &err);
   if (emit && !k) {

@@ -1,5 +1,6 @@
 /* RFC 4180 CSV writing and bounded streaming reading; see csv.h. */
 #include "csv.h"
+#include "wh-error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -150,11 +151,7 @@ const char *wh_csv_reader_name(const WhCsvReader *r)
 static gboolean fail(WhCsvReader *r, GError **error, WhCsvError code, guint line, const char *what)
 {
   r->failed = TRUE;
-  if (line)
-    g_set_error(error, WH_CSV_ERROR, code, "%s:%u: %s", r->name, line, what);
-  else
-    g_set_error(error, WH_CSV_ERROR, code, "%s: %s", r->name, what);
-  return FALSE;
+  return wh_error_set_at(error, WH_CSV_ERROR, code, r->name, (int)line, "%s", what);
 }
 
 static gboolean record_too_long(WhCsvReader *r, GError **error)

@@ -13,6 +13,7 @@
 #include "scenario.h"
 #include "topology-preset.h"
 #include "units.h"
+#include "wh-error.h"
 
 static void model_header(GString *t, const WhPiperModel *m)
 {
@@ -180,7 +181,8 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const char *path, WhPiperOpTimes *times, GError **error)
 {
   if (m->experts < 2)
-    return wh_piper_bad(error, "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
   double T = o->tokens > 0 ? o->tokens : m->seq;
   WhPiperLayerTime lt;
   wh_piper_layer_time(c, m, T, k->ep, o->flash, &lt);
@@ -193,7 +195,7 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
   for (size_t i = 0; i < G_N_ELEMENTS(times_s); i++) {
     double v = times_s[i].s * 1e12;
     if (!isfinite(v) || v < 0 || v > (double)WH_TIME_HORIZON)
-      return wh_piper_bad(error,
+      return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
                           "--emit-scenario %s: model %s, PP%uxEP%u: field "
                           "wh::ModelPreset::%s = %g s is outside 0..%.0f s (the time horizon); "
                           "not written",
@@ -263,8 +265,9 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
   g_autoptr(WhScenario) back = wh_scenario_load_memory(x->str, x->len, path, &err);
   if (back == NULL) {
     g_string_free(x, TRUE);
-    return wh_piper_bad(error, "--emit-scenario %s: model %s, PP%uxEP%u: not written: %s", path,
-                        m->name, k->pp, k->ep, err->message);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "--emit-scenario %s: model %s, PP%uxEP%u: not written: %s", path, m->name,
+                        k->pp, k->ep, err->message);
   }
   gboolean ok = wh_file_check_replaceable(path, &err) &&
                 g_file_set_contents(path, x->str, (gssize)x->len, &err);

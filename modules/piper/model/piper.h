@@ -17,8 +17,6 @@
 #define WH_PIPER_ERROR (wh_piper_error_quark())
 GQuark wh_piper_error_quark(void);
 
-/* Sets a WH_PIPER_ERROR_INVALID error from a printf format; returns FALSE. */
-gboolean wh_piper_bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 enum { WH_PIPER_ERROR_INVALID };
 
 /* ---- catalogue ---- */

@@ -32,6 +32,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "wh-error.h"
+
 #define GCDS WH_DRAGONFLY_NODE_GCDS
 #define NICS WH_DRAGONFLY_NODE_NICS
 #define MAX_NODE_PATHS 8
@@ -278,17 +280,10 @@ static void node_paths_init(WhDragonfly *df)
 
 /* ---- building ---- */
 
-static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param, const char *fmt,
-                          ...) G_GNUC_PRINTF(4, 5);
-
-static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param, const char *fmt,
-                          ...)
+/* Where wh::Dragonfly::`param` was set; for a default, where another part of the shape
+ * was (NULL when none was set). (transfer none) */
+static const char *shape_origin(const WhConfig *cfg, const char *param)
 {
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  /* where the value was set; for a default, where another part of the shape was */
   static const char *const shape[] = {"EndpointsPerSwitch",
                                       "SwitchesPerGroup",
                                       "GlobalPortsPerSwitch",
@@ -300,9 +295,7 @@ static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param
   const char *o = wh_config_origin(cfg, "wh::Dragonfly", param);
   for (size_t i = 0; o == NULL && shape[i]; i++)
     o = wh_config_origin(cfg, "wh::Dragonfly", shape[i]);
-  g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s%swh::Dragonfly::%s: %s",
-              o ? o : "", o ? ": " : "", param, msg);
-  return FALSE;
+  return o;
 }
 
 /* A tier's rate or delay: its own parameter when set, else the wh::Link one. */
@@ -331,24 +324,27 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
   sh->frontier = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "Node"), "frontier") == 0;
   sh->virtual_channels = wh_config_bool(cfg, "wh::Dragonfly", "VirtualChannels");
   if (sh->virtual_channels && wh_config_int(cfg, "wh::RdmaFlow", "Priority") < 3) {
-    const char *o = wh_config_origin(cfg, "wh::RdmaFlow", "Priority");
-    g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
-                "%s%swh::RdmaFlow::Priority = %" G_GINT64_FORMAT
-                ": wh::Dragonfly::VirtualChannels needs data at priority 3 or above (3 "
-                "classes: priority, priority - 1, priority - 2)",
-                o ? o : "", o ? ": " : "", wh_config_int(cfg, "wh::RdmaFlow", "Priority"));
-    return FALSE;
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           wh_config_origin(cfg, "wh::RdmaFlow", "Priority"), 0,
+                           "wh::RdmaFlow::Priority = %" G_GINT64_FORMAT
+                           ": wh::Dragonfly::VirtualChannels needs data at priority 3 or above (3 "
+                           "classes: priority, priority - 1, priority - 2)",
+                           wh_config_int(cfg, "wh::RdmaFlow", "Priority"));
   }
   uint32_t radix = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "Radix");
   uint32_t G = sh->groups, a = sh->a;
   if (sh->frontier && sh->p % NICS != 0)
-    return bad_param(error, cfg, "EndpointsPerSwitch",
-                     "%u: with Node=frontier it counts NICs, 4 per node: use a multiple of 4",
-                     sh->p);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "EndpointsPerSwitch"), 0,
+                           "wh::Dragonfly::EndpointsPerSwitch: "
+                           "%u: with Node=frontier it counts NICs, 4 per node: use a multiple of 4",
+                           sh->p);
   if (sh->p + a - 1 + sh->h > radix)
-    return bad_param(error, cfg, "Radix",
-                     "%u ports cannot hold %u endpoint + %u local + %u global ports", radix, sh->p,
-                     a - 1, sh->h);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "Radix"), 0,
+                           "wh::Dragonfly::Radix: "
+                           "%u ports cannot hold %u endpoint + %u local + %u global ports",
+                           radix, sh->p, a - 1, sh->h);
   if (G > 1) {
     uint64_t ports = (uint64_t)a * sh->h;
     if (g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "SpareGlobalPorts"), "parallel") == 0 &&
@@ -356,26 +352,36 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
       sh->links_per_pair = (uint32_t)(ports / (G - 1));
     uint64_t need = (uint64_t)(G - 1) * sh->links_per_pair;
     if (need > ports)
-      return bad_param(error, cfg, "GlobalPortsPerSwitch",
-                       "%u global ports on each of %u switches cannot hold %" G_GUINT64_FORMAT
-                       " global links per group (%u peer groups x %u links per pair)",
-                       sh->h, a, need, G - 1, sh->links_per_pair);
+      return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                             shape_origin(cfg, "GlobalPortsPerSwitch"), 0,
+                             "wh::Dragonfly::GlobalPortsPerSwitch: "
+                             "%u global ports on each of %u switches cannot hold %" G_GUINT64_FORMAT
+                             " global links per group (%u peer groups x %u links per pair)",
+                             sh->h, a, need, G - 1, sh->links_per_pair);
     if ((uint64_t)G * G * sh->links_per_pair > (1u << 28))
-      return bad_param(error, cfg, "Groups", "%u groups x %u links per pair: too many links", G,
-                       sh->links_per_pair);
+      return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                             shape_origin(cfg, "Groups"), 0,
+                             "wh::Dragonfly::Groups: "
+                             "%u groups x %u links per pair: too many links",
+                             G, sh->links_per_pair);
   }
   const char *routing = wh_config_choice(cfg, "wh::Dragonfly", "Routing");
   if (G < 3 && g_strcmp0(routing, "valiant") == 0)
-    return bad_param(error, cfg, "Routing",
-                     "valiant routing needs an intermediate group, so at least 3 groups (%u "
-                     "here; adaptive routing works with any number)",
-                     G);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "Routing"), 0,
+                           "wh::Dragonfly::Routing: "
+                           "valiant routing needs an intermediate group, so at least 3 groups (%u "
+                           "here; adaptive routing works with any number)",
+                           G);
   sh->nodes_per_switch = sh->frontier ? sh->p / NICS : 0;
   sh->gcds_per_node = sh->frontier ? GCDS : 0;
   uint64_t hosts = (uint64_t)G * a * sh->p * (sh->frontier ? GCDS / NICS : 1);
   if (hosts > (1u << 24))
-    return bad_param(error, cfg, "Groups", "%" G_GUINT64_FORMAT " hosts: too many (limit %u)",
-                     hosts, 1u << 24);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "Groups"), 0,
+                           "wh::Dragonfly::Groups: "
+                           "%" G_GUINT64_FORMAT " hosts: too many (limit %u)",
+                           hosts, 1u << 24);
   sh->hosts = (uint32_t)hosts;
   sh->switches = G * a;
   return TRUE;
