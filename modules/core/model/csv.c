@@ -220,6 +220,48 @@ static const guchar special[256] = {[0] = 1, [','] = 1, ['"'] = 1, ['\r'] = 1, [
 
 enum { PARSED, MORE, FAULT };
 
+/* Parses a quoted field from *sp (at its opening quote) to past its closing quote,
+ * counting the line feeds it holds in *line: PARSED, MORE or FAULT as parse(). */
+static int parse_quoted(WhCsvReader *r, const guchar **sp, const guchar *e, guint *line,
+                        GError **error)
+{
+  const guchar *s = *sp + 1;
+  guint opened = *line;
+  for (;;) {
+    const guchar *q = s;
+    while (q < e && *q != '"' && *q != '\n' && *q != '\0')
+      q++;
+    put(r, (const char *)s, (gsize)(q - s));
+    s = q;
+    if (s == e) {
+      if (!r->eof)
+        return MORE;
+      fail(r, error, WH_CSV_ERROR_FORMAT, opened,
+           "a quoted field is not closed (its quote opens on this line)");
+      return FAULT;
+    }
+    if (*s == '\0') {
+      fail(r, error, WH_CSV_ERROR_FORMAT, *line, "a NUL byte: not a text file");
+      return FAULT;
+    }
+    if (*s == '\n') {
+      put(r, "\n", 1);
+      (*line)++;
+      s++;
+      continue;
+    }
+    if (s + 1 == e && !r->eof)
+      return MORE;
+    if (s + 1 < e && s[1] == '"') {
+      put(r, "\"", 1);
+      s += 2;
+      continue;
+    }
+    *sp = s + 1;
+    return PARSED;
+  }
+}
+
 /* Parses one record from data[pos, end) into `rec`: PARSED (pos and line moved past
  * it), MORE (the bytes at hand end inside it and the input goes on) or FAULT. */
 static int parse(WhCsvReader *r, GError **error)
@@ -232,41 +274,9 @@ static int parse(WhCsvReader *r, GError **error)
   for (;;) {
     field_start(r);
     if (s < e && *s == '"') {
-      guint opened = line;
-      s++;
-      for (;;) {
-        const guchar *q = s;
-        while (q < e && *q != '"' && *q != '\n' && *q != '\0')
-          q++;
-        put(r, (const char *)s, (gsize)(q - s));
-        s = q;
-        if (s == e) {
-          if (!r->eof)
-            return MORE;
-          fail(r, error, WH_CSV_ERROR_FORMAT, opened,
-               "a quoted field is not closed (its quote opens on this line)");
-          return FAULT;
-        }
-        if (*s == '\0') {
-          fail(r, error, WH_CSV_ERROR_FORMAT, line, "a NUL byte: not a text file");
-          return FAULT;
-        }
-        if (*s == '\n') {
-          put(r, "\n", 1);
-          line++;
-          s++;
-          continue;
-        }
-        if (s + 1 == e && !r->eof)
-          return MORE;
-        if (s + 1 < e && s[1] == '"') {
-          put(r, "\"", 1);
-          s += 2;
-          continue;
-        }
-        s++;
-        break;
-      }
+      int got = parse_quoted(r, &s, e, &line, error);
+      if (got != PARSED)
+        return got;
     } else {
       const guchar *q = s;
       while (q < e && !special[*q])

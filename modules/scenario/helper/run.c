@@ -232,10 +232,11 @@ static gboolean check_network_memory(WhRun *run, const WhTopologyClass *t, GErro
                          size.hosts, size.switches, size.links, flows, need, budget);
 }
 
-static gboolean build_network(WhRun *run, void *cc_params, GError **error)
+/* The network's parameters from the configuration and the congestion control's ECN
+ * settings (`cc_params`), checked. */
+static gboolean net_params(const WhRun *run, void *cc_params, WhNetParams *out, GError **error)
 {
   const WhConfig *cfg = run->cfg;
-  WhScenario *sc = run->sc;
   WhEcnConfig ecn;
   run->cc->ecn(cc_params, &ecn);
   WhNetParams np = {
@@ -267,9 +268,77 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
                 "%s: wh::Switch::PfcXon (%" G_GUINT64_FORMAT
                 " B) must not exceed wh::Switch::PfcXoff (%" G_GUINT64_FORMAT " B)",
-                o ? o : sc->path, np.pfc_xon, np.pfc_xoff);
+                o ? o : run->sc->path, np.pfc_xon, np.pfc_xoff);
     return FALSE;
   }
+  *out = np;
+  return TRUE;
+}
+
+/* Adds a custom topology's hosts, switches and links to the network. */
+static gboolean build_custom(WhRun *run, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  const WhConfig *cfg = run->cfg;
+  g_autoptr(GError) err = NULL;
+  if (!check_custom(sc, error))
+    return FALSE;
+  g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < sc->nodes->len; i++) {
+    WhScenarioNode *n = sc->nodes->pdata[i];
+    uint32_t id = n->is_switch ? wh_net_add_switch(run->net) : wh_net_add_host(run->net);
+    g_hash_table_insert(ids, n->id, GUINT_TO_POINTER(id + 1));
+  }
+  uint64_t rate = wh_config_rate(cfg, "wh::Link", "Rate");
+  WhTime delay = wh_config_time(cfg, "wh::Link", "Delay");
+  for (guint i = 0; i < sc->links->len; i++) {
+    WhScenarioLink *l = sc->links->pdata[i];
+    uint32_t a = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->a)) - 1;
+    uint32_t b = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->b)) - 1;
+    if (!wh_net_add_link(run->net, a, b, l->rate ? l->rate : rate, l->has_delay ? l->delay : delay,
+                         &err))
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, l->line,
+                             "<link>: %s", err->message);
+  }
+  return TRUE;
+}
+
+/* Builds a generated topology (a registered type, or a preset's) into the network. */
+static gboolean build_generated(WhRun *run, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  const WhConfig *cfg = run->cfg;
+  g_autoptr(GError) err = NULL;
+  const WhTopologyClass *t = wh_topology_lookup(sc->topology);
+  if (t == NULL)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, 0,
+                           "unknown topology type \"%s\"", sc->topology);
+  const WhTopologyPreset *preset = wh_topology_preset_lookup(sc->topology_preset);
+  const char *g = preset ? wh_config_origin(cfg, preset->topology, preset->groups_param) : NULL;
+  if (g && strstr(g, "(preset ") == NULL)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->topology_line,
+                           "<topology preset=\"%s\">: %s::%s is also set (%s); give the number of "
+                           "groups once, as the preset's \"groups\" attribute",
+                           preset->name, preset->topology, preset->groups_param, g);
+  if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
+    g_propagate_error(error, g_steal_pointer(&err));
+    return FALSE;
+  }
+  if (err)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
+                           err->message);
+  return TRUE;
+}
+
+static gboolean build_network(WhRun *run, void *cc_params, GError **error)
+{
+  const WhConfig *cfg = run->cfg;
+  WhScenario *sc = run->sc;
+  WhNetParams np;
+  if (!net_params(run, cc_params, &np, error))
+    return FALSE;
   gboolean custom = g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0;
   const WhTopologyClass *topo = custom ? NULL : wh_topology_lookup(sc->topology);
   if (!custom && topo == NULL)
@@ -278,49 +347,9 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
   if (!check_frame_fits(run, &np, error) || !check_network_memory(run, topo, error))
     return FALSE;
   run->net = wh_net_new(run->sim, &np);
+  if (!(custom ? build_custom(run, error) : build_generated(run, error)))
+    return FALSE;
   g_autoptr(GError) err = NULL;
-  if (g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0) {
-    if (!check_custom(sc, error))
-      return FALSE;
-    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
-    for (guint i = 0; i < sc->nodes->len; i++) {
-      WhScenarioNode *n = sc->nodes->pdata[i];
-      uint32_t id = n->is_switch ? wh_net_add_switch(run->net) : wh_net_add_host(run->net);
-      g_hash_table_insert(ids, n->id, GUINT_TO_POINTER(id + 1));
-    }
-    uint64_t rate = wh_config_rate(cfg, "wh::Link", "Rate");
-    WhTime delay = wh_config_time(cfg, "wh::Link", "Delay");
-    for (guint i = 0; i < sc->links->len; i++) {
-      WhScenarioLink *l = sc->links->pdata[i];
-      uint32_t a = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->a)) - 1;
-      uint32_t b = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->b)) - 1;
-      if (!wh_net_add_link(run->net, a, b, l->rate ? l->rate : rate,
-                           l->has_delay ? l->delay : delay, &err))
-        return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, l->line,
-                               "<link>: %s", err->message);
-    }
-  } else {
-    const WhTopologyClass *t = wh_topology_lookup(sc->topology);
-    if (t == NULL)
-      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, 0,
-                             "unknown topology type \"%s\"", sc->topology);
-    const WhTopologyPreset *preset = wh_topology_preset_lookup(sc->topology_preset);
-    const char *g = preset ? wh_config_origin(cfg, preset->topology, preset->groups_param) : NULL;
-    if (g && strstr(g, "(preset ") == NULL)
-      return wh_error_set_at(
-          error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->topology_line,
-          "<topology preset=\"%s\">: %s::%s is also set (%s); give the number of "
-          "groups once, as the preset's \"groups\" attribute",
-          preset->name, preset->topology, preset->groups_param, g);
-    if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
-      g_propagate_error(error, g_steal_pointer(&err));
-      return FALSE;
-    }
-    if (err)
-      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
-                             sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
-                             err->message);
-  }
   if (!wh_net_finalize(run->net, &err)) {
     if (g_error_matches(err, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER)) {
       const char *o = wh_config_origin(cfg, "wh::Switch", "BufferSize");
