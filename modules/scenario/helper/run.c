@@ -390,6 +390,79 @@ static gboolean resolve_host(const WhRun *run, GHashTable *host_ids, const char 
   return TRUE;
 }
 
+/* Adds the scenario's permutation: every host sends to another, in a random cyclic
+ * permutation (Sattolo's shuffle), so no host sends to itself. */
+static void add_permutation(WhRun *run, GPtrArray *ids)
+{
+  const WhScenario *sc = run->sc;
+  uint32_t n = run->net->n_hosts;
+  uint32_t *dst = g_new(uint32_t, n);
+  WhRng rng;
+  wh_rng_init(&rng, run->seed, 0x7065726d75746174ULL);
+  for (uint32_t i = 0; i < n; i++)
+    dst[i] = i;
+  for (uint32_t i = n - 1; i > 0; i--) {
+    uint32_t j = (uint32_t)(wh_rng_next(&rng) % i);
+    uint32_t t = dst[i];
+    dst[i] = dst[j];
+    dst[j] = t;
+  }
+  for (uint32_t i = 0; i < n && n > 1; i++) {
+    g_autoptr(GError) err = NULL;
+    int64_t id = wh_transport_add_flow(run->tp, i, dst[i], sc->perm_size, sc->perm_start, &err);
+    g_assert(id >= 0);
+    g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
+  }
+  g_free(dst);
+}
+
+/* Adds the flows of the scenario's `k`th traffic pattern (<shift> or <uniform>). */
+static gboolean add_pattern(WhRun *run, guint k, GPtrArray *ids, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  const WhScenarioPattern *p = sc->patterns->pdata[k];
+  const char *what = p->kind == WH_PATTERN_SHIFT ? "<shift>" : "<uniform>";
+  uint32_t n = run->net->n_hosts;
+  uint32_t first = p->first, count = p->count ? p->count : (first < n ? n - first : 0);
+  if ((uint64_t)first + count > n || count < 2) {
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+                           "%s: hosts %u..%u: the topology has %u hosts (and a pattern needs 2)",
+                           what, first, first + count - 1, n);
+  }
+  if (p->kind == WH_PATTERN_SHIFT && p->offset % count == 0) {
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+        "<shift>: offset %u is a multiple of the %u hosts: every host would send to "
+        "itself",
+        p->offset, count);
+  }
+  uint32_t per_host = p->kind == WH_PATTERN_SHIFT ? 1 : p->flows;
+  if ((uint64_t)count * per_host + ids->len > WH_MAX_SCENARIO_FLOWS)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+                           "%s: %u hosts x %u flows: more than %u flows in the scenario", what,
+                           count, per_host, WH_MAX_SCENARIO_FLOWS);
+  WhRng rng;
+  wh_rng_init(&rng, run->seed, 0x756e69666f726d00ULL + k);
+  for (uint32_t i = 0; i < count; i++)
+    for (uint32_t j = 0; j < per_host; j++) {
+      uint32_t dst;
+      if (p->kind == WH_PATTERN_SHIFT) {
+        dst = first + (uint32_t)((i + (uint64_t)p->offset) % count);
+      } else {
+        dst = (uint32_t)(wh_rng_next(&rng) % (count - 1)); /* any host but i */
+        dst = first + (dst >= i ? dst + 1 : dst);
+      }
+      g_autoptr(GError) err = NULL;
+      int64_t id = wh_transport_add_flow(run->tp, first + i, dst, p->size, p->start, &err);
+      if (id < 0) {
+        return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+                               "%s: %s", what, err->message);
+      }
+      g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
+    }
+  return TRUE;
+}
+
 /* The scenario's flows and patterns; `ids` receives each flow's label. */
 static gboolean add_flows_into(WhRun *run, GPtrArray *ids, GError **error)
 {
@@ -419,70 +492,11 @@ static gboolean add_flows_into(WhRun *run, GPtrArray *ids, GError **error)
     }
     g_ptr_array_add(ids, f->id ? g_strdup(f->id) : g_strdup_printf("%" G_GINT64_FORMAT, id));
   }
-  if (sc->permutation) {
-    /* Sattolo's shuffle: a random cyclic permutation, so no host sends to itself. */
-    uint32_t n = run->net->n_hosts;
-    uint32_t *dst = g_new(uint32_t, n);
-    WhRng rng;
-    wh_rng_init(&rng, run->seed, 0x7065726d75746174ULL);
-    for (uint32_t i = 0; i < n; i++)
-      dst[i] = i;
-    for (uint32_t i = n - 1; i > 0; i--) {
-      uint32_t j = (uint32_t)(wh_rng_next(&rng) % i);
-      uint32_t t = dst[i];
-      dst[i] = dst[j];
-      dst[j] = t;
-    }
-    for (uint32_t i = 0; i < n && n > 1; i++) {
-      g_autoptr(GError) err = NULL;
-      int64_t id = wh_transport_add_flow(run->tp, i, dst[i], sc->perm_size, sc->perm_start, &err);
-      g_assert(id >= 0);
-      g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
-    }
-    g_free(dst);
-  }
-  for (guint k = 0; k < sc->patterns->len; k++) {
-    const WhScenarioPattern *p = sc->patterns->pdata[k];
-    const char *what = p->kind == WH_PATTERN_SHIFT ? "<shift>" : "<uniform>";
-    uint32_t n = run->net->n_hosts;
-    uint32_t first = p->first, count = p->count ? p->count : (first < n ? n - first : 0);
-    if ((uint64_t)first + count > n || count < 2) {
-      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
-                             "%s: hosts %u..%u: the topology has %u hosts (and a pattern needs 2)",
-                             what, first, first + count - 1, n);
-    }
-    if (p->kind == WH_PATTERN_SHIFT && p->offset % count == 0) {
-      return wh_error_set_at(
-          error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
-          "<shift>: offset %u is a multiple of the %u hosts: every host would send to "
-          "itself",
-          p->offset, count);
-    }
-    uint32_t per_host = p->kind == WH_PATTERN_SHIFT ? 1 : p->flows;
-    if ((uint64_t)count * per_host + ids->len > WH_MAX_SCENARIO_FLOWS)
-      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
-                             "%s: %u hosts x %u flows: more than %u flows in the scenario", what,
-                             count, per_host, WH_MAX_SCENARIO_FLOWS);
-    WhRng rng;
-    wh_rng_init(&rng, run->seed, 0x756e69666f726d00ULL + k);
-    for (uint32_t i = 0; i < count; i++)
-      for (uint32_t j = 0; j < per_host; j++) {
-        uint32_t dst;
-        if (p->kind == WH_PATTERN_SHIFT) {
-          dst = first + (uint32_t)((i + (uint64_t)p->offset) % count);
-        } else {
-          dst = (uint32_t)(wh_rng_next(&rng) % (count - 1)); /* any host but i */
-          dst = first + (dst >= i ? dst + 1 : dst);
-        }
-        g_autoptr(GError) err = NULL;
-        int64_t id = wh_transport_add_flow(run->tp, first + i, dst, p->size, p->start, &err);
-        if (id < 0) {
-          return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
-                                 p->line, "%s: %s", what, err->message);
-        }
-        g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
-      }
-  }
+  if (sc->permutation)
+    add_permutation(run, ids);
+  for (guint k = 0; k < sc->patterns->len; k++)
+    if (!add_pattern(run, k, ids, error))
+      return FALSE;
   return TRUE;
 }
 
@@ -747,6 +761,43 @@ static gboolean load_matrix_files(const WhRun *run, const WhRunOptions *opts, GP
   return TRUE;
 }
 
+/* The ranks the scenario's ops use: one more than the largest named. */
+static uint32_t scenario_ranks(const WhScenario *sc)
+{
+  uint32_t ranks = 0;
+  for (guint i = 0; i < sc->ops->len; i++) {
+    const WhScenarioOp *o = sc->ops->pdata[i];
+    ranks = MAX(ranks, MAX(o->rank, o->dst) + 1);
+    for (uint32_t k = 0; k < o->n_ranks; k++)
+      ranks = MAX(ranks, o->ranks[k] + 1);
+  }
+  return ranks;
+}
+
+/* Adds one instance of scenario op `o` to the workload, after the ops of `deps`
+ * (`matrix`: an all-to-allv's, else NULL). */
+static gboolean add_scenario_op(WhRun *run, const WhScenarioOp *o, const uint64_t *matrix,
+                                const GArray *deps, GError **error)
+{
+  g_autoptr(GError) err = NULL;
+  int64_t id;
+  const uint32_t *dv = (const uint32_t *)deps->data;
+  if (o->kind == WH_OP_COMPUTE)
+    id = wh_workload_add_compute(run->workload, o->id, o->rank, o->duration, dv, deps->len, &err);
+  else if (o->kind == WH_OP_SEND)
+    id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len, &err);
+  else if (o->coll == WH_COLL_ALL_TO_ALLV)
+    id = wh_workload_add_all_to_allv(run->workload, o->id, (WhCollAlgo)o->algo, o->ranks,
+                                     o->n_ranks, matrix, dv, deps->len, &err);
+  else
+    id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll, (WhCollAlgo)o->algo,
+                                    o->ranks, o->n_ranks, o->bytes, dv, deps->len, &err);
+  if (id < 0)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path,
+                           o->line, "%s", err->message);
+  return TRUE;
+}
+
 static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **error)
 {
   WhScenario *sc = run->sc;
@@ -757,13 +808,7 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   guint n = sc->ops->len;
   if (n == 0)
     return TRUE;
-  uint32_t ranks = 0;
-  for (guint i = 0; i < n; i++) {
-    const WhScenarioOp *o = sc->ops->pdata[i];
-    ranks = MAX(ranks, MAX(o->rank, o->dst) + 1);
-    for (uint32_t k = 0; k < o->n_ranks; k++)
-      ranks = MAX(ranks, o->ranks[k] + 1);
-  }
+  uint32_t ranks = scenario_ranks(sc);
   if (ranks > run->net->n_hosts)
     return wh_error_set_at(
         error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->workload_line,
@@ -818,26 +863,9 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
           }
         }
       }
-      g_autoptr(GError) err = NULL;
-      int64_t id;
-      const uint32_t *dv = (const uint32_t *)deps->data;
-      if (o->kind == WH_OP_COMPUTE)
-        id = wh_workload_add_compute(run->workload, o->id, o->rank, o->duration, dv, deps->len,
-                                     &err);
-      else if (o->kind == WH_OP_SEND)
-        id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len,
-                                  &err);
-      else if (o->coll == WH_COLL_ALL_TO_ALLV)
-        id = wh_workload_add_all_to_allv(run->workload, o->id, (WhCollAlgo)o->algo, o->ranks,
-                                         o->n_ranks, matrices->pdata[i], dv, deps->len, &err);
-      else
-        id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll,
-                                        (WhCollAlgo)o->algo, o->ranks, o->n_ranks, o->bytes, dv,
-                                        deps->len, &err);
-      if (id < 0) {
+      if (!add_scenario_op(run, o, matrices->pdata[i], deps, error)) {
         g_array_free(deps, TRUE);
-        return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, o->line,
-                               "%s", err->message);
+        return FALSE;
       }
     }
   }

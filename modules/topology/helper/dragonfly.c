@@ -852,6 +852,47 @@ static uint32_t local_flows(const WhNet *net, WhDragonfly *df, const uint32_t *r
   return most;
 }
 
+/* A flow's move from its current path (nullable) to another: inside a group (`local`),
+ * else over minimal global link `link` (NONE: a non-minimal path) from `old` (NONE when
+ * it had none), among the parallel links from `base`. */
+typedef struct {
+  gboolean local;
+  size_t base;
+  uint32_t link, old;
+} Move;
+
+/* Hysteresis: leaving the current path costs a drained flight, so it is left only for a
+ * path `pick` cheaper by the bias, and for a parallel link or path inside a group only
+ * when that evens out the flows on them. TRUE when the flow keeps `current`. */
+static gboolean keeps_current(const WhNet *net, WhDragonfly *df, const uint32_t *current,
+                              const uint32_t *pick, PathLoad lp, const Move *mv)
+{
+  PathLoad lc = path_load(net, df, current - 1);
+  gboolean worse = ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias;
+  if (mv->old != NONE && mv->link != NONE)
+    worse |= df->link_flows[mv->base + mv->link] + 2 > df->link_flows[mv->base + mv->old];
+  if (mv->local)
+    worse |= local_flows(net, df, pick, 0) + 2 > local_flows(net, df, current - 1, 0);
+  return worse;
+}
+
+/* Counts the flow on `pick` and off `current` (nullable): on local links inside a group,
+ * else on the parallel global links. */
+static void count_move(const WhNet *net, WhDragonfly *df, const uint32_t *current,
+                       const uint32_t *pick, const Move *mv)
+{
+  if (mv->local) {
+    local_flows(net, df, pick, 1);
+    if (current)
+      local_flows(net, df, current - 1, -1);
+    return;
+  }
+  if (mv->link != NONE)
+    df->link_flows[mv->base + mv->link]++;
+  if (mv->old != NONE && df->link_flows[mv->base + mv->old] > 0)
+    df->link_flows[mv->base + mv->old]--;
+}
+
 /* UGAL over every candidate of a flowlet. Between groups: each of the L minimal paths
  * (one per parallel global link; between equal queues, as when flows start together in
  * an idle network, the link fewer flows take wins, then the flow's hashed one), and
@@ -930,34 +971,16 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
     lp = la;
     link = NONE;
   }
-  /* hysteresis: leaving the current path costs a drained flight, so it is left only
-   * for a path cheaper by the bias */
-  uint32_t old = gs != gd && current ? minimal_link(net, df, current - 1, base) : NONE;
-  gboolean moved = current == NULL || !route_equal(current - 1, pick);
-  if (current && moved) {
-    PathLoad lc = path_load(net, df, current - 1);
-    gboolean worse = ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias;
-    if (old != NONE && link != NONE)
-      worse |= df->link_flows[base + link] + 2 > df->link_flows[base + old];
-    if (gs == gd)
-      worse |= local_flows(net, df, pick, 0) + 2 > local_flows(net, df, current - 1, 0);
-    if (worse)
-      moved = FALSE;
-  }
-  if (!moved) {
+  Move mv = {.local = gs == gd,
+             .base = base,
+             .link = link,
+             .old = gs != gd && current ? minimal_link(net, df, current - 1, base) : NONE};
+  if (current &&
+      (route_equal(current - 1, pick) || keeps_current(net, df, current, pick, lp, &mv))) {
     *nhops = (uint16_t)current[-1];
     return current;
   }
-  if (gs == gd) {
-    local_flows(net, df, pick, 1);
-    if (current)
-      local_flows(net, df, current - 1, -1);
-  } else {
-    if (link != NONE)
-      df->link_flows[base + link]++;
-    if (old != NONE && df->link_flows[base + old] > 0)
-      df->link_flows[base + old]--;
-  }
+  count_move(net, df, current, pick, &mv);
   pick = intern_route(df, pick);
   *nhops = (uint16_t)pick[0];
   return pick + 1;
