@@ -434,6 +434,48 @@ static gboolean load_preset(Loader *ld, const xmlNode *t, const char *name)
   return TRUE;
 }
 
+/* Loads a custom topology's <host>, <switch> or <link> element `n` (named `el`); `ids`
+ * holds the node ids declared so far. */
+static gboolean load_custom_element(Loader *ld, const xmlNode *n, const char *el, GHashTable *ids)
+{
+  WhScenario *sc = ld->sc;
+  if (strcmp(el, "host") == 0 || strcmp(el, "switch") == 0) {
+    WhScenarioNode *nd = g_new0(WhScenarioNode, 1);
+    nd->id = attr(n, "id");
+    nd->is_switch = el[0] == 's';
+    nd->line = node_line(n);
+    g_ptr_array_add(sc->nodes, nd);
+    if (g_hash_table_contains(ids, nd->id))
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             nd->line, "<%s> attribute \"id\": duplicate node id \"%s\"", el,
+                             nd->id);
+    g_hash_table_add(ids, nd->id);
+  } else {
+    WhScenarioLink *l = g_new0(WhScenarioLink, 1);
+    g_ptr_array_add(sc->links, l);
+    l->a = attr(n, "a");
+    l->b = attr(n, "b");
+    l->line = node_line(n);
+    const char *ends[2] = {l->a, l->b};
+    for (int i = 0; i < 2; i++) {
+      if (!g_hash_table_contains(ids, ends[i]))
+        return wh_error_set_at(
+            ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, l->line,
+            "<link> attribute \"%s\": no host or switch \"%s\" declared before it", i ? "b" : "a",
+            ends[i]);
+    }
+    uint64_t delay;
+    if (!unit_attr(ld, n, "rate", wh_units_parse_rate, TRUE, 0, &l->rate))
+      return FALSE;
+    g_autofree char *d = attr(n, "delay");
+    l->has_delay = d != NULL;
+    if (!unit_attr(ld, n, "delay", wh_units_parse_time, FALSE, 0, &delay))
+      return FALSE;
+    l->delay = delay;
+  }
+  return TRUE;
+}
+
 static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
 {
   WhScenario *sc = ld->sc;
@@ -484,40 +526,8 @@ static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
       return wh_error_set_at(
           ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
           "<%s>: only a %s topology lists hosts, switches and links", el, WH_CUSTOM_TOPOLOGY);
-    if (strcmp(el, "host") == 0 || strcmp(el, "switch") == 0) {
-      WhScenarioNode *nd = g_new0(WhScenarioNode, 1);
-      nd->id = attr(n, "id");
-      nd->is_switch = el[0] == 's';
-      nd->line = node_line(n);
-      g_ptr_array_add(sc->nodes, nd);
-      if (g_hash_table_contains(ids, nd->id))
-        return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
-                               nd->line, "<%s> attribute \"id\": duplicate node id \"%s\"", el,
-                               nd->id);
-      g_hash_table_add(ids, nd->id);
-    } else {
-      WhScenarioLink *l = g_new0(WhScenarioLink, 1);
-      g_ptr_array_add(sc->links, l);
-      l->a = attr(n, "a");
-      l->b = attr(n, "b");
-      l->line = node_line(n);
-      const char *ends[2] = {l->a, l->b};
-      for (int i = 0; i < 2; i++) {
-        if (!g_hash_table_contains(ids, ends[i]))
-          return wh_error_set_at(
-              ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, l->line,
-              "<link> attribute \"%s\": no host or switch \"%s\" declared before it", i ? "b" : "a",
-              ends[i]);
-      }
-      uint64_t delay;
-      if (!unit_attr(ld, n, "rate", wh_units_parse_rate, TRUE, 0, &l->rate))
-        return FALSE;
-      g_autofree char *d = attr(n, "delay");
-      l->has_delay = d != NULL;
-      if (!unit_attr(ld, n, "delay", wh_units_parse_time, FALSE, 0, &delay))
-        return FALSE;
-      l->delay = delay;
-    }
+    if (!load_custom_element(ld, n, el, ids))
+      return FALSE;
   }
   return TRUE;
 }
