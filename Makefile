@@ -77,6 +77,7 @@ format:
 
 check-source:
 	@python3 tools/check-function-length.py
+	@python3 tools/check-doc-links.py
 
 test: build check-format check-source
 	cd $(BUILD) && WH_SOURCE_ROOT=$(CURDIR) ./tests/runner

@@ -1,6 +1,6 @@
 /* The Piper strategy planner: enumerates PP x EP meshes of N GCDs, evaluates memory
  * (per-GCD form, every stage), step time under 1F1B with its bubble, TFLOPS per GCD
- * and MFU, and ranks the feasible ones. See docs/piper.md. */
+ * and MFU, and ranks the feasible ones. See docs/modules/piper.md. */
 #include <math.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Dragonfly topology (Kim, Dally, Scott, Abts, "Technology-Driven, Highly-Scalable
  * Dragonfly Topology", ISCA 2008) with its own router, and the Frontier-like compute
- * node (HPE Cray EX235a: 8 MI250X GCDs, 4 NICs). See dragonfly.h and docs/topology.md.
+ * node (HPE Cray EX235a: 8 MI250X GCDs, 4 NICs). See dragonfly.h and docs/modules/topology.md.
  *
  * Wiring. Group g has switches (g, 0..a-1), joined all-to-all by local links. Between
  * every pair of groups there are L global links; group i numbers its global links by
