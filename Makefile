@@ -5,7 +5,8 @@
 #   make build  configure (release, -O2) and compile into build/
 #   make run    build and compare the default scenario on the exact engine and under
 #               Wormhole (whsim compare), printing the iteration time, speedup and errors
-#   make test   format check, function lengths and doc links (tools/check-*.py), then the
+#   make test   format check, function lengths, doc links and the README's commands
+#               (tools/check-*.py), then the
 #               Check test runner (its summary is the last line)
 #   make bench  fat-tree permutation benchmarks: build/bench.json, build/bench.md; the
 #               sweep of 8 equal cells with -j 1 and -j 2: build/bench-sweep.json
@@ -78,6 +79,7 @@ format:
 check-source:
 	@python3 tools/check-function-length.py
 	@python3 tools/check-doc-links.py
+	@python3 tools/check-doc-commands.py
 
 test: build check-format check-source
 	cd $(BUILD) && WH_SOURCE_ROOT=$(CURDIR) ./tests/runner
