@@ -2,8 +2,13 @@
  * the GError. See wh-error.h. */
 #include "wh-error.h"
 
-gboolean wh_error_set_atv(GError **error, GQuark domain, int code, const char *file, int line,
-                          const char *fmt, va_list ap)
+#include <stdarg.h>
+
+static gboolean set_atv(GError **error, GQuark domain, int code, const char *file, int line,
+                        const char *fmt, va_list ap) G_GNUC_PRINTF(6, 0);
+
+static gboolean set_atv(GError **error, GQuark domain, int code, const char *file, int line,
+                        const char *fmt, va_list ap)
 {
   if (error == NULL)
     return FALSE;
@@ -22,7 +27,7 @@ gboolean wh_error_set_at(GError **error, GQuark domain, int code, const char *fi
 {
   va_list ap;
   va_start(ap, fmt);
-  wh_error_set_atv(error, domain, code, file, line, fmt, ap);
+  set_atv(error, domain, code, file, line, fmt, ap);
   va_end(ap);
   return FALSE;
 }
@@ -31,7 +36,7 @@ gboolean wh_error_set(GError **error, GQuark domain, int code, const char *fmt, 
 {
   va_list ap;
   va_start(ap, fmt);
-  wh_error_set_atv(error, domain, code, NULL, 0, fmt, ap);
+  set_atv(error, domain, code, NULL, 0, fmt, ap);
   va_end(ap);
   return FALSE;
 }

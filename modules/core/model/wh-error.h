@@ -6,16 +6,11 @@
 #define WH_ERROR_H
 
 #include <glib.h>
-#include <stdarg.h>
 
 /* Sets `error` (nullable) in `domain` with `code` to the formatted message, prefixed by
  * "FILE:LINE: " when `line` > 0, else by "FILE: " when `file` is non-NULL. FALSE. */
 gboolean wh_error_set_at(GError **error, GQuark domain, int code, const char *file, int line,
                          const char *fmt, ...) G_GNUC_PRINTF(6, 7);
-
-/* wh_error_set_at with a va_list, for callers that add their own prefix. FALSE. */
-gboolean wh_error_set_atv(GError **error, GQuark domain, int code, const char *file, int line,
-                          const char *fmt, va_list ap) G_GNUC_PRINTF(6, 0);
 
 /* wh_error_set_at without a location: the formatted message alone. FALSE. */
 gboolean wh_error_set(GError **error, GQuark domain, int code, const char *fmt, ...)
