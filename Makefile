@@ -5,7 +5,9 @@
 #   make build  configure (release, -O2) and compile into build/
 #   make run    build and compare the default scenario on the exact engine and under
 #               Wormhole (whsim compare), printing the iteration time, speedup and errors
-#   make test   format check, then the Check test runner (its summary is the last line)
+#   make test   format check, function lengths, doc links and the README's commands
+#               (tools/check-*.py), then the
+#               Check test runner (its summary is the last line)
 #   make bench  fat-tree permutation benchmarks: build/bench.json, build/bench.md; the
 #               sweep of 8 equal cells with -j 1 and -j 2: build/bench-sweep.json
 #   make format reformat the sources with clang-format
@@ -36,7 +38,7 @@ FUZZ_SEED ?= 1
 SLICE_PLOT_CASES := 1000
 SLICE_MEMO_CASES := 5000
 
-.PHONY: deps deps-cluster build run test check-format format bench clean sanitize sanitize-build fuzz \
+.PHONY: deps deps-cluster build run test check-format check-source format bench clean sanitize sanitize-build fuzz \
         sanitize-slice
 
 # Installs the packages of $(1) that are missing (apt-get as root; else prints the command).
@@ -74,7 +76,12 @@ check-format:
 format:
 	clang-format -i $(SOURCES)
 
-test: build check-format
+check-source:
+	@python3 tools/check-function-length.py
+	@python3 tools/check-doc-links.py
+	@python3 tools/check-doc-commands.py
+
+test: build check-format check-source
 	cd $(BUILD) && WH_SOURCE_ROOT=$(CURDIR) ./tests/runner
 
 $(SANITIZE_BUILD)/build.ninja:

@@ -1,7 +1,9 @@
 /* The plot suite: `whsim plot` on real runs' outputs (the quickstart workload, a
  * fat-tree permutation, a dumbbell sampled with --sample-period, a `whsim compare`
  * directory, two runs overlaid), each picture checked as a file: a PNG with its
- * signature and more, an SVG that libxml2 parses with an <svg> root. And the refusals:
+ * signature and more, an SVG that libxml2 parses with an <svg> root, and one value
+ * per plot test read back from the script gnuplot draws: the largest FCT of a run's
+ * flows.csv as the top of its FCT CDF. And the refusals:
  * no gnuplot on the PATH, a malformed CSV, a directory without outputs (exit 2,
  * nothing written). */
 #include <check.h>
@@ -9,6 +11,8 @@
 #include <libxml/parser.h>
 #include <string.h>
 
+#include "csv.h"
+#include "plot.h"
 #include "test-util.h"
 
 /* A temporary directory holding the outputs of `whsim ARGS... --out DIR/name`. */
@@ -84,6 +88,38 @@ static void assert_plot_has(const char *dir, const char *file, const char *text)
   ck_assert_msg(strstr(content, text), "%s/%s: no \"%s\"", plots, file, text);
 }
 
+/* The largest fct_ps of DIR/flows.csv (the completed flows). */
+static double largest_fct_ps(const char *dir)
+{
+  g_autofree char *path = g_build_filename(dir, "flows.csv", NULL);
+  g_autoptr(GError) err = NULL;
+  g_autoptr(WhCsvReader) r = wh_csv_reader_new_file(path, (gsize)1 << 30, 1 << 16, &err);
+  ck_assert_msg(r != NULL, "%s", err ? err->message : path);
+  WhCsvRecord rec;
+  double max = -1;
+  gboolean header = TRUE;
+  while (wh_csv_reader_next(r, &rec, &err)) {
+    if (!header && rec.n_fields >= 7 && rec.fields[6][0])
+      max = MAX(max, g_ascii_strtod(rec.fields[6], NULL));
+    header = FALSE;
+  }
+  ck_assert_msg(err == NULL, "%s", err ? err->message : "");
+  ck_assert(max > 0);
+  return max;
+}
+
+/* Asserts that plotting `dirs` puts the largest FCT of run directory `run` at the top
+ * of its FCT CDF: the line "FCT_US 1.000000" in the script's datablocks. */
+static void assert_fct_plotted(char **dirs, const char *run)
+{
+  g_autoptr(GError) err = NULL;
+  g_autofree char *script = wh_plot_script(dirs, WH_PLOT_MAX_INPUT_BYTES, NULL, NULL, &err);
+  ck_assert_msg(script != NULL, "%s", err ? err->message : "");
+  g_autofree char *value = g_strdup_printf("%.9g 1.000000", largest_fct_ps(run) * 1e-6);
+  g_autofree char *line = g_strdup_printf("\n%s\n", value);
+  ck_assert_msg(strstr(script, line) != NULL, "%s: the FCT CDF does not end at \"%s\"", run, value);
+}
+
 /* Runs `whsim CMD SCENARIO [OPTION VALUE]` (SCENARIO a path below the source root;
  * `option` nullable) into TMP/name, plots it and asserts that `files` were drawn; the
  * run's directory. (transfer full) */
@@ -95,6 +131,9 @@ static char *run_and_plot(const char *tmp, const char *name, const char *cmd, co
   char *dir = run_into(tmp, name, args);
   const char *pargs[] = {dir, NULL};
   plot_ok(pargs, dir, files);
+  char *dirs[] = {dir, NULL};
+  g_autofree char *exact = g_build_filename(dir, "exact", NULL);
+  assert_fct_plotted(dirs, strcmp(cmd, "compare") == 0 ? exact : dir);
   return dir;
 }
 
@@ -151,6 +190,8 @@ START_TEST(test_plot_sampled_dumbbell_and_overlay)
   const char *oargs[] = {dir, dir2, "--out", both, NULL};
   const char *ofiles[] = {"fct-cdf", "link-utilization", "rates", "queues", NULL};
   plot_ok(oargs, both, ofiles);
+  char *odirs[] = {dir, dir2, NULL};
+  assert_fct_plotted(odirs, dir2);
   assert_plot_has(both, "fct-cdf.svg", ">dumbbell<");
   assert_plot_has(both, "fct-cdf.svg", ">dctcp<");
   wh_test_remove_tree(tmp);

@@ -120,6 +120,42 @@ static const char *token(WhRng *r)
   return tokens->pdata[pick(r, tokens->len)];
 }
 
+/* Turns every line end of `s` into CRLF. */
+static void to_crlf(GString *s)
+{
+  GString *t = g_string_new(NULL);
+  for (gsize i = 0; i < s->len; i++) {
+    if (s->str[i] == '\n')
+      g_string_append_c(t, '\r');
+    g_string_append_c(t, s->str[i]);
+  }
+  g_string_assign(s, t->str);
+  g_string_free(t, TRUE);
+}
+
+/* Rewrites the field of `s` from `at`: replaced by a token as whsim writes it (quoted
+ * when it must be), or quoted with its quotes doubled (one time in four left single). */
+static void quote_field(GString *s, gsize at, WhRng *r, gboolean replace)
+{
+  gsize end = at;
+  while (end < s->len && s->str[end] != ',' && s->str[end] != '\n')
+    end++;
+  g_autoptr(GString) field = g_string_new(NULL);
+  if (replace) {
+    wh_csv_field(field, token(r));
+  } else {
+    g_string_append_c(field, '"');
+    for (gsize i = at; i < end; i++) {
+      if (s->str[i] == '"' && pick(r, 4) != 0)
+        g_string_append_c(field, '"');
+      g_string_append_c(field, s->str[i]);
+    }
+    g_string_append_c(field, '"');
+  }
+  g_string_erase(s, (gssize)at, (gssize)(end - at));
+  g_string_insert(s, (gssize)at, field->str);
+}
+
 /* One or two mutations of `s` (a CSV file's text). */
 static void mutate(GString *s, WhRng *r)
 {
@@ -156,17 +192,9 @@ static void mutate(GString *s, WhRng *r)
       }
       break;
     }
-    case 5: { /* CRLF line ends */
-      GString *t = g_string_new(NULL);
-      for (gsize i = 0; i < s->len; i++) {
-        if (s->str[i] == '\n')
-          g_string_append_c(t, '\r');
-        g_string_append_c(t, s->str[i]);
-      }
-      g_string_assign(s, t->str);
-      g_string_free(t, TRUE);
+    case 5: /* CRLF line ends */
+      to_crlf(s);
       break;
-    }
     case 6: /* a NUL byte */
       g_string_insert_len(s, (gssize)at, "\0", 1);
       break;
@@ -175,28 +203,10 @@ static void mutate(GString *s, WhRng *r)
           s, (gssize)at,
           (const char *[]){"1e300", "-5", "0", "4e9", "1e-300", "123456789012345678"}[pick(r, 6)]);
       break;
-    case 8:   /* a field replaced by a token as whsim writes it (quoted when it must be) */
-    case 9: { /* a field quoted, its quotes doubled, or (one time in four) left single */
-      gboolean replace = what == 8;
-      gsize end = at;
-      while (end < s->len && s->str[end] != ',' && s->str[end] != '\n')
-        end++;
-      g_autoptr(GString) field = g_string_new(NULL);
-      if (replace) {
-        wh_csv_field(field, token(r));
-      } else {
-        g_string_append_c(field, '"');
-        for (gsize i = at; i < end; i++) {
-          if (s->str[i] == '"' && pick(r, 4) != 0)
-            g_string_append_c(field, '"');
-          g_string_append_c(field, s->str[i]);
-        }
-        g_string_append_c(field, '"');
-      }
-      g_string_erase(s, (gssize)at, (gssize)(end - at));
-      g_string_insert(s, (gssize)at, field->str);
+    case 8: /* a field replaced by a token as whsim writes it (quoted when it must be) */
+    case 9: /* a field quoted, its quotes doubled, or (one time in four) left single */
+      quote_field(s, at, r, what == 8);
       break;
-    }
     default: /* truncated */
       g_string_truncate(s, at);
       break;

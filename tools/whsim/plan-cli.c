@@ -16,6 +16,7 @@
 #include "scenario.h"
 #include "topology-preset.h"
 #include "units.h"
+#include "wh-error.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -25,20 +26,23 @@ static const WhPiperCandidate *pick(const WhPiperPlan *p, const char *mesh, GErr
   if (!mesh) {
     const WhPiperCandidate *b = wh_piper_plan_best(p);
     if (!b)
-      wh_piper_bad(error, "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
+      wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                   "--emit-scenario: no candidate fits; choose one with --mesh PPxEP");
     return b;
   }
   unsigned pp = 0, ep = 0;
   char tail = 0;
   if (sscanf(mesh, "%ux%u%c", &pp, &ep, &tail) != 2) {
-    wh_piper_bad(error, "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
+    wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                 "--mesh %s: expected PPxEP, e.g. 8x8", mesh);
     return NULL;
   }
   for (uint32_t i = 0; i < p->n; i++) {
     if (p->c[i].pp == pp && p->c[i].ep == ep && p->c[i].mem)
       return &p->c[i];
   }
-  wh_piper_bad(error, "--mesh %s: not a candidate (see the table)", mesh);
+  wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+               "--mesh %s: not a candidate (see the table)", mesh);
   return NULL;
 }
 
@@ -105,7 +109,8 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   fputs(text, stdout);
   const WhPiperCandidate *k = NULL;
   if (emit && m->experts < 2)
-    wh_piper_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
+    wh_error_set(&err, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                 "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
   else if (emit)
     k = pick(&p, mesh, &err);
   if (emit && !k) {
@@ -120,6 +125,48 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   }
   wh_piper_plan_clear(&p);
   return status;
+}
+
+/* Applies the --set assignments to `cfg`, collecting the machine's (those not of
+ * wh::Piper, NULL-terminated) in `machine`; FALSE after reporting a bad one. */
+static gboolean apply_sets(char **sets, WhConfig *cfg, GPtrArray *machine)
+{
+  g_autoptr(GError) err = NULL;
+  for (char **a = sets; a && *a; a++) {
+    gboolean piper = g_str_has_prefix(*a, "wh::Piper::");
+    if (!piper && !g_str_has_prefix(*a, "wh::Dragonfly::") &&
+        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=")) {
+      fprintf(stderr,
+              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::* and "
+              "wh::Workload::MessageAlpha apply here\n",
+              *a);
+      return FALSE;
+    }
+    if (!wh_config_set_assignment(cfg, *a, "command line", &err)) {
+      fprintf(stderr, "whsim plan: --set %s: %s\n", *a, err->message);
+      return FALSE;
+    }
+    if (!piper)
+      g_ptr_array_add(machine, *a);
+  }
+  g_ptr_array_add(machine, NULL);
+  return TRUE;
+}
+
+/* Parses --gcds, --tokens and --micro-batches (the last two nullable) into `o`; FALSE
+ * after reporting a bad one. */
+static gboolean parse_counts(const char *gcds, const char *tokens, const char *mb,
+                             WhPiperPlanOpts *o)
+{
+  if (!parse_count("--gcds", gcds, UINT32_MAX, &o->gcds))
+    return FALSE;
+  if (tokens) {
+    uint32_t t;
+    if (!parse_count("--tokens", tokens, 1u << 24, &t))
+      return FALSE;
+    o->tokens = t;
+  }
+  return mb == NULL || parse_count("--micro-batches", mb, 1u << 16, &o->micro_batches);
 }
 
 int wh_piper_plan_main(int argc, char **argv)
@@ -182,35 +229,11 @@ int wh_piper_plan_main(int argc, char **argv)
     return 1;
   }
   g_autoptr(GPtrArray) machine = g_ptr_array_new();
-  for (char **a = sets; a && *a; a++) {
-    gboolean piper = g_str_has_prefix(*a, "wh::Piper::");
-    if (!piper && !g_str_has_prefix(*a, "wh::Dragonfly::") &&
-        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=")) {
-      fprintf(stderr,
-              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::* and "
-              "wh::Workload::MessageAlpha apply here\n",
-              *a);
-      return EXIT_BAD_INPUT;
-    }
-    if (!wh_config_set_assignment(cfg, *a, "command line", &err)) {
-      fprintf(stderr, "whsim plan: --set %s: %s\n", *a, err->message);
-      return EXIT_BAD_INPUT;
-    }
-    if (!piper)
-      g_ptr_array_add(machine, *a);
-  }
-  g_ptr_array_add(machine, NULL);
+  if (!apply_sets(sets, cfg, machine))
+    return EXIT_BAD_INPUT;
   o.machine_sets = (const char *const *)machine->pdata;
   wh_piper_settings(cfg, &o, &net);
-  if (!parse_count("--gcds", gcds, UINT32_MAX, &o.gcds))
-    return EXIT_BAD_INPUT;
-  if (tokens) {
-    uint32_t t;
-    if (!parse_count("--tokens", tokens, 1u << 24, &t))
-      return EXIT_BAD_INPUT;
-    o.tokens = t;
-  }
-  if (mb && !parse_count("--micro-batches", mb, 1u << 16, &o.micro_batches))
+  if (!parse_counts(gcds, tokens, mb, &o))
     return EXIT_BAD_INPUT;
   if (emit && !wh_file_check_output(emit, &err)) {
     fprintf(stderr, "whsim plan: --emit-scenario %s\n", err->message);

@@ -202,6 +202,62 @@ static const char compare_description[] =
     "neither flows nor a workload, --out naming a file, or a stored exact run that does\n"
     "not match (no comparison written).\n";
 
+static const char memo_help[] =
+    "keep Wormhole's memo database in FILE: loaded at the start when it exists, as far "
+    "as MemoMaxBytes and --max-memory allow (a damaged or stale memo file is ignored with "
+    "a warning, then replaced), written at the end of a run that did not fail, merged "
+    "under a lock with what FILE holds then (at most MemoMaxBytes); a link is followed, a "
+    "read-only FILE is never "
+    "written, a FILE that is not a memo file is refused and left as it is; needs "
+    "wh::Wormhole::Mode=memo, or Patterns=true with observe or skip";
+
+static const char run_description[] =
+    "Parameters and their units: `whsim list`. Outputs: summary.json (counters) and\n"
+    "flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key) in the output\n"
+    "directory (key: a workload flow's op and transfer index, else the flow's label); rates.csv\n"
+    "and queues.csv with a sample period; ops.csv and trace.json with a workload.\n"
+    "Exit status: 0 success, 1 the run failed or ended inconsistent, 2 bad input or usage.\n";
+
+/* The options `whsim compare` adds to those of `whsim run`: the exact engine's
+ * perturbation ensemble. */
+static void add_ensemble_entries(GOptionContext *ctx, RunArgs *a)
+{
+  GOptionEntry ensemble[] = {
+      {"ensemble", 0, 0, G_OPTION_ARG_STRING, &a->ensemble,
+       "also judge Wormhole against the exact engine's perturbation ensemble of N runs, "
+       "2..64: the reference and N-1 members, the exact run with wh::Link::DelayJitter=1.."
+       "N-1, run as `whsim run` child processes into DIR/ensemble/member-i/",
+       "N"},
+      {"ensemble-seeds", 0, 0, G_OPTION_ARG_STRING, &a->seeds,
+       "with --ensemble: also run K members (0..64, default 0) that differ from the reference "
+       "only by the seed (S+1..S+K), into DIR/ensemble/seed-k/, judged apart",
+       "K"},
+      {"ensemble-from", 0, 0, G_OPTION_ARG_FILENAME, &a->ens_from,
+       "with --ensemble: read the members from EDIR (an earlier comparison's ensemble/ "
+       "directory, only read) instead of running them",
+       "EDIR"},
+      {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a->jobs,
+       "with --ensemble: run at most JOBS members at once (default: the number of CPUs)", "JOBS"},
+      {NULL},
+  };
+  g_option_context_add_main_entries(ctx, ensemble, NULL);
+}
+
+/* `whsim run`'s `n` entries as `whsim compare` shows them: its own wording of --out,
+ * --scheduler and --memo, and no ns-3 engine. */
+static void adapt_entries_for_compare(GOptionEntry *entries, gsize n)
+{
+  entries[0].description = "write the comparison and both runs' outputs to DIR (default: "
+                           "out/<file name without .xml>-compare)";
+  entries[2].description = "the exact run's scheduler: calendar (default), heap or a "
+                           "plugin's; the Wormhole run always uses wormhole";
+  entries[n - 3].description =
+      "keep the Wormhole run's memo database in FILE (see whsim run --help)";
+  for (GOptionEntry *e = entries; e->long_name; e++)
+    if (g_str_has_prefix(e->long_name, "engine") || g_str_has_prefix(e->long_name, "ns3-"))
+      e->flags |= G_OPTION_FLAG_HIDDEN;
+}
+
 /* The option parser of `whsim run` (or, with `compare`, of `whsim compare`: the same
  * options without the ns-3 engine), storing into `a`; also the source of the option
  * lists that `whsim --help` prints. (transfer full) */
@@ -256,15 +312,7 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
        "memory budget: refuse networks and workloads estimated larger than SIZE (default: 3/4 "
        "of the physical memory)",
        "SIZE"},
-      {"memo", 0, 0, G_OPTION_ARG_FILENAME, &a->memo,
-       "keep Wormhole's memo database in FILE: loaded at the start when it exists, as far "
-       "as MemoMaxBytes and --max-memory allow (a damaged or stale memo file is ignored with "
-       "a warning, then replaced), written at the end of a run that did not fail, merged "
-       "under a lock with what FILE holds then (at most MemoMaxBytes); a link is followed, a "
-       "read-only FILE is never "
-       "written, a FILE that is not a memo file is refused and left as it is; needs "
-       "wh::Wormhole::Mode=memo, or Patterns=true with observe or skip",
-       "FILE"},
+      {"memo", 0, 0, G_OPTION_ARG_FILENAME, &a->memo, memo_help, "FILE"},
       {"exact", 0, 0, G_OPTION_ARG_FILENAME, &a->exact,
        "compare against the exact run stored in DIR (the exact/ directory of an earlier "
        "`whsim compare --out`, or the output directory of `whsim run` on the exact engine) "
@@ -275,51 +323,18 @@ static GOptionContext *run_context(RunArgs *a, gboolean compare)
   };
   if (!compare)
     entries[G_N_ELEMENTS(entries) - 2] = entries[G_N_ELEMENTS(entries) - 1]; /* no --exact */
-  if (compare) {
-    entries[0].description = "write the comparison and both runs' outputs to DIR (default: "
-                             "out/<file name without .xml>-compare)";
-    entries[2].description = "the exact run's scheduler: calendar (default), heap or a "
-                             "plugin's; the Wormhole run always uses wormhole";
-    entries[G_N_ELEMENTS(entries) - 3].description =
-        "keep the Wormhole run's memo database in FILE (see whsim run --help)";
-    for (GOptionEntry *e = entries; e->long_name; e++)
-      if (g_str_has_prefix(e->long_name, "engine") || g_str_has_prefix(e->long_name, "ns3-"))
-        e->flags |= G_OPTION_FLAG_HIDDEN;
-  }
+  if (compare)
+    adapt_entries_for_compare(entries, G_N_ELEMENTS(entries));
   GOptionContext *ctx = g_option_context_new(
       compare ? "compare FILE.xml - the exact engine against Wormhole on one scenario"
               : "run FILE.xml - simulate a scenario");
   g_option_context_add_main_entries(ctx, entries, NULL);
   if (compare) {
-    GOptionEntry ensemble[] = {
-        {"ensemble", 0, 0, G_OPTION_ARG_STRING, &a->ensemble,
-         "also judge Wormhole against the exact engine's perturbation ensemble of N runs, "
-         "2..64: the reference and N-1 members, the exact run with wh::Link::DelayJitter=1.."
-         "N-1, run as `whsim run` child processes into DIR/ensemble/member-i/",
-         "N"},
-        {"ensemble-seeds", 0, 0, G_OPTION_ARG_STRING, &a->seeds,
-         "with --ensemble: also run K members (0..64, default 0) that differ from the reference "
-         "only by the seed (S+1..S+K), into DIR/ensemble/seed-k/, judged apart",
-         "K"},
-        {"ensemble-from", 0, 0, G_OPTION_ARG_FILENAME, &a->ens_from,
-         "with --ensemble: read the members from EDIR (an earlier comparison's ensemble/ "
-         "directory, only read) instead of running them",
-         "EDIR"},
-        {"jobs", 'j', 0, G_OPTION_ARG_STRING, &a->jobs,
-         "with --ensemble: run at most JOBS members at once (default: the number of CPUs)", "JOBS"},
-        {NULL},
-    };
-    g_option_context_add_main_entries(ctx, ensemble, NULL);
+    add_ensemble_entries(ctx, a);
     g_option_context_set_description(ctx, compare_description);
     return ctx;
   }
-  g_option_context_set_description(
-      ctx,
-      "Parameters and their units: `whsim list`. Outputs: summary.json (counters) and\n"
-      "flows.csv (flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key) in the output\n"
-      "directory (key: a workload flow's op and transfer index, else the flow's label); rates.csv\n"
-      "and queues.csv with a sample period; ops.csv and trace.json with a workload.\n"
-      "Exit status: 0 success, 1 the run failed or ended inconsistent, 2 bad input or usage.\n");
+  g_option_context_set_description(ctx, run_description);
   return ctx;
 }
 
@@ -539,6 +554,39 @@ static int compare_execute(WhCompare *c, const char *path, const char *out_dir, 
   return 0;
 }
 
+/* The sizes of --ensemble, --jobs and --ensemble-seeds, checked, into `ens`; FALSE
+ * after reporting a bad one. */
+static gboolean parse_ensemble(const RunArgs *a, WhCompareEnsemble *ens)
+{
+  int64_t v;
+  if (!wh_units_parse_int(a->ensemble, &v, NULL) || v < 2 || v > WH_COMPARE_ENSEMBLE_MAX) {
+    fprintf(stderr,
+            "whsim compare: --ensemble %s: expected an integer in 2..%d (the reference run "
+            "and 1..%d perturbed members)\n",
+            a->ensemble, WH_COMPARE_ENSEMBLE_MAX, WH_COMPARE_ENSEMBLE_MAX - 1);
+    return FALSE;
+  }
+  ens->size = (uint32_t)v;
+  ens->jobs = g_get_num_processors();
+  if (a->jobs && (!wh_units_parse_int(a->jobs, &v, NULL) || v < 1 || v > 1024)) {
+    fprintf(stderr, "whsim compare: --jobs %s: expected an integer in 1..1024\n", a->jobs);
+    return FALSE;
+  }
+  if (a->jobs)
+    ens->jobs = (guint)v;
+  if (a->seeds &&
+      (!wh_units_parse_int(a->seeds, &v, NULL) || v < 0 || v > WH_COMPARE_ENSEMBLE_SEEDS_MAX)) {
+    fprintf(stderr,
+            "whsim compare: --ensemble-seeds %s: expected an integer in 0..%d (the members "
+            "that differ from the reference only by the seed)\n",
+            a->seeds, WH_COMPARE_ENSEMBLE_SEEDS_MAX);
+    return FALSE;
+  }
+  if (a->seeds)
+    ens->seeds = (uint32_t)v;
+  return TRUE;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
   g_auto(RunArgs) a = {0};
@@ -565,32 +613,8 @@ static int cmd_compare(int argc, char **argv)
     return EXIT_BAD_INPUT;
   }
   if (a.ensemble) {
-    int64_t v;
-    if (!wh_units_parse_int(a.ensemble, &v, NULL) || v < 2 || v > WH_COMPARE_ENSEMBLE_MAX) {
-      fprintf(stderr,
-              "whsim compare: --ensemble %s: expected an integer in 2..%d (the reference run "
-              "and 1..%d perturbed members)\n",
-              a.ensemble, WH_COMPARE_ENSEMBLE_MAX, WH_COMPARE_ENSEMBLE_MAX - 1);
+    if (!parse_ensemble(&a, &ens))
       return EXIT_BAD_INPUT;
-    }
-    ens.size = (uint32_t)v;
-    ens.jobs = g_get_num_processors();
-    if (a.jobs && (!wh_units_parse_int(a.jobs, &v, NULL) || v < 1 || v > 1024)) {
-      fprintf(stderr, "whsim compare: --jobs %s: expected an integer in 1..1024\n", a.jobs);
-      return EXIT_BAD_INPUT;
-    }
-    if (a.jobs)
-      ens.jobs = (guint)v;
-    if (a.seeds &&
-        (!wh_units_parse_int(a.seeds, &v, NULL) || v < 0 || v > WH_COMPARE_ENSEMBLE_SEEDS_MAX)) {
-      fprintf(stderr,
-              "whsim compare: --ensemble-seeds %s: expected an integer in 0..%d (the members "
-              "that differ from the reference only by the seed)\n",
-              a.seeds, WH_COMPARE_ENSEMBLE_SEEDS_MAX);
-      return EXIT_BAD_INPUT;
-    }
-    if (a.seeds)
-      ens.seeds = (uint32_t)v;
     self = g_file_read_link("/proc/self/exe", NULL);
     if (self == NULL)
       self = g_canonicalize_filename(argv[0], NULL);

@@ -273,7 +273,7 @@ for key, label in lat_names + list(names.items()):
     meas, src, why = lat_meas[key]
     text, off, note = compare("latency " + label, t, meas, src, why)
     lines.append("| %s | %.3f us | %s us | %s | %s | %s |" % (label, t, text, off, src, note))
-lines += ["", "Calibration (docs/topology.md): MessageAlpha 200 ns and HostDelay 0 put the "
+lines += ["", "Calibration (docs/modules/topology.md): MessageAlpha 200 ns and HostDelay 0 put the "
           "one-link cases at the measured 0.50 us; NicDelay 860 ns (paid at the sending and "
           "the receiving NIC) then puts one switch at the measured 2.50 us. The other rows "
           "are predictions: the measured range between nodes is from the same-switch figure "

@@ -488,7 +488,7 @@ def cell_walls(rows):
 def run_flows(alg, nodes):
     """The flows of one run: n(n-1) for the flat all-to-alls (n = nodes x 8 GCDs); for
     HALO, per GCD 7 Phase I and 7 Phase III messages in its node and one Phase II
-    message per other node (docs/workloads.md, HALO): n(nodes + 13)."""
+    message per other node (docs/modules/workload.md, HALO): n(nodes + 13)."""
     n = nodes * GCDS
     return n * (nodes + 13) if alg == "halo" else n * (n - 1)
 
@@ -700,10 +700,10 @@ def render(results, engines, report, check, engine, out, ran):
              "contiguous placement: rank r on GCD r mod 8 of node r / 8). Each message pays "
              "wh::Workload::MessageAlpha, which a rank pays one message after another (LogP's "
              "sender overhead: k messages ready together leave at alpha, 2 alpha, ..., k alpha; "
-             "docs/workloads.md). Source of the "
+             "docs/modules/workload.md). Source of the "
              "expectations: S. Dash and F. Wang, \"Piper: Efficient Large-Scale MoE Training via "
              "Resource Modeling and Pipelined Hybrid Parallelism\", ORNL, arXiv:2605.05049 (2026), "
-             "as summarised in [docs/piper.md](../../docs/piper.md). Buffers are decimal "
+             "as summarised in [docs/modules/piper.md](../../docs/piper.md). Buffers are decimal "
              "(1 MB = 10^6 bytes); each pair gets ceil(buffer / n) bytes.", ""]
 
     # --- micro-benchmark ---------------------------------------------------------------
@@ -745,7 +745,7 @@ def render(results, engines, report, check, engine, out, ran):
 
     # --- HALO against flat -------------------------------------------------------------
     lines += ["## HALO against flat all-to-alls", "",
-              "`halo` (three phases, docs/workloads.md#halo; a rank issues its Phase II messages, "
+              "`halo` (three phases, docs/modules/workload.md#halo; a rank issues its Phase II messages, "
               "then its Phase I ones), `direct` (every message ready at once) and `rccl` "
               "(pairwise order, at most %d sends of a rank in flight), each message paying "
               "wh::Workload::MessageAlpha on its rank's issue engine, one after another; "

@@ -218,7 +218,7 @@ PY
     echo "No bound: the rows skip at measured rates, at the defaults (idle rule on, which the rail"
     echo "fabric needs) and with the paper's detection alone (idle rule off). On this fabric any"
     echo "early difference spreads to the whole iteration"
-    echo "(docs/wormhole.md); the last row is the exact engine's own sensitivity: lengthening"
+    echo "(docs/modules/wormhole.md); the last row is the exact engine's own sensitivity: lengthening"
     echo "every link by 1 ps changes no random draw, only which packet reaches a port first, and"
     echo "it moves the flows as much as an inexact skip does."
   } >> "$report"

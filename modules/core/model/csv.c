@@ -1,5 +1,6 @@
 /* RFC 4180 CSV writing and bounded streaming reading; see csv.h. */
 #include "csv.h"
+#include "wh-error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -147,21 +148,18 @@ const char *wh_csv_reader_name(const WhCsvReader *r)
   return r->name;
 }
 
-static gboolean fail(WhCsvReader *r, GError **error, WhCsvError code, guint line, const char *what)
+/* Marks the reader failed (it then stays so) and sets the error; FALSE. */
+static gboolean fault(WhCsvReader *r, GError **error, WhCsvError code, guint line, const char *what)
 {
   r->failed = TRUE;
-  if (line)
-    g_set_error(error, WH_CSV_ERROR, code, "%s:%u: %s", r->name, line, what);
-  else
-    g_set_error(error, WH_CSV_ERROR, code, "%s: %s", r->name, what);
-  return FALSE;
+  return wh_error_set_at(error, WH_CSV_ERROR, code, r->name, (int)line, "%s", what);
 }
 
 static gboolean record_too_long(WhCsvReader *r, GError **error)
 {
   g_autofree char *what =
       g_strdup_printf("a record longer than %" G_GSIZE_FORMAT " bytes", r->max_record);
-  return fail(r, error, WH_CSV_ERROR_SIZE, r->line, what);
+  return fault(r, error, WH_CSV_ERROR_SIZE, r->line, what);
 }
 
 /* Moves the unread bytes to the front of the buffer and reads a block after them
@@ -185,7 +183,7 @@ static gboolean refill(WhCsvReader *r, GError **error)
   while (n < 0 && errno == EINTR);
   if (n < 0) {
     g_autofree char *what = g_strdup_printf("cannot read: %s", g_strerror(errno));
-    return fail(r, error, WH_CSV_ERROR_READ, 0, what);
+    return fault(r, error, WH_CSV_ERROR_READ, 0, what);
   }
   r->end += (gsize)n;
   r->total += (gsize)n;
@@ -193,7 +191,7 @@ static gboolean refill(WhCsvReader *r, GError **error)
   if (r->total > r->max_bytes) {
     g_autofree char *cap = g_format_size_full(r->max_bytes, G_FORMAT_SIZE_IEC_UNITS);
     g_autofree char *what = g_strdup_printf("larger than the %s allowed", cap);
-    return fail(r, error, WH_CSV_ERROR_SIZE, 0, what);
+    return fault(r, error, WH_CSV_ERROR_SIZE, 0, what);
   }
   return TRUE;
 }
@@ -223,6 +221,48 @@ static const guchar special[256] = {[0] = 1, [','] = 1, ['"'] = 1, ['\r'] = 1, [
 
 enum { PARSED, MORE, FAULT };
 
+/* Parses a quoted field from *sp (at its opening quote) to past its closing quote,
+ * counting the line feeds it holds in *line: PARSED, MORE or FAULT as parse(). */
+static int parse_quoted(WhCsvReader *r, const guchar **sp, const guchar *e, guint *line,
+                        GError **error)
+{
+  const guchar *s = *sp + 1;
+  guint opened = *line;
+  for (;;) {
+    const guchar *q = s;
+    while (q < e && *q != '"' && *q != '\n' && *q != '\0')
+      q++;
+    put(r, (const char *)s, (gsize)(q - s));
+    s = q;
+    if (s == e) {
+      if (!r->eof)
+        return MORE;
+      fault(r, error, WH_CSV_ERROR_FORMAT, opened,
+            "a quoted field is not closed (its quote opens on this line)");
+      return FAULT;
+    }
+    if (*s == '\0') {
+      fault(r, error, WH_CSV_ERROR_FORMAT, *line, "a NUL byte: not a text file");
+      return FAULT;
+    }
+    if (*s == '\n') {
+      put(r, "\n", 1);
+      (*line)++;
+      s++;
+      continue;
+    }
+    if (s + 1 == e && !r->eof)
+      return MORE;
+    if (s + 1 < e && s[1] == '"') {
+      put(r, "\"", 1);
+      s += 2;
+      continue;
+    }
+    *sp = s + 1;
+    return PARSED;
+  }
+}
+
 /* Parses one record from data[pos, end) into `rec`: PARSED (pos and line moved past
  * it), MORE (the bytes at hand end inside it and the input goes on) or FAULT. */
 static int parse(WhCsvReader *r, GError **error)
@@ -235,41 +275,9 @@ static int parse(WhCsvReader *r, GError **error)
   for (;;) {
     field_start(r);
     if (s < e && *s == '"') {
-      guint opened = line;
-      s++;
-      for (;;) {
-        const guchar *q = s;
-        while (q < e && *q != '"' && *q != '\n' && *q != '\0')
-          q++;
-        put(r, (const char *)s, (gsize)(q - s));
-        s = q;
-        if (s == e) {
-          if (!r->eof)
-            return MORE;
-          fail(r, error, WH_CSV_ERROR_FORMAT, opened,
-               "a quoted field is not closed (its quote opens on this line)");
-          return FAULT;
-        }
-        if (*s == '\0') {
-          fail(r, error, WH_CSV_ERROR_FORMAT, line, "a NUL byte: not a text file");
-          return FAULT;
-        }
-        if (*s == '\n') {
-          put(r, "\n", 1);
-          line++;
-          s++;
-          continue;
-        }
-        if (s + 1 == e && !r->eof)
-          return MORE;
-        if (s + 1 < e && s[1] == '"') {
-          put(r, "\"", 1);
-          s += 2;
-          continue;
-        }
-        s++;
-        break;
-      }
+      int got = parse_quoted(r, &s, e, &line, error);
+      if (got != PARSED)
+        return got;
     } else {
       const guchar *q = s;
       while (q < e && !special[*q])
@@ -277,9 +285,9 @@ static int parse(WhCsvReader *r, GError **error)
       put(r, (const char *)s, (gsize)(q - s));
       s = q;
       if (s < e && *s == '"') {
-        fail(r, error, WH_CSV_ERROR_FORMAT, line,
-             "a quote inside an unquoted field (a field holding one must be quoted, its "
-             "quotes doubled)");
+        fault(r, error, WH_CSV_ERROR_FORMAT, line,
+              "a quote inside an unquoted field (a field holding one must be quoted, its "
+              "quotes doubled)");
         return FAULT;
       }
     }
@@ -306,17 +314,17 @@ static int parse(WhCsvReader *r, GError **error)
         line++;
         break;
       }
-      fail(r, error, WH_CSV_ERROR_FORMAT, line,
-           "a carriage return outside quotes and not before a line feed");
+      fault(r, error, WH_CSV_ERROR_FORMAT, line,
+            "a carriage return outside quotes and not before a line feed");
       return FAULT;
     }
     if (*s == '\0') {
-      fail(r, error, WH_CSV_ERROR_FORMAT, line, "a NUL byte: not a text file");
+      fault(r, error, WH_CSV_ERROR_FORMAT, line, "a NUL byte: not a text file");
       return FAULT;
     }
-    fail(r, error, WH_CSV_ERROR_FORMAT, line,
-         "text after the closing quote of a field (a field holding a quote must be "
-         "quoted whole, its quotes doubled)");
+    fault(r, error, WH_CSV_ERROR_FORMAT, line,
+          "text after the closing quote of a field (a field holding a quote must be "
+          "quoted whole, its quotes doubled)");
     return FAULT;
   }
   if ((gsize)(s - start) > r->max_record) {

@@ -11,6 +11,7 @@
 #include "rng.h"
 #include "simulator.h"
 #include "units.h"
+#include "wh-error.h"
 
 /* ---- units ---- */
 
@@ -538,6 +539,30 @@ START_TEST(test_bulk_table)
 }
 END_TEST
 
+/* The shared error helper: "FILE:LINE: ", "FILE: " or no prefix, FALSE, and a NULL
+ * error left alone. */
+START_TEST(test_error_helper)
+{
+  GQuark q = g_quark_from_static_string("wh-test-error");
+  GError *e = NULL;
+  ck_assert(!wh_error_set_at(&e, q, 3, "a.xml", 12, "bad %s", "value"));
+  ck_assert(g_error_matches(e, q, 3));
+  ck_assert_str_eq(e->message, "a.xml:12: bad value");
+  g_clear_error(&e);
+  ck_assert(!wh_error_set_at(&e, q, 4, "a.xml", 0, "%d%%", 50));
+  ck_assert_str_eq(e->message, "a.xml: 50%");
+  g_clear_error(&e);
+  ck_assert(!wh_error_set_at(&e, q, 5, NULL, 7, "no file"));
+  ck_assert_str_eq(e->message, "no file");
+  g_clear_error(&e);
+  ck_assert(!wh_error_set(&e, q, 6, "%s: %u", "n", 2u));
+  ck_assert_str_eq(e->message, "n: 2");
+  ck_assert_int_eq(e->code, 6);
+  g_clear_error(&e);
+  ck_assert(!wh_error_set(NULL, q, 1, "ignored"));
+}
+END_TEST
+
 Suite *wh_core_suite(void)
 {
   Suite *s = suite_create("core");
@@ -551,6 +576,7 @@ Suite *wh_core_suite(void)
   tcase_add_test(tc, test_config_set_and_precedence);
   tcase_add_test(tc, test_config_errors);
   tcase_add_test(tc, test_registry_lists_types);
+  tcase_add_test(tc, test_error_helper);
   suite_add_tcase(s, tc);
   tc = tcase_create("scheduler");
   tcase_set_timeout(tc, 120);

@@ -13,6 +13,7 @@
 #include "scenario.h"
 #include "topology-preset.h"
 #include "units.h"
+#include "wh-error.h"
 
 static void model_header(GString *t, const WhPiperModel *m)
 {
@@ -175,12 +176,12 @@ char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperComput
   return g_string_free(t, FALSE);
 }
 
-gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
-                                const WhPiperCompute *c, const WhPiperCandidate *k,
-                                const char *path, WhPiperOpTimes *times, GError **error)
+/* The emitted scenario's fixed op times (ps) of candidate `k`; FALSE when one is
+ * outside the time horizon. */
+static gboolean op_times(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperCandidate *k, const char *path, WhPiperOpTimes *out,
+                         GError **error)
 {
-  if (m->experts < 2)
-    return wh_piper_bad(error, "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
   double T = o->tokens > 0 ? o->tokens : m->seq;
   WhPiperLayerTime lt;
   wh_piper_layer_time(c, m, T, k->ep, o->flash, &lt);
@@ -193,7 +194,7 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
   for (size_t i = 0; i < G_N_ELEMENTS(times_s); i++) {
     double v = times_s[i].s * 1e12;
     if (!isfinite(v) || v < 0 || v > (double)WH_TIME_HORIZON)
-      return wh_piper_bad(error,
+      return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
                           "--emit-scenario %s: model %s, PP%uxEP%u: field "
                           "wh::ModelPreset::%s = %g s is outside 0..%.0f s (the time horizon); "
                           "not written",
@@ -201,23 +202,15 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                           wh_time_to_s(WH_TIME_HORIZON));
     ps[i] = (uint64_t)llround(v);
   }
-  WhPiperOpTimes t = {.attn = ps[0], .expert = ps[1], .head = ps[2]};
-  if (times)
-    *times = t;
-  uint32_t n = k->pp * k->ep, groups = (n + 1023) / 1024;
-  GString *x = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  g_autofree char *name = g_markup_printf_escaped("%s-pp%uxep%u", m->name, k->pp, k->ep);
-  g_autofree char *title = g_markup_escape_text(m->title ? m->title : m->name, -1);
-  g_string_append_printf(x, "<scenario name=\"%s\" seed=\"1\" cc=\"dcqcn\">\n", name);
-  g_string_append_printf(
-      x,
-      "  <description>Written by whsim plan: %s on %u GCDs of a Frontier-like machine, PP %u x "
-      "EP %u (TP 1, DP = EP: each stage's EP group is %u consecutive GCDs), %u micro-batches "
-      "of %.0f tokens per GCD, 1F1B. Compute durations are the Piper compute model's "
-      "(FlashAttention %s, activation checkpointing %s); SeqLength holds the tokens per GCD "
-      "per micro-batch.%s</description>\n",
-      title, n, k->pp, k->ep, k->ep, k->m, T, o->flash ? "on" : "off", o->recompute ? "on" : "off",
-      m->vocab ? "" : " The model has no vocabulary: Vocab 1 and a zero head time stand in.");
+  *out = (WhPiperOpTimes){.attn = ps[0], .expert = ps[1], .head = ps[2]};
+  return TRUE;
+}
+
+/* Appends the wh::ModelPreset shape of model `m` under candidate `k` (T tokens per GCD
+ * per micro-batch) as <set> lines. */
+static void append_model_sets(GString *x, const WhPiperModel *m, const WhPiperCandidate *k,
+                              double T)
+{
   struct {
     const char *param;
     uint64_t v;
@@ -240,6 +233,36 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
     g_string_append_printf(
         x, "  <set param=\"wh::ModelPreset::%s\" value=\"%" G_GUINT64_FORMAT "\"/>\n",
         sets[i].param, sets[i].v);
+}
+
+gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
+                                const WhPiperCompute *c, const WhPiperCandidate *k,
+                                const char *path, WhPiperOpTimes *times, GError **error)
+{
+  if (m->experts < 2)
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "model %s: --emit-scenario needs an MoE model (E >= 2)", m->name);
+  double T = o->tokens > 0 ? o->tokens : m->seq;
+  WhPiperOpTimes t;
+  if (!op_times(m, o, c, k, path, &t, error))
+    return FALSE;
+  if (times)
+    *times = t;
+  uint32_t n = k->pp * k->ep, groups = (n + 1023) / 1024;
+  GString *x = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  g_autofree char *name = g_markup_printf_escaped("%s-pp%uxep%u", m->name, k->pp, k->ep);
+  g_autofree char *title = g_markup_escape_text(m->title ? m->title : m->name, -1);
+  g_string_append_printf(x, "<scenario name=\"%s\" seed=\"1\" cc=\"dcqcn\">\n", name);
+  g_string_append_printf(
+      x,
+      "  <description>Written by whsim plan: %s on %u GCDs of a Frontier-like machine, PP %u x "
+      "EP %u (TP 1, DP = EP: each stage's EP group is %u consecutive GCDs), %u micro-batches "
+      "of %.0f tokens per GCD, 1F1B. Compute durations are the Piper compute model's "
+      "(FlashAttention %s, activation checkpointing %s); SeqLength holds the tokens per GCD "
+      "per micro-batch.%s</description>\n",
+      title, n, k->pp, k->ep, k->ep, k->m, T, o->flash ? "on" : "off", o->recompute ? "on" : "off",
+      m->vocab ? "" : " The model has no vocabulary: Vocab 1 and a zero head time stand in.");
+  append_model_sets(x, m, k, T);
   g_string_append_printf(
       x,
       "  <set param=\"wh::ModelPreset::Recompute\" value=\"%s\"/>\n"
@@ -263,8 +286,9 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
   g_autoptr(WhScenario) back = wh_scenario_load_memory(x->str, x->len, path, &err);
   if (back == NULL) {
     g_string_free(x, TRUE);
-    return wh_piper_bad(error, "--emit-scenario %s: model %s, PP%uxEP%u: not written: %s", path,
-                        m->name, k->pp, k->ep, err->message);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "--emit-scenario %s: model %s, PP%uxEP%u: not written: %s", path, m->name,
+                        k->pp, k->ep, err->message);
   }
   gboolean ok = wh_file_check_replaceable(path, &err) &&
                 g_file_set_contents(path, x->str, (gssize)x->len, &err);

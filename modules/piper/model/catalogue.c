@@ -7,22 +7,12 @@
 
 #include "file-read.h"
 #include "piper.h"
+#include "wh-error.h"
 
 extern const char wh_piper_models_ini[];
 extern const size_t wh_piper_models_ini_len;
 
 G_DEFINE_QUARK(wh - piper - error - quark, wh_piper_error)
-
-gboolean wh_piper_bad(GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error_literal(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID, msg);
-  g_free(msg);
-  return FALSE;
-}
 
 /* A required non-negative integer field (at least `min`). */
 static gboolean get_uint(GKeyFile *kf, const char *file, const char *group, const char *key,
@@ -30,19 +20,22 @@ static gboolean get_uint(GKeyFile *kf, const char *file, const char *group, cons
 {
   g_autofree char *v = g_key_file_get_value(kf, group, key, NULL);
   if (v == NULL)
-    return wh_piper_bad(error, "%s: model [%s]: field %s is missing", file, group, key);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "%s: model [%s]: field %s is missing", file, group, key);
   g_strstrip(v);
   char *end = NULL;
   errno = 0;
   long long x = strtoll(v, &end, 10);
   if (*v == '\0' || *end != '\0' || errno)
-    return wh_piper_bad(error, "%s: model [%s]: field %s = \"%s\" is not an integer", file, group,
-                        key, v);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "%s: model [%s]: field %s = \"%s\" is not an integer", file, group, key, v);
   if (x < 0)
-    return wh_piper_bad(error, "%s: model [%s]: field %s = %lld is negative", file, group, key, x);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "%s: model [%s]: field %s = %lld is negative", file, group, key, x);
   if (x < min || x > (1ll << 24))
-    return wh_piper_bad(error, "%s: model [%s]: field %s = %lld is out of range (%u..%d)", file,
-                        group, key, x, min, 1 << 24);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "%s: model [%s]: field %s = %lld is out of range (%u..%d)", file, group,
+                        key, x, min, 1 << 24);
   *out = (uint32_t)x;
   return TRUE;
 }
@@ -59,8 +52,9 @@ static gboolean get_double(GKeyFile *kf, const char *file, const char *group, co
   char *end = NULL;
   double x = g_ascii_strtod(v, &end);
   if (*v == '\0' || *end != '\0' || !isfinite(x) || x < 0)
-    return wh_piper_bad(error, "%s: model [%s]: field %s = \"%s\" is not a non-negative number",
-                        file, group, key, v);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "%s: model [%s]: field %s = \"%s\" is not a non-negative number", file,
+                        group, key, v);
   *out = x;
   return TRUE;
 }
@@ -91,13 +85,15 @@ static gboolean parse_model(GKeyFile *kf, const char *file, const char *group, W
       return FALSE;
   }
   if (m->ffn_mats > 3)
-    return wh_piper_bad(error, "%s: model [%s]: field FfnMatrices = %u: expected 2 or 3", file,
-                        group, m->ffn_mats);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "%s: model [%s]: field FfnMatrices = %u: expected 2 or 3", file, group,
+                        m->ffn_mats);
   if (m->top_k > m->experts)
-    return wh_piper_bad(error, "%s: model [%s]: field TopK = %u is more than the %u experts", file,
-                        group, m->top_k, m->experts);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "%s: model [%s]: field TopK = %u is more than the %u experts", file, group,
+                        m->top_k, m->experts);
   if (m->hidden % m->heads || m->heads % m->kv_heads)
-    return wh_piper_bad(error,
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
                         "%s: model [%s]: fields Hidden %u, Heads %u and KvHeads %u do not divide",
                         file, group, m->hidden, m->heads, m->kv_heads);
   m->title = g_key_file_get_string(kf, group, "Title", NULL);
@@ -125,13 +121,15 @@ WhPiperCatalogue *wh_piper_catalogue_parse(const char *text, size_t len, const c
   g_autoptr(GKeyFile) kf = g_key_file_new();
   g_autoptr(GError) err = NULL;
   if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &err)) {
-    wh_piper_bad(error, "%s: not a key file: %s", file, err->message);
+    wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID, "%s: not a key file: %s", file,
+                 err->message);
     return NULL;
   }
   gsize n = 0;
   g_auto(GStrv) groups = g_key_file_get_groups(kf, &n);
   if (n == 0) {
-    wh_piper_bad(error, "%s: no model (a key file with one [name] group per model)", file);
+    wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                 "%s: no model (a key file with one [name] group per model)", file);
     return NULL;
   }
   WhPiperCatalogue *c = g_new0(WhPiperCatalogue, 1);
@@ -152,7 +150,7 @@ WhPiperCatalogue *wh_piper_catalogue_load(const char *path, GError **error)
   gsize len = 0;
   g_autoptr(GError) err = NULL;
   if (!wh_file_read(path, WH_PIPER_MAX_MODEL_FILE_BYTES, &text, &len, &err)) {
-    wh_piper_bad(error, "%s: %s", path, err->message);
+    wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID, "%s: %s", path, err->message);
     return NULL;
   }
   return wh_piper_catalogue_parse(text, len, path, error);

@@ -4,7 +4,7 @@
  * a per-GCD form in tokens per GCD), a compute model of an MI250X GCD calibrated on the
  * paper's single-layer measurements, a communication model on the Frontier preset's
  * link rates, and the PP x EP strategy planner behind `whsim plan`. Formulas and
- * assumptions: docs/piper.md. */
+ * assumptions: docs/modules/piper.md. */
 #ifndef WH_PIPER_H
 #define WH_PIPER_H
 
@@ -17,8 +17,6 @@
 #define WH_PIPER_ERROR (wh_piper_error_quark())
 GQuark wh_piper_error_quark(void);
 
-/* Sets a WH_PIPER_ERROR_INVALID error from a printf format; returns FALSE. */
-gboolean wh_piper_bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 enum { WH_PIPER_ERROR_INVALID };
 
 /* ---- catalogue ---- */

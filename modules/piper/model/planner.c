@@ -1,12 +1,13 @@
 /* The Piper strategy planner: enumerates PP x EP meshes of N GCDs, evaluates memory
  * (per-GCD form, every stage), step time under 1F1B with its bubble, TFLOPS per GCD
- * and MFU, and ranks the feasible ones. See docs/piper.md. */
+ * and MFU, and ranks the feasible ones. See docs/modules/piper.md. */
 #include <math.h>
 #include <string.h>
 
 #include "dragonfly.h"
 #include "piper.h"
 #include "units.h"
+#include "wh-error.h"
 
 static void evaluate(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                      const WhPiperNet *net, WhPiperCandidate *k)
@@ -64,19 +65,21 @@ gboolean wh_piper_plan(const WhPiperModel *m, const WhPiperPlanOpts *o, const Wh
   *out = (WhPiperPlan){0};
   uint32_t N = o->gcds;
   if (N == 0 || N % WH_DRAGONFLY_NODE_GCDS)
-    return wh_piper_bad(error,
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
                         "--gcds %u: must be a positive multiple of %u (whole Frontier nodes)", N,
                         WH_DRAGONFLY_NODE_GCDS);
   if (N > WH_PIPER_MAX_GCDS)
-    return wh_piper_bad(
-        error,
+    return wh_error_set(
+        error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
         "--gcds %u: more than the %u GCDs of the largest Frontier machine the preset "
         "builds (74 groups)",
         N, WH_PIPER_MAX_GCDS);
   if (o->tokens < 0 || o->tokens > 1e9 || o->tokens != floor(o->tokens))
-    return wh_piper_bad(error, "--tokens %g: must be a positive integer", o->tokens);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "--tokens %g: must be a positive integer", o->tokens);
   if (!(o->usable > 0) || o->usable > 1)
-    return wh_piper_bad(error, "--usable-fraction %g: must be in (0, 1]", o->usable);
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "--usable-fraction %g: must be in (0, 1]", o->usable);
   GArray *cand = g_array_new(FALSE, TRUE, sizeof(WhPiperCandidate));
   uint32_t structural = 0;
   for (uint32_t ep = 1; ep <= N; ep++) {
@@ -98,8 +101,8 @@ gboolean wh_piper_plan(const WhPiperModel *m, const WhPiperPlanOpts *o, const Wh
   }
   if (structural == 0) {
     g_array_free(cand, TRUE);
-    return wh_piper_bad(
-        error,
+    return wh_error_set(
+        error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
         "model %s on --gcds %u: no EP <= %u divides both E = %u and N with PP = N / EP "
         "<= L = %u",
         m->name, N, net->switch_gcds, m->experts, m->layers);

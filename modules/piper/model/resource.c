@@ -1,5 +1,5 @@
 /* The Piper resource model: memory (literal and per-GCD forms), the compute model of
- * an MI250X GCD and its calibration, and the communication model. See docs/piper.md. */
+ * an MI250X GCD and its calibration, and the communication model. See docs/modules/piper.md. */
 #include <math.h>
 
 #include "dragonfly.h"

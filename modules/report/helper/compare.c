@@ -19,6 +19,7 @@
 #include "run-files.h"
 #include "runner.h"
 #include "units.h"
+#include "wh-error.h"
 
 enum { EXACT, WORMHOLE, N_SIDES };
 
@@ -358,19 +359,6 @@ static WhRun *side_build(Side *s, WhScenario *sc, GError **error)
 #define MAX_STORED_RECORD 65536           /* bytes of a record of flows.csv or ops.csv */
 #define MAX_STORED_BYTES ((gsize)4 << 30) /* bytes of a stored flows.csv or ops.csv */
 
-static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-/* Sets a bad-input error (whsim exits 2); FALSE. */
-static gboolean refuse(GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *m = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error_literal(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, m);
-  return FALSE;
-}
-
 /* A stored summary.json: its path and, once read, its members. */
 typedef struct {
   char *path;
@@ -406,7 +394,8 @@ static JsonNode *summary_value(const Summary *s, const char *key, GError **error
 {
   JsonNode *v = json_object_get_member(s->fields, key);
   if (v == NULL)
-    refuse(error, "%s: no field \"%s\"", s->path, key);
+    wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: no field \"%s\"", s->path,
+                 key);
   return v;
 }
 
@@ -415,7 +404,8 @@ static gboolean bad_field(const Summary *s, const char *key, JsonNode *v, const 
                           GError **error)
 {
   g_autofree char *text = json_to_string(v, FALSE);
-  return refuse(error, "%s: field \"%s\": %s: %s", s->path, key, text, want);
+  return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: field \"%s\": %s: %s",
+                      s->path, key, text, want);
 }
 
 /* An integer in 0..G_MAXINT64, the range of json-glib's integers. */
@@ -453,10 +443,10 @@ static gboolean expect_u64(const Summary *s, const char *key, uint64_t want, GEr
   if (!summary_u64(s, key, &v, error))
     return FALSE;
   if (v != want)
-    return refuse(error,
-                  "%s: field \"%s\": %" G_GUINT64_FORMAT " in the stored exact run, "
-                  "%" G_GUINT64_FORMAT " in this comparison: " OTHER_CONFIGURATION,
-                  s->path, key, v, want);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: field \"%s\": %" G_GUINT64_FORMAT " in the stored exact run, "
+                        "%" G_GUINT64_FORMAT " in this comparison: " OTHER_CONFIGURATION,
+                        s->path, key, v, want);
   return TRUE;
 }
 
@@ -466,10 +456,11 @@ static gboolean expect_str(const Summary *s, const char *key, const char *want, 
   if (v == NULL)
     return FALSE;
   if (strcmp(v, want) != 0)
-    return refuse(error,
-                  "%s: field \"%s\": \"%s\" in the stored exact run, \"%s\" in this comparison: "
-                  "" OTHER_CONFIGURATION,
-                  s->path, key, v, want);
+    return wh_error_set(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+        "%s: field \"%s\": \"%s\" in the stored exact run, \"%s\" in this comparison: "
+        "" OTHER_CONFIGURATION,
+        s->path, key, v, want);
   return TRUE;
 }
 
@@ -500,22 +491,27 @@ static gboolean summary_read(Side *s, Summary *sm, GError **error)
   g_autofree char *text = NULL;
   gsize len = 0;
   if (!g_file_test(sm->path, G_FILE_TEST_IS_REGULAR))
-    return refuse(error, "%s: %s", sm->path,
-                  g_file_test(sm->path, G_FILE_TEST_EXISTS) ? "not a regular file"
-                                                            : "missing: not the output directory "
-                                                              "of a whsim run");
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: %s", sm->path,
+                        g_file_test(sm->path, G_FILE_TEST_EXISTS)
+                            ? "not a regular file"
+                            : "missing: not the output directory "
+                              "of a whsim run");
   if (!wh_file_read(sm->path, WH_MAX_INPUT_BYTES, &text, &len, &err))
-    return refuse(error, "%s: %s", sm->path, err->message);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: %s", sm->path,
+                        err->message);
   g_autoptr(JsonParser) parser = json_parser_new();
   if (!depth_ok(text, len))
-    return refuse(error, "%s: not a JSON object of the form whsim writes (nested deeper than %d)",
-                  sm->path, MAX_SUMMARY_DEPTH);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: not a JSON object of the form whsim writes (nested deeper than %d)",
+                        sm->path, MAX_SUMMARY_DEPTH);
   if (!json_parser_load_from_data(parser, text, (gssize)len, &err))
-    return refuse(error, "%s: not a JSON object of the form whsim writes: %s", sm->path,
-                  err->message);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: not a JSON object of the form whsim writes: %s", sm->path,
+                        err->message);
   JsonNode *root = json_parser_get_root(parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
-    return refuse(error, "%s: not a JSON object of the form whsim writes", sm->path);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: not a JSON object of the form whsim writes", sm->path);
   s->summary = sm->fields = json_object_ref(json_node_get_object(root));
   return TRUE;
 }
@@ -537,20 +533,21 @@ static gboolean summary_exact_run(Side *s, const Summary *sm, GError **error)
                      "a Wormhole run, not an exact one", error);
   const WhSchedulerClass *sched_class = wh_scheduler_class_lookup(sched);
   if (sched_class == NULL)
-    return refuse(error,
-                  "%s: field \"scheduler\": \"%s\": unknown scheduler (a plugin's needs its "
-                  "--plugin)",
-                  sm->path, sched);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: field \"scheduler\": \"%s\": unknown scheduler (a plugin's needs its "
+                        "--plugin)",
+                        sm->path, sched);
   const char *stopped = json_object_has_member(sm->fields, "stopped_early")
                             ? summary_str(sm, "stopped_early", error)
                             : "";
   if (stopped == NULL)
     return FALSE;
   if (*stopped && strcmp(stopped, "stop time") != 0)
-    return refuse(error,
-                  "%s: field \"stopped_early\": \"%s\": the stored exact run did not finish "
-                  "(only a run that ends, or stops at the scenario's stop time, is a reference)",
-                  sm->path, stopped);
+    return wh_error_set(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+        "%s: field \"stopped_early\": \"%s\": the stored exact run did not finish "
+        "(only a run that ends, or stops at the scenario's stop time, is a reference)",
+        sm->path, stopped);
   s->stopped_early = *stopped ? "stop time" : NULL;
   s->scheduler = g_strdup(sched_class->name);
   s->inner_scheduler = g_strdup(sched_class->name);
@@ -575,10 +572,10 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
       !expect_str(&sm, "cc", run->cc->name, error))
     return FALSE;
   if (!s->member && !json_object_has_member(sm.fields, "config_digest"))
-    return refuse(error,
-                  "%s: no field \"config_digest\" (written by an earlier whsim): cannot tell "
-                  "whether the stored run had this configuration; run it again",
-                  path);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: no field \"config_digest\" (written by an earlier whsim): cannot tell "
+                        "whether the stored run had this configuration; run it again",
+                        path);
   if (s->stored_member && s->jitter) {
     /* a member read from --ensemble-from: the reference's configuration and its jitter */
     g_autofree char *set = g_strdup_printf("wh::Link::DelayJitter=%u", s->jitter);
@@ -592,20 +589,20 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
       !expect_u64(&sm, "switches", run->net->n_switches, error))
     return FALSE;
   if (run->workload == NULL && json_object_has_member(sm.fields, "ops"))
-    return refuse(error,
-                  "%s: field \"ops\": the stored exact run has a workload, this scenario "
-                  "none: " OTHER_CONFIGURATION,
-                  path);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: field \"ops\": the stored exact run has a workload, this scenario "
+                        "none: " OTHER_CONFIGURATION,
+                        path);
   if (run->workload == NULL && !expect_u64(&sm, "flows", run->tp->n_flows, error))
     return FALSE;
   if (run->workload && !s->stopped_early) {
     if (!summary_iterations(&sm, s->iterations, error))
       return FALSE;
     if (s->iterations->len != run->iterations)
-      return refuse(error,
-                    "%s: field \"iterations\": %u iterations in the stored exact run, %u in "
-                    "this comparison: " OTHER_CONFIGURATION,
-                    path, s->iterations->len, run->iterations);
+      return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                          "%s: field \"iterations\": %u iterations in the stored exact run, %u in "
+                          "this comparison: " OTHER_CONFIGURATION,
+                          path, s->iterations->len, run->iterations);
   }
   if (run->workload && (!expect_u64(&sm, "ranks", wh_workload_n_ranks(run->workload), error) ||
                         !expect_u64(&sm, "ops", wh_workload_n_ops(run->workload), error)))
@@ -617,10 +614,10 @@ static gboolean stored_summary(Side *s, const char *dir, const WhRun *run, GErro
       !summary_u64(&sm, "sim_end_ps", &s->sim_end, error))
     return FALSE;
   if (!s->stopped_early && completed != flows)
-    return refuse(error,
-                  "%s: field \"flows_completed\": %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                  " flows: the stored exact run did not finish",
-                  path, completed, flows);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: field \"flows_completed\": %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                        " flows: the stored exact run did not finish",
+                        path, completed, flows);
   JsonNode *wall = summary_value(&sm, "wall_s", error);
   GType type = wall && JSON_NODE_HOLDS_VALUE(wall) ? json_node_get_value_type(wall) : G_TYPE_NONE;
   s->wall_s = type == G_TYPE_DOUBLE || type == G_TYPE_INT64 ? json_node_get_double(wall) : -1;
@@ -643,23 +640,25 @@ static gboolean stored_csv(const char *dir, const char *name, const char *header
   g_autofree char *path = g_build_filename(dir, name, NULL);
   if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
     g_autofree char *gz = g_strconcat(path, ".gz", NULL);
-    return refuse(error, "%s: %s", path,
-                  g_file_test(path, G_FILE_TEST_EXISTS) ? "not a regular file"
-                  : g_file_test(gz, G_FILE_TEST_EXISTS)
-                      ? "missing (only a compressed copy is there: decompress it, e.g. gunzip "
-                        "-k, whsim reads plain files)"
-                      : "missing: not the output directory of a whsim run");
+    return wh_error_set(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: %s", path,
+        g_file_test(path, G_FILE_TEST_EXISTS) ? "not a regular file"
+        : g_file_test(gz, G_FILE_TEST_EXISTS)
+            ? "missing (only a compressed copy is there: decompress it, e.g. gunzip "
+              "-k, whsim reads plain files)"
+            : "missing: not the output directory of a whsim run");
   }
   g_autoptr(GError) err = NULL;
   g_autoptr(WhCsvReader) r =
       wh_csv_reader_new_file(path, MAX_STORED_BYTES, MAX_STORED_RECORD, &err);
   if (r == NULL || !wh_csv_reader_header(r, header, &err))
-    return refuse(error, "%s", err->message);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s", err->message);
   WhCsvRecord rec;
   while (wh_csv_reader_next(r, &rec, &err))
     if (!row(&rec, wh_csv_reader_name(r), data, error))
       return FALSE;
-  return err == NULL || refuse(error, "%s", err->message);
+  return err == NULL ||
+         wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s", err->message);
 }
 
 /* A stored field for a message on one line: control characters, quotes and
@@ -682,8 +681,9 @@ static gboolean csv_u64(const char *text, const char *path, guint line, const ch
     return TRUE;
   if (!g_ascii_string_to_unsigned(text, 10, 0, max, out, NULL)) {
     g_autofree char *t = shown_field(text);
-    return refuse(error, "%s:%u: field %s: \"%s\": expected an integer in 0..%" G_GUINT64_FORMAT,
-                  path, line, field, t, (guint64)max);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s:%u: field %s: \"%s\": expected an integer in 0..%" G_GUINT64_FORMAT,
+                        path, line, field, t, (guint64)max);
   }
   return TRUE;
 }
@@ -693,10 +693,10 @@ static gboolean row_differs(const char *path, guint line, const char *field, con
                             const char *here, GError **error)
 {
   g_autofree char *a = shown_field(stored), *b = shown_field(here);
-  return refuse(error,
-                "%s:%u: field %s: %s in the stored exact run, %s in this comparison: "
-                "" OTHER_CONFIGURATION,
-                path, line, field, a, b);
+  return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                      "%s:%u: field %s: %s in the stored exact run, %s in this comparison: "
+                      "" OTHER_CONFIGURATION,
+                      path, line, field, a, b);
 }
 
 static gboolean flow_differs(const char *path, guint line, const char *field, uint64_t stored,
@@ -725,7 +725,8 @@ static gboolean flow_row(const WhCsvRecord *rec, const char *path, void *data, G
   WhCompareFlow cf = {.id = flows->len};
   uint64_t src, dst, fct;
   if (n != 8)
-    return refuse(error, "%s:%u: expected 8 fields, found %u", path, line, n);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s:%u: expected 8 fields, found %u", path, line, n);
   if (!csv_u64(f[1], path, line, "src", FALSE, G_MAXUINT32, &src, error) ||
       !csv_u64(f[2], path, line, "dst", FALSE, G_MAXUINT32, &dst, error) ||
       !csv_u64(f[3], path, line, "bytes", FALSE, G_MAXUINT64, &cf.bytes, error) ||
@@ -735,8 +736,9 @@ static gboolean flow_row(const WhCsvRecord *rec, const char *path, void *data, G
     return FALSE;
   if (f[7][0] == '\0' || strlen(f[7]) >= sizeof cf.key) {
     g_autofree char *key = shown_field(f[7]);
-    return refuse(error, "%s:%u: field key: \"%s\": expected 1 to %u characters", path, line, key,
-                  (unsigned)sizeof cf.key - 1);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s:%u: field key: \"%s\": expected 1 to %u characters", path, line, key,
+                        (unsigned)sizeof cf.key - 1);
   }
   cf.src = (uint32_t)src;
   cf.dst = (uint32_t)dst;
@@ -772,19 +774,21 @@ static gboolean op_row(const WhCsvRecord *rec, const char *path, void *data, GEr
   uint32_t n_ops = wh_workload_n_ops(r->run->workload);
   uint64_t id, rank, end;
   if (n != 7)
-    return refuse(error, "%s:%u: expected 7 fields, found %u", path, line, n);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s:%u: expected 7 fields, found %u", path, line, n);
   if (!csv_u64(f[0], path, line, "op_id", FALSE, G_MAXUINT32, &id, error) ||
       !csv_u64(f[1], path, line, "rank", FALSE, G_MAXUINT32, &rank, error) ||
       !csv_u64(f[5], path, line, "end_ps", TRUE, G_MAXUINT64, &end, error))
     return FALSE;
   if (id != ops->len)
-    return refuse(error, "%s:%u: field op_id: %s: expected %u (the ops in order)", path, line, f[0],
-                  ops->len);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s:%u: field op_id: %s: expected %u (the ops in order)", path, line, f[0],
+                        ops->len);
   if (id >= n_ops)
-    return refuse(error,
-                  "%s:%u: op %s: the stored exact run has more ops than the %u of this "
-                  "comparison: " OTHER_CONFIGURATION,
-                  path, line, f[0], n_ops);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s:%u: op %s: the stored exact run has more ops than the %u of this "
+                        "comparison: " OTHER_CONFIGURATION,
+                        path, line, f[0], n_ops);
   const char *name = f[3];
   WhOpInfo op;
   wh_workload_op_info(r->run->workload, (uint32_t)id, &op);
@@ -817,8 +821,9 @@ static gboolean stored_load(Side *s, const char *dir, const WhRun *run, GError *
     return FALSE;
   g_autofree char *flows = g_build_filename(dir, "flows.csv", NULL);
   if (s->flows->len < rows.built || (run->workload == NULL && s->flows->len != rows.built))
-    return refuse(error, "%s: %u flows in the stored exact run, %u in this comparison: %s", flows,
-                  s->flows->len, rows.built, OTHER_CONFIGURATION);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: %u flows in the stored exact run, %u in this comparison: %s", flows,
+                        s->flows->len, rows.built, OTHER_CONFIGURATION);
   if (run->workload == NULL)
     return TRUE;
   if (!stored_csv(dir, "ops.csv", "op_id,rank,kind,name,start_ps,end_ps,deps", op_row, &rows,
@@ -827,12 +832,14 @@ static gboolean stored_load(Side *s, const char *dir, const WhRun *run, GError *
   g_autofree char *ops = g_build_filename(dir, "ops.csv", NULL);
   uint32_t n_ops = wh_workload_n_ops(run->workload);
   if (s->ops->len != n_ops)
-    return refuse(error, "%s: %u ops in the stored exact run, %u in this comparison: %s", ops,
-                  s->ops->len, n_ops, OTHER_CONFIGURATION);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: %u ops in the stored exact run, %u in this comparison: %s", ops,
+                        s->ops->len, n_ops, OTHER_CONFIGURATION);
   for (guint i = 0; !s->stopped_early && i < s->ops->len; i++)
     if (!g_array_index(s->ops, OpEnd, i).ended)
-      return refuse(error, "%s:%u: op %u did not end: the stored exact run did not finish", ops,
-                    i + 2, i);
+      return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                          "%s:%u: op %u did not end: the stored exact run did not finish", ops,
+                          i + 2, i);
   return TRUE;
 }
 
@@ -866,22 +873,24 @@ static gboolean path_within(const char *path, const char *dir)
 static gboolean check_exact_dir(const char *exact_dir, const char *out_dir, GError **error)
 {
   if (!g_file_test(exact_dir, G_FILE_TEST_IS_DIR))
-    return refuse(error,
-                  "--exact %s: not a directory (expected the exact/ directory of a `whsim "
-                  "compare --out` or the output directory of `whsim run` on the exact engine)",
-                  exact_dir);
+    return wh_error_set(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+        "--exact %s: not a directory (expected the exact/ directory of a `whsim "
+        "compare --out` or the output directory of `whsim run` on the exact engine)",
+        exact_dir);
   g_autofree char *ex = resolve_path(exact_dir), *out = resolve_path(out_dir);
   g_autofree char *wormhole = g_build_filename(out, "wormhole", NULL);
   if (path_within(out, ex))
-    return refuse(error,
-                  "--out %s: inside the stored exact run --exact %s, which a comparison only "
-                  "reads: choose another output directory",
-                  out_dir, exact_dir);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "--out %s: inside the stored exact run --exact %s, which a comparison only "
+                        "reads: choose another output directory",
+                        out_dir, exact_dir);
   if (strcmp(wormhole, ex) == 0)
-    return refuse(error,
-                  "--exact %s: is the directory where the Wormhole run of --out %s writes its "
-                  "outputs: choose another output directory",
-                  exact_dir, out_dir);
+    return wh_error_set(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+        "--exact %s: is the directory where the Wormhole run of --out %s writes its "
+        "outputs: choose another output directory",
+        exact_dir, out_dir);
   return TRUE;
 }
 
@@ -1250,13 +1259,16 @@ static gboolean add_plots(WhCompare *c, WhOutputSet *set, GError **error)
 gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GError **error)
 {
   if (ens->size < 2 || ens->size > WH_COMPARE_ENSEMBLE_MAX)
-    return refuse(error, "--ensemble %u: expected 2..%d runs (the reference and 1..%d members)",
-                  ens->size, WH_COMPARE_ENSEMBLE_MAX, WH_COMPARE_ENSEMBLE_MAX - 1);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "--ensemble %u: expected 2..%d runs (the reference and 1..%d members)",
+                        ens->size, WH_COMPARE_ENSEMBLE_MAX, WH_COMPARE_ENSEMBLE_MAX - 1);
   if (ens->jobs < 1)
-    return refuse(error, "--jobs: expected at least 1");
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "--jobs: expected at least 1");
   if (ens->seeds > WH_COMPARE_ENSEMBLE_SEEDS_MAX)
-    return refuse(error, "--ensemble-seeds %u: expected 0..%d seed members", ens->seeds,
-                  WH_COMPARE_ENSEMBLE_SEEDS_MAX);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "--ensemble-seeds %u: expected 0..%d seed members", ens->seeds,
+                        WH_COMPARE_ENSEMBLE_SEEDS_MAX);
   c->ens_size = ens->size;
   c->ens_seeds = ens->seeds;
   c->seed_members = g_new0(Side, ens->seeds ? ens->seeds : 1);
@@ -1266,10 +1278,12 @@ gboolean wh_compare_set_ensemble(WhCompare *c, const WhCompareEnsemble *ens, GEr
   c->ens_from = g_strdup(ens->from_dir);
   c->members = g_new0(Side, ens->size - 1);
   if (c->ens_from && !g_file_test(c->ens_from, G_FILE_TEST_IS_DIR))
-    return refuse(error, "--ensemble-from %s: not a directory", c->ens_from);
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "--ensemble-from %s: not a directory", c->ens_from);
   g_autofree char *dir = g_build_filename(c->dir, "ensemble", NULL);
   if (c->ens_from == NULL && g_mkdir_with_parents(dir, 0777) != 0)
-    return refuse(error, "%s: cannot create the directory: %s", dir, g_strerror(errno));
+    return wh_error_set(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+                        "%s: cannot create the directory: %s", dir, g_strerror(errno));
   return TRUE;
 }
 

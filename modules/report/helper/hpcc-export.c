@@ -14,6 +14,7 @@
 #include "csv.h"
 #include "outputs.h"
 #include "run-private.h"
+#include "wh-error.h"
 
 const char *const wh_hpcc_export_files[] = {"topology.txt", "flow.txt",  "trace.txt", "config.txt",
                                             "flow-map.csv", "notes.txt", NULL};
@@ -24,20 +25,10 @@ const char *const wh_hpcc_export_files[] = {"topology.txt", "flow.txt",  "trace.
 #define HPCC_FIRST_SPORT 10000
 #define HPCC_DEFAULT_STOP_S 10.0 /* no events after the last flow: the run ends there */
 
-static gboolean refuse(GError **error, const WhRun *run, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static void frame_sizes(int mode, uint32_t *data_hdr, uint32_t *ack);
+/* The message of a setting the HPCC simulator has no equivalent for (`what`: a format). */
+#define CANNOT_EXPRESS(what) "the HPCC simulator cannot express " what " (see docs/hpcc-ns3.md)"
 
-static gboolean refuse(GError **error, const WhRun *run, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *what = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
-              "%s: the HPCC simulator cannot express %s (see docs/hpcc-ns3.md)", run->sc->path,
-              what);
-  return FALSE;
-}
+static void frame_sizes(int mode, uint32_t *data_hdr, uint32_t *ack);
 
 /* CC_MODE of the run's CC, 0 if the HPCC simulator has none. */
 static int cc_mode(const WhRun *run)
@@ -75,29 +66,35 @@ static gboolean check_network(const WhRun *run, GError **error)
   for (uint32_t i = 0; i < net->n_nodes; i++) {
     const WhNode *n = &net->node[i];
     if (!n->is_switch && n->nports != 1)
-      return refuse(error, run, "host node %u with %u links (one NIC per host)", i, n->nports);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                             CANNOT_EXPRESS("host node %u with %u links (one NIC per host)"), i,
+                             n->nports);
     if (wh_net_switch_delay(net, i))
-      return refuse(error, run, "a switch forwarding delay (wh::Switch::Delay)");
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                             CANNOT_EXPRESS("a switch forwarding delay (wh::Switch::Delay)"));
   }
   for (uint32_t i = 0; i < net->n_ports; i++) {
     const WhPort *p = &net->port[i];
     if (p->delay % 1000)
-      return refuse(error, run,
-                    "the link delay of %" PRIu64 " ps between nodes %u and %u (whole "
-                    "nanoseconds only: its time resolution)",
-                    (uint64_t)p->delay, p->node, p->peer_node);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                             CANNOT_EXPRESS("the link delay of %" PRIu64
+                                            " ps between nodes %u and %u (whole "
+                                            "nanoseconds only: its time resolution)"),
+                             (uint64_t)p->delay, p->node, p->peer_node);
     gboolean ok = strcmp(run->cc->name, "hpcc") != 0;
     for (size_t k = 0; k < G_N_ELEMENTS(int_rates) && !ok; k++)
       ok = p->rate_bps == int_rates[k];
     if (!ok)
-      return refuse(error, run,
-                    "a %" PRIu64 " b/s link with cc=\"hpcc\" (its INT records encode 25, "
-                    "50, 100, 200 or 400 Gb/s only)",
-                    p->rate_bps);
+      return wh_error_set_at(
+          error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+          CANNOT_EXPRESS("a %" PRIu64 " b/s link with cc=\"hpcc\" (its INT records encode 25, "
+                         "50, 100, 200 or 400 Gb/s only)"),
+          p->rate_bps);
   }
   uint64_t r;
   if (!nic_rate(net, &r))
-    return refuse(error, run, "hosts with NICs of different rates");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("hosts with NICs of different rates"));
   return TRUE;
 }
 
@@ -105,23 +102,29 @@ static gboolean check_switch(const WhRun *run, GError **error)
 {
   const WhNetParams *p = &run->net->p;
   if (!p->pfc)
-    return refuse(error, run,
-                  "PFC off (wh::Switch::PfcEnabled=false): its switches always run PFC");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("PFC off (wh::Switch::PfcEnabled=false): its switches always run PFC"));
   if (!p->pfc_dynamic)
-    return refuse(error, run,
-                  "static PFC thresholds (wh::Switch::PfcThreshold=static): its switch MMU "
-                  "has dynamic thresholds only");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("static PFC thresholds (wh::Switch::PfcThreshold=static): its switch MMU "
+                       "has dynamic thresholds only"));
   double shift = -log2(p->pfc_alpha);
   if (fabs(shift - round(shift)) > 1e-9 || shift < 0 || shift > 16)
-    return refuse(error, run, "wh::Switch::PfcAlpha=%g (its MMU divides by a power of two: 1/2^k)",
-                  p->pfc_alpha);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("wh::Switch::PfcAlpha=%g (its MMU divides by a power of two: 1/2^k)"),
+        p->pfc_alpha);
   if (p->buffer_bytes % (1024 * 1024))
-    return refuse(error, run,
-                  "wh::Switch::BufferSize=%" PRIu64 " B (BUFFER_SIZE is whole MiB: use "
-                  "e.g. 32MiB)",
-                  p->buffer_bytes);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("wh::Switch::BufferSize=%" PRIu64
+                                          " B (BUFFER_SIZE is whole MiB: use "
+                                          "e.g. 32MiB)"),
+                           p->buffer_bytes);
   if (p->delay_jitter)
-    return refuse(error, run, "link delay jitter (wh::Link::DelayJitter)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("link delay jitter (wh::Link::DelayJitter)"));
   return TRUE;
 }
 
@@ -129,22 +132,28 @@ static gboolean check_transport(const WhRun *run, GError **error)
 {
   const WhTransportParams *t = &run->tp->p;
   if (t->ack_every != 1)
-    return refuse(error, run,
-                  "delayed ACKs (wh::RdmaFlow::AckEvery=%u; it acknowledges every packet "
-                  "here)",
-                  t->ack_every);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("delayed ACKs (wh::RdmaFlow::AckEvery=%u; it acknowledges every packet "
+                       "here)"),
+        t->ack_every);
   if (t->nack_interval != HPCC_NACK_INTERVAL_PS)
-    return refuse(error, run,
-                  "wh::RdmaFlow::NackInterval other than 500us (its NACK interval is fixed)");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("wh::RdmaFlow::NackInterval other than 500us (its NACK interval is fixed)"));
   if (t->window && strcmp(run->cc->name, "hpcc") != 0)
-    return refuse(error, run,
-                  "wh::RdmaFlow::Window (its only windows are HPCC's and DCTCP's BDP windows)");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS(
+            "wh::RdmaFlow::Window (its only windows are HPCC's and DCTCP's BDP windows)"));
   if (t->prio < 1 || t->prio > 7)
-    return refuse(error, run, "wh::RdmaFlow::Priority=%u", t->prio);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("wh::RdmaFlow::Priority=%u"), t->prio);
   for (uint32_t i = 0; i < run->tp->n_flows; i++)
     if (wh_transport_flow(run->tp, i)->size > UINT32_MAX)
-      return refuse(error, run, "flow %u of %" PRIu64 " bytes (at most 4 GiB - 1)", i,
-                    wh_transport_flow(run->tp, i)->size);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                             CANNOT_EXPRESS("flow %u of %" PRIu64 " bytes (at most 4 GiB - 1)"), i,
+                             wh_transport_flow(run->tp, i)->size);
   return TRUE;
 }
 
@@ -153,9 +162,12 @@ static gboolean check_cc(const WhRun *run, GError **error)
   const WhConfig *c = run->cfg;
   if (strcmp(run->cc->name, "dcqcn") == 0 &&
       wh_config_double(c, "wh::DcqcnCc", "RateOnFirstCnp") != 1.0)
-    return refuse(error, run, "wh::DcqcnCc::RateOnFirstCnp other than 1 (not in config.txt)");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("wh::DcqcnCc::RateOnFirstCnp other than 1 (not in config.txt)"));
   if (strcmp(run->cc->name, "hpcc") == 0 && wh_config_time(c, "wh::HpccCc", "BaseRtt"))
-    return refuse(error, run, "wh::HpccCc::BaseRtt (T comes from its topology)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("wh::HpccCc::BaseRtt (T comes from its topology)"));
   if (strcmp(run->cc->name, "timely") != 0)
     return TRUE;
   /* TIMELY's parameters are attributes third.cc leaves at their defaults */
@@ -172,29 +184,39 @@ static gboolean check_cc(const WhRun *run, GError **error)
                    ? (double)wh_config_int(c, "wh::TimelyCc", fixed[i].param)
                    : wh_config_double(c, "wh::TimelyCc", fixed[i].param);
     if (v != fixed[i].value)
-      return refuse(error, run, "wh::TimelyCc::%s other than %g (fixed there)", fixed[i].param,
-                    fixed[i].value);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                             CANNOT_EXPRESS("wh::TimelyCc::%s other than %g (fixed there)"),
+                             fixed[i].param, fixed[i].value);
   }
   for (size_t i = 0; i < G_N_ELEMENTS(times); i++)
     if (wh_config_time(c, "wh::TimelyCc", times[i].param) != times[i].value)
-      return refuse(error, run, "wh::TimelyCc::%s other than %" PRIu64 " us (fixed there)",
-                    times[i].param, (uint64_t)(times[i].value / 1000000));
+      return wh_error_set_at(
+          error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+          CANNOT_EXPRESS("wh::TimelyCc::%s other than %" PRIu64 " us (fixed there)"),
+          times[i].param, (uint64_t)(times[i].value / 1000000));
   if (wh_config_bool(c, "wh::TimelyCc", "Patched"))
-    return refuse(error, run, "the patched TIMELY (wh::TimelyCc::Patched=true)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("the patched TIMELY (wh::TimelyCc::Patched=true)"));
   return TRUE;
 }
 
 gboolean wh_hpcc_export_check(const WhRun *run, GError **error)
 {
   if (run->workload)
-    return refuse(error, run, "a training workload (flows start when ops end)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("a training workload (flows start when ops end)"));
   if (run->net->router.choose)
-    return refuse(error, run, "adaptive routing (its switches hash flows over equal paths)");
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("adaptive routing (its switches hash flows over equal paths)"));
   if (cc_mode(run) == 0)
-    return refuse(error, run, "the congestion control \"%s\" (it runs dcqcn, hpcc, timely, dctcp)",
-                  run->cc->name);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+        CANNOT_EXPRESS("the congestion control \"%s\" (it runs dcqcn, hpcc, timely, dctcp)"),
+        run->cc->name);
   if (run->tp->n_flows == 0)
-    return refuse(error, run, "a scenario without flows");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, 0,
+                           CANNOT_EXPRESS("a scenario without flows"));
   return check_network(run, error) && check_switch(run, error) && check_transport(run, error) &&
          check_cc(run, error);
 }

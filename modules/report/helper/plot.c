@@ -10,6 +10,7 @@
 #include "csv.h"
 #include "file-write.h"
 #include "gnuplot.h"
+#include "wh-error.h"
 
 G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
 
@@ -21,19 +22,6 @@ G_DEFINE_QUARK(wh - plot - error - quark, wh_plot_error)
 
 /* ---- reading the CSV outputs ---- */
 
-static gboolean refuse(GError **error, WhPlotError code, const char *format, ...)
-    G_GNUC_PRINTF(3, 4);
-
-static gboolean refuse(GError **error, WhPlotError code, const char *format, ...)
-{
-  va_list ap;
-  va_start(ap, format);
-  g_autofree char *message = g_strdup_vprintf(format, ap);
-  va_end(ap);
-  g_set_error_literal(error, WH_PLOT_ERROR, code, message);
-  return FALSE;
-}
-
 typedef volatile sig_atomic_t Stop;
 
 /* TRUE when the caller's interrupt flag (nullable) is set. */
@@ -44,7 +32,8 @@ static gboolean stopped(const Stop *stop)
 
 static gboolean interrupted(GError **error)
 {
-  return refuse(error, WH_PLOT_ERROR_INTERRUPTED, "interrupted; nothing was written");
+  return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INTERRUPTED,
+                      "interrupted; nothing was written");
 }
 
 /* `text` as a message may show it on one line: as it is when it is printable UTF-8,
@@ -95,7 +84,7 @@ static gboolean csv_read(const char *dir, const char *name, const char *header, 
   g_autoptr(WhCsvReader) r =
       wh_csv_reader_new_file(path, MIN(max_bytes, (gsize)G_MAXUINT32 - 1), MAX_RECORD, &err);
   if (r == NULL || !wh_csv_reader_header(r, header, &err))
-    return refuse(error, WH_PLOT_ERROR_INPUT, "%s", err->message);
+    return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s", err->message);
   g_autoptr(Csv) c = g_new0(Csv, 1);
   c->path = g_strdup(wh_csv_reader_name(r));
   c->names = g_strsplit(header, ",", -1);
@@ -105,8 +94,9 @@ static gboolean csv_read(const char *dir, const char *name, const char *header, 
   WhCsvRecord rec;
   while (wh_csv_reader_next(r, &rec, &err)) {
     if (rec.n_fields != c->cols)
-      return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: expected %u fields, found %u", c->path,
-                    rec.line, c->cols, rec.n_fields);
+      return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                          "%s:%u: expected %u fields, found %u", c->path, rec.line, c->cols,
+                          rec.n_fields);
     guint32 base = (guint32)text->len;
     g_string_append_len(text, rec.text, (gssize)rec.text_len);
     for (guint i = 0; i < rec.n_fields; i++) {
@@ -117,7 +107,7 @@ static gboolean csv_read(const char *dir, const char *name, const char *header, 
       return interrupted(error);
   }
   if (err)
-    return refuse(error, WH_PLOT_ERROR_INPUT, "%s", err->message);
+    return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s", err->message);
   c->text = g_string_free(g_steal_pointer(&text), FALSE);
   c->field = (guint32 *)(void *)g_array_free(g_steal_pointer(&field), FALSE);
   *out = g_steal_pointer(&c);
@@ -139,8 +129,9 @@ static gboolean csv_number(const Csv *c, guint row, guint col, double empty, dou
   *out = *s ? g_ascii_strtod(s, &end) : empty;
   if (*s ? end == s || *end != '\0' || !isfinite(*out) : isnan(empty)) {
     g_autofree char *text = shown(s, 40);
-    return refuse(error, WH_PLOT_ERROR_INPUT, "%s:%u: field %s: not a number: \"%s\"", c->path,
-                  row + 2, c->names[col], text);
+    return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                        "%s:%u: field %s: not a number: \"%s\"", c->path, row + 2, c->names[col],
+                        text);
   }
   return TRUE;
 }
@@ -169,7 +160,8 @@ static gboolean run_read(Run *r, const char *dir, gsize max_bytes, const Stop *s
   r->label = g_path_get_basename(dir); /* quoted where it is drawn */
   g_autofree char *shown_dir = shown(dir, 4096);
   if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
-    return refuse(error, WH_PLOT_ERROR_INPUT, "%s: not a directory", shown_dir);
+    return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s: not a directory",
+                        shown_dir);
   if (!csv_read(dir, "flows.csv", "flow_id,src,dst,bytes,start_ps,finish_ps,fct_ps,key", max_bytes,
                 stop, &r->flows, error) ||
       !csv_read(dir, "links.csv",
@@ -188,10 +180,10 @@ static gboolean run_read(Run *r, const char *dir, gsize max_bytes, const Stop *s
                 max_bytes, stop, &r->compare, error))
     return FALSE;
   if (!r->flows && !r->links && !r->ops && !r->rates && !r->queues && !r->compare)
-    return refuse(error, WH_PLOT_ERROR_INPUT,
-                  "%s: no whsim outputs to plot (flows.csv, links.csv, ops.csv, rates.csv, "
-                  "queues.csv or compare-flows.csv)",
-                  shown_dir);
+    return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                        "%s: no whsim outputs to plot (flows.csv, links.csv, ops.csv, rates.csv, "
+                        "queues.csv or compare-flows.csv)",
+                        shown_dir);
   return TRUE;
 }
 
@@ -634,7 +626,8 @@ static char *sweep_header(const char *dir, gsize max_bytes, GError **error)
   g_autoptr(WhCsvReader) r = wh_csv_reader_new_file(path, max_bytes, MAX_RECORD, &err);
   WhCsvRecord rec;
   if (r == NULL || !wh_csv_reader_next(r, &rec, &err)) {
-    refuse(error, WH_PLOT_ERROR_INPUT, "%s", err ? err->message : "sweep.csv: empty");
+    wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s",
+                 err ? err->message : "sweep.csv: empty");
     return NULL;
   }
   g_autoptr(GString) h = g_string_new(NULL);
@@ -645,7 +638,8 @@ static char *sweep_header(const char *dir, gsize max_bytes, GError **error)
   }
   if (!g_str_has_prefix(h->str, "cell,scenario,") || !strstr(h->str, ",seed,mode,status,")) {
     g_autofree char *shown_path = shown(path, 4096);
-    refuse(error, WH_PLOT_ERROR_INPUT, "%s:1: not the header of a whsim sweep", shown_path);
+    wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT, "%s:1: not the header of a whsim sweep",
+                 shown_path);
     return NULL;
   }
   return g_string_free(g_steal_pointer(&h), FALSE);
@@ -769,8 +763,9 @@ static char *sweep_script(const char *dir, gsize max_bytes, GPtrArray *files, co
     for (guint rc = seed_col + 5; ok && rc < c->cols; rc++)
       ok = plot_sweep_pair(&s, c, pc, rc, seed_col, error);
   if (ok && s.files->len == 0)
-    ok = refuse(error, WH_PLOT_ERROR_INPUT,
-                "%s: nothing to plot (no varied parameter, or no cell with results)", c->path);
+    ok =
+        wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                     "%s: nothing to plot (no varied parameter, or no cell with results)", c->path);
   for (guint i = 0; ok && files && i < s.files->len; i++)
     g_ptr_array_add(files, g_strdup(s.files->pdata[i]));
   g_ptr_array_unref(s.files);
@@ -813,8 +808,8 @@ char *wh_plot_script(char **dirs, gsize max_input_bytes, GPtrArray *files, const
        plot_links(&s, runs, n, error) && plot_fct_error(&s, runs, n, error);
   if (ok && s.files->len == 0) {
     g_autofree char *dir = shown(dirs[0], 4096);
-    ok = refuse(error, WH_PLOT_ERROR_INPUT,
-                "%s: nothing to plot (no completed flow, op, sample or link)", dir);
+    ok = wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                      "%s: nothing to plot (no completed flow, op, sample or link)", dir);
   }
   for (guint i = 0; ok && files && i < s.files->len; i++)
     g_ptr_array_add(files, g_strdup(s.files->pdata[i]));
@@ -858,8 +853,9 @@ static gboolean check_target(const char *final, GError **error)
   if (g_lstat(final, &st) != 0 || S_ISDIR(st.st_mode))
     return TRUE;
   g_autofree char *path = shown(final, 4096);
-  return refuse(error, WH_PLOT_ERROR_INPUT,
-                "%s exists and is not a directory (a symbolic link or a file): not replaced", path);
+  return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+                      "%s exists and is not a directory (a symbolic link or a file): not replaced",
+                      path);
 }
 
 /* Moves the `files` drawn in `staging` into `final` (created when missing) one by one,
@@ -870,16 +866,16 @@ static gboolean put_in_place(const char *staging, const char *final, GPtrArray *
 {
   g_autofree char *shown_final = shown(final, 4096);
   if (g_mkdir(final, 0755) != 0 && errno != EEXIST)
-    return refuse(error, WH_PLOT_ERROR_FAILED, "%s: cannot create: %s", shown_final,
-                  g_strerror(errno));
+    return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: cannot create: %s",
+                        shown_final, g_strerror(errno));
   if (!check_target(final, error))
     return FALSE;
   for (guint i = 0; i < files->len; i++) {
     g_autofree char *from = g_build_filename(staging, files->pdata[i], NULL);
     g_autofree char *to = g_build_filename(final, files->pdata[i], NULL);
     if (g_rename(from, to) != 0)
-      return refuse(error, WH_PLOT_ERROR_FAILED, "%s/%s: cannot write: %s", shown_final,
-                    (const char *)files->pdata[i], g_strerror(errno));
+      return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s/%s: cannot write: %s",
+                          shown_final, (const char *)files->pdata[i], g_strerror(errno));
   }
   g_autoptr(GDir) d = g_dir_open(final, 0, NULL);
   g_autoptr(GPtrArray) stale = g_ptr_array_new_with_free_func(g_free);
@@ -901,9 +897,10 @@ gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, cons
   g_autofree char *final = g_build_filename(out_dir, "plots", NULL);
   g_autofree char *gnuplot = wh_gnuplot_find();
   if (gnuplot == NULL)
-    return refuse(error, WH_PLOT_ERROR_INPUT,
-                  "gnuplot is not on the PATH: install it (Debian: gnuplot-nox) to draw plots; "
-                  "nothing was written");
+    return wh_error_set(
+        error, WH_PLOT_ERROR, WH_PLOT_ERROR_INPUT,
+        "gnuplot is not on the PATH: install it (Debian: gnuplot-nox) to draw plots; "
+        "nothing was written");
   if (!check_target(final, error))
     return FALSE;
   g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
@@ -914,7 +911,8 @@ gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, cons
   g_autofree char *staging = g_mkdtemp_full(g_steal_pointer(&tmpl), 0755);
   if (staging == NULL) {
     g_autofree char *dir = shown(out_dir, 4096);
-    return refuse(error, WH_PLOT_ERROR_FAILED, "%s: cannot write: %s", dir, g_strerror(errno));
+    return wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED, "%s: cannot write: %s", dir,
+                        g_strerror(errno));
   }
   gboolean ok = wh_gnuplot_run(gnuplot, script, staging, NULL);
   for (guint i = 0; ok && i < files->len; i++) {
@@ -926,8 +924,8 @@ gboolean wh_plot_runs(char **dirs, const char *out_dir, GPtrArray *written, cons
     ok = interrupted(error);
   } else if (!ok) {
     g_autofree char *dir = shown(dirs[0], 4096);
-    refuse(error, WH_PLOT_ERROR_FAILED, "gnuplot failed on the plots of %s; nothing was written",
-           dir);
+    wh_error_set(error, WH_PLOT_ERROR, WH_PLOT_ERROR_FAILED,
+                 "gnuplot failed on the plots of %s; nothing was written", dir);
   }
   ok = ok && put_in_place(staging, final, files, error);
   wh_file_remove_flat_dir(staging);

@@ -448,6 +448,25 @@ static void append_workload(GString *t, const WhRun *run)
                          comp / n * 1e-6, exp / n * 1e-6);
 }
 
+/* Why the run stopped before its end, when it did: a deadlock or a limit. */
+static void append_stop(GString *t, const WhRun *run, const WhRunTotals *tot)
+{
+  const WhNetDeadlock *dl = &run->net->deadlock;
+  if (dl->detected) {
+    g_string_append_printf(t,
+                           "stopped    DEADLOCK detected at %.3f us: no packet crossed a link "
+                           "since %.3f us while %u switches hold %.3f MB; %u ports paused by PFC",
+                           wh_time_to_s(dl->at) * 1e6, wh_time_to_s(dl->still_since) * 1e6,
+                           dl->switches, (double)dl->buffered_bytes / 1e6, dl->paused_ports);
+    append_ops_done(t, run);
+  } else if (wh_run_stopped_early(run)) {
+    g_string_append_printf(t, "stopped    %s%s after %.1f s of wall time, %.3f ms of network time",
+                           run->sim->interrupted ? "" : "at the ", wh_run_stop_reason(run),
+                           run->wall_s, wh_time_to_s(tot->sim_end) * 1e3);
+    append_ops_done(t, run);
+  }
+}
+
 char *wh_run_report_text(const WhRun *run, const char *out_dir)
 {
   WhRunTotals tot;
@@ -497,20 +516,7 @@ char *wh_run_report_text(const WhRun *run, const char *out_dir)
                            "TP         %u tensor-parallel collectives (%.1f MB) stay inside "
                            "servers and are not put on the network\n",
                            run->simai_dropped_tp, (double)run->simai_dropped_tp_bytes / 1e6);
-  const WhNetDeadlock *dl = &run->net->deadlock;
-  if (dl->detected) {
-    g_string_append_printf(t,
-                           "stopped    DEADLOCK detected at %.3f us: no packet crossed a link "
-                           "since %.3f us while %u switches hold %.3f MB; %u ports paused by PFC",
-                           wh_time_to_s(dl->at) * 1e6, wh_time_to_s(dl->still_since) * 1e6,
-                           dl->switches, (double)dl->buffered_bytes / 1e6, dl->paused_ports);
-    append_ops_done(t, run);
-  } else if (wh_run_stopped_early(run)) {
-    g_string_append_printf(t, "stopped    %s%s after %.1f s of wall time, %.3f ms of network time",
-                           run->sim->interrupted ? "" : "at the ", wh_run_stop_reason(run),
-                           run->wall_s, wh_time_to_s(tot.sim_end) * 1e3);
-    append_ops_done(t, run);
-  }
+  append_stop(t, run, &tot);
   if (run->workload && !wh_run_stopped_early(run))
     append_workload(t, run);
   g_string_append_printf(t,

@@ -14,6 +14,7 @@
 #include "run.h"
 #include "scenario.h"
 #include "units.h"
+#include "wh-error.h"
 
 extern const char wh_sweep_schema_rng[];
 extern const size_t wh_sweep_schema_rng_len;
@@ -34,19 +35,6 @@ const char *wh_build_id(void)
   if (g_once_init_enter(&id))
     g_once_init_leave(&id, g_strdup_printf("%s+%s", WH_VERSION, wh_build_commit));
   return id;
-}
-
-static gboolean fail(GError **error, const char *file, int line, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-
-static gboolean fail(GError **error, const char *file, int line, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *m = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, "%s:%d: %s", file, line, m);
-  return FALSE;
 }
 
 static void scenario_free(gpointer p)
@@ -108,14 +96,15 @@ static gboolean range_values(const xmlNode *n, const char *file, GPtrArray *out,
   double a = g_ascii_strtod(from, NULL), b = g_ascii_strtod(to, NULL);
   double d = g_ascii_strtod(step, NULL);
   if (!(d > 0) || !isfinite(a) || !isfinite(b))
-    return fail(error, file, line,
-                "<param> range: step must be greater than zero and from, to "
-                "finite numbers");
+    return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, file, line,
+                           "<param> range: step must be greater than zero and from, to "
+                           "finite numbers");
   double count = b < a ? 0 : floor((b - a) / d + 1e-9) + 1;
   if (count > WH_SWEEP_MAX_CELLS)
-    return fail(error, file, line,
-                "<param> range %s..%s by %s has %.0f values, more than the cell limit of %d", from,
-                to, step, count, WH_SWEEP_MAX_CELLS);
+    return wh_error_set_at(
+        error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, file, line,
+        "<param> range %s..%s by %s has %.0f values, more than the cell limit of %d", from, to,
+        step, count, WH_SWEEP_MAX_CELLS);
   for (guint i = 0; i < (guint)count; i++) {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
     g_ascii_formatd(buf, sizeof buf, "%.12g", a + i * d);
@@ -135,8 +124,9 @@ static gboolean load_param(WhSweep *sw, const xmlNode *n, GError **error)
   g_ptr_array_add(sw->params, p);
   for (guint i = 0; i + 1 < sw->params->len; i++)
     if (strcmp(((WhSweepParam *)sw->params->pdata[i])->name, p->name) == 0)
-      return fail(error, file, p->line, "<param name=\"%s\">: varied twice (first on line %d)",
-                  p->name, ((WhSweepParam *)sw->params->pdata[i])->line);
+      return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, file, p->line,
+                             "<param name=\"%s\">: varied twice (first on line %d)", p->name,
+                             ((WhSweepParam *)sw->params->pdata[i])->line);
   g_autofree char *values = attr(n, "values");
   if (values) {
     g_auto(GStrv) v = g_strsplit_set(values, " \t\r\n", -1);
@@ -147,14 +137,16 @@ static gboolean load_param(WhSweep *sw, const xmlNode *n, GError **error)
     return FALSE;
   }
   if (p->values->len == 0)
-    return fail(error, file, p->line,
-                "<param name=\"%s\">: no values: the grid would be empty (no cells)", p->name);
+    return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, file, p->line,
+                           "<param name=\"%s\">: no values: the grid would be empty (no cells)",
+                           p->name);
   g_autoptr(WhConfig) cfg = wh_config_new();
   for (guint i = 0; i < p->values->len; i++) {
     g_autoptr(GError) err = NULL;
     if (!wh_config_set(cfg, p->name, p->values->pdata[i], NULL, &err))
-      return fail(error, file, p->line, "<param name=\"%s\"> value \"%s\": %s", p->name,
-                  (char *)p->values->pdata[i], err->message);
+      return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, file, p->line,
+                             "<param name=\"%s\"> value \"%s\": %s", p->name,
+                             (char *)p->values->pdata[i], err->message);
   }
   return TRUE;
 }
@@ -171,15 +163,17 @@ static gboolean load_block(WhSweep *sw, const xmlNode *n, GError **error)
     b.n++;
   }
   if (b.n == 0)
-    return fail(error, sw->path, b.line, "<%s> varies no parameter: the grid is empty (no cells)",
-                b.zip ? "zip" : "grid");
+    return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, b.line,
+                           "<%s> varies no parameter: the grid is empty (no cells)",
+                           b.zip ? "zip" : "grid");
   for (guint i = 1; b.zip && i < b.n; i++) {
     WhSweepParam *p0 = sw->params->pdata[b.first], *p = sw->params->pdata[b.first + i];
     if (p->values->len != p0->values->len)
-      return fail(error, sw->path, p->line,
-                  "<zip>: \"%s\" has %u values but \"%s\" has %u: zipped lists must be of "
-                  "equal length",
-                  p->name, p->values->len, p0->name, p0->values->len);
+      return wh_error_set_at(
+          error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, p->line,
+          "<zip>: \"%s\" has %u values but \"%s\" has %u: zipped lists must be of "
+          "equal length",
+          p->name, p->values->len, p0->name, p0->values->len);
   }
   g_array_append_val(sw->blocks, b);
   return TRUE;
@@ -196,7 +190,8 @@ static gboolean load_seeds(WhSweep *sw, const xmlNode *n, GError **error)
       if (!**s)
         continue;
       if (!wh_units_parse_int(*s, &x, NULL) || x < 0)
-        return fail(error, sw->path, line, "<seeds> value \"%s\": not a non-negative integer", *s);
+        return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, line,
+                               "<seeds> value \"%s\": not a non-negative integer", *s);
       uint64_t u = (uint64_t)x;
       g_array_append_val(sw->seeds, u);
     }
@@ -204,15 +199,17 @@ static gboolean load_seeds(WhSweep *sw, const xmlNode *n, GError **error)
     g_autofree char *first = attr(n, "first"), *count = attr(n, "count");
     uint64_t f = g_ascii_strtoull(first, NULL, 10), c = g_ascii_strtoull(count, NULL, 10);
     if (c > WH_SWEEP_MAX_CELLS)
-      return fail(error, sw->path, line, "<seeds count=\"%s\">: more than the cell limit of %d",
-                  count, WH_SWEEP_MAX_CELLS);
+      return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, line,
+                             "<seeds count=\"%s\">: more than the cell limit of %d", count,
+                             WH_SWEEP_MAX_CELLS);
     for (uint64_t i = 0; i < c; i++) {
       uint64_t u = f + i;
       g_array_append_val(sw->seeds, u);
     }
   }
   if (sw->seeds->len == 0)
-    return fail(error, sw->path, line, "<seeds>: no seeds: the grid would be empty (no cells)");
+    return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, line,
+                           "<seeds>: no seeds: the grid would be empty (no cells)");
   return TRUE;
 }
 
@@ -226,7 +223,8 @@ static gboolean load_modes(WhSweep *sw, const xmlNode *root, GError **error)
         continue;
       for (guint k = 0; k < sw->modes->len; k++)
         if (g_array_index(sw->modes, WhSweepMode, k) == m)
-          return fail(error, sw->path, (int)xmlGetLineNo(root), "modes: \"%s\" given twice", *s);
+          return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path,
+                                 (int)xmlGetLineNo(root), "modes: \"%s\" given twice", *s);
       WhSweepMode mode = m;
       g_array_append_val(sw->modes, mode);
     }
@@ -244,16 +242,18 @@ static gboolean count_cells(WhSweep *sw, guint n_scenarios, int root_line, int s
     for (guint i = 0; i < (k->zip ? 1 : k->n); i++) {
       total *= ((WhSweepParam *)sw->params->pdata[k->first + i])->values->len;
       if (total > WH_SWEEP_MAX_CELLS)
-        return fail(error, sw->path, k->line,
-                    "the sweep has more than %d cells (the cell limit) by this <%s>",
-                    WH_SWEEP_MAX_CELLS, k->zip ? "zip" : "grid");
+        return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, k->line,
+                               "the sweep has more than %d cells (the cell limit) by this <%s>",
+                               WH_SWEEP_MAX_CELLS, k->zip ? "zip" : "grid");
     }
   }
   total *= MAX(sw->seeds->len, 1);
   if (total > WH_SWEEP_MAX_CELLS)
-    return fail(error, sw->path, sw->seeds->len ? seeds_line : root_line,
-                "the sweep has %" G_GUINT64_FORMAT " cells, more than the cell limit of %d", total,
-                WH_SWEEP_MAX_CELLS);
+    return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path,
+                           sw->seeds->len ? seeds_line : root_line,
+                           "the sweep has %" G_GUINT64_FORMAT
+                           " cells, more than the cell limit of %d",
+                           total, WH_SWEEP_MAX_CELLS);
   *n = (guint)total;
   return TRUE;
 }
@@ -288,7 +288,8 @@ static gboolean load_scenario(WhSweep *sw, const xmlNode *n, unsigned flags, GEr
   g_autoptr(WhRun) run =
       sc && (flags & WH_SWEEP_LOAD_CHECK_RUNS) ? wh_run_new(sc, &opts, &err) : NULL;
   if (sc == NULL || (run == NULL && (flags & WH_SWEEP_LOAD_CHECK_RUNS)))
-    return fail(error, sw->path, s->line, "<scenario file=\"%s\">: %s", s->file, err->message);
+    return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, s->line,
+                           "<scenario file=\"%s\">: %s", s->file, err->message);
   s->name = g_strdup(sc->name);
   s->seed = sc->has_seed ? sc->seed : 1;
   g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
@@ -301,7 +302,8 @@ static gboolean load_scenario(WhSweep *sw, const xmlNode *n, unsigned flags, GEr
     ok = op->matrix_path == NULL || hash_file(sum, op->matrix_path, &err);
   }
   if (!ok)
-    return fail(error, sw->path, s->line, "<scenario file=\"%s\">: %s", s->file, err->message);
+    return wh_error_set_at(error, WH_SWEEP_ERROR, WH_SWEEP_ERROR_INPUT, sw->path, s->line,
+                           "<scenario file=\"%s\">: %s", s->file, err->message);
   g_strlcpy(s->digest, g_checksum_get_string(sum), sizeof s->digest);
   return TRUE;
 }

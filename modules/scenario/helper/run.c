@@ -15,22 +15,7 @@
 #include "dragonfly.h"
 #include "topology.h"
 #include "topology-preset.h"
-
-static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-
-static gboolean fail_at(GError **error, const WhScenario *sc, int line, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *m = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  if (line > 0)
-    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s:%d: %s", sc->path, line, m);
-  else
-    g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, "%s: %s", sc->path, m);
-  return FALSE;
-}
+#include "wh-error.h"
 
 /* A text file a scenario references (`what` names the element for messages): confined
  * to `roots`, at most `max` bytes, no NUL byte. (transfer full; NULL with `error`) */
@@ -41,11 +26,13 @@ static char *read_text_file(const WhScenario *sc, int line, const char *what, co
   g_autofree char *text = NULL;
   gsize len = 0;
   if (!wh_file_check_inside(path, roots, &err) || !wh_file_read(path, max, &text, &len, &err)) {
-    fail_at(error, sc, line, "%s: %s: %s", what, path, err->message);
+    wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, line, "%s: %s: %s",
+                    what, path, err->message);
     return NULL;
   }
   if (memchr(text, '\0', len)) {
-    fail_at(error, sc, line, "%s: %s: not a text file", what, path);
+    wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, line,
+                    "%s: %s: not a text file", what, path);
     return NULL;
   }
   return g_steal_pointer(&text);
@@ -85,9 +72,10 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
                   "--scheduler %s: unknown scheduler (known: %s)", sched, known->str);
       return FALSE;
     }
-    return fail_at(error, sc, sc->root_line,
-                   "<scenario> attribute \"scheduler\": unknown scheduler \"%s\" (known: %s)",
-                   sched, known->str);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->root_line,
+        "<scenario> attribute \"scheduler\": unknown scheduler \"%s\" (known: %s)", sched,
+        known->str);
   }
   gboolean cc_cli = opts && opts->cc;
   const char *cc = cc_cli ? opts->cc : sc->cc;
@@ -101,9 +89,10 @@ static gboolean apply_settings(WhRun *run, const WhRunOptions *opts, GError **er
                   "--cc %s: unknown congestion control (known: %s)", cc, known->str);
       return FALSE;
     }
-    return fail_at(error, sc, sc->root_line,
-                   "<scenario> attribute \"cc\": unknown congestion control \"%s\" (known: %s)", cc,
-                   known->str);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->root_line,
+        "<scenario> attribute \"cc\": unknown congestion control \"%s\" (known: %s)", cc,
+        known->str);
   }
   return wh_wormhole_params_from_config(&run->wormhole_params, run->cfg, run->cc->name,
                                         sched_wormhole, error);
@@ -134,29 +123,32 @@ static gboolean check_custom(const WhScenario *sc, GError **error)
     guint b = GPOINTER_TO_UINT(g_hash_table_lookup(index, l->b));
     const WhScenarioNode *na = sc->nodes->pdata[a], *nb = sc->nodes->pdata[b];
     if (a == b)
-      return fail_at(error, sc, l->line, "<link>: links \"%s\" to itself", l->a);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, l->line,
+                             "<link>: links \"%s\" to itself", l->a);
     if (!na->is_switch && !nb->is_switch)
-      return fail_at(error, sc, l->line,
-                     "<link>: links host \"%s\" to host \"%s\"; hosts must connect to a switch",
-                     l->a, l->b);
+      return wh_error_set_at(
+          error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, l->line,
+          "<link>: links host \"%s\" to host \"%s\"; hosts must connect to a switch", l->a, l->b);
     const WhScenarioNode *ends[2] = {na, nb};
     guint idx[2] = {a, b};
     for (int k = 0; k < 2; k++) {
       if (!ends[k]->is_switch && ++degree[idx[k]] > 1)
-        return fail_at(error, sc, l->line,
-                       "<link>: gives host \"%s\" a second link; a host has exactly one link",
-                       ends[k]->id);
+        return wh_error_set_at(
+            error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, l->line,
+            "<link>: gives host \"%s\" a second link; a host has exactly one link", ends[k]->id);
     }
     parent[find_root(parent, a)] = find_root(parent, b);
   }
   for (guint i = 0; i < n; i++) {
     const WhScenarioNode *nd = sc->nodes->pdata[i];
     if (!nd->is_switch && degree[i] == 0)
-      return fail_at(error, sc, nd->line, "<host id=\"%s\">: the host has no link", nd->id);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, nd->line,
+                             "<host id=\"%s\">: the host has no link", nd->id);
     if (find_root(parent, i) != find_root(parent, 0)) {
       const WhScenarioNode *first = sc->nodes->pdata[0];
-      return fail_at(error, sc, nd->line,
-                     "the topology is disconnected: \"%s\" cannot reach \"%s\"", nd->id, first->id);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, nd->line,
+                             "the topology is disconnected: \"%s\" cannot reach \"%s\"", nd->id,
+                             first->id);
     }
   }
   return TRUE;
@@ -216,8 +208,9 @@ static gboolean check_network_memory(WhRun *run, const WhTopologyClass *t, GErro
       g_propagate_error(error, g_steal_pointer(&err));
       return FALSE;
     }
-    return fail_at(error, sc, sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
-                   err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
+                           err->message);
   }
   uint64_t flows = sc->flows->len + (sc->permutation ? size.hosts : 0);
   for (guint k = 0; k < sc->patterns->len; k++) {
@@ -231,17 +224,19 @@ static gboolean check_network_memory(WhRun *run, const WhTopologyClass *t, GErro
     return TRUE;
   g_autofree char *need = wh_units_format_bytes(run->memory_network);
   g_autofree char *budget = wh_units_format_bytes(run->memory_budget);
-  return fail_at(error, sc, sc->topology_line,
-                 "the network (%" G_GUINT64_FORMAT " hosts, %" G_GUINT64_FORMAT
-                 " switches, %" G_GUINT64_FORMAT " links) and its %" G_GUINT64_FORMAT
-                 " flows need about %s; the memory budget is %s (--max-memory)",
-                 size.hosts, size.switches, size.links, flows, need, budget);
+  return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                         sc->topology_line,
+                         "the network (%" G_GUINT64_FORMAT " hosts, %" G_GUINT64_FORMAT
+                         " switches, %" G_GUINT64_FORMAT " links) and its %" G_GUINT64_FORMAT
+                         " flows need about %s; the memory budget is %s (--max-memory)",
+                         size.hosts, size.switches, size.links, flows, need, budget);
 }
 
-static gboolean build_network(WhRun *run, void *cc_params, GError **error)
+/* The network's parameters from the configuration and the congestion control's ECN
+ * settings (`cc_params`), checked. */
+static gboolean net_params(const WhRun *run, void *cc_params, WhNetParams *out, GError **error)
 {
   const WhConfig *cfg = run->cfg;
-  WhScenario *sc = run->sc;
   WhEcnConfig ecn;
   run->cc->ecn(cc_params, &ecn);
   WhNetParams np = {
@@ -273,55 +268,88 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
     g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
                 "%s: wh::Switch::PfcXon (%" G_GUINT64_FORMAT
                 " B) must not exceed wh::Switch::PfcXoff (%" G_GUINT64_FORMAT " B)",
-                o ? o : sc->path, np.pfc_xon, np.pfc_xoff);
+                o ? o : run->sc->path, np.pfc_xon, np.pfc_xoff);
     return FALSE;
   }
+  *out = np;
+  return TRUE;
+}
+
+/* Adds a custom topology's hosts, switches and links to the network. */
+static gboolean build_custom(WhRun *run, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  const WhConfig *cfg = run->cfg;
+  g_autoptr(GError) err = NULL;
+  if (!check_custom(sc, error))
+    return FALSE;
+  g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < sc->nodes->len; i++) {
+    WhScenarioNode *n = sc->nodes->pdata[i];
+    uint32_t id = n->is_switch ? wh_net_add_switch(run->net) : wh_net_add_host(run->net);
+    g_hash_table_insert(ids, n->id, GUINT_TO_POINTER(id + 1));
+  }
+  uint64_t rate = wh_config_rate(cfg, "wh::Link", "Rate");
+  WhTime delay = wh_config_time(cfg, "wh::Link", "Delay");
+  for (guint i = 0; i < sc->links->len; i++) {
+    WhScenarioLink *l = sc->links->pdata[i];
+    uint32_t a = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->a)) - 1;
+    uint32_t b = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->b)) - 1;
+    if (!wh_net_add_link(run->net, a, b, l->rate ? l->rate : rate, l->has_delay ? l->delay : delay,
+                         &err))
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, l->line,
+                             "<link>: %s", err->message);
+  }
+  return TRUE;
+}
+
+/* Builds a generated topology (a registered type, or a preset's) into the network. */
+static gboolean build_generated(WhRun *run, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  const WhConfig *cfg = run->cfg;
+  g_autoptr(GError) err = NULL;
+  const WhTopologyClass *t = wh_topology_lookup(sc->topology);
+  if (t == NULL)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, 0,
+                           "unknown topology type \"%s\"", sc->topology);
+  const WhTopologyPreset *preset = wh_topology_preset_lookup(sc->topology_preset);
+  const char *g = preset ? wh_config_origin(cfg, preset->topology, preset->groups_param) : NULL;
+  if (g && strstr(g, "(preset ") == NULL)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->topology_line,
+                           "<topology preset=\"%s\">: %s::%s is also set (%s); give the number of "
+                           "groups once, as the preset's \"groups\" attribute",
+                           preset->name, preset->topology, preset->groups_param, g);
+  if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
+    g_propagate_error(error, g_steal_pointer(&err));
+    return FALSE;
+  }
+  if (err)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
+                           err->message);
+  return TRUE;
+}
+
+static gboolean build_network(WhRun *run, void *cc_params, GError **error)
+{
+  const WhConfig *cfg = run->cfg;
+  WhScenario *sc = run->sc;
+  WhNetParams np;
+  if (!net_params(run, cc_params, &np, error))
+    return FALSE;
   gboolean custom = g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0;
   const WhTopologyClass *topo = custom ? NULL : wh_topology_lookup(sc->topology);
   if (!custom && topo == NULL)
-    return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, 0,
+                           "unknown topology type \"%s\"", sc->topology);
   if (!check_frame_fits(run, &np, error) || !check_network_memory(run, topo, error))
     return FALSE;
   run->net = wh_net_new(run->sim, &np);
+  if (!(custom ? build_custom(run, error) : build_generated(run, error)))
+    return FALSE;
   g_autoptr(GError) err = NULL;
-  if (g_strcmp0(sc->topology, WH_CUSTOM_TOPOLOGY) == 0) {
-    if (!check_custom(sc, error))
-      return FALSE;
-    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
-    for (guint i = 0; i < sc->nodes->len; i++) {
-      WhScenarioNode *n = sc->nodes->pdata[i];
-      uint32_t id = n->is_switch ? wh_net_add_switch(run->net) : wh_net_add_host(run->net);
-      g_hash_table_insert(ids, n->id, GUINT_TO_POINTER(id + 1));
-    }
-    uint64_t rate = wh_config_rate(cfg, "wh::Link", "Rate");
-    WhTime delay = wh_config_time(cfg, "wh::Link", "Delay");
-    for (guint i = 0; i < sc->links->len; i++) {
-      WhScenarioLink *l = sc->links->pdata[i];
-      uint32_t a = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->a)) - 1;
-      uint32_t b = GPOINTER_TO_UINT(g_hash_table_lookup(ids, l->b)) - 1;
-      if (!wh_net_add_link(run->net, a, b, l->rate ? l->rate : rate,
-                           l->has_delay ? l->delay : delay, &err))
-        return fail_at(error, sc, l->line, "<link>: %s", err->message);
-    }
-  } else {
-    const WhTopologyClass *t = wh_topology_lookup(sc->topology);
-    if (t == NULL)
-      return fail_at(error, sc, 0, "unknown topology type \"%s\"", sc->topology);
-    const WhTopologyPreset *preset = wh_topology_preset_lookup(sc->topology_preset);
-    const char *g = preset ? wh_config_origin(cfg, preset->topology, preset->groups_param) : NULL;
-    if (g && strstr(g, "(preset ") == NULL)
-      return fail_at(error, sc, sc->topology_line,
-                     "<topology preset=\"%s\">: %s::%s is also set (%s); give the number of "
-                     "groups once, as the preset's \"groups\" attribute",
-                     preset->name, preset->topology, preset->groups_param, g);
-    if (!t->build(run->net, cfg, &err) && err->domain == WH_CONFIG_ERROR) {
-      g_propagate_error(error, g_steal_pointer(&err));
-      return FALSE;
-    }
-    if (err)
-      return fail_at(error, sc, sc->topology_line, "<topology type=\"%s\">: %s", sc->topology,
-                     err->message);
-  }
   if (!wh_net_finalize(run->net, &err)) {
     if (g_error_matches(err, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER)) {
       const char *o = wh_config_origin(cfg, "wh::Switch", "BufferSize");
@@ -332,7 +360,8 @@ static gboolean build_network(WhRun *run, void *cc_params, GError **error)
         return FALSE;
       }
     }
-    return fail_at(error, sc, sc->topology_line, "topology: %s", err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->topology_line, "topology: %s", err->message);
   }
   return TRUE;
 }
@@ -346,18 +375,91 @@ static gboolean resolve_host(const WhRun *run, GHashTable *host_ids, const char 
   if (host_ids) {
     gpointer v = g_hash_table_lookup(host_ids, ref);
     if (v == NULL)
-      return fail_at(error, sc, line, "<flow> attribute \"%s\": no host \"%s\" in the topology",
-                     field, ref);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, line,
+                             "<flow> attribute \"%s\": no host \"%s\" in the topology", field, ref);
     *out = GPOINTER_TO_UINT(v) - 1;
     return TRUE;
   }
   char *end = NULL;
   guint64 v = g_ascii_strtoull(ref, &end, 10);
   if (end == ref || *end != '\0' || v >= n)
-    return fail_at(error, sc, line,
-                   "<flow> attribute \"%s\": no host \"%s\" (the topology has hosts 0..%u)", field,
-                   ref, n - 1);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, line,
+                           "<flow> attribute \"%s\": no host \"%s\" (the topology has hosts 0..%u)",
+                           field, ref, n - 1);
   *out = (uint32_t)v;
+  return TRUE;
+}
+
+/* Adds the scenario's permutation: every host sends to another, in a random cyclic
+ * permutation (Sattolo's shuffle), so no host sends to itself. */
+static void add_permutation(WhRun *run, GPtrArray *ids)
+{
+  const WhScenario *sc = run->sc;
+  uint32_t n = run->net->n_hosts;
+  uint32_t *dst = g_new(uint32_t, n);
+  WhRng rng;
+  wh_rng_init(&rng, run->seed, 0x7065726d75746174ULL);
+  for (uint32_t i = 0; i < n; i++)
+    dst[i] = i;
+  for (uint32_t i = n - 1; i > 0; i--) {
+    uint32_t j = (uint32_t)(wh_rng_next(&rng) % i);
+    uint32_t t = dst[i];
+    dst[i] = dst[j];
+    dst[j] = t;
+  }
+  for (uint32_t i = 0; i < n && n > 1; i++) {
+    g_autoptr(GError) err = NULL;
+    int64_t id = wh_transport_add_flow(run->tp, i, dst[i], sc->perm_size, sc->perm_start, &err);
+    g_assert(id >= 0);
+    g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
+  }
+  g_free(dst);
+}
+
+/* Adds the flows of the scenario's `k`th traffic pattern (<shift> or <uniform>). */
+static gboolean add_pattern(WhRun *run, guint k, GPtrArray *ids, GError **error)
+{
+  const WhScenario *sc = run->sc;
+  const WhScenarioPattern *p = sc->patterns->pdata[k];
+  const char *what = p->kind == WH_PATTERN_SHIFT ? "<shift>" : "<uniform>";
+  uint32_t n = run->net->n_hosts;
+  uint32_t first = p->first, count = p->count ? p->count : (first < n ? n - first : 0);
+  if ((uint64_t)first + count > n || count < 2) {
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+                           "%s: hosts %u..%u: the topology has %u hosts (and a pattern needs 2)",
+                           what, first, first + count - 1, n);
+  }
+  if (p->kind == WH_PATTERN_SHIFT && p->offset % count == 0) {
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+        "<shift>: offset %u is a multiple of the %u hosts: every host would send to "
+        "itself",
+        p->offset, count);
+  }
+  uint32_t per_host = p->kind == WH_PATTERN_SHIFT ? 1 : p->flows;
+  if ((uint64_t)count * per_host + ids->len > WH_MAX_SCENARIO_FLOWS)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+                           "%s: %u hosts x %u flows: more than %u flows in the scenario", what,
+                           count, per_host, WH_MAX_SCENARIO_FLOWS);
+  WhRng rng;
+  wh_rng_init(&rng, run->seed, 0x756e69666f726d00ULL + k);
+  for (uint32_t i = 0; i < count; i++)
+    for (uint32_t j = 0; j < per_host; j++) {
+      uint32_t dst;
+      if (p->kind == WH_PATTERN_SHIFT) {
+        dst = first + (uint32_t)((i + (uint64_t)p->offset) % count);
+      } else {
+        dst = (uint32_t)(wh_rng_next(&rng) % (count - 1)); /* any host but i */
+        dst = first + (dst >= i ? dst + 1 : dst);
+      }
+      g_autoptr(GError) err = NULL;
+      int64_t id = wh_transport_add_flow(run->tp, first + i, dst, p->size, p->start, &err);
+      if (id < 0) {
+        return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, p->line,
+                               "%s: %s", what, err->message);
+      }
+      g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
+    }
   return TRUE;
 }
 
@@ -385,72 +487,16 @@ static gboolean add_flows_into(WhRun *run, GPtrArray *ids, GError **error)
     }
     int64_t id = wh_transport_add_flow(run->tp, src, dst, f->size, f->start, &err);
     if (id < 0) {
-      return fail_at(error, sc, f->line, "<flow>: %s", err->message);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, f->line,
+                             "<flow>: %s", err->message);
     }
     g_ptr_array_add(ids, f->id ? g_strdup(f->id) : g_strdup_printf("%" G_GINT64_FORMAT, id));
   }
-  if (sc->permutation) {
-    /* Sattolo's shuffle: a random cyclic permutation, so no host sends to itself. */
-    uint32_t n = run->net->n_hosts;
-    uint32_t *dst = g_new(uint32_t, n);
-    WhRng rng;
-    wh_rng_init(&rng, run->seed, 0x7065726d75746174ULL);
-    for (uint32_t i = 0; i < n; i++)
-      dst[i] = i;
-    for (uint32_t i = n - 1; i > 0; i--) {
-      uint32_t j = (uint32_t)(wh_rng_next(&rng) % i);
-      uint32_t t = dst[i];
-      dst[i] = dst[j];
-      dst[j] = t;
-    }
-    for (uint32_t i = 0; i < n && n > 1; i++) {
-      g_autoptr(GError) err = NULL;
-      int64_t id = wh_transport_add_flow(run->tp, i, dst[i], sc->perm_size, sc->perm_start, &err);
-      g_assert(id >= 0);
-      g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
-    }
-    g_free(dst);
-  }
-  for (guint k = 0; k < sc->patterns->len; k++) {
-    const WhScenarioPattern *p = sc->patterns->pdata[k];
-    const char *what = p->kind == WH_PATTERN_SHIFT ? "<shift>" : "<uniform>";
-    uint32_t n = run->net->n_hosts;
-    uint32_t first = p->first, count = p->count ? p->count : (first < n ? n - first : 0);
-    if ((uint64_t)first + count > n || count < 2) {
-      return fail_at(error, sc, p->line,
-                     "%s: hosts %u..%u: the topology has %u hosts (and a pattern needs 2)", what,
-                     first, first + count - 1, n);
-    }
-    if (p->kind == WH_PATTERN_SHIFT && p->offset % count == 0) {
-      return fail_at(error, sc, p->line,
-                     "<shift>: offset %u is a multiple of the %u hosts: every host would send to "
-                     "itself",
-                     p->offset, count);
-    }
-    uint32_t per_host = p->kind == WH_PATTERN_SHIFT ? 1 : p->flows;
-    if ((uint64_t)count * per_host + ids->len > WH_MAX_SCENARIO_FLOWS)
-      return fail_at(error, sc, p->line,
-                     "%s: %u hosts x %u flows: more than %u flows in the scenario", what, count,
-                     per_host, WH_MAX_SCENARIO_FLOWS);
-    WhRng rng;
-    wh_rng_init(&rng, run->seed, 0x756e69666f726d00ULL + k);
-    for (uint32_t i = 0; i < count; i++)
-      for (uint32_t j = 0; j < per_host; j++) {
-        uint32_t dst;
-        if (p->kind == WH_PATTERN_SHIFT) {
-          dst = first + (uint32_t)((i + (uint64_t)p->offset) % count);
-        } else {
-          dst = (uint32_t)(wh_rng_next(&rng) % (count - 1)); /* any host but i */
-          dst = first + (dst >= i ? dst + 1 : dst);
-        }
-        g_autoptr(GError) err = NULL;
-        int64_t id = wh_transport_add_flow(run->tp, first + i, dst, p->size, p->start, &err);
-        if (id < 0) {
-          return fail_at(error, sc, p->line, "%s: %s", what, err->message);
-        }
-        g_ptr_array_add(ids, g_strdup_printf("%" G_GINT64_FORMAT, id));
-      }
-  }
+  if (sc->permutation)
+    add_permutation(run, ids);
+  for (guint k = 0; k < sc->patterns->len; k++)
+    if (!add_pattern(run, k, ids, error))
+      return FALSE;
   return TRUE;
 }
 
@@ -491,11 +537,13 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   g_autofree char *sc_dir = g_path_get_dirname(sc->path);
   const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
   if (!wh_file_check_inside(sc->simai_path, roots, &err))
-    return fail_at(error, sc, sc->workload_line, "<workload simai>: %s: %s", sc->simai_path,
-                   err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line, "<workload simai>: %s: %s", sc->simai_path,
+                           err->message);
   g_autoptr(WhSimaiPlan) plan = wh_simai_plan_load(sc->simai_path, run->net->n_hosts, &so, &err);
   if (plan == NULL)
-    return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line, "<workload simai>: %s", err->message);
   new_workload(run, plan->stats.n_gpus);
   run->ops_per_iteration = plan->stats.ops_per_iteration;
   run->simai_dropped_tp = plan->stats.dropped_tp;
@@ -504,7 +552,8 @@ static gboolean add_simai(WhRun *run, const WhRunOptions *opts, GError **error)
   run->simai_stats = plan->stats;
   run->tp_bytes_not_modelled = plan->stats.dropped_tp_bytes;
   if (!wh_simai_plan_apply(plan, run->workload, &err))
-    return fail_at(error, sc, sc->workload_line, "<workload simai>: %s", err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line, "<workload simai>: %s", err->message);
   return TRUE;
 }
 
@@ -519,10 +568,11 @@ static gboolean check_workload_memory(const WhRun *run, uint64_t ops, uint64_t n
     return TRUE;
   g_autofree char *need_s = wh_units_format_bytes(need);
   g_autofree char *left_s = wh_units_format_bytes(left);
-  return fail_at(error, run->sc, line,
-                 "%s: %" G_GUINT64_FORMAT " ops (%u iterations) need about %s; the memory budget "
-                 "left after the network is %s (--max-memory)",
-                 what, ops, run->iterations, need_s, left_s);
+  return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path, line,
+                         "%s: %" G_GUINT64_FORMAT
+                         " ops (%u iterations) need about %s; the memory budget "
+                         "left after the network is %s (--max-memory)",
+                         what, ops, run->iterations, need_s, left_s);
 }
 
 #define ROUTING_FILE_BYTES (256u << 20)
@@ -535,15 +585,17 @@ static gboolean load_routing(const WhRun *run, const WhRunOptions *opts, WhPrese
   const WhScenario *sc = run->sc;
   if (spec->routing != WH_ROUTING_FILE) {
     if (sc->routing_path)
-      return fail_at(error, sc, sc->workload_line,
-                     "<workload routing>: %s: a routing file needs wh::ModelPreset::Routing file",
-                     sc->routing_path);
+      return wh_error_set_at(
+          error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->workload_line,
+          "<workload routing>: %s: a routing file needs wh::ModelPreset::Routing file",
+          sc->routing_path);
     return TRUE;
   }
   if (sc->routing_path == NULL)
-    return fail_at(error, sc, sc->workload_line,
-                   "<workload model>: wh::ModelPreset::Routing file needs <workload "
-                   "routing=FILE>");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line,
+                           "<workload model>: wh::ModelPreset::Routing file needs <workload "
+                           "routing=FILE>");
   g_autofree char *sc_dir = g_path_get_dirname(sc->path);
   const char *roots[] = {sc_dir, opts ? opts->data_dir : NULL, NULL};
   g_autoptr(GError) err = NULL;
@@ -553,7 +605,8 @@ static gboolean load_routing(const WhRun *run, const WhRunOptions *opts, WhPrese
     return FALSE;
   if (!wh_routing_file_parse(text, spec->shape.experts, sc->routing_path, counts,
                              &spec->routing_rows, &err))
-    return fail_at(error, sc, sc->workload_line, "<workload routing>: %s", err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line, "<workload routing>: %s", err->message);
   spec->routing_counts = *counts;
   return TRUE;
 }
@@ -565,7 +618,8 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
   WhPresetSpec spec;
   g_autoptr(GError) err = NULL;
   if (!wh_preset_spec_from_config(&spec, run->cfg, &err))
-    return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line, "<workload model>: %s", err->message);
   spec.iterations = run->iterations;
   spec.seed = run->seed;
   g_autofree uint64_t *routing_counts = NULL;
@@ -573,12 +627,14 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
     return FALSE;
   WhPresetFacts facts;
   if (!wh_preset_facts(&spec, &facts, &err))
-    return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line, "<workload model>: %s", err->message);
   if (facts.ranks > run->net->n_hosts)
-    return fail_at(error, sc, sc->workload_line,
-                   "<workload model>: the parallel config needs %u GPUs but the topology has %u "
-                   "hosts",
-                   facts.ranks, run->net->n_hosts);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->workload_line,
+        "<workload model>: the parallel config needs %u GPUs but the topology has %u "
+        "hosts",
+        facts.ranks, run->net->n_hosts);
   uint64_t preset_ops = (uint64_t)facts.ops * run->iterations, extra = 0;
   if (spec.routing != WH_ROUTING_UNIFORM) /* each all-to-allv keeps its EP x EP matrix */
     extra = (uint64_t)facts.n_all_to_all * run->iterations * spec.ep * spec.ep * sizeof(uint64_t);
@@ -596,7 +652,8 @@ static gboolean add_preset(WhRun *run, const WhRunOptions *opts, GError **error)
   if (spec.migrate)
     run->migration_checks = g_array_new(FALSE, FALSE, sizeof(WhMigrationCheck));
   if (!wh_preset_build_checks(run->workload, &spec, run->migration_checks, &err))
-    return fail_at(error, sc, sc->workload_line, "<workload model>: %s", err->message);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->workload_line, "<workload model>: %s", err->message);
   run->ops_per_iteration = facts.ops;
   run->preset_facts = wh_preset_facts_text(&spec, &facts);
   run->tp_bytes_not_modelled = facts.tp_bytes;
@@ -614,13 +671,15 @@ static gboolean place_ranks(WhRun *run, GError **error)
   const WhDragonfly *df = wh_dragonfly_of(run->net);
   const WhDragonflyShape *sh = df ? wh_dragonfly_get_shape(df) : NULL;
   if (sh == NULL || !sh->frontier)
-    return fail_at(error, sc, sc->placement_line,
-                   "<placement>: needs a dragonfly of Frontier nodes (Node=frontier, e.g. "
-                   "<topology preset=\"frontier\">)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->placement_line,
+                           "<placement>: needs a dragonfly of Frontier nodes (Node=frontier, e.g. "
+                           "<topology preset=\"frontier\">)");
   if (run->workload == NULL)
-    return fail_at(error, sc, sc->placement_line,
-                   "<placement>: places a workload's ranks; "
-                   "this scenario has no workload");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path,
+                           sc->placement_line,
+                           "<placement>: places a workload's ranks; "
+                           "this scenario has no workload");
   uint32_t G = sh->gcds_per_node;
   uint32_t nodes = sh->hosts / G, ranks = wh_workload_n_ranks(run->workload);
   uint32_t need = (ranks + G - 1) / G;
@@ -649,18 +708,20 @@ static gboolean place_ranks(WhRun *run, GError **error)
   case WH_PLACEMENT_NODES:
     for (n = 0; n < sc->n_placement_nodes; n++) {
       if (sc->placement_nodes[n] >= nodes)
-        return fail_at(error, sc, sc->placement_line,
-                       "<placement> attribute \"nodes\": node %u is outside the machine (%u "
-                       "nodes: 0..%u)",
-                       sc->placement_nodes[n], nodes, nodes - 1);
+        return wh_error_set_at(
+            error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->placement_line,
+            "<placement> attribute \"nodes\": node %u is outside the machine (%u "
+            "nodes: 0..%u)",
+            sc->placement_nodes[n], nodes, nodes - 1);
       list[n] = sc->placement_nodes[n];
     }
     break;
   }
   if (need > n)
-    return fail_at(error, sc, sc->placement_line,
-                   "<placement>: %u ranks need %u nodes of %u GCDs; the placement has %u (%u GCDs)",
-                   ranks, need, G, n, n * G);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->placement_line,
+        "<placement>: %u ranks need %u nodes of %u GCDs; the placement has %u (%u GCDs)", ranks,
+        need, G, n, n * G);
   for (uint32_t r = 0; r < ranks; r++)
     if (!wh_workload_map_rank(run->workload, r, list[r / G] * G + r % G, error))
       return FALSE;
@@ -693,9 +754,47 @@ static gboolean load_matrix_files(const WhRun *run, const WhRunOptions *opts, GP
     if (!text)
       return FALSE;
     if (!wh_scenario_parse_matrix(text, o->n_ranks, o->matrix_path, 1, &m, &err))
-      return fail_at(error, sc, o->line, "<collective matrix>: %s", err->message);
+      return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, o->line,
+                             "<collective matrix>: %s", err->message);
     g_ptr_array_add(out, m);
   }
+  return TRUE;
+}
+
+/* The ranks the scenario's ops use: one more than the largest named. */
+static uint32_t scenario_ranks(const WhScenario *sc)
+{
+  uint32_t ranks = 0;
+  for (guint i = 0; i < sc->ops->len; i++) {
+    const WhScenarioOp *o = sc->ops->pdata[i];
+    ranks = MAX(ranks, MAX(o->rank, o->dst) + 1);
+    for (uint32_t k = 0; k < o->n_ranks; k++)
+      ranks = MAX(ranks, o->ranks[k] + 1);
+  }
+  return ranks;
+}
+
+/* Adds one instance of scenario op `o` to the workload, after the ops of `deps`
+ * (`matrix`: an all-to-allv's, else NULL). */
+static gboolean add_scenario_op(WhRun *run, const WhScenarioOp *o, const uint64_t *matrix,
+                                const GArray *deps, GError **error)
+{
+  g_autoptr(GError) err = NULL;
+  int64_t id;
+  const uint32_t *dv = (const uint32_t *)deps->data;
+  if (o->kind == WH_OP_COMPUTE)
+    id = wh_workload_add_compute(run->workload, o->id, o->rank, o->duration, dv, deps->len, &err);
+  else if (o->kind == WH_OP_SEND)
+    id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len, &err);
+  else if (o->coll == WH_COLL_ALL_TO_ALLV)
+    id = wh_workload_add_all_to_allv(run->workload, o->id, (WhCollAlgo)o->algo, o->ranks,
+                                     o->n_ranks, matrix, dv, deps->len, &err);
+  else
+    id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll, (WhCollAlgo)o->algo,
+                                    o->ranks, o->n_ranks, o->bytes, dv, deps->len, &err);
+  if (id < 0)
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path,
+                           o->line, "%s", err->message);
   return TRUE;
 }
 
@@ -709,17 +808,12 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   guint n = sc->ops->len;
   if (n == 0)
     return TRUE;
-  uint32_t ranks = 0;
-  for (guint i = 0; i < n; i++) {
-    const WhScenarioOp *o = sc->ops->pdata[i];
-    ranks = MAX(ranks, MAX(o->rank, o->dst) + 1);
-    for (uint32_t k = 0; k < o->n_ranks; k++)
-      ranks = MAX(ranks, o->ranks[k] + 1);
-  }
+  uint32_t ranks = scenario_ranks(sc);
   if (ranks > run->net->n_hosts)
-    return fail_at(error, sc, sc->workload_line,
-                   "<workload>: uses rank %u but the topology has %u hosts (one rank per host)",
-                   ranks - 1, run->net->n_hosts);
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, sc->workload_line,
+        "<workload>: uses rank %u but the topology has %u hosts (one rank per host)", ranks - 1,
+        run->net->n_hosts);
   run->iterations = opts && opts->iterations ? opts->iterations : sc->iterations;
   g_autofree gboolean *is_dep = g_new0(gboolean, n);
   uint64_t edges = 0, roots = 0, leaves = n, names = 0;
@@ -769,25 +863,9 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
           }
         }
       }
-      g_autoptr(GError) err = NULL;
-      int64_t id;
-      const uint32_t *dv = (const uint32_t *)deps->data;
-      if (o->kind == WH_OP_COMPUTE)
-        id = wh_workload_add_compute(run->workload, o->id, o->rank, o->duration, dv, deps->len,
-                                     &err);
-      else if (o->kind == WH_OP_SEND)
-        id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len,
-                                  &err);
-      else if (o->coll == WH_COLL_ALL_TO_ALLV)
-        id = wh_workload_add_all_to_allv(run->workload, o->id, (WhCollAlgo)o->algo, o->ranks,
-                                         o->n_ranks, matrices->pdata[i], dv, deps->len, &err);
-      else
-        id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll,
-                                        (WhCollAlgo)o->algo, o->ranks, o->n_ranks, o->bytes, dv,
-                                        deps->len, &err);
-      if (id < 0) {
+      if (!add_scenario_op(run, o, matrices->pdata[i], deps, error)) {
         g_array_free(deps, TRUE);
-        return fail_at(error, sc, o->line, "%s", err->message);
+        return FALSE;
       }
     }
   }
@@ -963,7 +1041,8 @@ WhRun *wh_run_new(WhScenario *sc, const WhRunOptions *opts, GError **error)
     if (err->message[0] && strstr(err->message, sc->path) == err->message)
       g_propagate_error(error, g_steal_pointer(&err));
     else
-      fail_at(error, sc, 0, "%s", err->message);
+      wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, sc->path, 0, "%s",
+                      err->message);
     return NULL;
   }
   if (wh_wormhole_mode_skips(run->wormhole_params.mode))

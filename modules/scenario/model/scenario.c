@@ -14,6 +14,7 @@
 #include "topology-preset.h"
 #include "workload.h"
 #include "units.h"
+#include "wh-error.h"
 
 extern const char wh_scenario_schema_rng[];
 extern const size_t wh_scenario_schema_rng_len;
@@ -165,23 +166,6 @@ static void collect_error(void *data, xmlErrorPtr err)
   g_string_assign(sink->msg, m);
 }
 
-static gboolean fail(GError **error, WhScenarioError code, const char *file, int line,
-                     const char *fmt, ...) G_GNUC_PRINTF(5, 6);
-
-static gboolean fail(GError **error, WhScenarioError code, const char *file, int line,
-                     const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *m = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  if (line > 0)
-    g_set_error(error, WH_SCENARIO_ERROR, (gint)code, "%s:%d: %s", file, line, m);
-  else
-    g_set_error(error, WH_SCENARIO_ERROR, (gint)code, "%s: %s", file, m);
-  return FALSE;
-}
-
 static int line_of(const char *data, const char *at)
 {
   int line = 1;
@@ -197,25 +181,28 @@ static gboolean check_raw(const char *data, gsize len, const char *name, GError 
   while (p < data + len && g_ascii_isspace(*p))
     p++;
   if (p == data + len)
-    return fail(error, WH_SCENARIO_ERROR_XML, name, 0, "the file is empty");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_XML, name, 0,
+                           "the file is empty");
   if (len > MAX_FILE_BYTES)
-    return fail(error, WH_SCENARIO_ERROR_REFUSED, name, 0, "the file is larger than %u MiB",
-                MAX_FILE_BYTES >> 20);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_REFUSED, name, 0,
+                           "the file is larger than %u MiB", MAX_FILE_BYTES >> 20);
   const char *bad = NULL;
   if (!g_utf8_validate(data, (gssize)len, &bad))
-    return fail(error, WH_SCENARIO_ERROR_REFUSED, name, line_of(data, bad),
-                "the file is not valid UTF-8 (byte 0x%02x at offset %ld); the project's XML "
-                "files must be UTF-8",
-                (unsigned char)*bad, (long)(bad - data));
+    return wh_error_set_at(
+        error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_REFUSED, name, line_of(data, bad),
+        "the file is not valid UTF-8 (byte 0x%02x at offset %ld); the project's XML "
+        "files must be UTF-8",
+        (unsigned char)*bad, (long)(bad - data));
   static const char *refused[] = {"<!DOCTYPE", "<!ENTITY"};
   for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
     const char *hit = g_strstr_len(data, (gssize)len, refused[i]);
     if (hit)
-      return fail(error, WH_SCENARIO_ERROR_REFUSED, name, line_of(data, hit),
-                  "%s declarations are refused: the project's XML files may not use DTDs or "
-                  "entities "
-                  "(no external entities, no entity expansion)",
-                  refused[i] + 2);
+      return wh_error_set_at(
+          error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_REFUSED, name, line_of(data, hit),
+          "%s declarations are refused: the project's XML files may not use DTDs or "
+          "entities "
+          "(no external entities, no entity expansion)",
+          refused[i] + 2);
   }
   return TRUE;
 }
@@ -283,14 +270,16 @@ static gboolean diagnose_attributes(const xmlNode *n, const char *name, GError *
         continue;
       for (const char *const *a = r->required; *a; a++) {
         if (!xmlHasProp(n, (const xmlChar *)*a))
-          return fail(error, WH_SCENARIO_ERROR_SCHEMA, name, (int)xmlGetLineNo(n),
-                      "<%s> lacks the required attribute \"%s\"", r->element, *a);
+          return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_SCHEMA, name,
+                                 (int)xmlGetLineNo(n), "<%s> lacks the required attribute \"%s\"",
+                                 r->element, *a);
       }
       for (const xmlAttr *a = n->properties; a; a = a->next) {
         const char *an = (const char *)a->name;
         if (!in_list(r->required, an) && !in_list(r->optional, an))
-          return fail(error, WH_SCENARIO_ERROR_SCHEMA, name, (int)xmlGetLineNo(n),
-                      "<%s> has an unknown attribute \"%s\"", r->element, an);
+          return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_SCHEMA, name,
+                                 (int)xmlGetLineNo(n), "<%s> has an unknown attribute \"%s\"",
+                                 r->element, an);
       }
     }
     if (!diagnose_attributes(n->children, name, error))
@@ -318,8 +307,9 @@ static gboolean validate(xmlDocPtr doc, const char *name, const char *rng, gsize
   gboolean scenario = rng == wh_scenario_schema_rng;
   if (scenario && root && strcmp((const char *)root->name, "scenario") == 0 &&
       child_named(root, "topology") == NULL)
-    return fail(error, WH_SCENARIO_ERROR_SCHEMA, name, (int)xmlGetLineNo(root),
-                "<scenario> lacks its <topology> element (every scenario needs one)");
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_SCHEMA, name,
+                           (int)xmlGetLineNo(root),
+                           "<scenario> lacks its <topology> element (every scenario needs one)");
   ErrorSink sink = {g_string_new(NULL), 0, 0};
   xmlRelaxNGParserCtxtPtr pctx = xmlRelaxNGNewMemParserCtxt(rng, (int)rng_len);
   xmlRelaxNGPtr schema = xmlRelaxNGParse(pctx);
@@ -336,8 +326,8 @@ static gboolean validate(xmlDocPtr doc, const char *name, const char *rng, gsize
     return FALSE;
   }
   if (!ok)
-    fail(error, WH_SCENARIO_ERROR_SCHEMA, name, sink.line, "does not match %s: %s", what,
-         sink.count ? sink.msg->str : "invalid document");
+    wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_SCHEMA, name, sink.line,
+                    "does not match %s: %s", what, sink.count ? sink.msg->str : "invalid document");
   g_string_free(sink.msg, TRUE);
   return ok;
 }
@@ -383,12 +373,14 @@ static gboolean unit_attr(Loader *ld, const xmlNode *n, const char *name, UnitPa
   }
   g_autoptr(GError) err = NULL;
   if (!parse(v, out, &err))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                "<%s> attribute \"%s\": %s", (const char *)n->name, name, err->message);
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(n), "<%s> attribute \"%s\": %s", (const char *)n->name, name,
+                           err->message);
   if (positive && *out == 0)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                "<%s> attribute \"%s\" = \"%s\": must be greater than zero", (const char *)n->name,
-                name, v);
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(n),
+                           "<%s> attribute \"%s\" = \"%s\": must be greater than zero",
+                           (const char *)n->name, name, v);
   return TRUE;
 }
 
@@ -401,8 +393,9 @@ static gboolean load_set(Loader *ld, WhConfig *check, const xmlNode *n, const ch
   g_autofree char *origin = g_strdup_printf("%s:%d", ld->file, node_line(n));
   g_autoptr(GError) err = NULL;
   if (!wh_config_set(check, full, value, origin, &err))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n), "<%s %s=\"%s\">: %s",
-                (const char *)n->name, key_attr, key, err->message);
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(n), "<%s %s=\"%s\">: %s", (const char *)n->name, key_attr, key,
+                           err->message);
   add_set(ld->sc, full, value, origin);
   return TRUE;
 }
@@ -417,15 +410,17 @@ static gboolean load_preset(Loader *ld, const xmlNode *t, const char *name)
   int line = node_line(t);
   const WhTopologyPreset *p = wh_topology_preset_lookup(name);
   if (p == NULL)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<topology> attribute \"preset\": unknown preset \"%s\" (known: %s)", name,
-                wh_topology_preset_names());
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           line,
+                           "<topology> attribute \"preset\": unknown preset \"%s\" (known: %s)",
+                           name, wh_topology_preset_names());
   g_autofree char *groups = attr(t, "groups");
   int64_t g = p->groups_default;
   if (groups && (!wh_units_parse_int(groups, &g, NULL) || g < p->groups_min || g > p->groups_max))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<topology preset=\"%s\"> attribute \"groups\" = \"%s\": expected %u..%u (%s)",
-                p->name, groups, p->groups_min, p->groups_max, p->groups_limit);
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, line,
+        "<topology preset=\"%s\"> attribute \"groups\" = \"%s\": expected %u..%u (%s)", p->name,
+        groups, p->groups_min, p->groups_max, p->groups_limit);
   g_autofree char *origin = g_strdup_printf("%s:%d (preset %s)", ld->file, line, p->name);
   g_autofree char *groups_key = g_strdup_printf("%s::%s", p->topology, p->groups_param);
   g_autofree char *gv = g_strdup_printf("%" G_GINT64_FORMAT, g);
@@ -439,6 +434,48 @@ static gboolean load_preset(Loader *ld, const xmlNode *t, const char *name)
   return TRUE;
 }
 
+/* Loads a custom topology's <host>, <switch> or <link> element `n` (named `el`); `ids`
+ * holds the node ids declared so far. */
+static gboolean load_custom_element(Loader *ld, const xmlNode *n, const char *el, GHashTable *ids)
+{
+  WhScenario *sc = ld->sc;
+  if (strcmp(el, "host") == 0 || strcmp(el, "switch") == 0) {
+    WhScenarioNode *nd = g_new0(WhScenarioNode, 1);
+    nd->id = attr(n, "id");
+    nd->is_switch = el[0] == 's';
+    nd->line = node_line(n);
+    g_ptr_array_add(sc->nodes, nd);
+    if (g_hash_table_contains(ids, nd->id))
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             nd->line, "<%s> attribute \"id\": duplicate node id \"%s\"", el,
+                             nd->id);
+    g_hash_table_add(ids, nd->id);
+  } else {
+    WhScenarioLink *l = g_new0(WhScenarioLink, 1);
+    g_ptr_array_add(sc->links, l);
+    l->a = attr(n, "a");
+    l->b = attr(n, "b");
+    l->line = node_line(n);
+    const char *ends[2] = {l->a, l->b};
+    for (int i = 0; i < 2; i++) {
+      if (!g_hash_table_contains(ids, ends[i]))
+        return wh_error_set_at(
+            ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, l->line,
+            "<link> attribute \"%s\": no host or switch \"%s\" declared before it", i ? "b" : "a",
+            ends[i]);
+    }
+    uint64_t delay;
+    if (!unit_attr(ld, n, "rate", wh_units_parse_rate, TRUE, 0, &l->rate))
+      return FALSE;
+    g_autofree char *d = attr(n, "delay");
+    l->has_delay = d != NULL;
+    if (!unit_attr(ld, n, "delay", wh_units_parse_time, FALSE, 0, &delay))
+      return FALSE;
+    l->delay = delay;
+  }
+  return TRUE;
+}
+
 static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
 {
   WhScenario *sc = ld->sc;
@@ -446,11 +483,13 @@ static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
   g_autofree char *preset = attr(t, "preset");
   g_autofree char *groups = attr(t, "groups");
   if ((type == NULL) == (preset == NULL))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(t),
-                "<topology>: give either a \"type\" or a \"preset\" attribute");
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(t),
+                           "<topology>: give either a \"type\" or a \"preset\" attribute");
   if (groups && preset == NULL)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(t),
-                "<topology> attribute \"groups\": only with preset=\"frontier\"");
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(t),
+                           "<topology> attribute \"groups\": only with preset=\"frontier\"");
   if (preset) {
     if (!load_preset(ld, t, preset))
       return FALSE;
@@ -462,9 +501,10 @@ static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
     g_autoptr(GString) known = g_string_new(WH_CUSTOM_TOPOLOGY);
     for (const WhTopologyClass *const *c = wh_topology_classes(); *c; c++)
       g_string_append_printf(known, ", %s", (*c)->type->name);
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(t),
-                "<topology> attribute \"type\": unknown topology type \"%s\" (known: %s)", type,
-                known->str);
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(t),
+        "<topology> attribute \"type\": unknown topology type \"%s\" (known: %s)", type,
+        known->str);
   }
   sc->topology = g_strdup(type);
   sc->topology_line = node_line(t);
@@ -475,48 +515,19 @@ static gboolean load_topology(Loader *ld, WhConfig *check, const xmlNode *t)
     const char *el = (const char *)n->name;
     if (strcmp(el, "param") == 0) {
       if (custom)
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                    "<param>: a %s topology has no parameters", WH_CUSTOM_TOPOLOGY);
+        return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                               node_line(n), "<param>: a %s topology has no parameters",
+                               WH_CUSTOM_TOPOLOGY);
       if (!load_set(ld, check, n, "name", type))
         return FALSE;
       continue;
     }
     if (!custom)
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                  "<%s>: only a %s topology lists hosts, switches and links", el,
-                  WH_CUSTOM_TOPOLOGY);
-    if (strcmp(el, "host") == 0 || strcmp(el, "switch") == 0) {
-      WhScenarioNode *nd = g_new0(WhScenarioNode, 1);
-      nd->id = attr(n, "id");
-      nd->is_switch = el[0] == 's';
-      nd->line = node_line(n);
-      g_ptr_array_add(sc->nodes, nd);
-      if (g_hash_table_contains(ids, nd->id))
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, nd->line,
-                    "<%s> attribute \"id\": duplicate node id \"%s\"", el, nd->id);
-      g_hash_table_add(ids, nd->id);
-    } else {
-      WhScenarioLink *l = g_new0(WhScenarioLink, 1);
-      g_ptr_array_add(sc->links, l);
-      l->a = attr(n, "a");
-      l->b = attr(n, "b");
-      l->line = node_line(n);
-      const char *ends[2] = {l->a, l->b};
-      for (int i = 0; i < 2; i++) {
-        if (!g_hash_table_contains(ids, ends[i]))
-          return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, l->line,
-                      "<link> attribute \"%s\": no host or switch \"%s\" declared before it",
-                      i ? "b" : "a", ends[i]);
-      }
-      uint64_t delay;
-      if (!unit_attr(ld, n, "rate", wh_units_parse_rate, TRUE, 0, &l->rate))
-        return FALSE;
-      g_autofree char *d = attr(n, "delay");
-      l->has_delay = d != NULL;
-      if (!unit_attr(ld, n, "delay", wh_units_parse_time, FALSE, 0, &delay))
-        return FALSE;
-      l->delay = delay;
-    }
+      return wh_error_set_at(
+          ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+          "<%s>: only a %s topology lists hosts, switches and links", el, WH_CUSTOM_TOPOLOGY);
+    if (!load_custom_element(ld, n, el, ids))
+      return FALSE;
   }
   return TRUE;
 }
@@ -528,9 +539,10 @@ static gboolean count_attr(Loader *ld, const xmlNode *n, const char *name, int64
   g_autofree char *v = attr(n, name);
   int64_t x;
   if (v == NULL || !wh_units_parse_int(v, &x, NULL) || x < 1 || x > max)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                "<%s> attribute \"%s\" = \"%s\": expected an integer in 1..%" G_GINT64_FORMAT,
-                (const char *)n->name, name, v ? v : "", max);
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
+        "<%s> attribute \"%s\" = \"%s\": expected an integer in 1..%" G_GINT64_FORMAT,
+        (const char *)n->name, name, v ? v : "", max);
   *out = (uint32_t)x;
   return TRUE;
 }
@@ -557,10 +569,11 @@ static gboolean load_pattern(Loader *ld, const xmlNode *n)
     if (g_strv_length(parts) != 2 || !wh_units_parse_int(parts[0], &first, NULL) ||
         !wh_units_parse_int(parts[1], &count, NULL) || first < 0 || count < 2 ||
         first + count > (1 << 24))
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, p->line,
-                  "<%s> attribute \"hosts\" = \"%s\": expected FIRST:COUNT (host indices "
-                  "FIRST .. FIRST+COUNT-1, COUNT >= 2)",
-                  (const char *)n->name, hosts);
+      return wh_error_set_at(
+          ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, p->line,
+          "<%s> attribute \"hosts\" = \"%s\": expected FIRST:COUNT (host indices "
+          "FIRST .. FIRST+COUNT-1, COUNT >= 2)",
+          (const char *)n->name, hosts);
     p->first = (uint32_t)first;
     p->count = (uint32_t)count;
   }
@@ -576,8 +589,8 @@ static gboolean load_flows(Loader *ld, const xmlNode *fl)
       continue;
     if (strcmp((const char *)n->name, "permutation") == 0) {
       if (sc->permutation)
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                    "<permutation>: only one permutation per scenario");
+        return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                               node_line(n), "<permutation>: only one permutation per scenario");
       sc->permutation = TRUE;
       sc->perm_line = node_line(n);
       uint64_t start;
@@ -606,8 +619,8 @@ static gboolean load_flows(Loader *ld, const xmlNode *fl)
     f->start = start;
     if (f->id) {
       if (g_hash_table_contains(ids, f->id))
-        return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, f->line,
-                    "<flow> attribute \"id\": duplicate flow id \"%s\"", f->id);
+        return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                               f->line, "<flow> attribute \"id\": duplicate flow id \"%s\"", f->id);
       g_hash_table_add(ids, f->id);
     }
   }
@@ -619,9 +632,9 @@ static gboolean int_attr(Loader *ld, const xmlNode *n, const char *name, uint32_
   g_autofree char *v = attr(n, name);
   int64_t x;
   if (!wh_units_parse_int(v, &x, NULL) || x < 0 || x > G_MAXUINT32)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                "<%s> attribute \"%s\" = \"%s\": not a rank number", (const char *)n->name, name,
-                v ? v : "");
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(n), "<%s> attribute \"%s\" = \"%s\": not a rank number",
+                           (const char *)n->name, name, v ? v : "");
   *out = (uint32_t)x;
   return TRUE;
 }
@@ -646,10 +659,11 @@ static gboolean ranks_attr(Loader *ld, const xmlNode *n, WhScenarioOp *o)
     }
     if (!ok || a < 0 || b < a || b - a > 1000000) {
       g_array_free(r, TRUE);
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                  "<collective> attribute \"ranks\" = \"%s\": expected ranks such as "
-                  "\"0-7\" or \"0,2,4\"",
-                  v);
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             node_line(n),
+                             "<collective> attribute \"ranks\" = \"%s\": expected ranks such as "
+                             "\"0-7\" or \"0,2,4\"",
+                             v);
     }
     for (int64_t x = a; x <= b; x++) {
       uint32_t u = (uint32_t)x;
@@ -667,8 +681,9 @@ static gboolean no_op_elements(Loader *ld, const xmlNode *wl, const char *what, 
 {
   for (const xmlNode *n = wl->children; n; n = n->next) {
     if (n->type == XML_ELEMENT_NODE)
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(n),
-                  "<%s>: a <workload %s=...> %s", (const char *)n->name, what, why);
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             node_line(n), "<%s>: a <workload %s=...> %s", (const char *)n->name,
+                             what, why);
   }
   return TRUE;
 }
@@ -682,8 +697,8 @@ static gboolean load_workload_model(Loader *ld, const xmlNode *wl, const char *m
   g_autofree char *origin = g_strdup_printf("%s:%d", ld->file, node_line(wl));
   g_autoptr(GError) err = NULL;
   if (!wh_config_set_param(check, "wh::ModelPreset", "Model", model, origin, &err))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                "<workload> attribute \"model\": %s", err->message);
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(wl), "<workload> attribute \"model\": %s", err->message);
   add_set(sc, "wh::ModelPreset::Model", model, origin);
   sc->model_preset = TRUE;
   g_autofree char *routing = attr(wl, "routing");
@@ -695,8 +710,8 @@ static gboolean load_workload_model(Loader *ld, const xmlNode *wl, const char *m
   if (!no_op_elements(ld, wl, "model", "generates its ops from the preset"))
     return FALSE;
   if (attr_present(wl, "simai"))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                "<workload>: \"model\" and \"simai\" exclude each other");
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(wl), "<workload>: \"model\" and \"simai\" exclude each other");
   return TRUE;
 }
 
@@ -711,8 +726,9 @@ static gboolean load_workload_simai(Loader *ld, const xmlNode *wl, const char *s
   g_autofree char *gpus = attr(wl, "gpus");
   int64_t g = 0;
   if (gpus && (!wh_units_parse_int(gpus, &g, NULL) || g < 1 || g > G_MAXUINT32))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                "<workload> attribute \"gpus\" = \"%s\": expected a GPU count", gpus);
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           node_line(wl),
+                           "<workload> attribute \"gpus\" = \"%s\": expected a GPU count", gpus);
   sc->simai_gpus = (uint32_t)g;
   return no_op_elements(ld, wl, "simai", "takes its ops from the SimAI file only");
 }
@@ -735,30 +751,33 @@ gboolean wh_scenario_parse_matrix(const char *text, uint32_t n, const char *file
         if (**t == '\0')
           continue;
         if (rows >= n)
-          return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
-                      "<matrix>: more than %u rows (one per rank of the group)", n);
+          return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, file, line,
+                                 "<matrix>: more than %u rows (one per rank of the group)", n);
         if (k >= n)
-          return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
-                      "<matrix> row %u: more than %u entries (the group has %u ranks)", rows, n, n);
+          return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, file, line,
+                                 "<matrix> row %u: more than %u entries (the group has %u ranks)",
+                                 rows, n, n);
         g_autoptr(GError) err = NULL;
         if (**t == '-' ||
             (strcmp(*t, "0") != 0 && !wh_units_parse_bytes(*t, &m[(uint64_t)rows * n + k], &err)))
-          return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
-                      "<matrix> row %u, entry %u = \"%s\": %s", rows, k, *t,
-                      **t == '-' ? "a negative size (entries are bytes sent, 0 or more)"
-                                 : err->message);
+          return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, file, line,
+                                 "<matrix> row %u, entry %u = \"%s\": %s", rows, k, *t,
+                                 **t == '-' ? "a negative size (entries are bytes sent, 0 or more)"
+                                            : err->message);
         k++;
       }
       if (k > 0 && k < n)
-        return fail(error, WH_SCENARIO_ERROR_VALUE, file, line,
-                    "<matrix> row %u: %u entries; the group has %u ranks (expected %u x %u)", rows,
-                    k, n, n, n);
+        return wh_error_set_at(
+            error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, file, line,
+            "<matrix> row %u: %u entries; the group has %u ranks (expected %u x %u)", rows, k, n, n,
+            n);
       rows += k > 0;
     }
   }
   if (rows != n)
-    return fail(error, WH_SCENARIO_ERROR_VALUE, file, line - 1,
-                "<matrix>: %u rows; the group has %u ranks (expected %u x %u)", rows, n, n, n);
+    return wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, file, line - 1,
+                           "<matrix>: %u rows; the group has %u ranks (expected %u x %u)", rows, n,
+                           n, n);
   *out = g_steal_pointer(&m);
   return TRUE;
 }
@@ -770,16 +789,18 @@ static gboolean load_matrix(Loader *ld, const xmlNode *n, WhScenarioOp *o)
   const xmlNode *m = child_named(n, "matrix");
   g_autofree char *path = attr(n, "matrix");
   if (o->n_ranks > WH_SCENARIO_MAX_MATRIX_RANKS)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                "<collective kind=\"all-to-allv\"> attribute \"ranks\": %u ranks; a size "
-                "matrix covers at most %u (%u MB of sizes)",
-                o->n_ranks, WH_SCENARIO_MAX_MATRIX_RANKS,
-                (WH_SCENARIO_MAX_MATRIX_RANKS * WH_SCENARIO_MAX_MATRIX_RANKS / 1024) * 8 / 1024);
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+        "<collective kind=\"all-to-allv\"> attribute \"ranks\": %u ranks; a size "
+        "matrix covers at most %u (%u MB of sizes)",
+        o->n_ranks, WH_SCENARIO_MAX_MATRIX_RANKS,
+        (WH_SCENARIO_MAX_MATRIX_RANKS * WH_SCENARIO_MAX_MATRIX_RANKS / 1024) * 8 / 1024);
   if (attr_present(n, "size") || (m != NULL) == (path != NULL))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                "<collective kind=\"all-to-allv\">: takes its sizes from a matrix, either a "
-                "<matrix> child or a \"matrix\" attribute naming a file (not both, and no "
-                "\"size\")");
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+        "<collective kind=\"all-to-allv\">: takes its sizes from a matrix, either a "
+        "<matrix> child or a \"matrix\" attribute naming a file (not both, and no "
+        "\"size\")");
   if (path) {
     g_autofree char *dir = g_path_get_dirname(ld->file);
     o->matrix_path = g_path_is_absolute(path) ? g_strdup(path) : g_build_filename(dir, path, NULL);
@@ -815,18 +836,20 @@ static gboolean load_op_kind(Loader *ld, const xmlNode *n, WhScenarioOp *o)
   WhCollKind ck;
   WhCollAlgo ca;
   if (!wh_coll_kind_parse(kind, &ck))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                "<collective> attribute \"kind\" = \"%s\": expected all-reduce, "
-                "reduce-scatter, all-gather, all-to-all or all-to-allv",
-                kind);
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           o->line,
+                           "<collective> attribute \"kind\" = \"%s\": expected all-reduce, "
+                           "reduce-scatter, all-gather, all-to-all or all-to-allv",
+                           kind);
   gboolean a2a = ck == WH_COLL_ALL_TO_ALL || ck == WH_COLL_ALL_TO_ALLV;
   if (algo == NULL)
     ca = a2a ? WH_ALGO_PAIRWISE : WH_ALGO_RING;
   else if (!wh_coll_algo_parse(algo, &ca))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                "<collective> attribute \"algorithm\" = \"%s\": expected ring, pairwise, "
-                "direct, rccl or halo",
-                algo);
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
+        "<collective> attribute \"algorithm\" = \"%s\": expected ring, pairwise, "
+        "direct, rccl or halo",
+        algo);
   o->coll = ck;
   o->algo = ca;
   if (!ranks_attr(ld, n, o))
@@ -834,10 +857,11 @@ static gboolean load_op_kind(Loader *ld, const xmlNode *n, WhScenarioOp *o)
   if (ck == WH_COLL_ALL_TO_ALLV)
     return load_matrix(ld, n, o);
   if (!attr_present(n, "size") || attr_present(n, "matrix") || child_named(n, "matrix"))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                "<collective kind=\"%s\">: needs a \"size\" attribute and no matrix (a "
-                "size matrix is for kind=\"all-to-allv\")",
-                kind);
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           o->line,
+                           "<collective kind=\"%s\">: needs a \"size\" attribute and no matrix (a "
+                           "size matrix is for kind=\"all-to-allv\")",
+                           kind);
   return unit_attr(ld, n, "size", wh_units_parse_bytes, FALSE, 0, &o->bytes);
 }
 
@@ -856,9 +880,10 @@ static gboolean load_op_deps(Loader *ld, const xmlNode *n, WhScenarioOp *o, GHas
     gpointer idx = g_hash_table_lookup(ids, *p);
     if (idx == NULL) {
       g_array_free(d, TRUE);
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                  "<%s> attribute \"deps\": \"%s\" is not an op defined before this one",
-                  (const char *)n->name, *p);
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             o->line,
+                             "<%s> attribute \"deps\": \"%s\" is not an op defined before this one",
+                             (const char *)n->name, *p);
     }
     uint32_t u = GPOINTER_TO_UINT(idx) - 1;
     g_array_append_val(d, u);
@@ -876,20 +901,23 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
   if (it) {
     int64_t v;
     if (!wh_units_parse_int(it, &v, NULL) || v < 1 || v > 100000)
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                  "<workload> attribute \"iterations\" = \"%s\": expected 1..100000", it);
+      return wh_error_set_at(
+          ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+          "<workload> attribute \"iterations\" = \"%s\": expected 1..100000", it);
     sc->iterations = (uint32_t)v;
   }
   g_autofree char *model = attr(wl, "model");
   if (model)
     return load_workload_model(ld, wl, model);
   if (attr_present(wl, "routing"))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                "<workload> attribute \"routing\": applies to a model preset (model=...) only");
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+        "<workload> attribute \"routing\": applies to a model preset (model=...) only");
   g_autofree char *simai = attr(wl, "simai");
   if (!simai && attr_present(wl, "gpus"))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
-                "<workload> attribute \"gpus\": applies to a SimAI file (simai=...) only");
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(wl),
+        "<workload> attribute \"gpus\": applies to a SimAI file (simai=...) only");
   if (simai)
     return load_workload_simai(ld, wl, simai);
   g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal); /* id -> index+1 */
@@ -901,8 +929,9 @@ static gboolean load_workload(Loader *ld, const xmlNode *wl)
     o->id = attr(n, "id");
     o->line = node_line(n);
     if (g_hash_table_contains(ids, o->id))
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, o->line,
-                  "<%s> attribute \"id\": duplicate op id \"%s\"", (const char *)n->name, o->id);
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             o->line, "<%s> attribute \"id\": duplicate op id \"%s\"",
+                             (const char *)n->name, o->id);
     if (!load_op_kind(ld, n, o) || !load_op_deps(ld, n, o, ids))
       return FALSE;
     g_hash_table_insert(ids, o->id, GUINT_TO_POINTER(sc->ops->len));
@@ -923,24 +952,27 @@ static gboolean load_placement(Loader *ld, const xmlNode *n)
   while (names[k] && strcmp(names[k], policy) != 0)
     k++;
   if (names[k] == NULL)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<placement> attribute \"policy\" = \"%s\": expected contiguous, per-switch, "
-                "random or nodes",
-                policy);
+    return wh_error_set_at(
+        ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, line,
+        "<placement> attribute \"policy\" = \"%s\": expected contiguous, per-switch, "
+        "random or nodes",
+        policy);
   sc->placement = (WhPlacement)k;
   sc->placement_line = line;
   if ((nodes != NULL) != (sc->placement == WH_PLACEMENT_NODES))
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<placement> attribute \"nodes\": %s",
-                nodes ? "only with policy=\"nodes\"" : "policy=\"nodes\" needs the node list");
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           line, "<placement> attribute \"nodes\": %s",
+                           nodes ? "only with policy=\"nodes\""
+                                 : "policy=\"nodes\" needs the node list");
   if (seed && sc->placement != WH_PLACEMENT_RANDOM)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<placement> attribute \"seed\": only with policy=\"random\"");
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           line, "<placement> attribute \"seed\": only with policy=\"random\"");
   if (seed) {
     int64_t v;
     if (!wh_units_parse_int(seed, &v, NULL) || v < 0)
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                  "<placement> attribute \"seed\": \"%s\" is not a non-negative integer", seed);
+      return wh_error_set_at(
+          ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, line,
+          "<placement> attribute \"seed\": \"%s\" is not a non-negative integer", seed);
     sc->placement_seed = (uint64_t)v;
     sc->has_placement_seed = TRUE;
   }
@@ -954,17 +986,18 @@ static gboolean load_placement(Loader *ld, const xmlNode *n)
       continue;
     int64_t v;
     if (!wh_units_parse_int(*t, &v, NULL) || v < 0 || v >= (1 << 24))
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                  "<placement> attribute \"nodes\": \"%s\" is not a node index", *t);
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             line, "<placement> attribute \"nodes\": \"%s\" is not a node index",
+                             *t);
     if (!g_hash_table_add(seen, GUINT_TO_POINTER((guint)v + 1)))
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                  "<placement> attribute \"nodes\": node %s is listed twice", *t);
+      return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                             line, "<placement> attribute \"nodes\": node %s is listed twice", *t);
     uint32_t u = (uint32_t)v;
     g_array_append_val(list, u);
   }
   if (list->len == 0)
-    return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, line,
-                "<placement> attribute \"nodes\": the list is empty");
+    return wh_error_set_at(ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file,
+                           line, "<placement> attribute \"nodes\": the list is empty");
   sc->n_placement_nodes = list->len;
   sc->placement_nodes = (uint32_t *)g_array_free(g_steal_pointer(&list), FALSE);
   return TRUE;
@@ -980,8 +1013,9 @@ static gboolean load_root(Loader *ld, const xmlNode *root)
     g_autoptr(GError) err = NULL;
     int64_t v;
     if (!wh_units_parse_int(seed, &v, &err) || v < 0)
-      return fail(ld->error, WH_SCENARIO_ERROR_VALUE, ld->file, node_line(root),
-                  "<scenario> attribute \"seed\": \"%s\" is not a non-negative integer", seed);
+      return wh_error_set_at(
+          ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, node_line(root),
+          "<scenario> attribute \"seed\": \"%s\" is not a non-negative integer", seed);
     sc->seed = (uint64_t)v;
     sc->has_seed = TRUE;
   }
@@ -1031,8 +1065,8 @@ gpointer wh_xml_read_validated(const char *data, gsize len, const char *name, co
   if (doc == NULL) {
     if (strstr(sink.msg->str, "XML_PARSE_HUGE"))
       g_string_assign(sink.msg, "elements nested too deeply (more than 256 levels)");
-    fail(error, WH_SCENARIO_ERROR_XML, name, sink.line, "malformed XML: %s",
-         sink.count ? sink.msg->str : "cannot parse");
+    wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_XML, name, sink.line,
+                    "malformed XML: %s", sink.count ? sink.msg->str : "cannot parse");
     g_string_free(sink.msg, TRUE);
     return NULL;
   }
@@ -1041,14 +1075,15 @@ gpointer wh_xml_read_validated(const char *data, gsize len, const char *name, co
   const xmlNode *xi = find_xinclude(root);
   gboolean ok = FALSE;
   if (doc->encoding && g_ascii_strcasecmp((const char *)doc->encoding, "UTF-8") != 0) {
-    fail(error, WH_SCENARIO_ERROR_REFUSED, name, 1,
-         "the file declares encoding \"%s\"; the project's XML files must be UTF-8",
-         (const char *)doc->encoding);
+    wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_REFUSED, name, 1,
+                    "the file declares encoding \"%s\"; the project's XML files must be UTF-8",
+                    (const char *)doc->encoding);
   } else if (doc->intSubset || doc->extSubset) {
-    fail(error, WH_SCENARIO_ERROR_REFUSED, name, 0, "DTDs are refused in the project's XML files");
+    wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_REFUSED, name, 0,
+                    "DTDs are refused in the project's XML files");
   } else if (xi) {
-    fail(error, WH_SCENARIO_ERROR_REFUSED, name, node_line(xi),
-         "XInclude is refused: the file must be self-contained");
+    wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_REFUSED, name, node_line(xi),
+                    "XInclude is refused: the file must be self-contained");
   } else {
     ok = validate(doc, name, rng, rng_len, what, error);
   }
@@ -1081,7 +1116,8 @@ WhScenario *wh_scenario_load(const char *path, GError **error)
   gsize len = 0;
   g_autoptr(GError) err = NULL;
   if (!wh_file_read(path, MAX_FILE_BYTES, &data, &len, &err)) {
-    fail(error, WH_SCENARIO_ERROR_IO, path, 0, "%s", err->message);
+    wh_error_set_at(error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_IO, path, 0, "%s",
+                    err->message);
     return NULL;
   }
   return wh_scenario_load_memory(data, len, path, error);

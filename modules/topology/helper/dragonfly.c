@@ -1,6 +1,6 @@
 /* Dragonfly topology (Kim, Dally, Scott, Abts, "Technology-Driven, Highly-Scalable
  * Dragonfly Topology", ISCA 2008) with its own router, and the Frontier-like compute
- * node (HPE Cray EX235a: 8 MI250X GCDs, 4 NICs). See dragonfly.h and docs/topology.md.
+ * node (HPE Cray EX235a: 8 MI250X GCDs, 4 NICs). See dragonfly.h and docs/modules/topology.md.
  *
  * Wiring. Group g has switches (g, 0..a-1), joined all-to-all by local links. Between
  * every pair of groups there are L global links; group i numbers its global links by
@@ -31,6 +31,8 @@
 
 #include <math.h>
 #include <string.h>
+
+#include "wh-error.h"
 
 #define GCDS WH_DRAGONFLY_NODE_GCDS
 #define NICS WH_DRAGONFLY_NODE_NICS
@@ -278,17 +280,10 @@ static void node_paths_init(WhDragonfly *df)
 
 /* ---- building ---- */
 
-static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param, const char *fmt,
-                          ...) G_GNUC_PRINTF(4, 5);
-
-static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param, const char *fmt,
-                          ...)
+/* Where wh::Dragonfly::`param` was set; for a default, where another part of the shape
+ * was (NULL when none was set). (transfer none) */
+static const char *shape_origin(const WhConfig *cfg, const char *param)
 {
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  /* where the value was set; for a default, where another part of the shape was */
   static const char *const shape[] = {"EndpointsPerSwitch",
                                       "SwitchesPerGroup",
                                       "GlobalPortsPerSwitch",
@@ -300,9 +295,7 @@ static gboolean bad_param(GError **error, const WhConfig *cfg, const char *param
   const char *o = wh_config_origin(cfg, "wh::Dragonfly", param);
   for (size_t i = 0; o == NULL && shape[i]; i++)
     o = wh_config_origin(cfg, "wh::Dragonfly", shape[i]);
-  g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s%swh::Dragonfly::%s: %s",
-              o ? o : "", o ? ": " : "", param, msg);
-  return FALSE;
+  return o;
 }
 
 /* A tier's rate or delay: its own parameter when set, else the wh::Link one. */
@@ -331,24 +324,27 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
   sh->frontier = g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "Node"), "frontier") == 0;
   sh->virtual_channels = wh_config_bool(cfg, "wh::Dragonfly", "VirtualChannels");
   if (sh->virtual_channels && wh_config_int(cfg, "wh::RdmaFlow", "Priority") < 3) {
-    const char *o = wh_config_origin(cfg, "wh::RdmaFlow", "Priority");
-    g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
-                "%s%swh::RdmaFlow::Priority = %" G_GINT64_FORMAT
-                ": wh::Dragonfly::VirtualChannels needs data at priority 3 or above (3 "
-                "classes: priority, priority - 1, priority - 2)",
-                o ? o : "", o ? ": " : "", wh_config_int(cfg, "wh::RdmaFlow", "Priority"));
-    return FALSE;
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           wh_config_origin(cfg, "wh::RdmaFlow", "Priority"), 0,
+                           "wh::RdmaFlow::Priority = %" G_GINT64_FORMAT
+                           ": wh::Dragonfly::VirtualChannels needs data at priority 3 or above (3 "
+                           "classes: priority, priority - 1, priority - 2)",
+                           wh_config_int(cfg, "wh::RdmaFlow", "Priority"));
   }
   uint32_t radix = (uint32_t)wh_config_int(cfg, "wh::Dragonfly", "Radix");
   uint32_t G = sh->groups, a = sh->a;
   if (sh->frontier && sh->p % NICS != 0)
-    return bad_param(error, cfg, "EndpointsPerSwitch",
-                     "%u: with Node=frontier it counts NICs, 4 per node: use a multiple of 4",
-                     sh->p);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "EndpointsPerSwitch"), 0,
+                           "wh::Dragonfly::EndpointsPerSwitch: "
+                           "%u: with Node=frontier it counts NICs, 4 per node: use a multiple of 4",
+                           sh->p);
   if (sh->p + a - 1 + sh->h > radix)
-    return bad_param(error, cfg, "Radix",
-                     "%u ports cannot hold %u endpoint + %u local + %u global ports", radix, sh->p,
-                     a - 1, sh->h);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "Radix"), 0,
+                           "wh::Dragonfly::Radix: "
+                           "%u ports cannot hold %u endpoint + %u local + %u global ports",
+                           radix, sh->p, a - 1, sh->h);
   if (G > 1) {
     uint64_t ports = (uint64_t)a * sh->h;
     if (g_strcmp0(wh_config_choice(cfg, "wh::Dragonfly", "SpareGlobalPorts"), "parallel") == 0 &&
@@ -356,26 +352,36 @@ gboolean wh_dragonfly_shape(const WhConfig *cfg, WhDragonflyShape *sh, GError **
       sh->links_per_pair = (uint32_t)(ports / (G - 1));
     uint64_t need = (uint64_t)(G - 1) * sh->links_per_pair;
     if (need > ports)
-      return bad_param(error, cfg, "GlobalPortsPerSwitch",
-                       "%u global ports on each of %u switches cannot hold %" G_GUINT64_FORMAT
-                       " global links per group (%u peer groups x %u links per pair)",
-                       sh->h, a, need, G - 1, sh->links_per_pair);
+      return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                             shape_origin(cfg, "GlobalPortsPerSwitch"), 0,
+                             "wh::Dragonfly::GlobalPortsPerSwitch: "
+                             "%u global ports on each of %u switches cannot hold %" G_GUINT64_FORMAT
+                             " global links per group (%u peer groups x %u links per pair)",
+                             sh->h, a, need, G - 1, sh->links_per_pair);
     if ((uint64_t)G * G * sh->links_per_pair > (1u << 28))
-      return bad_param(error, cfg, "Groups", "%u groups x %u links per pair: too many links", G,
-                       sh->links_per_pair);
+      return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                             shape_origin(cfg, "Groups"), 0,
+                             "wh::Dragonfly::Groups: "
+                             "%u groups x %u links per pair: too many links",
+                             G, sh->links_per_pair);
   }
   const char *routing = wh_config_choice(cfg, "wh::Dragonfly", "Routing");
   if (G < 3 && g_strcmp0(routing, "valiant") == 0)
-    return bad_param(error, cfg, "Routing",
-                     "valiant routing needs an intermediate group, so at least 3 groups (%u "
-                     "here; adaptive routing works with any number)",
-                     G);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "Routing"), 0,
+                           "wh::Dragonfly::Routing: "
+                           "valiant routing needs an intermediate group, so at least 3 groups (%u "
+                           "here; adaptive routing works with any number)",
+                           G);
   sh->nodes_per_switch = sh->frontier ? sh->p / NICS : 0;
   sh->gcds_per_node = sh->frontier ? GCDS : 0;
   uint64_t hosts = (uint64_t)G * a * sh->p * (sh->frontier ? GCDS / NICS : 1);
   if (hosts > (1u << 24))
-    return bad_param(error, cfg, "Groups", "%" G_GUINT64_FORMAT " hosts: too many (limit %u)",
-                     hosts, 1u << 24);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           shape_origin(cfg, "Groups"), 0,
+                           "wh::Dragonfly::Groups: "
+                           "%" G_GUINT64_FORMAT " hosts: too many (limit %u)",
+                           hosts, 1u << 24);
   sh->hosts = (uint32_t)hosts;
   sh->switches = G * a;
   return TRUE;
@@ -846,6 +852,47 @@ static uint32_t local_flows(const WhNet *net, WhDragonfly *df, const uint32_t *r
   return most;
 }
 
+/* A flow's move from its current path (nullable) to another: inside a group (`local`),
+ * else over minimal global link `link` (NONE: a non-minimal path) from `old` (NONE when
+ * it had none), among the parallel links from `base`. */
+typedef struct {
+  gboolean local;
+  size_t base;
+  uint32_t link, old;
+} Move;
+
+/* Hysteresis: leaving the current path costs a drained flight, so it is left only for a
+ * path `pick` cheaper by the bias, and for a parallel link or path inside a group only
+ * when that evens out the flows on them. TRUE when the flow keeps `current`. */
+static gboolean keeps_current(const WhNet *net, WhDragonfly *df, const uint32_t *current,
+                              const uint32_t *pick, PathLoad lp, const Move *mv)
+{
+  PathLoad lc = path_load(net, df, current - 1);
+  gboolean worse = ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias;
+  if (mv->old != NONE && mv->link != NONE)
+    worse |= df->link_flows[mv->base + mv->link] + 2 > df->link_flows[mv->base + mv->old];
+  if (mv->local)
+    worse |= local_flows(net, df, pick, 0) + 2 > local_flows(net, df, current - 1, 0);
+  return worse;
+}
+
+/* Counts the flow on `pick` and off `current` (nullable): on local links inside a group,
+ * else on the parallel global links. */
+static void count_move(const WhNet *net, WhDragonfly *df, const uint32_t *current,
+                       const uint32_t *pick, const Move *mv)
+{
+  if (mv->local) {
+    local_flows(net, df, pick, 1);
+    if (current)
+      local_flows(net, df, current - 1, -1);
+    return;
+  }
+  if (mv->link != NONE)
+    df->link_flows[mv->base + mv->link]++;
+  if (mv->old != NONE && df->link_flows[mv->base + mv->old] > 0)
+    df->link_flows[mv->base + mv->old]--;
+}
+
 /* UGAL over every candidate of a flowlet. Between groups: each of the L minimal paths
  * (one per parallel global link; between equal queues, as when flows start together in
  * an idle network, the link fewer flows take wins, then the flow's hashed one), and
@@ -924,34 +971,16 @@ static const uint32_t *df_choose(const WhNet *net, void *data, uint32_t src, uin
     lp = la;
     link = NONE;
   }
-  /* hysteresis: leaving the current path costs a drained flight, so it is left only
-   * for a path cheaper by the bias */
-  uint32_t old = gs != gd && current ? minimal_link(net, df, current - 1, base) : NONE;
-  gboolean moved = current == NULL || !route_equal(current - 1, pick);
-  if (current && moved) {
-    PathLoad lc = path_load(net, df, current - 1);
-    gboolean worse = ugal_cost(lc, lp) <= ugal_cost(lp, lc) + df->ugal_bias;
-    if (old != NONE && link != NONE)
-      worse |= df->link_flows[base + link] + 2 > df->link_flows[base + old];
-    if (gs == gd)
-      worse |= local_flows(net, df, pick, 0) + 2 > local_flows(net, df, current - 1, 0);
-    if (worse)
-      moved = FALSE;
-  }
-  if (!moved) {
+  Move mv = {.local = gs == gd,
+             .base = base,
+             .link = link,
+             .old = gs != gd && current ? minimal_link(net, df, current - 1, base) : NONE};
+  if (current &&
+      (route_equal(current - 1, pick) || keeps_current(net, df, current, pick, lp, &mv))) {
     *nhops = (uint16_t)current[-1];
     return current;
   }
-  if (gs == gd) {
-    local_flows(net, df, pick, 1);
-    if (current)
-      local_flows(net, df, current - 1, -1);
-  } else {
-    if (link != NONE)
-      df->link_flows[base + link]++;
-    if (old != NONE && df->link_flows[base + old] > 0)
-      df->link_flows[base + old]--;
-  }
+  count_move(net, df, current, pick, &mv);
   pick = intern_route(df, pick);
   *nhops = (uint16_t)pick[0];
   return pick + 1;

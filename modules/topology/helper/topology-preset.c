@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-/* The Frontier-like machine (see docs/topology.md): HPE Cray EX235a nodes on a
+/* The Frontier-like machine (see docs/modules/topology.md): HPE Cray EX235a nodes on a
  * Slingshot-11 dragonfly. A scenario applies these as its lowest-priority settings:
  * its own <set>, <param> and --set win. */
 static const WhTopologySetting frontier_settings[] = {
@@ -24,7 +24,7 @@ static const WhTopologySetting frontier_settings[] = {
     {"wh::Dragonfly::LocalDelay", "10ns"},
     {"wh::Dragonfly::GlobalDelay", "100ns"},
     {"wh::Dragonfly::UgalBias", "32KB"},
-    /* calibrated on published MI250X / Slingshot-11 measurements (docs/topology.md):
+    /* calibrated on published MI250X / Slingshot-11 measurements (docs/modules/topology.md):
      * per-pair Infinity Fabric bandwidth, and one-way small-message latency inside a
      * node (0.50 us) and between two nodes on one switch (2.50 us) */
     {"wh::Dragonfly::FabricEfficiency", "0.76"},
@@ -38,7 +38,7 @@ static const WhTopologySetting frontier_settings[] = {
     {"wh::RdmaFlow::Mtu", "4096B"},
     /* far above any queueing delay of this lossless fabric, as RDMA NICs are set: the
      * default 2 ms expired under the queues in front of a few global links and
-     * retransmitted data that was only waiting (docs/topology.md) */
+     * retransmitted data that was only waiting (docs/modules/topology.md) */
     {"wh::RdmaFlow::Rto", "1s"},
 };
 

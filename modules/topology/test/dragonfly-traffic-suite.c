@@ -521,7 +521,7 @@ START_TEST(test_frontier_preset)
     g_autoptr(WhRun) r1 = preset_run(eff, "");
     ck_assert_uint_eq(r1->net->port[net_gcd_port(r1->net, 0, 1)].rate_bps, 1600000000000ULL);
   }
-  /* the calibrated endpoint latency and message cost (docs/topology.md) */
+  /* the calibrated endpoint latency and message cost (docs/modules/topology.md) */
   ck_assert_uint_eq(wh_config_time(run->cfg, "wh::Dragonfly", "NicDelay"), 860 * WH_NS);
   ck_assert_uint_eq(wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"), 200 * WH_NS);
   wh_run_execute(run);

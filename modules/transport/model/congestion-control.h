@@ -69,7 +69,7 @@ typedef struct {
 } WhCcClass;
 
 /* The help of two parameters each built-in class registers for Wormhole
- * (docs/wormhole.md), with the class's own default and WH_PARAM_DIGEST_OMITS_DEFAULT
+ * (docs/modules/wormhole.md), with the class's own default and WH_PARAM_DIGEST_OMITS_DEFAULT
  * (they held these defaults as wh::Wormhole parameters before, so digests stay as they
  * were): LineFraction, the idle rule's line rate as a fraction of the NIC's, and
  * RateWindow, how long a quiet partition's rates are measured before it is skipped.

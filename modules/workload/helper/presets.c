@@ -51,6 +51,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#include "wh-error.h"
 
 #define NONE UINT32_MAX
 
@@ -92,18 +93,6 @@ const char *const *wh_preset_model_names(void)
   return model_names;
 }
 
-static gboolean invalid(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean invalid(GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error_literal(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID, msg);
-  g_free(msg);
-  return FALSE;
-}
-
 gboolean wh_preset_spec_init(WhPresetSpec *spec, const char *model, GError **error)
 {
   for (int i = 0; model_names[i]; i++) {
@@ -136,7 +125,8 @@ gboolean wh_preset_spec_init(WhPresetSpec *spec, const char *model, GError **err
     return TRUE;
   }
   g_autofree char *list = g_strjoinv(", ", (char **)model_names);
-  return invalid(error, "unknown model preset \"%s\" (one of %s)", model ? model : "", list);
+  return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                      "unknown model preset \"%s\" (one of %s)", model ? model : "", list);
 }
 
 /* ---- formulas ---- */
@@ -311,25 +301,33 @@ static uint64_t a2a_bytes(const WhPresetSpec *s)
 static gboolean routing_check(const WhPresetSpec *s, const char *name, GError **error)
 {
   if (!(s->zipf_s >= 0) || !isfinite(s->zipf_s))
-    return invalid(error, "%s: ZipfS %g: the Zipf exponent must be at least 0", name, s->zipf_s);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: ZipfS %g: the Zipf exponent must be at least 0", name, s->zipf_s);
   if (!(s->drift >= 0 && s->drift <= 1))
-    return invalid(error, "%s: RoutingDrift %g: a probability in [0, 1]", name, s->drift);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: RoutingDrift %g: a probability in [0, 1]", name, s->drift);
   if (!(s->migrate_threshold >= 1) || !isfinite(s->migrate_threshold))
-    return invalid(error, "%s: MigrationThreshold %g: max/mean load is at least 1", name,
-                   s->migrate_threshold);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: MigrationThreshold %g: max/mean load is at least 1", name,
+                        s->migrate_threshold);
   if (s->migrate_period == 0 || s->migrate_rounds == 0)
-    return invalid(error, "%s: MigrationPeriod and MigrationRounds must be at least 1", name);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: MigrationPeriod and MigrationRounds must be at least 1", name);
   if (s->routing == WH_ROUTING_UNIFORM) {
     if (s->migrate)
-      return invalid(error, "%s: Migration needs skewed routing (Routing zipf or file)", name);
+      return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                          "%s: Migration needs skewed routing (Routing zipf or file)", name);
     return TRUE;
   }
   if (s->routing != WH_ROUTING_ZIPF && s->routing != WH_ROUTING_FILE)
-    return invalid(error, "%s: Routing must be uniform, zipf or file", name);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: Routing must be uniform, zipf or file", name);
   if (s->shape.experts < 2 || s->ep < 2)
-    return invalid(error, "%s: skewed Routing needs an MoE model with EP at least 2", name);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: skewed Routing needs an MoE model with EP at least 2", name);
   if (s->routing == WH_ROUTING_FILE && (s->routing_counts == NULL || s->routing_rows == 0))
-    return invalid(error, "%s: Routing file without expert counts (<workload routing=...>)", name);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: Routing file without expert counts (<workload routing=...>)", name);
   return TRUE;
 }
 
@@ -365,37 +363,50 @@ gboolean wh_preset_spec_check(const WhPresetSpec *s, GError **error)
              {"top-k", m->top_k}};
   for (size_t i = 0; i < G_N_ELEMENTS(pos); i++) {
     if (pos[i].v == 0)
-      return invalid(error, "%s: %s must be at least 1", name, pos[i].what);
+      return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                          "%s: %s must be at least 1", name, pos[i].what);
   }
   if ((uint64_t)s->tp * s->pp * s->dp > (1u << 24))
-    return invalid(error, "%s: TP x PP x DP = %" PRIu64 " ranks is too many", name,
-                   (uint64_t)s->tp * s->pp * s->dp);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: TP x PP x DP = %" PRIu64 " ranks is too many", name,
+                        (uint64_t)s->tp * s->pp * s->dp);
   if (m->hidden % m->heads || m->heads % m->kv_heads)
-    return invalid(error, "%s: hidden %u, heads %u and KV heads %u do not divide", name, m->hidden,
-                   m->heads, m->kv_heads);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: hidden %u, heads %u and KV heads %u do not divide", name, m->hidden,
+                        m->heads, m->kv_heads);
   if (m->heads % s->tp)
-    return invalid(error, "%s: TP %u does not divide the %u heads", name, s->tp, m->heads);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: TP %u does not divide the %u heads", name, s->tp, m->heads);
   if (m->layers < s->pp)
-    return invalid(error, "%s: PP %u is more than the %u layers", name, s->pp, m->layers);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: PP %u is more than the %u layers", name, s->pp, m->layers);
   if (s->buckets > m->layers / s->pp)
-    return invalid(error, "%s: %u buckets but a stage may have only %u layers", name, s->buckets,
-                   m->layers / s->pp);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: %u buckets but a stage may have only %u layers", name, s->buckets,
+                        m->layers / s->pp);
   if (m->experts == 1 && s->ep != 1)
-    return invalid(error, "%s: EP %u on a dense model (EP must be 1)", name, s->ep);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: EP %u on a dense model (EP must be 1)", name, s->ep);
   if (s->fixed_times && m->experts == 1)
-    return invalid(error, "%s: FixedTimes applies to MoE models only", name);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: FixedTimes applies to MoE models only", name);
   if (m->ffn_mats != 0 && m->ffn_mats != 2 && m->ffn_mats != 3)
-    return invalid(error, "%s: FfnMatrices %u: expected 2 (GELU), 3 (SwiGLU) or 0 (the family's)",
-                   name, m->ffn_mats);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: FfnMatrices %u: expected 2 (GELU), 3 (SwiGLU) or 0 (the family's)",
+                        name, m->ffn_mats);
   if (m->top_k > m->experts)
-    return invalid(error, "%s: top-%u of %u experts", name, m->top_k, m->experts);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: top-%u of %u experts", name, m->top_k, m->experts);
   if (s->dp % s->ep || m->experts % s->ep)
-    return invalid(error, "%s: EP %u must divide DP %u and the %u experts", name, s->ep, s->dp,
-                   m->experts);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: EP %u must divide DP %u and the %u experts", name, s->ep, s->dp,
+                        m->experts);
   if (!(s->peak_flops > 0) || !(s->efficiency > 0) || s->efficiency > 1)
-    return invalid(error, "%s: peak FLOP/s must be positive and efficiency in (0, 1]", name);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: peak FLOP/s must be positive and efficiency in (0, 1]", name);
   if (s->all_to_all != WH_ALGO_DIRECT && s->all_to_all != WH_ALGO_PAIRWISE)
-    return invalid(error, "%s: the all-to-all algorithm must be direct or pairwise", name);
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: the all-to-all algorithm must be direct or pairwise", name);
   return routing_check(s, name, error);
 }
 
@@ -947,9 +958,10 @@ gboolean wh_preset_build_checks(WhWorkload *w, const WhPresetSpec *spec, GArray 
     return FALSE;
   uint32_t n = wh_preset_ranks(spec);
   if (wh_workload_n_ranks(w) != n)
-    return invalid(error, "%s: TP %u x PP %u x DP %u needs %u ranks but the workload has %u",
-                   spec->model ? spec->model : "model", spec->tp, spec->pp, spec->dp, n,
-                   wh_workload_n_ranks(w));
+    return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
+                        "%s: TP %u x PP %u x DP %u needs %u ranks but the workload has %u",
+                        spec->model ? spec->model : "model", spec->tp, spec->pp, spec->dp, n,
+                        wh_workload_n_ranks(w));
   for (uint32_t r = 0; r < n; r++) {
     if (!wh_workload_map_rank(w, r, r, error)) {
       g_prefix_error(error, "%s needs %u hosts: ", spec->model ? spec->model : "model", n);

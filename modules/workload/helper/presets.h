@@ -63,7 +63,7 @@ typedef struct {
    * 2 x (3 x with recompute) its forward time */
   gboolean fixed_times;
   WhTime attn_time, expert_time, head_time;
-  /* MoE routing (docs/workloads.md "Routing skew and expert migration"): uniform is
+  /* MoE routing (docs/modules/workload.md "Routing skew and expert migration"): uniform is
    * the balanced all-to-all; zipf and file draw per-iteration expert counts that set
    * the all-to-allv sizes and each GCD's expert time. Needs EP >= 2. */
   WhRoutingKind routing;

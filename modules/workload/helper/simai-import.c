@@ -15,6 +15,7 @@
 
 #include "file-read.h"
 #include "units.h"
+#include "wh-error.h"
 
 GQuark wh_simai_error_quark(void)
 {
@@ -75,19 +76,6 @@ typedef struct {
 
 /* ---- messages ---- */
 
-static gboolean fail(GError **error, int code, const char *file, int line, const char *fmt, ...)
-    G_GNUC_PRINTF(5, 6);
-
-static gboolean fail(GError **error, int code, const char *file, int line, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(error, WH_SIMAI_ERROR, code, "%s:%d: %s", file, line, msg);
-  return FALSE;
-}
-
 /* A token for a message: quoted, escaped, at most 40 bytes of it. (transfer full) */
 static char *quote(const char *tok)
 {
@@ -134,22 +122,22 @@ static gboolean num_field(const char *file, int line, int field, const char *wha
   uint64_t v = 0;
   switch (parse_u64(tok, max, &v)) {
   case NUM_NAN:
-    return fail(error, WH_SIMAI_ERROR_PARSE, file, line, "field %d (%s): %s is not a number", field,
-                what, q);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, file, line,
+                           "field %d (%s): %s is not a number", field, what, q);
   case NUM_NEG:
-    return fail(error, WH_SIMAI_ERROR_PARSE, file, line, "field %d (%s): %s is negative", field,
-                what, q);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, file, line,
+                           "field %d (%s): %s is negative", field, what, q);
   case NUM_RANGE:
-    return fail(error, WH_SIMAI_ERROR_PARSE, file, line,
-                "field %d (%s): %s is out of range (at most %" G_GUINT64_FORMAT ")", field, what, q,
-                (guint64)max);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, file, line,
+                           "field %d (%s): %s is out of range (at most %" G_GUINT64_FORMAT ")",
+                           field, what, q, (guint64)max);
   case NUM_OK:
     break;
   }
   if (v < min)
-    return fail(error, WH_SIMAI_ERROR_PARSE, file, line,
-                "field %d (%s): %s must be at least %" G_GUINT64_FORMAT, field, what, q,
-                (guint64)min);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, file, line,
+                           "field %d (%s): %s must be at least %" G_GUINT64_FORMAT, field, what, q,
+                           (guint64)min);
   *out = v;
   return TRUE;
 }
@@ -187,7 +175,8 @@ static char *next_line(Lines *l, const char *file, gboolean *nul, GError **error
   l->line++;
   if (memchr(start, '\0', n)) {
     *nul = TRUE;
-    fail(error, WH_SIMAI_ERROR_PARSE, file, l->line, "NUL byte: not a text file");
+    wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, file, l->line,
+                    "NUL byte: not a text file");
     return NULL;
   }
   if (n > 0 && start[n - 1] == '\r')
@@ -268,22 +257,23 @@ static gboolean parse_policy(Parsed *p, const char *tok, GError **error)
   }
   for (size_t i = 0; i < G_N_ELEMENTS(unsupported); i++) {
     if (strcmp(tok, unsupported[i]) == 0)
-      return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                  "field 1 (parallelism policy): SimAI's %s policy is not supported (supported: "
-                  "%s)",
-                  tok, SUPPORTED);
+      return wh_error_set_at(
+          error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+          "field 1 (parallelism policy): SimAI's %s policy is not supported (supported: "
+          "%s)",
+          tok, SUPPORTED);
   }
   g_autofree char *q = quote(tok);
-  return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-              "field 1 (parallelism policy): %s is not a known policy (supported: %s)", q,
-              SUPPORTED);
+  return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+                         "field 1 (parallelism policy): %s is not a known policy (supported: %s)",
+                         q, SUPPORTED);
 }
 
 static gboolean parse_header(Parsed *p, GPtrArray *t, GError **error)
 {
   if (t->len == 0)
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                "field 1 (parallelism policy): missing (the first line is blank)");
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+                           "field 1 (parallelism policy): missing (the first line is blank)");
   if (!parse_policy(p, t->pdata[0], error))
     return FALSE;
   for (guint i = 1; i < t->len;) {
@@ -295,18 +285,19 @@ static gboolean parse_header(Parsed *p, GPtrArray *t, GError **error)
     }
     if (id < 0) {
       g_autofree char *q = quote(key);
-      return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                  "field %d: %s is not a known key (model_parallel_NPU_group:, ep:, pp:, vpp:, "
-                  "ga:, all_gpus:, checkpoints:, checkpoint_initiates:, pp_comm)",
-                  field, q);
+      return wh_error_set_at(
+          error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+          "field %d: %s is not a known key (model_parallel_NPU_group:, ep:, pp:, vpp:, "
+          "ga:, all_gpus:, checkpoints:, checkpoint_initiates:, pp_comm)",
+          field, q);
     }
     if (p->field[id])
-      return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                  "field %d: key %s given twice (first as field %d)", field, key_what[id],
-                  p->field[id] - 1);
+      return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+                             "field %d: key %s given twice (first as field %d)", field,
+                             key_what[id], p->field[id] - 1);
     if (i + 1 >= t->len)
-      return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1, "field %d (%s): missing value",
-                  field + 1, key_what[id]);
+      return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+                             "field %d (%s): missing value", field + 1, key_what[id]);
     gboolean is_list = id == K_CKPT || id == K_CKPT_INIT;
     uint64_t min = id == K_PP_COMM || is_list ? 0 : 1;
     uint64_t max = id == K_PP_COMM ? MAX_BYTES : UINT32_MAX;
@@ -319,9 +310,9 @@ static gboolean parse_header(Parsed *p, GPtrArray *t, GError **error)
       g_autofree char *what = g_strdup_printf("%s layer", key_what[id]);
       for (uint64_t k = 0; k < p->value[id]; k++, i++) {
         if (i >= t->len)
-          return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                      "field %u (%s): missing (%s lists %" G_GUINT64_FORMAT " layers)", i + 1, what,
-                      key_what[id], (guint64)p->value[id]);
+          return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+                                 "field %u (%s): missing (%s lists %" G_GUINT64_FORMAT " layers)",
+                                 i + 1, what, key_what[id], (guint64)p->value[id]);
         uint64_t layer;
         if (!num_field(p->file, 1, (int)i + 1, what, t->pdata[i], 0, UINT32_MAX, &layer, error))
           return FALSE;
@@ -340,9 +331,9 @@ static gboolean check_header(Parsed *p, uint32_t max_ranks, GError **error)
   const char *pol = wh_simai_policy_name(p->policy);
   int f_all = p->field[K_ALL];
   if (f_all && p->gpus_given && p->value[K_ALL] != p->gpus_given)
-    return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                "field %d (all_gpus): %u GPUs, but the scenario gives gpus=\"%u\"", f_all,
-                (unsigned)p->value[K_ALL], p->gpus_given);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, 1,
+                           "field %d (all_gpus): %u GPUs, but the scenario gives gpus=\"%u\"",
+                           f_all, (unsigned)p->value[K_ALL], p->gpus_given);
   if (!f_all && p->gpus_given) {
     p->value[K_ALL] = p->gpus_given;
     f_all = p->field[K_ALL] = -1; /* given by the scenario */
@@ -354,16 +345,18 @@ static gboolean check_header(Parsed *p, uint32_t max_ranks, GError **error)
     else if (max_ranks)
       p->n_gpus = max_ranks, p->gpus_from_hosts = TRUE;
     else
-      return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                  "%s without all_gpus: needs the number of ranks from the workload", pol);
+      return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, 1,
+                             "%s without all_gpus: needs the number of ranks from the workload",
+                             pol);
     p->dp = p->n_gpus;
   } else {
     if (!p->field[K_TP])
-      return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                  "missing model_parallel_NPU_group: (%s needs the TP size)", pol);
+      return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+                             "missing model_parallel_NPU_group: (%s needs the TP size)", pol);
     if (!f_all)
-      return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                  "missing all_gpus: (%s needs the GPU count; or give <workload gpus=\"N\">)", pol);
+      return wh_error_set_at(
+          error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+          "missing all_gpus: (%s needs the GPU count; or give <workload gpus=\"N\">)", pol);
     p->tp = (uint32_t)p->value[K_TP];
     p->pp = p->field[K_PP] ? (uint32_t)p->value[K_PP] : 1;
     p->ep = p->field[K_EP] ? (uint32_t)p->value[K_EP] : 1;
@@ -372,24 +365,26 @@ static gboolean check_header(Parsed *p, uint32_t max_ranks, GError **error)
     if (p->n_gpus % s != 0) {
       g_autofree char *what = f_all > 0 ? g_strdup_printf("field %d (all_gpus)", f_all)
                                         : g_strdup("the scenario's gpus=");
-      return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                  "%s: %u is not a multiple of model_parallel_NPU_group x pp = %u x %u", what,
-                  p->n_gpus, p->tp, p->pp);
+      return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, 1,
+                             "%s: %u is not a multiple of model_parallel_NPU_group x pp = %u x %u",
+                             what, p->n_gpus, p->tp, p->pp);
     }
     p->dp = (uint32_t)(p->n_gpus / s);
     if (p->dp % p->ep != 0)
-      return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                  "field %d (ep): %u does not divide the data-parallel size %u = all_gpus / "
-                  "(model_parallel_NPU_group x pp)",
-                  p->field[K_EP], p->ep, p->dp);
+      return wh_error_set_at(
+          error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, 1,
+          "field %d (ep): %u does not divide the data-parallel size %u = all_gpus / "
+          "(model_parallel_NPU_group x pp)",
+          p->field[K_EP], p->ep, p->dp);
   }
   if (max_ranks && p->n_gpus > max_ranks && f_all < 0)
-    return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                "gpus=\"%u\" (the scenario's): only %u ranks are available", p->n_gpus, max_ranks);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, 1,
+                           "gpus=\"%u\" (the scenario's): only %u ranks are available", p->n_gpus,
+                           max_ranks);
   if (max_ranks && p->n_gpus > max_ranks) /* only when all_gpus: is given */
-    return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                "field %d (all_gpus): %u GPUs but only %u ranks are available", f_all, p->n_gpus,
-                max_ranks);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, 1,
+                           "field %d (all_gpus): %u GPUs but only %u ranks are available", f_all,
+                           p->n_gpus, max_ranks);
   return TRUE;
 }
 
@@ -423,10 +418,11 @@ static gboolean parse_comm(const Parsed *p, int line, int field, const char *tok
   if (strcmp(tok, "NONE") == 0)
     return TRUE;
   if (g_str_has_prefix(tok, "ALLREDUCEALLTOALL"))
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, line,
-                "field %d (%s): %s is not supported (SimAI itself reads it as an ALLREDUCE "
-                "without a group)",
-                field, what, q);
+    return wh_error_set_at(
+        error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, line,
+        "field %d (%s): %s is not supported (SimAI itself reads it as an ALLREDUCE "
+        "without a group)",
+        field, what, q);
   for (size_t i = 0; i < G_N_ELEMENTS(bases); i++) {
     if (!g_str_has_prefix(tok, bases[i].name))
       continue;
@@ -443,11 +439,12 @@ static gboolean parse_comm(const Parsed *p, int line, int field, const char *tok
     *c = (Comm){.none = FALSE, .kind = bases[i].kind, .suffix = sfx};
     return TRUE;
   }
-  return fail(error, WH_SIMAI_ERROR_PARSE, p->file, line,
-              "field %d (%s): %s is not a known comm type (NONE, ALLREDUCE, ALLGATHER, "
-              "REDUCESCATTER, ALLTOALL or BROADCAST, all but NONE optionally with _EP or "
-              "_DP_EP)",
-              field, what, q);
+  return wh_error_set_at(
+      error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, line,
+      "field %d (%s): %s is not a known comm type (NONE, ALLREDUCE, ALLGATHER, "
+      "REDUCESCATTER, ALLTOALL or BROADCAST, all but NONE optionally with _EP or "
+      "_DP_EP)",
+      field, what, q);
 }
 
 static gboolean parse_layer(Parsed *p, int line, GPtrArray *t, GError **error)
@@ -455,10 +452,11 @@ static gboolean parse_layer(Parsed *p, int line, GPtrArray *t, GError **error)
   uint32_t index = p->layers->len;
   if (t->len != N_FIELDS) {
     g_autofree char *q = quote(t->pdata[0]);
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, line,
-                "layer %u (%s): expected %d fields (name, dependency, compute time, comm type "
-                "and comm size for forward, input grad and weight grad, update time), found %u",
-                index, q, N_FIELDS, t->len);
+    return wh_error_set_at(
+        error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, line,
+        "layer %u (%s): expected %d fields (name, dependency, compute time, comm type "
+        "and comm size for forward, input grad and weight grad, update time), found %u",
+        index, q, N_FIELDS, t->len);
   }
   const char *const *f = (const char *const *)t->pdata;
   /* field 2: -1 (none) or a layer index; SimAI ignores it */
@@ -482,10 +480,11 @@ static gboolean parse_layer(Parsed *p, int line, GPtrArray *t, GError **error)
   gboolean flat = p->policy == WH_SIMAI_POLICY_DATA || p->policy == WH_SIMAI_POLICY_MICRO;
   if (flat && !l.comm[2].none && l.comm[2].suffix != SFX_PLAIN) {
     g_autofree char *q = quote(f[9]);
-    return fail(error, WH_SIMAI_ERROR_INVALID, p->file, line,
-                "field 10 (%s): %s: expert-parallel groups need a HYBRID_TRANSFORMER policy (%s "
-                "reduces over all GPUs)",
-                field_names[9], q, wh_simai_policy_name(p->policy));
+    return wh_error_set_at(
+        error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, line,
+        "field 10 (%s): %s: expert-parallel groups need a HYBRID_TRANSFORMER policy (%s "
+        "reduces over all GPUs)",
+        field_names[9], q, wh_simai_policy_name(p->policy));
   }
   l.name = sanitize(f[0]);
   g_array_append_val(p->layers, l);
@@ -510,10 +509,11 @@ static gboolean parse_all(Parsed *p, const char *data, gsize len, uint32_t max_r
   for (gsize i = 0; i < len && blank; i++)
     blank = data[i] == '\n' || is_sep(data[i]);
   if (blank)
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 1,
-                "empty file: expected the parallelism policy line (e.g. "
-                "\"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ... all_gpus: "
-                "16\")");
+    return wh_error_set_at(
+        error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 1,
+        "empty file: expected the parallelism policy line (e.g. "
+        "\"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ... all_gpus: "
+        "16\")");
   Lines lines = {.data = data, .len = len};
   gboolean nul;
   g_autofree char *first = next_line(&lines, p->file, &nul, error);
@@ -527,16 +527,16 @@ static gboolean parse_all(Parsed *p, const char *data, gsize len, uint32_t max_r
   if (!second) {
     if (nul)
       return FALSE;
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 2,
-                "missing the layer count (the file ends after line 1)");
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 2,
+                           "missing the layer count (the file ends after line 1)");
   }
   g_autoptr(GPtrArray) ct = tokens(second);
   if (ct->len == 0)
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 2,
-                "field 1 (layer count): missing (the line is blank)");
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 2,
+                           "field 1 (layer count): missing (the line is blank)");
   if (ct->len > 1)
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, 2,
-                "expected 1 field (the layer count), found %u", ct->len);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, 2,
+                           "expected 1 field (the layer count), found %u", ct->len);
   uint64_t n_layers;
   if (!num_field(p->file, 2, 1, "layer count", ct->pdata[0], 1, MAX_LAYERS, &n_layers, error))
     return FALSE;
@@ -544,9 +544,10 @@ static gboolean parse_all(Parsed *p, const char *data, gsize len, uint32_t max_r
     uint32_t layer = g_array_index(p->ckpt, uint32_t, i);
     int field = (int)g_array_index(p->ckpt, uint32_t, i + 1);
     if (layer >= n_layers)
-      return fail(error, WH_SIMAI_ERROR_INVALID, p->file, 1,
-                  "field %d (checkpoint layer): %u is not a layer (line 2 declares %u: 0..%u)",
-                  field, layer, (unsigned)n_layers, (unsigned)n_layers - 1);
+      return wh_error_set_at(
+          error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, p->file, 1,
+          "field %d (checkpoint layer): %u is not a layer (line 2 declares %u: 0..%u)", field,
+          layer, (unsigned)n_layers, (unsigned)n_layers - 1);
   }
 
   for (;;) {
@@ -560,15 +561,16 @@ static gboolean parse_all(Parsed *p, const char *data, gsize len, uint32_t max_r
     if (t->len == 0)
       continue;
     if (p->layers->len == n_layers)
-      return fail(error, WH_SIMAI_ERROR_PARSE, p->file, lines.line,
-                  "a layer line beyond the %u layers line 2 declares", (unsigned)n_layers);
+      return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, lines.line,
+                             "a layer line beyond the %u layers line 2 declares",
+                             (unsigned)n_layers);
     if (!parse_layer(p, lines.line, t, error))
       return FALSE;
   }
   if (p->layers->len < n_layers)
-    return fail(error, WH_SIMAI_ERROR_PARSE, p->file, lines.line + 1,
-                "end of file after %u of the %u layers line 2 declares", p->layers->len,
-                (unsigned)n_layers);
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_PARSE, p->file, lines.line + 1,
+                           "end of file after %u of the %u layers line 2 declares", p->layers->len,
+                           (unsigned)n_layers);
   return TRUE;
 }
 
@@ -1154,9 +1156,9 @@ WhSimaiPlan *wh_simai_plan_load(const char *path, uint32_t max_ranks, const WhSi
 gboolean wh_simai_plan_apply(const WhSimaiPlan *plan, WhWorkload *w, GError **error)
 {
   if (plan->stats.n_gpus > wh_workload_n_ranks(w))
-    return fail(error, WH_SIMAI_ERROR_INVALID, plan->name, 1,
-                "%u GPUs but the workload has only %u ranks", plan->stats.n_gpus,
-                wh_workload_n_ranks(w));
+    return wh_error_set_at(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, plan->name, 1,
+                           "%u GPUs but the workload has only %u ranks", plan->stats.n_gpus,
+                           wh_workload_n_ranks(w));
   g_autoptr(GError) err = NULL;
   if (!wh_workload_add_table(w, plan->ops, &err)) {
     g_set_error(error, WH_SIMAI_ERROR, WH_SIMAI_ERROR_INVALID, "%s: %s", plan->name, err->message);

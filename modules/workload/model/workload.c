@@ -534,6 +534,25 @@ static int host_pos_cmp(const void *a, const void *b)
   return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Phase I of a HALO exchange: inside each of the K nodes (node k: members
+ * pos[nbeg[k] .. nbeg[k + 1]) by host), member i of m sends to its (i + t) mod m-th
+ * for t = 1 .. m - 1. */
+static void halo_inside_nodes(WhWorkload *w, uint32_t id, const WhOpSpec *o, const uint32_t *pos,
+                              const uint32_t *nbeg, uint32_t K)
+{
+  const uint32_t *g = o->group;
+  for (uint32_t k = 0; k < K; k++) {
+    uint32_t m = nbeg[k + 1] - nbeg[k];
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t t = 1; t < m; t++) {
+        uint32_t a = pos[nbeg[k] + i], b = pos[nbeg[k] + (i + t) % m];
+        uint64_t bytes = pair_bytes(o, a, b);
+        if (bytes)
+          new_xfer(w, id, g[a], g[b], bytes);
+      }
+  }
+}
+
 /* HALO on nodes of gcds_per_node GCDs (host h on GCD h mod G of node h / G). The
  * group's members are sorted by host; a node's members are contiguous there.
  * Phase I: every pair on one node, directly. Phase II: member a sends, for every other
@@ -566,17 +585,7 @@ static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArra
     node_of[pos[i]] = K - 1;
   }
   nbeg[K] = n;
-  /* Phase I: member i of a node of m sends to its (i + t) mod m-th for t = 1 .. m - 1 */
-  for (uint32_t k = 0; k < K; k++) {
-    uint32_t m = nbeg[k + 1] - nbeg[k];
-    for (uint32_t i = 0; i < m; i++)
-      for (uint32_t t = 1; t < m; t++) {
-        uint32_t a = pos[nbeg[k] + i], b = pos[nbeg[k] + (i + t) % m];
-        uint64_t bytes = pair_bytes(o, a, b);
-        if (bytes)
-          new_xfer(w, id, g[a], g[b], bytes);
-      }
-  }
+  halo_inside_nodes(w, id, o, pos, nbeg, K);
   /* Phase II: (source, relay) of each transfer, then the transfers into each relay */
   uint32_t p2 = w->xfers->len;
   g_autoptr(GArray) src = g_array_new(FALSE, FALSE, sizeof(uint32_t));

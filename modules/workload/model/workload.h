@@ -39,7 +39,7 @@ typedef struct WhWorkload WhWorkload;
  * (state, start and end, pending count, where its successors begin), without its
  * name, group and edges; an edge costs WH_WORKLOAD_BYTES_PER_DEP (the dependency and
  * the successor entry). A name or group used by many ops is stored once
- * (WH_OP_TABLE_BYTES_PER_ENTRY plus its text or ranks). Measured in docs/workloads.md;
+ * (WH_OP_TABLE_BYTES_PER_ENTRY plus its text or ranks). Measured in docs/modules/workload.md;
  * the workload suite checks them against the heap. */
 #define WH_WORKLOAD_RUN_BYTES_PER_OP 25u
 #define WH_WORKLOAD_BYTES_PER_OP (WH_OP_TABLE_BYTES_PER_OP + WH_WORKLOAD_RUN_BYTES_PER_OP)

@@ -46,7 +46,7 @@ void wh_ff_on_activate(WhWormhole *wh, WhFlow *f)
 
 void wh_ff_on_start(WhWormhole *wh, WhFlow *f)
 {
-  GlueFlow *g = wh_wormhole_glue(wh, f->id);
+  WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
   g->ff = g_new0(WhFfRing, 1);
   g->ff->ack_t = wh->sim->now;
   g->ff->ack_una = f->snd_una;
@@ -54,7 +54,7 @@ void wh_ff_on_start(WhWormhole *wh, WhFlow *f)
   wh_park_interrupt_path(wh, f->rev, f->rev_hops);
 }
 
-void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g)
+void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, WhGlueFlow *g)
 {
   if (f->snd_una != g->ff->ack_una) {
     g->ff->ack_t = wh->sim->now;
@@ -62,7 +62,7 @@ void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g)
   }
 }
 
-void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, GlueFlow *g)
+void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, WhGlueFlow *g)
 {
   (void)wh;
   (void)f;
@@ -76,7 +76,7 @@ static uint32_t coarse_stride(const WhWormhole *wh)
   return MAX(1u, wh->p.det.window / WH_FF_COARSE);
 }
 
-void wh_ff_sample(WhWormhole *wh, GlueFlow *g)
+void wh_ff_sample(WhWormhole *wh, WhGlueFlow *g)
 {
   WhFfRing *r = g->ff;
   WhAckMark m = {r->ack_t, r->ack_una};
@@ -176,7 +176,7 @@ static gboolean foreign_waiter(WhWormhole *wh, const WhPartition *p, const GArra
 
 /* Whether flow f may be parked: sending new data (no go-back-N recovery), no NACK
  * outstanding, no path change waiting, not parked already. */
-static gboolean parkable(WhWormhole *wh, const WhFlow *f, const GlueFlow *g)
+static gboolean parkable(WhWormhole *wh, const WhFlow *f, const WhGlueFlow *g)
 {
   WhTime srtt = (WhTime)g->srtt_ps, now = wh->sim->now;
   return f->state == WH_FLOW_ACTIVE && g->ff != NULL && f->snd_nxt >= f->snd_max_sent &&
@@ -254,7 +254,7 @@ static WhTime skip_length(WhWormhole *wh, const WhPartition *p, GArray *flows, G
   gboolean periodic = quiet;
   for (guint i = 0; i < flows->len; i++) {
     WhFlow *f = wh_transport_flow(tp, g_array_index(flows, uint32_t, i));
-    GlueFlow *g = wh_wormhole_glue(wh, f->id);
+    WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
     WhTime srtt = (WhTime)g->srtt_ps;
     if (srtt == 0 || !parkable(wh, f, g)) {
       *retry = now + 4 * MAX(srtt, dp->period);
@@ -324,7 +324,7 @@ static uint64_t skip_advance(const WhWormhole *wh, const WhSkip *sk, uint32_t id
   uint64_t mtu = wh->tp->p.mtu;
   if (id == sk->done && wh->sim->now >= sk->target)
     return 0; /* completed at the end */
-  const GlueFlow *g = wh_table_at(&wh->flows, id);
+  const WhGlueFlow *g = wh_table_at(&wh->flows, id);
   return sk->period ? (uint64_t)(shift / sk->period) * mtu
                     : (uint64_t)(g->rhat * (double)dt) / mtu * mtu;
 }
@@ -357,7 +357,7 @@ static uint64_t replay_advance(const WhWormhole *wh, const WhSkip *sk, uint32_t 
   uint64_t mtu = wh->tp->p.mtu;
   if (id == sk->memo_done && dt >= sk->memo_dur)
     return 0; /* completed at the end */
-  const GlueFlow *g = wh_table_at(&wh->flows, id);
+  const WhGlueFlow *g = wh_table_at(&wh->flows, id);
   return (uint64_t)((double)g->memo_bytes * MIN(1.0, (double)dt / (double)sk->memo_dur) +
                     (replay_skips(sk) && dt > sk->memo_dur ? g->rhat * (double)(dt - sk->memo_dur)
                                                            : 0)) /
@@ -380,7 +380,7 @@ static void replay_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
   for (guint i = 0; i < sk->flows->len; i++) {
     uint32_t id = g_array_index(sk->flows, uint32_t, i);
     WhFlow *f = wh_transport_flow(wh->tp, id);
-    GlueFlow *g = wh_wormhole_glue(wh, id);
+    WhGlueFlow *g = wh_wormhole_glue(wh, id);
     if (whole && g->memo_snap) {
       WhCcSnapshot snap;
       if (wh_cc_snapshot_deserialize(g->memo_snap, WH_CC_SNAPSHOT_BYTES, &snap, NULL))
@@ -434,7 +434,7 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
   gboolean ok = pf->len == n && dur > 0 && !foreign_waiter(wh, p, ports);
   for (uint32_t i = 0; ok && i < n; i++) {
     WhFlow *f = wh_transport_flow(tp, flows[i]);
-    const GlueFlow *g = wh_wormhole_glue(wh, flows[i]);
+    const WhGlueFlow *g = wh_wormhole_glue(wh, flows[i]);
     why = &wh->ss.replays_refused_busy;
     ok = parkable(wh, f, g);
     if (!ok)
@@ -468,7 +468,7 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
   }
   WhTime more = frac < 1 || done < n ? 0 : skip_after(wh, flows, bytes, steady, n);
   for (uint32_t i = 0; i < n; i++) {
-    GlueFlow *g = wh_wormhole_glue(wh, flows[i]);
+    WhGlueFlow *g = wh_wormhole_glue(wh, flows[i]);
     g->memo_bytes = bytes[i];
     g_free(g->memo_snap);
     g->memo_snap = i == done
@@ -566,7 +566,7 @@ void wh_wormhole_skip_summary(const WhWormhole *wh, WhWormholeSkipSummary *out)
 
 void wh_wormhole_flow_skip(const WhWormhole *wh, uint32_t flow, WhTime *time, uint64_t *bytes)
 {
-  const GlueFlow *g = flow < wh->flows.len ? wh_table_at(&wh->flows, flow) : NULL;
+  const WhGlueFlow *g = flow < wh->flows.len ? wh_table_at(&wh->flows, flow) : NULL;
   *time = g ? g->skipped : 0;
   *bytes = g ? g->advanced : 0;
 }
@@ -577,7 +577,8 @@ gboolean wh_wormhole_check_bytes(const WhWormhole *wh, GError **error)
     const WhFlow *f = wh_transport_flow(wh->tp, i);
     if (f->finish == 0)
       continue;
-    uint64_t adv = i < wh->flows.len ? ((const GlueFlow *)wh_table_at(&wh->flows, i))->advanced : 0;
+    uint64_t adv =
+        i < wh->flows.len ? ((const WhGlueFlow *)wh_table_at(&wh->flows, i))->advanced : 0;
     if (f->rcv_nxt != f->size || f->bytes_sent - f->retx_bytes + adv != f->size) {
       g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
                   "wormhole: flow %u of %" G_GUINT64_FORMAT " bytes: received %" G_GUINT64_FORMAT

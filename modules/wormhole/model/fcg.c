@@ -5,6 +5,7 @@
  * because it verifies every map it returns, and complete because an isomorphism
  * preserves every colour it computes. */
 #include "fcg.h"
+#include "rng.h"
 #include "varint.h"
 
 #include <math.h>
@@ -38,18 +39,18 @@ typedef struct {
 #define INDIVIDUAL_SALT 0x6a09e667f3bcc909ull
 #define WEIGHT_SALT 0xbb67ae8584caa73bull
 
-static inline uint64_t mix64(uint64_t z)
+#define GOLDEN_GAMMA 0x9e3779b97f4a7c15ull
+
+/* splitmix64: one step of its state, then core's finalizer. */
+static inline uint64_t splitmix(uint64_t z)
 {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return wh_mix64(z + GOLDEN_GAMMA);
 }
 
 /* Order-dependent fold of x into h. */
 static inline uint64_t fold(uint64_t h, uint64_t x)
 {
-  return mix64((h << 23 | h >> 41) ^ mix64(x));
+  return splitmix((h << 23 | h >> 41) ^ splitmix(x));
 }
 
 #define CMP(x, y) (((x) > (y)) - ((x) < (y)))
@@ -276,7 +277,7 @@ WhFcg *wh_fcg_from_paths(uint32_t n, const uint32_t *const *ports, const uint32_
   for (uint32_t f = 0; f < n; f++)
     for (uint32_t i = 0; i < n_ports[f]; i++) {
       uint32_t port = ports[f][i];
-      size_t h = (size_t)(mix64(port) & (cap - 1));
+      size_t h = (size_t)(splitmix(port) & (cap - 1));
       while (slot_dense[h] != UINT32_MAX && slot_port[h] != port)
         h = (h + 1) & (cap - 1);
       if (slot_dense[h] == UINT32_MAX) {
@@ -517,7 +518,7 @@ static void refiner_clear(Refiner *r)
 static void initial_colours(const WhFcg *g, uint64_t *col)
 {
   for (uint32_t v = 0; v < g->n; v++)
-    col[v] = mix64(g->label[v]);
+    col[v] = splitmix(g->label[v]);
 }
 
 /* One round: a vertex's new colour hashes its colour and the multiset of its
@@ -527,7 +528,7 @@ static void refine_round(const WhFcg *g, const uint64_t *col, uint64_t *out)
   for (uint32_t v = 0; v < g->n; v++) {
     uint64_t acc = 0;
     for (uint32_t k = g->off[v]; k < g->off[v + 1]; k++)
-      acc += mix64(col[g->nbr[k]] ^ mix64(WEIGHT_SALT + g->wt[k]));
+      acc += splitmix(col[g->nbr[k]] ^ splitmix(WEIGHT_SALT + g->wt[k]));
     out[v] = fold(col[v], acc);
   }
 }
@@ -590,7 +591,7 @@ uint64_t wh_fcg_hash(WhFcg *g, uint64_t ns)
   g_autofree uint64_t *col = g_new(uint64_t, n);
   initial_colours(g, col);
   refine(&r, &g, &col, 1, &cells);
-  uint64_t h = fold(fold(mix64(ns), n), m);
+  uint64_t h = fold(fold(splitmix(ns), n), m);
   for (uint32_t v = 0; v < n; v++) /* r.sorted[0]: the final colours, sorted */
     h = fold(h, r.sorted[0][v]);
   /* the edge multiset as (lower colour, upper colour, weight), sorted */
@@ -694,7 +695,7 @@ static gboolean search(Search *s, uint32_t depth)
     }
   }
   uint32_t v = s->cells[0][best].v;
-  uint64_t colour = s->cells[0][best].colour, single = mix64(colour ^ INDIVIDUAL_SALT);
+  uint64_t colour = s->cells[0][best].colour, single = splitmix(colour ^ INDIVIDUAL_SALT);
   ensure_level(s, depth + 1);
   for (uint32_t u = 0; u < n; u++) {
     if (level_colours(s, depth, 1)[u] != colour)

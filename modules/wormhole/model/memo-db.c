@@ -2,6 +2,7 @@
 #include "memo-db.h"
 #include "rng.h"
 #include "varint.h"
+#include "wh-error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -211,19 +212,6 @@ void wh_memo_db_foreach(const WhMemoDb *db, void (*fn)(const WhMemoEntry *e, voi
   }
 }
 
-static gboolean refuse(GError **error, WhMemoError code, const char *path, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-
-static gboolean refuse(GError **error, WhMemoError code, const char *path, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *why = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(error, WH_MEMO_ERROR, code, "%s: %s", path, why);
-  return FALSE;
-}
-
 /* Whether the first `n` bytes of a file are its magic, or all of it when shorter (an
  * empty file, or a memo file cut inside its magic). */
 static gboolean magic_ok(const uint8_t *p, gsize n)
@@ -247,12 +235,13 @@ static gboolean reader_open(Reader *r, const char *file, const char *path, GErro
   *r = (Reader){.path = path, .sum = WH_FNV1A_INIT};
   r->f = fopen(file, "rbe");
   if (r->f == NULL)
-    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot read: %s", g_strerror(errno));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "cannot read: %s",
+                           g_strerror(errno));
   struct stat st;
   if (fstat(fileno(r->f), &st) != 0 || !S_ISREG(st.st_mode)) {
     fclose(r->f);
     r->f = NULL;
-    return refuse(error, WH_MEMO_ERROR_IO, path, "not a regular file");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "not a regular file");
   }
   r->size = (uint64_t)st.st_size;
   return TRUE;
@@ -310,32 +299,35 @@ static gboolean read_header(Reader *r, uint64_t *config_hash, uint64_t *n, GErro
   uint8_t h[HEADER_BYTES];
   gsize want = (gsize)MIN(r->size, (uint64_t)HEADER_BYTES);
   if (fread(h, 1, want, r->f) != want)
-    return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s",
-                  g_strerror(errno ? errno : EIO));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, r->path, 0, "cannot read: %s",
+                           g_strerror(errno ? errno : EIO));
   if (!magic_ok(h, want))
-    return refuse(error, WH_MEMO_ERROR_MAGIC, r->path, "not a Wormhole memo file (bad magic)");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC, r->path, 0,
+                           "not a Wormhole memo file (bad magic)");
   if (r->size < HEADER_BYTES + 8)
-    return refuse(error, WH_MEMO_ERROR_CORRUPT, r->path,
-                  "truncated (%" G_GUINT64_FORMAT " bytes, the header alone needs %d)", r->size,
-                  HEADER_BYTES + 8);
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_CORRUPT, r->path, 0,
+                           "truncated (%" G_GUINT64_FORMAT " bytes, the header alone needs %d)",
+                           r->size, HEADER_BYTES + 8);
   r->sum = wh_fnv1a(r->sum, h, HEADER_BYTES);
   r->at = HEADER_BYTES;
   uint32_t version, bom;
   memcpy(&version, h + 8, 4);
   memcpy(&bom, h + 12, 4);
   if (bom != BOM)
-    return refuse(error, WH_MEMO_ERROR_BYTE_ORDER, r->path,
-                  bom == GUINT32_SWAP_LE_BE(BOM) ? "written on a machine of the other byte order"
-                                                 : "bad byte-order mark");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_BYTE_ORDER, r->path, 0,
+                           bom == GUINT32_SWAP_LE_BE(BOM)
+                               ? "written on a machine of the other byte order"
+                               : "bad byte-order mark");
   if (version != WH_MEMO_FORMAT_VERSION)
-    return refuse(error, WH_MEMO_ERROR_VERSION, r->path, "format version %u, this build reads %u",
-                  version, WH_MEMO_FORMAT_VERSION);
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_VERSION, r->path, 0,
+                           "format version %u, this build reads %u", version,
+                           WH_MEMO_FORMAT_VERSION);
   char build[BUILD_ID_BYTES + 1] = {0};
   memcpy(build, h + 16, BUILD_ID_BYTES);
   if (strcmp(build, wh_memo_build_id()) != 0) {
     g_autofree char *shown = g_strescape(build, NULL); /* any byte, printable */
-    return refuse(error, WH_MEMO_ERROR_BUILD, r->path, "written by \"%s\", this is \"%s\"", shown,
-                  wh_memo_build_id());
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_BUILD, r->path, 0,
+                           "written by \"%s\", this is \"%s\"", shown, wh_memo_build_id());
   }
   memcpy(config_hash, h + 16 + BUILD_ID_BYTES, 8);
   memcpy(n, h + 24 + BUILD_ID_BYTES, 8);
@@ -397,7 +389,8 @@ static gboolean walk(Reader *r, uint64_t config_hash, uint64_t *n, EntryFn fn, v
                      GError **error)
 {
   if (!reader_rewind(r))
-    return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s", g_strerror(errno));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, r->path, 0, "cannot read: %s",
+                           g_strerror(errno));
   uint64_t cfg = 0;
   if (!read_header(r, &cfg, n, error))
     return FALSE;
@@ -419,18 +412,18 @@ static gboolean walk(Reader *r, uint64_t config_hash, uint64_t *n, EntryFn fn, v
   while (r->at < r->size - 8) {
     size_t k = (size_t)MIN((uint64_t)sizeof buf, r->size - 8 - r->at);
     if (!get(r, buf, k))
-      return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s",
-                    g_strerror(errno ? errno : EIO));
+      return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, r->path, 0, "cannot read: %s",
+                             g_strerror(errno ? errno : EIO));
   }
   uint64_t stored;
   if (fread(&stored, 1, 8, r->f) != 8)
-    return refuse(error, WH_MEMO_ERROR_IO, r->path, "cannot read: %s",
-                  g_strerror(errno ? errno : EIO));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, r->path, 0, "cannot read: %s",
+                           g_strerror(errno ? errno : EIO));
   if (stored != r->sum)
-    return refuse(error, WH_MEMO_ERROR_CORRUPT, r->path,
-                  "checksum mismatch (truncated or damaged)");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_CORRUPT, r->path, 0,
+                           "checksum mismatch (truncated or damaged)");
   if (why)
-    return refuse(error, code, r->path, "%s", why);
+    return wh_error_set_at(error, WH_MEMO_ERROR, code, r->path, 0, "%s", why);
   return TRUE;
 }
 
@@ -445,10 +438,11 @@ gboolean wh_memo_file_probe(const char *path, GError **error)
   int err = errno;
   reader_close(&r);
   if (!read)
-    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot read: %s", g_strerror(err ? err : EIO));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "cannot read: %s",
+                           g_strerror(err ? err : EIO));
   if (!magic_ok(h, want))
-    return refuse(error, WH_MEMO_ERROR_MAGIC, path,
-                  "not a Wormhole memo file (it does not start with " MAGIC ")");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC, path, 0,
+                           "not a Wormhole memo file (it does not start with " MAGIC ")");
   return TRUE;
 }
 
@@ -626,7 +620,8 @@ static gboolean write_union(Merge *m, Reader *r, const char *path, const char *t
   g_autofree char *tmp = g_strdup_printf("%s.XXXXXX", target);
   int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0)
-    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot write: %s", g_strerror(errno));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "cannot write: %s",
+                           g_strerror(errno));
   int err = mode && fchmod(fd, mode) != 0 ? errno : 0;
   Writer w = {.f = err ? NULL : fdopen(fd, "wb"), .sum = WH_FNV1A_INIT};
   if (w.f == NULL) {
@@ -661,7 +656,8 @@ static gboolean write_union(Merge *m, Reader *r, const char *path, const char *t
     err = errno;
   if (err != 0) {
     g_unlink(tmp);
-    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot write: %s", g_strerror(err));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "cannot write: %s",
+                           g_strerror(err));
   }
   return TRUE;
 }
@@ -679,8 +675,8 @@ static gboolean save_locked(const WhMemoDb *db, const char *path, const char *ta
   gboolean merge = FALSE;
   if (g_stat(target, &st) == 0) {
     if ((st.st_mode & 0222) == 0)
-      return refuse(error, WH_MEMO_ERROR_READ_ONLY, path,
-                    "read-only (no write permission in its mode): not written");
+      return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_READ_ONLY, path, 0,
+                             "read-only (no write permission in its mode): not written");
     mode = st.st_mode & 07777;
     g_autoptr(GError) err = NULL;
     merge = reader_open(&r, target, path, &err) && merge_walk(&m, &r, &err);
@@ -707,8 +703,8 @@ static char *resolve(const char *path, GError **error)
     return g_strdup(path);
   char *real = realpath(path, NULL);
   if (real == NULL) {
-    refuse(error, WH_MEMO_ERROR_IO, path, "%s",
-           errno == ENOENT ? "a symbolic link to a missing file" : g_strerror(errno));
+    wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "%s",
+                    errno == ENOENT ? "a symbolic link to a missing file" : g_strerror(errno));
     return NULL;
   }
   char *copy = g_strdup(real);
@@ -721,21 +717,21 @@ gboolean wh_memo_db_save_bounded(const WhMemoDb *db, const char *path, WhMemoSav
 {
   save->entries = save->written = 0;
   if (g_file_test(path, G_FILE_TEST_IS_DIR))
-    return refuse(error, WH_MEMO_ERROR_IO, path, "is a directory");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "is a directory");
   g_autofree char *target = resolve(path, error);
   if (target == NULL)
     return FALSE;
   g_autofree char *lock_path = g_strconcat(target, ".lock", NULL);
   int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (lock < 0)
-    return refuse(error, WH_MEMO_ERROR_IO, path, "cannot lock %s: %s", lock_path,
-                  g_strerror(errno));
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "cannot lock %s: %s",
+                           lock_path, g_strerror(errno));
   while (flock(lock, LOCK_EX) != 0) {
     if (errno != EINTR) {
       int err = errno;
       close(lock);
-      return refuse(error, WH_MEMO_ERROR_IO, path, "cannot lock %s: %s", lock_path,
-                    g_strerror(err));
+      return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "cannot lock %s: %s",
+                             lock_path, g_strerror(err));
     }
   }
   gboolean ok = save_locked(db, path, target, save, error);
@@ -754,29 +750,32 @@ gboolean wh_memo_file_check(const char *path, gboolean *read_only, GError **erro
   *read_only = FALSE;
   GStatBuf st;
   if (path[0] == '\0')
-    return refuse(error, WH_MEMO_ERROR_IO, path, "an empty path");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "an empty path");
   g_autofree char *target = resolve(path, error);
   if (target == NULL)
     return FALSE;
   gboolean exists = g_stat(target, &st) == 0;
   if (exists && S_ISDIR(st.st_mode))
-    return refuse(error, WH_MEMO_ERROR_IO, path, "is a directory");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "is a directory");
   if (exists && !S_ISREG(st.st_mode))
-    return refuse(error, WH_MEMO_ERROR_IO, path, "not a regular file");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0, "not a regular file");
   g_autofree char *dir = g_path_get_dirname(target);
   if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
-    return refuse(error, WH_MEMO_ERROR_IO, path, "its directory does not exist");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0,
+                           "its directory does not exist");
   if (exists && !wh_memo_file_probe(target, error)) {
     if (g_error_matches(*error, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC)) {
       g_clear_error(error);
-      return refuse(error, WH_MEMO_ERROR_MAGIC, path,
-                    "not a Wormhole memo file (it does not start with " MAGIC
-                    "); refused, and left as it is: give the path of a memo file, or a new one");
+      return wh_error_set_at(
+          error, WH_MEMO_ERROR, WH_MEMO_ERROR_MAGIC, path, 0,
+          "not a Wormhole memo file (it does not start with " MAGIC
+          "); refused, and left as it is: give the path of a memo file, or a new one");
     }
     return FALSE;
   }
   *read_only = exists && (st.st_mode & 0222) == 0;
   if (!*read_only && access(dir, W_OK | X_OK) != 0)
-    return refuse(error, WH_MEMO_ERROR_IO, path, "its directory is not writable");
+    return wh_error_set_at(error, WH_MEMO_ERROR, WH_MEMO_ERROR_IO, path, 0,
+                           "its directory is not writable");
   return TRUE;
 }

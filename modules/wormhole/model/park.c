@@ -148,7 +148,7 @@ gboolean wh_park_complete(WhWormhole *wh, uint32_t id)
 /* A flow moved `b` bytes and `shift` later: its observers' baselines move with it, so
  * the park is invisible to sampling; its rate marks too, from where its last estimate
  * began (the next estimate may extend that window but not reach before it). */
-static void move_observers(WhWormhole *wh, GlueFlow *g, uint64_t b, WhTime shift)
+static void move_observers(WhWormhole *wh, WhGlueFlow *g, uint64_t b, WhTime shift)
 {
   g->last_rcv += b;
   for (uint32_t k = 0; g->ring && k < wh->p.avg_periods + 1; k++)
@@ -185,7 +185,7 @@ static void resume(WhWormhole *wh, uint32_t slot)
   for (guint i = 0; i < sk->flows->len; i++) {
     uint32_t id = g_array_index(sk->flows, uint32_t, i);
     WhFlow *f = wh_transport_flow(tp, id);
-    GlueFlow *g = wh_wormhole_glue(wh, id);
+    WhGlueFlow *g = wh_wormhole_glue(wh, id);
     uint64_t b = sk->policy->advance(wh, sk, id, dt, shift);
     uint64_t room = f->size - f->snd_max_sent, keep = sk->policy->keep(wh, sk, f);
     room = room > keep ? (room - keep) / mtu * mtu : 0;
@@ -204,7 +204,7 @@ static void resume(WhWormhole *wh, uint32_t slot)
   for (guint i = 0; i < sk->flows->len; i++) {
     uint32_t id = g_array_index(sk->flows, uint32_t, i);
     WhFlow *f = wh_transport_flow(tp, id);
-    GlueFlow *g = wh_wormhole_glue(wh, id);
+    WhGlueFlow *g = wh_wormhole_glue(wh, id);
     uint64_t b = g->adv_now;
     g->adv_now = 0;
     wh_transport_shift_flow(tp, f, shift);

@@ -93,7 +93,7 @@ static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t 
     wh_flow_cc_snapshot(f, &snap);
     wh_cc_snapshot_serialize(&snap, snaps + (gsize)i * WH_CC_SNAPSHOT_BYTES);
     if (parked) {
-      const GlueFlow *g = wh_wormhole_glue(wh, f->id);
+      const WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
       steady[i].rate = (uint64_t)llround(g->rhat * 1e12);
     }
   }
@@ -367,7 +367,7 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
   for (guint v = 0; v < ids->len; v++)
     g_array_index(ordered, uint32_t, map[v]) = g_array_index(ids, uint32_t, v);
   /* memo mode: a phase that ended in a completion or converged is replayed (a
-   * converged one goes on as a skip at its stored rates: docs/wormhole.md) */
+   * converged one goes on as a skip at its stored rates: docs/modules/wormhole.md) */
   if (wh->p.mode == WH_WORMHOLE_MEMO &&
       (e->kind == WH_MEMO_COMPLETED || e->kind == WH_MEMO_CONVERGED)) {
     queue_replay(wh, p, ordered, e);

@@ -49,7 +49,7 @@ typedef struct {
   /* memo mode: what the replay it is parked in gives it */
   uint64_t memo_bytes; /* payload bytes at the replay's end */
   uint8_t *memo_snap;  /* its CC snapshot at the end (nullable) */
-} GlueFlow;
+} WhGlueFlow;
 
 typedef struct WhParkPolicy WhParkPolicy;
 
@@ -134,7 +134,7 @@ struct WhWormhole {
   uint32_t monitor;
   WhTime next_tick;
   gboolean ticking;
-  WhTable flows; /* GlueFlow by flow id */
+  WhTable flows; /* WhGlueFlow by flow id */
   uint64_t frame_bytes;
   const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
   void *label_ctx;
@@ -163,7 +163,7 @@ struct WhWormhole {
   WhEvent *replay_event; /* pending: start them */
 };
 
-GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
+WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
 
 /* Contention patterns (patterns.c): at the first tick after a partition's membership
  * changed, its flow conflict graph is built, hashed and looked up among the patterns
@@ -216,10 +216,10 @@ static inline WhSkip *wh_skip_at(WhWormhole *wh, uint32_t slot)
 /* Skip mode's policies (fast-forward.c). */
 void wh_ff_on_activate(WhWormhole *wh, WhFlow *f);
 void wh_ff_on_start(WhWormhole *wh, WhFlow *f);
-void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, GlueFlow *g);
-void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, GlueFlow *g);
+void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, WhGlueFlow *g);
+void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, WhGlueFlow *g);
 /* At a tick, for a sampled flow; then once after the detector's tick. */
-void wh_ff_sample(WhWormhole *wh, GlueFlow *g);
+void wh_ff_sample(WhWormhole *wh, WhGlueFlow *g);
 void wh_ff_after_tick(WhWormhole *wh, WhTime t);
 /* Resumes every parked partition now (end of run). */
 void wh_ff_finish(WhWormhole *wh);

@@ -8,6 +8,7 @@
 #include "detector-report.h"
 #include "steady-window.h"
 #include "units.h"
+#include "wh-error.h"
 #include "wormhole-private.h"
 
 static const char *const mode_choices[] = {"off", "observe", "skip", "memo", NULL};
@@ -76,7 +77,7 @@ static const WhParamSpec wormhole_params[] = {
      "patterns: a phase with more flows than the exact isomorphism check takes (256): new: "
      "counted as new, not stored; in-place: stored, and repeated where the same flow labels "
      "cross the same ports in the same order (a collective repeated on the same ranks), "
-     "confirmed byte for byte, with no graph built (docs/wormhole.md)",
+     "confirmed byte for byte, with no graph built (docs/modules/wormhole.md)",
      0, 0, 0, large_choices},
     {NULL},
 };
@@ -137,7 +138,7 @@ const WhTypeInfo wh_wormhole_study_type = {
     "the dR statistics wormhole.json reports; the defaults are the recommended setting",
     study_params};
 
-/* The idle rule's window, and the shortest fast-forward taken (docs/wormhole.md). */
+/* The idle rule's window, and the shortest fast-forward taken (docs/modules/wormhole.md). */
 #define IDLE_WINDOW (10 * WH_US)
 #define MIN_SKIP (5 * WH_US)
 /* The idle rule's line fraction and a quiet partition's rate window for a congestion
@@ -161,20 +162,6 @@ static int choice_index(const char *const *choices, const char *v)
     if (strcmp(choices[i], v) == 0)
       return i;
   return -1;
-}
-
-static gboolean bad(GError **error, const WhConfig *cfg, const char *param, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-static gboolean bad(GError **error, const WhConfig *cfg, const char *param, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  const char *origin = wh_config_origin(cfg, "wh::Wormhole", param);
-  g_set_error(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE, "%s%swh::Wormhole::%s: %s",
-              origin ? origin : "", origin ? ": " : "", param, msg);
-  return FALSE;
 }
 
 /* The registered type of congestion control `cc` when it has parameter `param`
@@ -209,7 +196,9 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   if (scheduler_wormhole && !mode_set)
     p->mode = WH_WORMHOLE_SKIP;
   if (scheduler_wormhole && p->mode == WH_WORMHOLE_OFF)
-    return bad(error, cfg, "Mode", "off contradicts --scheduler wormhole");
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           wh_config_origin(cfg, "wh::Wormhole", "Mode"), 0,
+                           "wh::Wormhole::Mode: off contradicts --scheduler wormhole");
   p->det.theta = wh_config_double(cfg, T, "Theta");
   p->det.window = (uint32_t)wh_config_int(cfg, T, "Window");
   p->det.period = wh_config_time(cfg, T, "SamplePeriod");
@@ -231,13 +220,17 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
   p->complete_tails = strcmp(wh_config_choice(cfg, T, "Tails"), "rate") == 0;
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
-    return bad(error, cfg, "RateTolerance", "%g: must be above 0", p->rate_tolerance);
+    return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+                           wh_config_origin(cfg, "wh::Wormhole", "RateTolerance"), 0,
+                           "wh::Wormhole::RateTolerance: %g: must be above 0", p->rate_tolerance);
   static const char *const kinds[] = {"network",  "transport", "queue-disc", "congestion-control",
                                       "topology", NULL};
   p->config_hash = wh_config_digest(cfg, kinds) ^ g_str_hash(cc) * 0x9e3779b97f4a7c15ULL;
   if (!(p->det.theta >= 0 && p->det.theta < 1))
-    return bad(error, cfg, "Theta", "%g: must be at least 0 and below 1 (0: never steady)",
-               p->det.theta);
+    return wh_error_set_at(
+        error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
+        wh_config_origin(cfg, "wh::Wormhole", "Theta"), 0,
+        "wh::Wormhole::Theta: %g: must be at least 0 and below 1 (0: never steady)", p->det.theta);
   return TRUE;
 }
 
@@ -245,7 +238,7 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
 
 static const uint32_t study_windows[WH_STUDY_WINDOWS] = {100, 500, 2000};
 
-GlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id)
+WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id)
 {
   if (id >= wh->flows.len)
     wh_table_grow(&wh->flows, id + 1);
@@ -260,7 +253,7 @@ static uint32_t flow_ports(const WhFlow *f, uint32_t *out)
 }
 
 /* Every quantity of one flow at a tick (v[WhQuantity]); moves the flow's baselines. */
-static void sample_values(WhWormhole *wh, WhFlow *f, GlueFlow *g, double v[4], gboolean *at_line)
+static void sample_values(WhWormhole *wh, WhFlow *f, WhGlueFlow *g, double v[4], gboolean *at_line)
 {
   double period_s = wh_time_to_s(wh->p.det.period);
   double line = (double)f->line_rate;
@@ -287,7 +280,7 @@ static void sample_values(WhWormhole *wh, WhFlow *f, GlueFlow *g, double v[4], g
 }
 
 /* The study: every quantity at every studied window length, in the same run. */
-static void study_push(WhWormhole *wh, GlueFlow *g, const double v[4], WhTime t)
+static void study_push(WhWormhole *wh, WhGlueFlow *g, const double v[4], WhTime t)
 {
   for (uint32_t q = 0; q < 4; q++) {
     for (uint32_t k = 0; k < WH_STUDY_WINDOWS; k++) {
@@ -308,7 +301,7 @@ static WhTime tick(WhSim *sim, void *ctx)
       uint32_t id = wh_detector_active(wh->det, i);
       gboolean at_line;
       double v[4];
-      GlueFlow *g = wh_wormhole_glue(wh, id);
+      WhGlueFlow *g = wh_wormhole_glue(wh, id);
       gboolean baseline = g->samples++ == 0;
       sample_values(wh, wh_transport_flow(wh->tp, id), g, v, &at_line);
       if (!at_line)
@@ -365,7 +358,7 @@ static void on_start(void *data, WhFlow *f)
   WhWormhole *wh = data;
   WhTime now = wh->sim->now;
   counts_fit(&wh->counts, wh->net->n_ports, wh->tp->n_flows);
-  GlueFlow *g = wh_wormhole_glue(wh, f->id);
+  WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
   memset(g, 0, sizeof *g);
   g->last_rcv = f->rcv_nxt;
   if (wh->p.quantity == WH_QUANTITY_DELIVERED_AVG || wh->study)
@@ -396,7 +389,7 @@ static void on_acked(void *data, WhFlow *f)
   if (wh->memo)
     wh_patterns_flow_ends(wh, f);
   wh_detector_flow_end(wh->det, f->id, wh->sim->now);
-  GlueFlow *g = wh_wormhole_glue(wh, f->id);
+  WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
   if (g->ff)
     wh_ff_on_acked(wh, f, g);
   g_free(g->ring);
@@ -419,7 +412,7 @@ static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
    * rate is window / RTT: cwnd-rtt, the idle rule's line rate, the patterns' labels) */
   if (!f->cwnd && !wh_wormhole_mode_skips(wh->p.mode))
     return;
-  GlueFlow *g = wh_wormhole_glue(wh, f->id);
+  WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
   if (g->ff)
     wh_ff_on_ack(wh, f, g);
   if (ack->sent == 0)
@@ -502,7 +495,7 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh->p = *p;
   wh->label = label_fn;
   wh->label_ctx = label_ctx;
-  wh_table_init(&wh->flows, sizeof(GlueFlow));
+  wh_table_init(&wh->flows, sizeof(WhGlueFlow));
   wh->frame_bytes = (uint64_t)tp->p.mtu + tp->p.header_bytes;
   if (p->study)
     wh->study = g_new0(WhDrStats, 4 * WH_STUDY_WINDOWS);
@@ -535,7 +528,7 @@ void wh_wormhole_free(WhWormhole *wh)
   wh_park_free(wh);
   wh_patterns_free(wh);
   for (uint32_t i = 0; i < wh->flows.len; i++) {
-    GlueFlow *g = wh_table_at(&wh->flows, i);
+    WhGlueFlow *g = wh_table_at(&wh->flows, i);
     g_free(g->ring);
     g_free(g->study);
     g_free(g->ff);
@@ -637,7 +630,7 @@ static void json_packets(const WhWormhole *wh, JsonObject *o)
   uint64_t sent = 0, size = 0, whole = 0;
   for (uint32_t i = 0; i < wh->tp->n_flows; i++) {
     const WhFlow *f = wh_transport_flow(wh->tp, i);
-    const GlueFlow *g = i < wh->flows.len ? wh_table_at(&wh->flows, i) : NULL;
+    const WhGlueFlow *g = i < wh->flows.len ? wh_table_at(&wh->flows, i) : NULL;
     sent += f->bytes_sent - f->retx_bytes;
     size += f->size;
     whole += g == NULL || g->advanced == 0;
@@ -671,7 +664,7 @@ void wh_wormhole_flows_csv_line(const WhWormhole *wh, uint32_t flow, FILE *out)
 {
   char buf[24];
   const WhFlow *f = wh_transport_flow(wh->tp, flow);
-  const GlueFlow *g = flow < wh->flows.len ? wh_table_at(&wh->flows, flow) : NULL;
+  const WhGlueFlow *g = flow < wh->flows.len ? wh_table_at(&wh->flows, flow) : NULL;
   WhDetectorFlow d;
   wh_csv_field_file(out, wh->label(wh->label_ctx, flow, buf));
   if (wh_detector_flow(wh->det, flow, &d)) {

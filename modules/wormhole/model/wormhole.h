@@ -63,7 +63,7 @@ static inline gboolean wh_wormhole_mode_skips(WhWormholeMode mode)
 const char *wh_quantity_name(WhQuantity q);
 
 /* Reads wh::Wormhole, wh::WormholeStudy and the LineFraction and RateWindow of
- * congestion control `cc`'s class (docs/wormhole.md). `scheduler_wormhole`: the user
+ * congestion control `cc`'s class (docs/modules/wormhole.md). `scheduler_wormhole`: the user
  * asked for --scheduler wormhole (observe mode unless Mode says otherwise). Errors
  * name the parameter and where it was set. */
 gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg, const char *cc,
