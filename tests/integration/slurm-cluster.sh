@@ -1,9 +1,12 @@
 #!/bin/sh
 # A single-node Slurm cluster in a folder, for the sweep suite's Slurm case:
-#   slurm-cluster.sh start DIR   writes DIR/slurm.conf and a munge key, starts munged,
+#   slurm-cluster.sh start DIR [PID]
+#                                writes DIR/slurm.conf and a munge key, starts munged,
 #                                slurmctld and slurmd (state, spool, logs, sockets and pid
 #                                files all in DIR), waits until the node is idle; prints
-#                                the slurm.conf path
+#                                the slurm.conf path. With PID (the test's process), a
+#                                watcher stops the daemons once PID is gone, so a test
+#                                killed midway (a timeout) leaves no cluster behind
 #   slurm-cluster.sh stop DIR    stops the daemons by the process ids in DIR/*.pid
 # Needs root (the daemons run as root), munge and slurm-wlm (slurmctld, slurmd, sinfo).
 # The ports are picked from this shell's process id, so that two clusters on one
@@ -84,4 +87,9 @@ until sinfo -h -o %t 2>/dev/null | grep -q idle; do
   fi
   sleep 0.1
 done
+if [ $# -ge 3 ]; then
+  watch=$3
+  (while kill -0 "$watch" 2>/dev/null && [ -s "$dir/slurmctld.pid" ]; do sleep 1; done
+   stop) </dev/null >/dev/null 2>&1 &
+fi
 echo "$dir/slurm.conf"

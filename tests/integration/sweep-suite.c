@@ -247,7 +247,9 @@ static char *slurm_missing(void)
 static gboolean cluster(const char *cmd, const char *dir, char **out)
 {
   g_autofree char *script = wh_test_source_path("tests/integration/slurm-cluster.sh");
-  const char *argv[] = {"/bin/sh", script, cmd, dir, NULL};
+  char pid[16]; /* the daemons are stopped once this process is gone (a timeout) */
+  g_snprintf(pid, sizeof pid, "%d", (int)getpid());
+  const char *argv[] = {"/bin/sh", script, cmd, dir, pid, NULL};
   int status = -1;
   g_autofree char *err = NULL;
   gboolean ok = g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, &err,
