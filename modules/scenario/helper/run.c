@@ -472,6 +472,9 @@ static void new_workload(WhRun *run, uint32_t ranks)
                                 wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   wh_workload_set_rccl_window(run->workload,
                               (uint32_t)wh_config_int(run->cfg, "wh::Workload", "RcclWindow"));
+  wh_workload_set_rccl_batch(
+      run->workload,
+      g_strcmp0(wh_config_choice(run->cfg, "wh::Workload", "RcclSchedule"), "batch") == 0);
 }
 
 /* Adds the scenario's op DAG `iterations` times; the ops without dependencies of
@@ -772,6 +775,10 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
       g_autoptr(GError) err = NULL;
       int64_t id;
       const uint32_t *dv = (const uint32_t *)deps->data;
+      WhCollAlgo algo = (WhCollAlgo)o->algo;
+      if (o->algo < 0 &&
+          !wh_coll_algo_parse(wh_config_choice(run->cfg, "wh::Workload", "AllToAll"), &algo))
+        algo = WH_ALGO_PAIRWISE; /* the choices are checked when set */
       if (o->kind == WH_OP_COMPUTE)
         id = wh_workload_add_compute(run->workload, o->id, o->rank, o->duration, dv, deps->len,
                                      &err);
@@ -779,12 +786,11 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
         id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len,
                                   &err);
       else if (o->coll == WH_COLL_ALL_TO_ALLV)
-        id = wh_workload_add_all_to_allv(run->workload, o->id, (WhCollAlgo)o->algo, o->ranks,
-                                         o->n_ranks, matrices->pdata[i], dv, deps->len, &err);
+        id = wh_workload_add_all_to_allv(run->workload, o->id, algo, o->ranks, o->n_ranks,
+                                         matrices->pdata[i], dv, deps->len, &err);
       else
-        id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll,
-                                        (WhCollAlgo)o->algo, o->ranks, o->n_ranks, o->bytes, dv,
-                                        deps->len, &err);
+        id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll, algo, o->ranks,
+                                        o->n_ranks, o->bytes, dv, deps->len, &err);
       if (id < 0) {
         g_array_free(deps, TRUE);
         return fail_at(error, sc, o->line, "%s", err->message);
