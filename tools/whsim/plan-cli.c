@@ -125,7 +125,7 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
 int wh_piper_plan_main(int argc, char **argv)
 {
   g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
-                  *mesh = NULL;
+                  *mesh = NULL, *groups = NULL;
   gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
   g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
@@ -147,6 +147,10 @@ int wh_piper_plan_main(int argc, char **argv)
       {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
        "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
       {"mesh", 0, 0, G_OPTION_ARG_STRING, &mesh, "the candidate to emit", "PPxEP"},
+      {"groups", 0, 0, G_OPTION_ARG_STRING, &groups,
+       "Frontier groups of the emitted machine (default: enough for the job, at least 4 for "
+       "256 nodes or more)",
+       "G"},
       {"calibration", 0, 0, G_OPTION_ARG_NONE, &calibration,
        "print the compute model's fit and held-out predictions", NULL},
       {NULL},
@@ -212,6 +216,13 @@ int wh_piper_plan_main(int argc, char **argv)
   }
   if (mb && !parse_count("--micro-batches", mb, 1u << 16, &o.micro_batches))
     return EXIT_BAD_INPUT;
+  uint32_t g_out;
+  if (groups && (!parse_count("--groups", groups, UINT32_MAX, &o.groups) ||
+                 !wh_piper_groups(o.gcds, o.groups, &g_out, &err))) {
+    if (err)
+      fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
   if (emit && !wh_file_check_output(emit, &err)) {
     fprintf(stderr, "whsim plan: --emit-scenario %s\n", err->message);
     return EXIT_BAD_INPUT;

@@ -29,6 +29,39 @@ static void model_header(GString *t, const WhPiperModel *m)
   }
 }
 
+static void heldout_range(const WhPiperCatalogue *cat, const WhPiperCompute *c, double *lo,
+                          double *hi, uint32_t *n);
+
+/* The value of M of candidate `k` and where it comes from. */
+static const char *m_source(const WhPiperPlanOpts *o)
+{
+  return o->micro_batches ? "given by --micro-batches"
+                          : "4 x PP, assumed: the Piper paper does not publish its micro-batch "
+                            "count (--micro-batches sets it)";
+}
+
+/* The error range of a plan: the spread of the held-out errors of the built-in
+ * catalogue (predicted / paper - 1), and the measured TFLOPS/GCD they allow. */
+static void plan_range(GString *t, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                       const WhPiperCandidate *b)
+{
+  double lo, hi;
+  uint32_t n;
+  heldout_range(wh_piper_catalogue(), c, &lo, &hi, &n);
+  if (!b || n == 0)
+    return;
+  g_string_append_printf(t,
+                         "error range: the %u held-out comparisons (whsim plan --calibration) "
+                         "err by %+.1f%% to %+.1f%%; for PP%uxEP%u (predicted %.2f TFLOPS/GCD, "
+                         "step %.2f ms) they allow %.2f to %.2f TFLOPS/GCD, a step of %.2f to "
+                         "%.2f ms\n",
+                         n, lo * 100, hi * 100, b->pp, b->ep, b->tflops, b->step * 1e3,
+                         b->tflops / (1 + hi), b->tflops / (1 + lo), b->step * 1e3 * (1 + lo),
+                         b->step * 1e3 * (1 + hi));
+  g_string_append_printf(t, "M = %u micro-batches for PP%uxEP%u: %s\n", b->m, b->pp, b->ep,
+                         m_source(o));
+}
+
 char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                          const WhPiperPlan *p)
 {
@@ -85,6 +118,7 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   g_string_append_printf(
       t, "%u candidate%s pass EP | E, PP <= L and EP <= 32; %u fit%s in memory\n", structural,
       structural == 1 ? "" : "s", feasible, feasible == 1 ? "s" : "");
+  plan_range(t, o, c, wh_piper_plan_best(p));
   for (uint32_t i = 0; i < p->n; i++) {
     const WhPiperCandidate *k = &p->c[i];
     if (!k->mem)
@@ -119,28 +153,22 @@ static const WhPiperCandidate *plan_smallest(const WhPiperModel *m, WhPiperPlanO
   return NULL;
 }
 
-char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c)
+/* One held-out comparison: a model's full-model or weak-scaling measurement beside the
+ * planner's best mesh (flash on, T = s, M = 4 PP; checkpointing where the paper used it). */
+typedef struct {
+  const WhPiperModel *m;
+  double paper, model;
+  uint32_t gcds, pp, ep;
+  gboolean recompute, fits;
+} HeldOut;
+
+/* The held-out comparisons of `cat` (in catalogue order, full model before weak
+ * scaling). (transfer full) */
+static GArray *heldout(const WhPiperCatalogue *cat, const WhPiperCompute *c)
 {
-  GString *t = g_string_new(NULL);
-  g_string_append_printf(t,
-                         "compute model: efficiency = e_max m/(m+m0) n/(n+n0) k/(k+n0) per GEMM "
-                         "(m x k by k x n), e_max %.4f, m0 %.1f, n0 %.1f, peak %.1f TFLOPS\n",
-                         c->e_max, c->m0, c->n0, c->peak * 1e-12);
-  g_string_append(t, "fitted: one MoE layer on one node (EP 8, T = s = 4096), TFLOPS/GCD\n");
-  g_string_append_printf(t, "%-18s %9s %9s %9s\n", "model", "paper", "model", "residual");
-  for (uint32_t i = 0; i < cat->n; i++) {
-    const WhPiperModel *m = &cat->models[i];
-    if (!(m->single_layer_tflops > 0))
-      continue;
-    double p = wh_piper_single_layer_tflops(c, m);
-    g_string_append_printf(t, "%-18s %9.1f %9.1f %+8.1f%%\n", m->name, m->single_layer_tflops, p,
-                           (p / m->single_layer_tflops - 1) * 100);
-  }
   WhPiperNet net;
   wh_piper_net_default(&net);
-  g_string_append(t, "held out (not fitted), TFLOPS/GCD, flash on, T = s, M = 4 PP:\n");
-  g_string_append_printf(t, "%-18s %6s %11s %9s %9s %9s\n", "model", "GCDs", "mesh", "paper",
-                         "model", "error");
+  GArray *rows = g_array_new(FALSE, TRUE, sizeof(HeldOut));
   for (uint32_t i = 0; i < cat->n; i++) {
     const WhPiperModel *m = &cat->models[i];
     for (int kind = 0; kind < 2; kind++) {
@@ -160,19 +188,108 @@ char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperComput
         if (wh_piper_plan(m, &o, c, &net, &p, NULL))
           b = wh_piper_plan_best(&p);
       }
+      HeldOut h = {.m = m, .paper = paper, .gcds = o.gcds, .recompute = o.recompute};
       if (b) {
-        g_autofree char *mesh = g_strdup_printf("PP%uxEP%u", b->pp, b->ep);
-        g_string_append_printf(t, "%-18s %6u %11s %9.2f %9.2f %+8.1f%%%s\n", m->name, o.gcds, mesh,
-                               paper, b->tflops, (b->tflops / paper - 1) * 100,
-                               o.recompute ? " (checkpointing)" : "");
-      } else {
-        g_string_append_printf(t, "%-18s %6s %11s %9.2f %9s\n", m->name, "-", "none fits", paper,
-                               "-");
+        h.fits = TRUE;
+        h.model = b->tflops;
+        h.pp = b->pp;
+        h.ep = b->ep;
       }
+      g_array_append_val(rows, h);
       wh_piper_plan_clear(&p);
     }
   }
+  return rows;
+}
+
+static void heldout_range(const WhPiperCatalogue *cat, const WhPiperCompute *c, double *lo,
+                          double *hi, uint32_t *n)
+{
+  static gsize done = 0;
+  static double s_lo, s_hi;
+  static uint32_t s_n;
+  if (cat == wh_piper_catalogue() && c == wh_piper_compute_default() && done) {
+    *lo = s_lo, *hi = s_hi, *n = s_n;
+    return;
+  }
+  g_autoptr(GArray) rows = heldout(cat, c);
+  *lo = G_MAXDOUBLE, *hi = -G_MAXDOUBLE, *n = 0;
+  for (guint i = 0; i < rows->len; i++) {
+    const HeldOut *h = &g_array_index(rows, HeldOut, i);
+    if (!h->fits)
+      continue;
+    double e = h->model / h->paper - 1;
+    *lo = MIN(*lo, e);
+    *hi = MAX(*hi, e);
+    (*n)++;
+  }
+  if (cat == wh_piper_catalogue() && c == wh_piper_compute_default()) {
+    s_lo = *lo, s_hi = *hi, s_n = *n;
+    done = 1;
+  }
+}
+
+char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c)
+{
+  GString *t = g_string_new(NULL);
+  g_string_append_printf(t,
+                         "compute model: efficiency = e_max m/(m+m0) n/(n+n0) k/(k+n0) per GEMM "
+                         "(m x k by k x n), e_max %.4f, m0 %.1f, n0 %.1f, peak %.1f TFLOPS\n",
+                         c->e_max, c->m0, c->n0, c->peak * 1e-12);
+  g_string_append(t, "fitted: one MoE layer on one node (EP 8, T = s = 4096), TFLOPS/GCD\n");
+  g_string_append_printf(t, "%-18s %9s %9s %9s\n", "model", "paper", "model", "residual");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    if (!(m->single_layer_tflops > 0))
+      continue;
+    double p = wh_piper_single_layer_tflops(c, m);
+    g_string_append_printf(t, "%-18s %9.1f %9.1f %+8.1f%%\n", m->name, m->single_layer_tflops, p,
+                           (p / m->single_layer_tflops - 1) * 100);
+  }
+  g_string_append(t, "held out (not fitted), TFLOPS/GCD, flash on, T = s, M = 4 PP:\n");
+  g_string_append_printf(t, "%-18s %6s %11s %9s %9s %9s\n", "model", "GCDs", "mesh", "paper",
+                         "model", "error");
+  g_autoptr(GArray) rows = heldout(cat, c);
+  for (guint i = 0; i < rows->len; i++) {
+    const HeldOut *h = &g_array_index(rows, HeldOut, i);
+    if (h->fits) {
+      g_autofree char *mesh = g_strdup_printf("PP%uxEP%u", h->pp, h->ep);
+      g_string_append_printf(t, "%-18s %6u %11s %9.2f %9.2f %+8.1f%%%s\n", h->m->name, h->gcds,
+                             mesh, h->paper, h->model, (h->model / h->paper - 1) * 100,
+                             h->recompute ? " (checkpointing)" : "");
+    } else {
+      g_string_append_printf(t, "%-18s %6s %11s %9.2f %9s\n", h->m->name, "-", "none fits",
+                             h->paper, "-");
+    }
+  }
+  double lo, hi;
+  uint32_t n;
+  heldout_range(cat, c, &lo, &hi, &n);
+  if (n)
+    g_string_append_printf(t,
+                           "error range of every plan: %+.1f%% to %+.1f%% (the spread of the %u "
+                           "held-out errors)\n",
+                           lo * 100, hi * 100, n);
   return g_string_free(t, FALSE);
+}
+
+gboolean wh_piper_groups(uint32_t gcds, uint32_t requested, uint32_t *out, GError **error)
+{
+  const WhTopologyPreset *fr = wh_topology_preset_lookup("frontier");
+  uint32_t per_group = WH_DRAGONFLY_NODE_GCDS * 128, nodes = gcds / WH_DRAGONFLY_NODE_GCDS;
+  uint32_t need = (gcds + per_group - 1) / per_group;
+  if (requested && requested < need)
+    return wh_piper_bad(error,
+                        "--groups %u: cannot hold the job: %u GCDs (%u nodes) need at least %u "
+                        "groups of 128 nodes",
+                        requested, gcds, nodes, need);
+  if (requested > fr->groups_max)
+    return wh_piper_bad(error, "--groups %u: the Frontier preset builds at most %u groups",
+                        requested, fr->groups_max);
+  *out = requested
+             ? requested
+             : (nodes >= WH_PIPER_LARGE_JOB_NODES ? MAX(need, WH_PIPER_MIN_LARGE_GROUPS) : need);
+  return TRUE;
 }
 
 gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
@@ -204,7 +321,9 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
   WhPiperOpTimes t = {.attn = ps[0], .expert = ps[1], .head = ps[2]};
   if (times)
     *times = t;
-  uint32_t n = k->pp * k->ep, groups = (n + 1023) / 1024;
+  uint32_t n = k->pp * k->ep, groups;
+  if (!wh_piper_groups(n, o->groups, &groups, error))
+    return FALSE;
   GString *x = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   g_autofree char *name = g_markup_printf_escaped("%s-pp%uxep%u", m->name, k->pp, k->ep);
   g_autofree char *title = g_markup_escape_text(m->title ? m->title : m->name, -1);

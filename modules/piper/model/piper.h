@@ -110,6 +110,9 @@ typedef struct {
   double fabric;        /* bytes/s of one xGMI link as delivered: 50e9 x FabricEfficiency */
   double latency;       /* s per message: wh::Workload::MessageAlpha */
   uint32_t switch_gcds; /* GCDs on one Rosetta switch: 32 */
+  /* rounds per batch of the EP all-to-all (wh::ModelPreset::AllToAll=rccl with
+   * wh::Workload::RcclSchedule=batch: wh::Workload::RcclWindow); 0: all at once */
+  uint32_t a2a_batch;
 } WhPiperNet;
 
 /* The Frontier preset's machine (wh_topology_preset_apply). */
@@ -119,7 +122,10 @@ void wh_piper_net_default(WhPiperNet *n);
 void wh_piper_net_from_config(const WhConfig *cfg, WhPiperNet *n);
 /* One all-to-all of 2 T k d bytes per GCD over EP consecutive GCDs, seconds: the
  * busiest link's time plus one MessageAlpha, or, when longer, the EP - 1 alphas a GCD
- * pays one after another (plus, off the node, its last chunk at a NIC's rate). */
+ * pays one after another (plus, off the node, its last chunk at a NIC's rate). With
+ * a2a_batch B, the simulator's batches: round i (GCD r sends to (r + i) mod EP) is in
+ * batch i / B, and each batch costs that formula over the chunks of its rounds (the
+ * busiest GCD's off-node and on-node chunks), one batch after another. */
 double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double tokens, uint32_t ep);
 /* One stage-boundary send of 2 T d bytes, seconds (a NIC share: stages are on
  * different nodes unless EP < 8). */
@@ -141,6 +147,7 @@ typedef struct {
    * that an emitted scenario repeats as <set>, so it simulates the planned machine;
    * NULL-terminated, nullable */
   const char *const *machine_sets;
+  uint32_t groups; /* Frontier groups of an emitted scenario; 0: wh_piper_groups' rule */
 } WhPiperPlanOpts;
 
 typedef struct {
@@ -175,6 +182,16 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
 /* The compute model's fit (residuals on the single-layer values) and its held-out
  * predictions (full models, weak scaling) beside the paper's. (transfer full) */
 char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c);
+
+/* Groups of 128 nodes (1024 GCDs) are needed to hold `gcds`; a job of 256 nodes or
+ * more gets at least WH_PIPER_MIN_LARGE_GROUPS, so that adaptive routing has groups
+ * beyond the job's to detour through, as the full machine has. */
+#define WH_PIPER_LARGE_JOB_NODES 256u
+#define WH_PIPER_MIN_LARGE_GROUPS 4u
+/* The groups of the machine an emitted scenario of `gcds` runs on: `requested` (0: the
+ * rule above), refused (FALSE, `error` naming --groups) when it cannot hold the job or
+ * exceeds the preset's 77 groups. */
+gboolean wh_piper_groups(uint32_t gcds, uint32_t requested, uint32_t *out, GError **error);
 
 /* Compute durations written into an emitted scenario, picoseconds (forward; the
  * builder makes a backward op 2x, 3x with recomputation). */

@@ -173,7 +173,45 @@ START_TEST(test_plan_64)
   ck_assert_ptr_nonnull(strstr(text, "rank 3"));
   ck_assert_ptr_nonnull(strstr(text, "4 candidates pass"));
   ck_assert_ptr_nonnull(strstr(text, "memory per stage, PP32xEP2 (GB): 60.7"));
+  /* every plan states its M and where it comes from, and its error range: the spread of
+   * the held-out errors the calibration prints, applied to the best mesh */
+  ck_assert_ptr_nonnull(strstr(text, "M = 128 micro-batches for PP32xEP2: 4 x PP, assumed"));
+  g_autofree char *cal = wh_piper_calibration_text(wh_piper_catalogue(), c);
+  const char *rows = strstr(cal, "held out");
+  ck_assert_ptr_nonnull(rows);
+  double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
+  uint32_t n = 0;
+  g_auto(GStrv) lines = g_strsplit(rows, "\n", -1);
+  for (char **l = lines + 2; *l && **l && !g_str_has_prefix(*l, "error range"); l++) {
+    const char *pct = strchr(*l, '%');
+    ck_assert_ptr_nonnull(pct);
+    const char *sgn = pct;
+    while (sgn > *l && sgn[-1] != ' ')
+      sgn--;
+    double e = g_ascii_strtod(sgn, NULL);
+    lo = MIN(lo, e), hi = MAX(hi, e), n++;
+  }
+  ck_assert_uint_eq(n, 8);
+  g_autofree char *want = g_strdup_printf("the %u held-out comparisons (whsim plan --calibration) "
+                                          "err by %+.1f%% to %+.1f%%",
+                                          n, lo, hi);
+  ck_assert_msg(strstr(text, want) != NULL, "plan lacks \"%s\":\n%s", want, text);
+  const WhPiperCandidate *best = wh_piper_plan_best(&p);
+  const char *allow = strstr(text, "they allow ");
+  ck_assert_ptr_nonnull(allow);
+  double a_lo = 0, a_hi = 0;
+  ck_assert_int_eq(sscanf(allow, "they allow %lf to %lf", &a_lo, &a_hi), 2);
+  /* the percentages above are rounded to 0.1% */
+  ck_assert_msg(fabs(a_lo / (best->tflops / (1 + hi / 100)) - 1) < 1e-3, "%.2f", a_lo);
+  ck_assert_msg(fabs(a_hi / (best->tflops / (1 + lo / 100)) - 1) < 1e-3, "%.2f", a_hi);
   wh_piper_plan_clear(&p);
+  o.micro_batches = 6;
+  ck_assert(wh_piper_plan(model("piper-110b"), &o, c, &net, &p, &err));
+  g_autofree char *text6 = wh_piper_plan_text(model("piper-110b"), &o, c, &p);
+  ck_assert_ptr_nonnull(strstr(text6, "M = 6 micro-batches for PP"));
+  ck_assert_ptr_nonnull(strstr(text6, "given by --micro-batches"));
+  wh_piper_plan_clear(&p);
+  o.micro_batches = 0;
   /* Mixtral 8x7B: E = 8 allows EP 1, 2, 4, 8 */
   ck_assert(wh_piper_plan(model("mixtral-8x7b"), &o, c, &net, &p, &err));
   evaluated = 0;
@@ -266,6 +304,45 @@ START_TEST(test_cli_bad_inputs)
                       &o85, &e85),
         0);
     ck_assert_ptr_nonnull(strstr(o85, "no: stage 0 needs 60.7 GB > 58.4 GB"));
+  }
+  /* the machine's size: a group count that cannot hold the job, or beyond the preset */
+  refused(
+      "--groups 1: cannot hold the job: 2048 GCDs (256 nodes) need at least 2 groups",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "2048", "--groups", "1", NULL});
+  refused("at most 77 groups", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
+                                                "--groups", "78", NULL});
+  refused("--groups x",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--groups", "x", NULL});
+  /* a job of 256 nodes or more is emitted on at least 4 groups; fewer nodes on what
+   * holds them; --groups overrides */
+  {
+    static const struct {
+      const char *gcds, *groups, *want;
+    } sizes[] = {{"2048", NULL, "groups=\"4\""},
+                 {"1024", NULL, "groups=\"1\""},
+                 {"2048", "3", "groups=\"3\""}};
+    g_autofree char *big = g_build_filename(dir, "big.ini", NULL);
+    g_autofree char *xml = g_build_filename(dir, "big.xml", NULL);
+    write_file(big, "[big]\nHidden=512\nLayers=64\nExperts=32\nTopK=2\nFfnSize=1024\n"
+                    "Heads=8\nKvHeads=8\nSeqLength=1024\nVocab=0\nFfnMatrices=2\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+      g_autofree char *o = NULL, *e = NULL, *text = NULL;
+      const char *args[] = {"plan",
+                            "--model",
+                            big,
+                            "--gcds",
+                            sizes[i].gcds,
+                            "--emit-scenario",
+                            xml,
+                            sizes[i].groups ? "--groups" : NULL,
+                            sizes[i].groups,
+                            NULL};
+      ck_assert_msg(wh_test_whsim(args, &o, &e) == 0, "%s", e);
+      ck_assert(g_file_get_contents(xml, &text, NULL, NULL));
+      ck_assert_msg(strstr(text, sizes[i].want), "%s GCDs: %s", sizes[i].gcds, text);
+    }
+    g_unlink(xml);
+    g_unlink(big);
   }
   /* E = 8, L = 8 on 128 GCDs: EP <= 8 gives PP >= 16 > L */
   write_file(file, good_model);
@@ -468,29 +545,38 @@ START_TEST(test_a2a_vs_engine)
   g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
   g_autofree char *xml = g_build_filename(dir, "a2a.xml", NULL);
   uint32_t eps[] = {2, 4, 8, 16, 32};
-  for (size_t i = 0; i < G_N_ELEMENTS(eps); i++) {
-    uint64_t bytes = 2ull * 256 * m->top_k * m->hidden;
-    g_autofree char *text = g_strdup_printf(
-        "<?xml version=\"1.0\"?>\n<scenario name=\"a2a\" seed=\"1\" cc=\"dcqcn\">\n"
-        "<topology preset=\"frontier\" groups=\"1\"/>\n"
-        "<set param=\"wh::Workload::MessageAlpha\" value=\"0ns\"/>\n<workload>\n<collective "
-        "id=\"a\" "
-        "kind=\"all-to-all\" algorithm=\"direct\" ranks=\"0-%u\" size=\"%" G_GUINT64_FORMAT
-        "B\"/>\n</workload>\n</scenario>\n",
-        eps[i] - 1, bytes);
-    write_file(xml, text);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
-    ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
-    g_autoptr(WhRun) run = wh_test_run(sc, NULL);
-    WhIterationStats st;
-    wh_run_iteration_stats(run, 0, &st);
-    double sim = wh_time_to_s(st.time), model_t = wh_piper_a2a_time(&net, m, 256, eps[i]);
-    fprintf(stderr, "all-to-all EP %2u: engine %.1f us, model %.1f us (%+.1f%%)\n", eps[i],
-            sim * 1e6, model_t * 1e6, (model_t / sim - 1) * 100);
-    ck_assert_msg(fabs(model_t / sim - 1) < 0.08, "EP %u: model %.1f us, engine %.1f us", eps[i],
-                  model_t * 1e6, sim * 1e6);
+  ck_assert_uint_eq(net.a2a_batch, 13); /* the Frontier preset's collective model */
+  /* the direct all-to-all against the direct formula; the preset's default (rccl in
+   * batches) against the batched one */
+  for (int batched = 0; batched < 2; batched++) {
+    WhPiperNet use = net;
+    if (!batched)
+      use.a2a_batch = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(eps); i++) {
+      uint64_t bytes = 2ull * 256 * m->top_k * m->hidden;
+      g_autofree char *text = g_strdup_printf(
+          "<?xml version=\"1.0\"?>\n<scenario name=\"a2a\" seed=\"1\" cc=\"dcqcn\">\n"
+          "<topology preset=\"frontier\" groups=\"1\"/>\n"
+          "<set param=\"wh::Workload::MessageAlpha\" value=\"0ns\"/>\n<workload>\n<collective "
+          "id=\"a\" kind=\"all-to-all\"%s ranks=\"0-%u\" size=\"%" G_GUINT64_FORMAT
+          "B\"/>\n</workload>\n</scenario>\n",
+          batched ? "" : " algorithm=\"direct\"", eps[i] - 1, bytes);
+      write_file(xml, text);
+      g_autoptr(GError) err = NULL;
+      g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
+      ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+      g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+      WhIterationStats st;
+      wh_run_iteration_stats(run, 0, &st);
+      double sim = wh_time_to_s(st.time), model_t = wh_piper_a2a_time(&use, m, 256, eps[i]);
+      fprintf(stderr, "all-to-all EP %2u, %s: engine %.1f us, model %.1f us (%+.1f%%)\n", eps[i],
+              batched ? "default (rccl batches)" : "direct", sim * 1e6, model_t * 1e6,
+              (model_t / sim - 1) * 100);
+      ck_assert_msg(fabs(model_t / sim - 1) < 0.08, "EP %u: model %.1f us, engine %.1f us", eps[i],
+                    model_t * 1e6, sim * 1e6);
+    }
   }
+  net.a2a_batch = 0;
   g_unlink(xml);
   g_rmdir(dir);
   /* the alpha terms: one alpha on top of the busiest link's time; EP - 1 alphas in a
