@@ -5,6 +5,7 @@
 #include "plan-cli.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,8 +92,38 @@ static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32
 
 /* Plans `m`, prints the candidates and, with `emit`, writes the chosen one's scenario.
  * Returns the exit status. */
+/* --verify: the candidate simulated beside the plan; its scenario goes to `emit`, or
+ * to a temporary directory removed afterwards. Returns the exit status. */
+static int verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                  const WhPiperNet *net, const WhPiperCandidate *k, const char *emit)
+{
+  g_autoptr(GError) err = NULL;
+  g_autofree char *dir = NULL, *path = NULL;
+  if (!emit) {
+    dir = g_dir_make_tmp("whsim-verify-XXXXXX", &err);
+    if (!dir) {
+      fprintf(stderr, "whsim plan: --verify: %s\n", err->message);
+      return 1;
+    }
+    path = g_build_filename(dir, "verify.xml", NULL);
+  }
+  g_autoptr(GString) out = g_string_new(NULL);
+  gboolean ok = wh_piper_verify(m, o, c, net, k, emit ? emit : path, out, &err);
+  fputs(out->str, stdout);
+  if (dir) {
+    g_unlink(path);
+    g_rmdir(dir);
+  }
+  if (!ok) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return err->domain == WH_PIPER_ERROR ? EXIT_BAD_INPUT : 1;
+  }
+  return 0;
+}
+
 static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
-                         const WhPiperNet *net, const char *emit, const char *mesh)
+                         const WhPiperNet *net, const char *emit, const char *mesh,
+                         gboolean verify_it)
 {
   g_autoptr(GError) err = NULL;
   WhPiperPlan p;
@@ -104,11 +135,17 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   g_autofree char *text = wh_piper_plan_text(m, o, c, &p);
   fputs(text, stdout);
   const WhPiperCandidate *k = NULL;
-  if (emit && m->experts < 2)
-    wh_piper_bad(&err, "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
-  else if (emit)
+  if ((emit || verify_it) && m->experts < 2)
+    wh_piper_bad(&err, "model %s: --emit-scenario and --verify need an MoE model (Experts >= 2)",
+                 m->name);
+  else if (emit || verify_it)
     k = pick(&p, mesh, &err);
-  if (emit && !k) {
+  if ((emit || verify_it) && !k) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    status = EXIT_BAD_INPUT;
+  } else if (verify_it) {
+    status = verify(m, o, c, net, k, emit);
+  } else if (emit && !k) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
     status = EXIT_BAD_INPUT;
   } else if (emit && !wh_piper_emit_scenario(m, o, c, k, emit, NULL, &err)) {
@@ -126,7 +163,7 @@ int wh_piper_plan_main(int argc, char **argv)
 {
   g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
                   *mesh = NULL, *groups = NULL;
-  gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
+  gboolean flash = FALSE, recompute = FALSE, calibration = FALSE, verify_it = FALSE;
   g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
       {"model", 0, 0, G_OPTION_ARG_STRING, &model, "a catalogue model or a model file",
@@ -151,6 +188,10 @@ int wh_piper_plan_main(int argc, char **argv)
        "Frontier groups of the emitted machine (default: enough for the job, at least 4 for "
        "256 nodes or more)",
        "G"},
+      {"verify", 0, 0, G_OPTION_ARG_NONE, &verify_it,
+       "simulate the best candidate (or --mesh) with Wormhole and print plan and simulation "
+       "side by side (the scenario goes to --emit-scenario when given)",
+       NULL},
       {"calibration", 0, 0, G_OPTION_ARG_NONE, &calibration,
        "print the compute model's fit and held-out predictions", NULL},
       {NULL},
@@ -233,7 +274,7 @@ int wh_piper_plan_main(int argc, char **argv)
     fprintf(stderr, "whsim plan: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  int status = plan_and_emit(m, &o, c, &net, emit, mesh);
+  int status = plan_and_emit(m, &o, c, &net, emit, mesh, verify_it);
   wh_piper_catalogue_free(own);
   return status;
 }

@@ -359,14 +359,21 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
     g_string_append_printf(
         x, "  <set param=\"wh::ModelPreset::%s\" value=\"%" G_GUINT64_FORMAT "\"/>\n",
         sets[i].param, sets[i].v);
-  g_string_append_printf(
-      x,
-      "  <set param=\"wh::ModelPreset::Recompute\" value=\"%s\"/>\n"
-      "  <set param=\"wh::ModelPreset::FixedTimes\" value=\"true\"/>\n"
-      "  <set param=\"wh::ModelPreset::AttnTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
-      "  <set param=\"wh::ModelPreset::ExpertTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
-      "  <set param=\"wh::ModelPreset::HeadTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n",
-      o->recompute ? "true" : "false", t.attn, t.expert, t.head);
+  g_string_append_printf(x, "  <set param=\"wh::ModelPreset::Recompute\" value=\"%s\"/>\n",
+                         o->recompute ? "true" : "false");
+  if (o->roofline)
+    g_string_append_printf(x,
+                           "  <set param=\"wh::ModelPreset::PeakFlops\" value=\"%.6g\"/>\n"
+                           "  <set param=\"wh::ModelPreset::Efficiency\" value=\"%.6g\"/>\n",
+                           c->peak, c->e_max);
+  else
+    g_string_append_printf(
+        x,
+        "  <set param=\"wh::ModelPreset::FixedTimes\" value=\"true\"/>\n"
+        "  <set param=\"wh::ModelPreset::AttnTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+        "  <set param=\"wh::ModelPreset::ExpertTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+        "  <set param=\"wh::ModelPreset::HeadTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n",
+        t.attn, t.expert, t.head);
   for (const char *const *a = o->machine_sets; a && *a; a++) {
     const char *eq = strchr(*a, '=');
     g_autofree char *key = g_markup_escape_text(*a, eq - *a);

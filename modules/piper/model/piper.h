@@ -148,6 +148,9 @@ typedef struct {
    * NULL-terminated, nullable */
   const char *const *machine_sets;
   uint32_t groups; /* Frontier groups of an emitted scenario; 0: wh_piper_groups' rule */
+  /* an emitted scenario's compute: the builder's FLOPs of each op at e_max of the peak
+   * (a roofline of the op shapes) instead of the compute model's times (FixedTimes) */
+  gboolean roofline;
 } WhPiperPlanOpts;
 
 typedef struct {
@@ -205,6 +208,14 @@ typedef struct {
 gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const WhPiperCompute *c, const WhPiperCandidate *k,
                                 const char *path, WhPiperOpTimes *times, GError **error);
+
+/* `whsim plan --verify`: emits candidate `k` to `path` with roofline compute, simulates
+ * it with Wormhole (skip mode) and appends the plan and the simulation side by side,
+ * term by term (compute, pipeline send, expert all-to-all, gradient all-reduce, bubble,
+ * step), to `out`. A candidate that does not fit is refused (WH_PIPER_ERROR). */
+gboolean wh_piper_verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperNet *net, const WhPiperCandidate *k, const char *path,
+                         GString *out, GError **error);
 
 /* The registered parameters (type "wh::Piper", kind "planner"): HbmCapacity,
  * UsableFraction, NicsPerNode, EpLimit. The machine's rates and message cost are the

@@ -344,6 +344,47 @@ START_TEST(test_cli_bad_inputs)
     g_unlink(xml);
     g_unlink(big);
   }
+  /* --verify: a mesh that does not fit is refused; one that fits is simulated with the
+   * builder's roofline compute (not the planner's times) and printed term by term */
+  refused("--verify: PP4xEP16 does not fit: stage 0 needs",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--flash", "--mesh",
+                           "4x16", "--verify", NULL});
+  {
+    g_autofree char *v = NULL, *ve = NULL, *xml = g_build_filename(dir, "verify.xml", NULL);
+    g_autofree char *small = g_build_filename(dir, "small.ini", NULL), *text = NULL;
+    write_file(small, "[small]\nHidden=256\nLayers=4\nExperts=8\nTopK=2\nFfnSize=512\n"
+                      "Heads=4\nKvHeads=4\nSeqLength=256\nVocab=0\nFfnMatrices=2\n");
+    const char *args[] = {"plan",
+                          "--model",
+                          small,
+                          "--gcds",
+                          "16",
+                          "--micro-batches",
+                          "2",
+                          "--mesh",
+                          "2x8",
+                          "--verify",
+                          "--emit-scenario",
+                          xml,
+                          NULL};
+    ck_assert_msg(wh_test_whsim(args, &v, &ve) == 0, "%s", ve);
+    static const char *const terms[] = {"compute per micro-batch", "pipeline send",
+                                        "expert all-to-all",       "gradient all-reduce",
+                                        "bubble (residual)",       "step"};
+    for (size_t i = 0; i < G_N_ELEMENTS(terms); i++)
+      ck_assert_msg(strstr(v, terms[i]) != NULL, "no %s in:\n%s", terms[i], v);
+    ck_assert_ptr_nonnull(strstr(v, "verify: PP2xEP8, M = 2"));
+    double plan = 0, sim = 0;
+    const char *step = strstr(v, "\nstep ");
+    ck_assert_ptr_nonnull(step);
+    ck_assert_int_eq(sscanf(step, "\nstep %lf %lf", &plan, &sim), 2);
+    ck_assert(plan > 0 && sim > 0);
+    ck_assert(g_file_get_contents(xml, &text, NULL, NULL));
+    ck_assert_ptr_nonnull(strstr(text, "wh::ModelPreset::PeakFlops"));
+    ck_assert_ptr_null(strstr(text, "FixedTimes"));
+    g_unlink(xml);
+    g_unlink(small);
+  }
   /* E = 8, L = 8 on 128 GCDs: EP <= 8 gives PP >= 16 > L */
   write_file(file, good_model);
   refused("no EP <= 32 divides", (const char *[]){"plan", "--model", file, "--gcds", "128", NULL});

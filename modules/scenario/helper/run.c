@@ -1281,3 +1281,8 @@ const char *wh_run_flow_key(const WhRun *run, uint32_t i, char buf[WH_RUN_KEY_LE
   }
   return wh_run_flow_label(run, i, buf);
 }
+
+const WhWorkload *wh_run_workload(const WhRun *run)
+{
+  return run->workload;
+}
