@@ -162,7 +162,7 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
 int wh_piper_plan_main(int argc, char **argv)
 {
   g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
-                  *mesh = NULL, *groups = NULL;
+                  *mesh = NULL, *groups = NULL, *skew = NULL;
   gboolean flash = FALSE, recompute = FALSE, calibration = FALSE, verify_it = FALSE;
   g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
@@ -188,6 +188,9 @@ int wh_piper_plan_main(int argc, char **argv)
        "Frontier groups of the emitted machine (default: enough for the job, at least 4 for "
        "256 nodes or more)",
        "G"},
+      {"skew", 0, 0, G_OPTION_ARG_STRING, &skew,
+       "routing skew: Zipf(S) expert loads, the step they make and migration's cost and gain",
+       "zipf:S"},
       {"verify", 0, 0, G_OPTION_ARG_NONE, &verify_it,
        "simulate the best candidate (or --mesh) with Wormhole and print plan and simulation "
        "side by side (the scenario goes to --emit-scenario when given)",
@@ -210,7 +213,9 @@ int wh_piper_plan_main(int argc, char **argv)
   const WhPiperCompute *c = wh_piper_compute_default();
   if (calibration) {
     g_autofree char *text = wh_piper_calibration_text(wh_piper_catalogue(), c);
+    g_autofree char *mig = wh_piper_migration_table_text(wh_piper_catalogue());
     fputs(text, stdout);
+    fputs(mig, stdout);
     if (!model)
       return 0;
   }
@@ -218,7 +223,11 @@ int wh_piper_plan_main(int argc, char **argv)
     fprintf(stderr, "whsim plan: --model and --gcds are required\n");
     return EXIT_BAD_INPUT;
   }
-  WhPiperPlanOpts o = {.flash = flash, .recompute = recompute};
+  WhPiperPlanOpts o = {.flash = flash, .recompute = recompute, .skew = skew != NULL};
+  if (skew && !wh_piper_skew_parse(skew, &o.skew_s, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
   WhPiperNet net;
   wh_piper_net_default(&net);
   g_autoptr(WhConfig) cfg = wh_config_new();

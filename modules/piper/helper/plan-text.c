@@ -62,6 +62,63 @@ static void plan_range(GString *t, const WhPiperPlanOpts *o, const WhPiperComput
                          m_source(o));
 }
 
+/* --skew zipf:S for the best mesh: the busiest GCD's load, the step it makes, and the
+ * migration's cost and gain per check. The busiest GCD's expert compute and the
+ * all-to-alls into it scale with its load over the mean. */
+static void skew_text(GString *t, const WhPiperModel *m, const WhPiperPlanOpts *o,
+                      const WhPiperCandidate *b)
+{
+  if (!b || !o->skew || m->experts < 2 || b->ep < 2)
+    return;
+  WhPiperSkew k;
+  uint32_t rounds = o->migration_rounds ? o->migration_rounds : 8;
+  uint32_t period = o->migration_period ? o->migration_period : 1;
+  wh_piper_skew(m, b->ep, o->skew_s, rounds, &k);
+  double l = b->busiest_layers, bwd = o->recompute ? 3 : 2, a2as = o->recompute ? 6 : 4;
+  double per_x = l * ((1 + bwd) * b->t_expert + a2as * b->t_a2a); /* per unit of load */
+  double slots = b->m + b->pp - 1;
+  double step_skew = b->step + slots * per_x * (k.before - 1);
+  double step_mig = b->step + slots * per_x * (k.after - 1);
+  /* a swap moves two experts, one each way at once, over the fabric inside a node or
+   * a NIC between nodes; every layer of the stage migrates */
+  double bytes = wh_piper_expert_state_bytes(m, m->ffn_mats);
+  double rate = b->ep <= 8 ? 0.76 * 50e9 : 25e9;
+  double cost = k.swaps * l * bytes / rate;
+  g_string_append_printf(t,
+                         "skew zipf:%g on PP%uxEP%u: busiest GCD load %.3f x the mean (the "
+                         "hottest expert alone: %.3f); step %.2f ms (%+.1f%% against balanced "
+                         "routing)\n",
+                         o->skew_s, b->pp, b->ep, k.before, k.hottest, step_skew * 1e3,
+                         (step_skew / b->step - 1) * 100);
+  g_string_append_printf(t,
+                         "migration every %u step%s: %u swap%s (of at most %u) bring it to %.3f x; "
+                         "cost %.2f ms per check (%u x %u layers x 2 experts of %.2f GB at %.1f "
+                         "GB/s), gain %.2f ms per period; step %.2f ms after\n",
+                         period, period == 1 ? "" : "s", k.swaps, k.swaps == 1 ? "" : "s", rounds,
+                         k.after, cost * 1e3, k.swaps, (uint32_t)l, bytes * 1e-9, rate * 1e-9,
+                         period * (step_skew - step_mig) * 1e3, step_mig * 1e3);
+}
+
+char *wh_piper_migration_table_text(const WhPiperCatalogue *cat)
+{
+  GString *t = g_string_new(
+      "migration cost (the paper's Table IV): full per-layer reassignment, each of 8 GPUs "
+      "sending its E/8 experts at 50 GB/s\n");
+  g_string_append_printf(t, "%-18s %5s %11s %11s %11s %11s\n", "model", "E/8", "48dd_ffn GB", "GiB",
+                         "ms", "own mats GB");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    if (!wh_piper_in_set(m, "migration"))
+      continue;
+    double per = MAX(1.0, m->experts / 8.0);
+    double paper = per * wh_piper_expert_state_bytes(m, 3);
+    g_string_append_printf(t, "%-18s %5.0f %11.2f %11.2f %11.1f %11.2f\n", m->name, per,
+                           paper * 1e-9, paper / (1u << 30), paper / (1u << 30) / 50 * 1e3,
+                           per * wh_piper_expert_state_bytes(m, m->ffn_mats) * 1e-9);
+  }
+  return g_string_free(t, FALSE);
+}
+
 char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                          const WhPiperPlan *p)
 {
@@ -119,6 +176,7 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
       t, "%u candidate%s pass EP | E, PP <= L and EP <= 32; %u fit%s in memory\n", structural,
       structural == 1 ? "" : "s", feasible, feasible == 1 ? "s" : "");
   plan_range(t, o, c, wh_piper_plan_best(p));
+  skew_text(t, m, o, wh_piper_plan_best(p));
   for (uint32_t i = 0; i < p->n; i++) {
     const WhPiperCandidate *k = &p->c[i];
     if (!k->mem)

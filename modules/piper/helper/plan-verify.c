@@ -14,11 +14,11 @@
 
 /* Op durations of the simulated iteration, per term (seconds). */
 typedef struct {
-  double compute_mb; /* compute per micro-batch of the busiest rank */
-  double a2a;        /* mean all-to-all(v) duration */
-  double p2p;        /* mean stage-boundary send duration */
-  double ar;         /* longest gradient all-reduce */
-  double step;       /* the iteration */
+  double compute_mb;   /* compute per micro-batch of the busiest rank */
+  double a2a;          /* mean all-to-all(v) duration */
+  double p2p;          /* mean stage-boundary send duration */
+  double ar;           /* longest gradient all-reduce */
+  double step;         /* the iteration */
   uint32_t n_a2a_rank; /* all-to-alls of the busiest rank's stage per micro-batch */
 } Terms;
 

@@ -151,6 +151,11 @@ typedef struct {
   /* an emitted scenario's compute: the builder's FLOPs of each op at e_max of the peak
    * (a roofline of the op shapes) instead of the compute model's times (FixedTimes) */
   gboolean roofline;
+  /* --skew zipf:S: the plan adds the skewed step and migration */
+  gboolean skew;
+  double skew_s;
+  uint32_t migration_rounds; /* swaps per check (wh::ModelPreset::MigrationRounds: 8) */
+  uint32_t migration_period; /* steps between checks (MigrationPeriod: 1) */
 } WhPiperPlanOpts;
 
 typedef struct {
@@ -160,6 +165,8 @@ typedef struct {
   double *mem; /* per stage, bytes (per-GCD form); NULL when not evaluated */
   double mem_literal0;
   double t_fwd, t_bwd, t_p2p, t_ar, step; /* seconds */
+  double t_a2a, t_expert;  /* one all-to-all; one layer's experts forward (seconds) */
+  uint32_t busiest_layers; /* layers of the busiest stage */
   double tflops, mfu;
 } WhPiperCandidate;
 
@@ -208,6 +215,32 @@ typedef struct {
 gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const WhPiperCompute *c, const WhPiperCandidate *k,
                                 const char *path, WhPiperOpTimes *times, GError **error);
+
+/* ---- routing skew and migration (skew.c) ---- */
+
+#define WH_PIPER_MAX_ZIPF_S 8.0
+/* Parses --skew's "zipf:S" (0 <= S <= WH_PIPER_MAX_ZIPF_S); FALSE with the value named. */
+gboolean wh_piper_skew_parse(const char *text, double *s, GError **error);
+
+typedef struct {
+  double before;  /* busiest GCD's token load over the mean (experts in index order) */
+  double after;   /* the same after the hill climbing */
+  double hottest; /* the hottest expert's share x EP: no placement goes below it */
+  uint32_t swaps; /* expert swaps the hill climbing made (at most `rounds`) */
+} WhPiperSkew;
+
+/* Zipf(s) shares over the E experts, E / EP on each GCD of the EP group in index order;
+ * then up to `rounds` swaps between the most and the least loaded GCD, each the swap
+ * that lowers the larger of the two loads most (the paper's hill climbing). */
+void wh_piper_skew(const WhPiperModel *m, uint32_t ep, double s, uint32_t rounds, WhPiperSkew *out);
+/* Bytes moved with one expert: 16 bytes per parameter (weights, gradients, optimizer)
+ * of `mats` matrices of d x d_ffn. */
+double wh_piper_expert_state_bytes(const WhPiperModel *m, uint32_t mats);
+/* The paper's migration cost table (Table IV) for the catalogue's models of the
+ * migration set: full per-layer reassignment, each of 8 GPUs sending its E / 8 experts
+ * at 50 GB/s, with the paper's 48 d d_ffn bytes per expert and with the model's own
+ * matrices. (transfer full) */
+char *wh_piper_migration_table_text(const WhPiperCatalogue *cat);
 
 /* `whsim plan --verify`: emits candidate `k` to `path` with roofline compute, simulates
  * it with Wormhole (skip mode) and appends the plan and the simulation side by side,

@@ -385,6 +385,16 @@ START_TEST(test_cli_bad_inputs)
     g_unlink(xml);
     g_unlink(small);
   }
+  /* --skew: malformed or out of range */
+  refused(
+      "--skew zipf:x: S is not a number",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--skew", "zipf:x", NULL});
+  refused(
+      "--skew zipf:-1: S = -1 is outside 0..8",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--skew", "zipf:-1", NULL});
+  refused(
+      "--skew uniform: expected zipf:S",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--skew", "uniform", NULL});
   /* E = 8, L = 8 on 128 GCDs: EP <= 8 gives PP >= 16 > L */
   write_file(file, good_model);
   refused("no EP <= 32 divides", (const char *[]){"plan", "--model", file, "--gcds", "128", NULL});
@@ -632,6 +642,49 @@ START_TEST(test_a2a_vs_engine)
 }
 END_TEST
 
+/* Routing skew: uniform at S = 0; the hill climbing never raises the busiest load and
+ * stops at the hottest expert's share; the step grows with the load; the paper's
+ * migration table (Table IV: Mixtral 8x7B 2.63 GB in 52.6 ms, DeepSeek-V3 21.00 GB in
+ * 420.0 ms, in GiB) from 48 d d_ffn bytes per expert. */
+START_TEST(test_skew)
+{
+  const WhPiperModel *m = model("piper-862b"); /* E = 128 */
+  WhPiperSkew k;
+  wh_piper_skew(m, 16, 0, 8, &k);
+  ck_assert_double_eq_tol(k.before, 1.0, 1e-12);
+  ck_assert_uint_eq(k.swaps, 0);
+  double prev = 1.0;
+  for (double s = 0.5; s <= 2.0; s += 0.5) {
+    wh_piper_skew(m, 16, s, 8, &k);
+    ck_assert_msg(k.before > prev, "S %.1f: %.3f", s, k.before);
+    ck_assert(k.after <= k.before && k.after >= MAX(1.0, k.hottest) - 1e-12);
+    ck_assert(k.swaps >= 1 && k.swaps <= 8);
+    prev = k.before;
+  }
+  /* 8 experts on 8 GCDs: one each, nothing to swap */
+  wh_piper_skew(model("mixtral-8x7b"), 8, 1.0, 8, &k);
+  ck_assert_uint_eq(k.swaps, 0);
+  ck_assert_double_eq_tol(k.before, k.hottest, 1e-12);
+  g_autofree char *table = wh_piper_migration_table_text(wh_piper_catalogue());
+  ck_assert_msg(strstr(table, "mixtral-8x7b           1        2.82        2.62        52.5"), "%s",
+                table);
+  ck_assert_msg(strstr(table, "deepseek-v3           32       22.55       21.00       420.0"), "%s",
+                table);
+  /* the plan states the skewed step and the migration */
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  WhPiperPlanOpts o = plan_opts(512, TRUE);
+  o.skew = TRUE;
+  o.skew_s = 1.0;
+  WhPiperPlan p;
+  ck_assert(wh_piper_plan(m, &o, wh_piper_compute_default(), &net, &p, NULL));
+  g_autofree char *text = wh_piper_plan_text(m, &o, wh_piper_compute_default(), &p);
+  ck_assert_ptr_nonnull(strstr(text, "skew zipf:1 on PP32xEP16: busiest GCD load"));
+  ck_assert_ptr_nonnull(strstr(text, "migration every 1 step:"));
+  wh_piper_plan_clear(&p);
+}
+END_TEST
+
 Suite *wh_piper_suite(void)
 {
   Suite *s = suite_create("piper");
@@ -646,6 +699,7 @@ Suite *wh_piper_suite(void)
   tcase_add_test(tc, test_machine_from_preset);
   tcase_add_test(tc, test_emit_scenario);
   tcase_add_test(tc, test_a2a_vs_engine);
+  tcase_add_test(tc, test_skew);
   suite_add_tcase(s, tc);
   return s;
 }
