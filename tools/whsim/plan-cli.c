@@ -178,8 +178,9 @@ int wh_piper_plan_main(int argc, char **argv)
       {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
        "a wh::Piper parameter (e.g. wh::Piper::UsableFraction=0.9), or a machine parameter "
-       "of the Frontier preset: wh::Dragonfly::* or wh::Workload::MessageAlpha (repeatable; "
-       "whsim list)",
+       "of the Frontier preset: wh::Dragonfly::*, wh::Workload::MessageAlpha, RcclWindow, "
+       "RcclSchedule or wh::ModelPreset::AllToAll (e.g. halo in an emitted scenario) "
+       "(repeatable; whsim list)",
        "Type::Param=VALUE"},
       {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
        "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
@@ -239,10 +240,14 @@ int wh_piper_plan_main(int argc, char **argv)
   for (char **a = sets; a && *a; a++) {
     gboolean piper = g_str_has_prefix(*a, "wh::Piper::");
     if (!piper && !g_str_has_prefix(*a, "wh::Dragonfly::") &&
-        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=")) {
+        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=") &&
+        !g_str_has_prefix(*a, "wh::Workload::RcclWindow=") &&
+        !g_str_has_prefix(*a, "wh::Workload::RcclSchedule=") &&
+        !g_str_has_prefix(*a, "wh::ModelPreset::AllToAll=")) {
       fprintf(stderr,
-              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::* and "
-              "wh::Workload::MessageAlpha apply here\n",
+              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::*, "
+              "wh::Workload::MessageAlpha, RcclWindow, RcclSchedule and "
+              "wh::ModelPreset::AllToAll apply here\n",
               *a);
       return EXIT_BAD_INPUT;
     }

@@ -21,8 +21,7 @@ gboolean wh_piper_skew_parse(const char *text, double *s, GError **error)
     return wh_piper_bad(error, "--skew %s: S is not a number (expected zipf:S, S from 0 to %g)",
                         text, WH_PIPER_MAX_ZIPF_S);
   if (v < 0 || v > WH_PIPER_MAX_ZIPF_S)
-    return wh_piper_bad(error, "--skew %s: S = %g is outside 0..%g", text, v,
-                        WH_PIPER_MAX_ZIPF_S);
+    return wh_piper_bad(error, "--skew %s: S = %g is outside 0..%g", text, v, WH_PIPER_MAX_ZIPF_S);
   *s = v;
   return TRUE;
 }

@@ -289,7 +289,7 @@ START_TEST(test_cli_bad_inputs)
           (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--tokens", "0", NULL});
   refused("UsableFraction", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
                                              "--set", "wh::Piper::UsableFraction=0", NULL});
-  refused("only wh::Piper::*, wh::Dragonfly::* and wh::Workload::MessageAlpha",
+  refused("only wh::Piper::*, wh::Dragonfly::*, wh::Workload::MessageAlpha",
           (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--set",
                            "wh::Link::Rate=1Gbps", NULL});
   refused("FabricEfficiency",
@@ -382,6 +382,27 @@ START_TEST(test_cli_bad_inputs)
     ck_assert(g_file_get_contents(xml, &text, NULL, NULL));
     ck_assert_ptr_nonnull(strstr(text, "wh::ModelPreset::PeakFlops"));
     ck_assert_ptr_null(strstr(text, "FixedTimes"));
+    /* HALO selected for the emitted mesh: the model preset's all-to-alls run as HALO */
+    g_autofree char *h = NULL, *he = NULL, *htext = NULL;
+    const char *hargs[] = {"plan",
+                           "--model",
+                           small,
+                           "--gcds",
+                           "16",
+                           "--micro-batches",
+                           "2",
+                           "--mesh",
+                           "2x8",
+                           "--set",
+                           "wh::ModelPreset::AllToAll=halo",
+                           "--verify",
+                           "--emit-scenario",
+                           xml,
+                           NULL};
+    ck_assert_msg(wh_test_whsim(hargs, &h, &he) == 0, "%s", he);
+    ck_assert_ptr_nonnull(strstr(h, "verify: PP2xEP8"));
+    ck_assert(g_file_get_contents(xml, &htext, NULL, NULL));
+    ck_assert_ptr_nonnull(strstr(htext, "wh::ModelPreset::AllToAll\" value=\"halo\""));
     g_unlink(xml);
     g_unlink(small);
   }

@@ -475,6 +475,10 @@ static void new_workload(WhRun *run, uint32_t ranks)
   wh_workload_set_rccl_batch(
       run->workload,
       g_strcmp0(wh_config_choice(run->cfg, "wh::Workload", "RcclSchedule"), "batch") == 0);
+  /* Frontier nodes, for HALO (any workload: an op, a model preset's all-to-all) */
+  const WhDragonfly *df = run->net ? wh_dragonfly_of(run->net) : NULL;
+  if (df && wh_dragonfly_get_shape(df)->frontier)
+    wh_workload_set_gcds_per_node(run->workload, wh_dragonfly_get_shape(df)->gcds_per_node);
 }
 
 /* Adds the scenario's op DAG `iterations` times; the ops without dependencies of
@@ -751,9 +755,6 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   if (!load_matrix_files(run, opts, matrices, error))
     return FALSE;
   new_workload(run, ranks);
-  const WhDragonfly *df = wh_dragonfly_of(run->net);
-  if (df && wh_dragonfly_get_shape(df)->frontier)
-    wh_workload_set_gcds_per_node(run->workload, wh_dragonfly_get_shape(df)->gcds_per_node);
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;
