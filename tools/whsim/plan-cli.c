@@ -3,6 +3,7 @@
  * --emit-scenario, the chosen candidate's scenario. Exit status 0, or 2 for bad input
  * (the message names the option or field), 1 if an output file could not be written. */
 #include "plan-cli.h"
+#include "plan-plot.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -95,7 +96,7 @@ static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32
 /* --verify: the candidate simulated beside the plan; its scenario goes to `emit`, or
  * to a temporary directory removed afterwards. Returns the exit status. */
 static int verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
-                  const WhPiperNet *net, const WhPiperCandidate *k, const char *emit)
+                  const WhPiperNet *net, const WhPiperCandidate *k, const char *emit, double *terms)
 {
   g_autoptr(GError) err = NULL;
   g_autofree char *dir = NULL, *path = NULL;
@@ -108,7 +109,7 @@ static int verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiper
     path = g_build_filename(dir, "verify.xml", NULL);
   }
   g_autoptr(GString) out = g_string_new(NULL);
-  gboolean ok = wh_piper_verify(m, o, c, net, k, emit ? emit : path, out, &err);
+  gboolean ok = wh_piper_verify(m, o, c, net, k, emit ? emit : path, out, terms, &err);
   fputs(out->str, stdout);
   if (dir) {
     g_unlink(path);
@@ -121,10 +122,24 @@ static int verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiper
   return 0;
 }
 
+/* --plot DIR: the plan's pictures (and the verification's); returns the exit status. */
+static int plot(const char *dir, const WhPiperModel *m, const WhPiperPlanOpts *o,
+                const WhPiperPlan *p, const WhPiperCandidate *k, const double *terms)
+{
+  g_autoptr(GError) err = NULL;
+  if (!wh_plan_plot(dir, m, o, p, k ? k : wh_piper_plan_best(p), terms, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return 1;
+  }
+  printf("plots: %s\n", dir);
+  return 0;
+}
+
 static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                          const WhPiperNet *net, const char *emit, const char *mesh,
-                         gboolean verify_it)
+                         gboolean verify_it, const char *plot_dir)
 {
+  double terms[2 * WH_PIPER_VERIFY_TERMS];
   g_autoptr(GError) err = NULL;
   WhPiperPlan p;
   if (!wh_piper_plan(m, o, c, net, &p, &err)) {
@@ -144,7 +159,7 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
     fprintf(stderr, "whsim plan: %s\n", err->message);
     status = EXIT_BAD_INPUT;
   } else if (verify_it) {
-    status = verify(m, o, c, net, k, emit);
+    status = verify(m, o, c, net, k, emit, terms);
   } else if (emit && !k) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
     status = EXIT_BAD_INPUT;
@@ -155,6 +170,8 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   } else if (emit) {
     printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
   }
+  if (plot_dir && status == 0)
+    status = plot(plot_dir, m, o, &p, k, verify_it ? terms : NULL);
   wh_piper_plan_clear(&p);
   return status;
 }
@@ -162,7 +179,7 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
 int wh_piper_plan_main(int argc, char **argv)
 {
   g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
-                  *mesh = NULL, *groups = NULL, *skew = NULL;
+                  *mesh = NULL, *groups = NULL, *skew = NULL, *plot_dir = NULL;
   gboolean flash = FALSE, recompute = FALSE, calibration = FALSE, verify_it = FALSE;
   g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
@@ -192,6 +209,10 @@ int wh_piper_plan_main(int argc, char **argv)
       {"skew", 0, 0, G_OPTION_ARG_STRING, &skew,
        "routing skew: Zipf(S) expert loads, the step they make and migration's cost and gain",
        "zipf:S"},
+      {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot_dir,
+       "SVG pictures of the plan (memory per stage, TFLOPS per mesh; with --verify, plan "
+       "against simulation) in this directory",
+       "DIR"},
       {"verify", 0, 0, G_OPTION_ARG_NONE, &verify_it,
        "simulate the best candidate (or --mesh) with Wormhole and print plan and simulation "
        "side by side (the scenario goes to --emit-scenario when given)",
@@ -278,6 +299,10 @@ int wh_piper_plan_main(int argc, char **argv)
       fprintf(stderr, "whsim plan: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
+  if (plot_dir && !wh_plan_plot_check_dir(plot_dir, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
   if (emit && !wh_file_check_output(emit, &err)) {
     fprintf(stderr, "whsim plan: --emit-scenario %s\n", err->message);
     return EXIT_BAD_INPUT;
@@ -288,7 +313,7 @@ int wh_piper_plan_main(int argc, char **argv)
     fprintf(stderr, "whsim plan: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  int status = plan_and_emit(m, &o, c, &net, emit, mesh, verify_it);
+  int status = plan_and_emit(m, &o, c, &net, emit, mesh, verify_it, plot_dir);
   wh_piper_catalogue_free(own);
   return status;
 }

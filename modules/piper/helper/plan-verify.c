@@ -83,15 +83,19 @@ static void row(GString *s, const char *term, double plan, double sim)
     g_string_append(s, "       -\n");
 }
 
+const char *const wh_piper_verify_term_names[WH_PIPER_VERIFY_TERMS] = {
+    "compute per micro-batch", "pipeline send",     "expert all-to-all",
+    "gradient all-reduce",     "bubble (residual)", "step"};
+
 gboolean wh_piper_verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                          const WhPiperNet *net, const WhPiperCandidate *k, const char *path,
-                         GString *out, GError **error)
+                         GString *out, double terms[2 * WH_PIPER_VERIFY_TERMS], GError **error)
 {
   if (!k->feasible)
     return wh_piper_bad(error, "--verify: PP%uxEP%u does not fit: %s", k->pp, k->ep, k->reason);
-  WhPiperPlanOpts v = *o;
-  v.roofline = TRUE;
-  if (!wh_piper_emit_scenario(m, &v, c, k, path, NULL, error))
+  WhPiperPlanOpts ro = *o;
+  ro.roofline = TRUE;
+  if (!wh_piper_emit_scenario(m, &ro, c, k, path, NULL, error))
     return FALSE;
   g_autoptr(WhScenario) sc = wh_scenario_load(path, error);
   if (!sc)
@@ -126,12 +130,12 @@ gboolean wh_piper_verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
                          k->pp, k->ep, k->m, path, wall);
   g_string_append_printf(out, "%-28s %12s %12s %9s\n", "term (ms)", "plan", "simulated",
                          "sim/plan");
-  row(out, "compute per micro-batch", p.compute_mb, s.compute_mb);
-  row(out, "pipeline send", p.p2p, s.p2p);
-  row(out, "expert all-to-all", p.a2a, s.a2a);
-  row(out, "gradient all-reduce", p.ar, s.ar);
-  row(out, "bubble (residual)", pb, sb);
-  row(out, "step", p.step, s.step);
+  const double v[2 * WH_PIPER_VERIFY_TERMS] = {
+      p.compute_mb, s.compute_mb, p.p2p, s.p2p, p.a2a, s.a2a, p.ar, s.ar, pb, sb, p.step, s.step};
+  for (int i = 0; i < WH_PIPER_VERIFY_TERMS; i++)
+    row(out, wh_piper_verify_term_names[i], v[2 * i], v[2 * i + 1]);
+  if (terms)
+    memcpy(terms, v, sizeof v);
   g_string_append_printf(out,
                          "simulated compute: the workload builder's FLOPs of each op at %.3f of "
                          "%.1f TFLOPS (a roofline of the op shapes, not the planner's per-GEMM "

@@ -245,10 +245,14 @@ char *wh_piper_migration_table_text(const WhPiperCatalogue *cat);
 /* `whsim plan --verify`: emits candidate `k` to `path` with roofline compute, simulates
  * it with Wormhole (skip mode) and appends the plan and the simulation side by side,
  * term by term (compute, pipeline send, expert all-to-all, gradient all-reduce, bubble,
- * step), to `out`. A candidate that does not fit is refused (WH_PIPER_ERROR). */
+ * step), to `out`, and (nullable `terms`) plan and simulation of term i, seconds, at
+ * 2i and 2i + 1. A candidate that does not fit is refused (WH_PIPER_ERROR). */
+#define WH_PIPER_VERIFY_TERMS 6
+/* The terms' names, in the order of `terms` below. */
+extern const char *const wh_piper_verify_term_names[WH_PIPER_VERIFY_TERMS];
 gboolean wh_piper_verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                          const WhPiperNet *net, const WhPiperCandidate *k, const char *path,
-                         GString *out, GError **error);
+                         GString *out, double terms[2 * WH_PIPER_VERIFY_TERMS], GError **error);
 
 /* The registered parameters (type "wh::Piper", kind "planner"): HbmCapacity,
  * UsableFraction, NicsPerNode, EpLimit. The machine's rates and message cost are the

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gnuplot.h"
 #include "piper.h"
 #include "scenario.h"
 #include "test-util.h"
@@ -405,6 +406,35 @@ START_TEST(test_cli_bad_inputs)
     ck_assert_ptr_nonnull(strstr(htext, "wh::ModelPreset::AllToAll\" value=\"halo\""));
     g_unlink(xml);
     g_unlink(small);
+  }
+  /* --plot: an unwritable place is refused before anything is planned; a model title
+   * with gnuplot's and the shell's special characters is drawn as it is */
+  {
+    g_autofree char *file_dir = g_build_filename(dir, "not-a-dir", NULL);
+    g_autofree char *under = g_build_filename(file_dir, "plots", NULL);
+    write_file(file_dir, "x");
+    refused("--plot", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--plot",
+                                       under, NULL});
+    g_unlink(file_dir);
+    g_autofree char *gp = wh_gnuplot_find();
+    if (gp) {
+      g_autofree char *evil = g_build_filename(dir, "evil.ini", NULL);
+      g_autofree char *pdir = g_build_filename(dir, "plots", NULL);
+      g_autofree char *marker = g_build_filename(dir, "plots", "pwned", NULL);
+      write_file(evil, "[evil]\nTitle=a'b`touch pwned` @x $(touch pwned) !touch pwned\n"
+                       "Hidden=256\nLayers=4\nExperts=8\nTopK=2\nFfnSize=512\nHeads=4\n"
+                       "KvHeads=4\nSeqLength=256\nVocab=0\nFfnMatrices=2\n");
+      g_autofree char *po = NULL, *pe = NULL, *svg = NULL;
+      const char *pargs[] = {"plan", "--model", evil, "--gcds", "16", "--plot", pdir, NULL};
+      ck_assert_msg(wh_test_whsim(pargs, &po, &pe) == 0, "%s", pe);
+      g_autofree char *mem = g_build_filename(pdir, "plan-memory.svg", NULL);
+      ck_assert(g_file_get_contents(mem, &svg, NULL, NULL));
+      ck_assert_msg(strstr(svg, "a'b`touch pwned` @x $(touch pwned) !touch pwned") != NULL, "%s",
+                    svg);
+      ck_assert(!g_file_test(marker, G_FILE_TEST_EXISTS));
+      wh_test_remove_tree(pdir);
+      g_unlink(evil);
+    }
   }
   /* --skew: malformed or out of range */
   refused(
