@@ -6,7 +6,9 @@
 # validation/frontier/window-scan.csv, which validation/frontier/run.sh reports beside
 # the measured goodput. Each cell takes seconds to a minute.
 #
-#   validation/frontier/window-scan.sh
+#   validation/frontier/window-scan.sh [--help]
+#
+# It has no --check: its cells are the evidence of the fit, which run.sh --check bounds.
 #
 # Environment:
 #   WH_BUILD         build directory (default: build)
@@ -17,6 +19,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../options.sh
+source "$here/../options.sh"
+parse_options "${BASH_SOURCE[0]}" "$@"
 cd "$here/../.."
 build=${WH_BUILD:-build}
 out="$build/validation-frontier-scan"
