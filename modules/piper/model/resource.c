@@ -295,7 +295,10 @@ double wh_piper_allreduce_time(const WhPiperNet *n, const WhPiperModel *m, uint3
     p += (double)m->vocab * d;
   if (stage == pp - 1)
     p += (double)m->vocab * d;
-  double rate = ep <= n->gcds_per_node ? n->fabric : nic_share(n, n->gcds_per_node);
+  /* a ring over consecutive GCDs: each step, one GCD per node sends off its node (the
+   * last to the next node's first), on a NIC of its own, and the others over the
+   * fabric; the lockstep ring goes at its slowest hop */
+  double rate = ep <= n->gcds_per_node ? n->fabric : MIN(n->fabric, n->nic);
   return 2.0 * (ep - 1) / ep * 2 * p / rate + 2.0 * (ep - 1) * n->latency;
 }
 
