@@ -24,8 +24,8 @@ gboolean wh_plan_plot_check_dir(const char *dir, GError **error)
   int fd = g_mkstemp(tmpl);
   if (fd < 0) {
     int e = errno;
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "--plot %s: cannot write: %s",
-                dir, g_strerror(e));
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "--plot %s: cannot write: %s", dir,
+                g_strerror(e));
     return FALSE;
   }
   close(fd);
@@ -66,16 +66,17 @@ gboolean wh_plan_plot(const char *dir, const WhPiperModel *m, const WhPiperPlanO
   if (k) {
     for (uint32_t s = 0; s < k->pp; s++)
       g_string_append_printf(mem, "%u %.4f\n", s, k->mem[s] * 1e-9);
-    g_autofree char *t = g_strdup_printf("%s: memory per stage, PP%u x EP%u, %u GCDs", name, k->pp,
-                                         k->ep, o->gcds);
+    g_autofree char *t =
+        g_strdup_printf("%s: memory per stage, PP%u x EP%u, %u GCDs", name, k->pp, k->ep, o->gcds);
     g_autofree char *q = wh_gnuplot_quote(t);
     head(script, "plan-memory.svg", q);
     g_string_append_printf(script,
                            "set xlabel 'stage'\nset ylabel 'GB per GCD'\nset yrange [0:*]\n"
+                           "set xrange [-0.5:%u.5]\nset boxwidth 0.8\n"
                            "plot 'plan-memory.dat' using 1:2 with boxes fill solid 0.5 "
                            "title 'per-GCD form', %.4f with lines lw 2 title 'HBM x usable "
                            "fraction'\n",
-                           o->hbm * o->usable * 1e-9);
+                           k->pp - 1, o->hbm * o->usable * 1e-9);
   }
   uint32_t n = 0;
   for (uint32_t i = 0; i < p->n; i++) {
@@ -84,8 +85,8 @@ gboolean wh_plan_plot(const char *dir, const WhPiperModel *m, const WhPiperPlanO
                              p->c[i].ep);
   }
   if (n) {
-    g_autofree char *t = g_strdup_printf("%s: TFLOPS per GCD of every feasible mesh, %u GCDs",
-                                         name, o->gcds);
+    g_autofree char *t =
+        g_strdup_printf("%s: TFLOPS per GCD of every feasible mesh, %u GCDs", name, o->gcds);
     g_autofree char *q = wh_gnuplot_quote(t);
     head(script, "plan-tflops.svg", q);
     g_string_append(script, "unset xlabel\nset ylabel 'TFLOPS per GCD (predicted)'\n"
@@ -108,7 +109,7 @@ gboolean wh_plan_plot(const char *dir, const WhPiperModel *m, const WhPiperPlanO
       g_autofree char *l = wh_gnuplot_quote(wh_piper_verify_term_names[i]);
       g_string_append_printf(script, "%s%s %d", i ? ", " : "", l, i);
     }
-    g_string_append(script, ") rotate by -20\nset logscale y\nset yrange [*:*]\n"
+    g_string_append(script, ") font ',9'\nset logscale y\nset yrange [*:*]\n"
                             "plot 'plan-verify.dat' using 2 title 'plan', '' using 3 "
                             "title 'simulation'\n");
   }
