@@ -189,6 +189,13 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
                            "ms (busiest stage), stage send %.3f ms, all-reduce %.3f ms\n",
                            k->pp, k->ep, k->t_fwd * 1e3, k->t_bwd * 1e3, k->t_p2p * 1e3,
                            k->t_ar * 1e3);
+    double slots = k->m + k->pp - 1;
+    g_string_append_printf(t,
+                           "per layer forward, PP%uxEP%u: attention %.3f ms, experts %.3f ms, "
+                           "one all-to-all %.3f ms; bubble %.1f%% of the step ((PP - 1) / (M + "
+                           "PP - 1))\n",
+                           k->pp, k->ep, k->t_attn * 1e3, k->t_expert * 1e3, k->t_a2a * 1e3,
+                           (k->pp - 1) / slots * 100);
   }
   return g_string_free(t, FALSE);
 }

@@ -166,6 +166,7 @@ typedef struct {
   double mem_literal0;
   double t_fwd, t_bwd, t_p2p, t_ar, step; /* seconds */
   double t_a2a, t_expert;  /* one all-to-all; one layer's experts forward (seconds) */
+  double t_attn;           /* one layer's attention (and router) forward (seconds) */
   uint32_t busiest_layers; /* layers of the busiest stage */
   double tflops, mfu;
 } WhPiperCandidate;
