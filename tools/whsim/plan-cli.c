@@ -3,8 +3,10 @@
  * --emit-scenario, the chosen candidate's scenario. Exit status 0, or 2 for bad input
  * (the message names the option or field), 1 if an output file could not be written. */
 #include "plan-cli.h"
+#include "plan-plot.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,11 +95,55 @@ static gboolean parse_count(const char *opt, const char *v, uint64_t max, uint32
   return TRUE;
 }
 
+/* --verify: the candidate simulated beside the plan; its scenario goes to `emit`, or
+ * to a temporary directory removed afterwards. Returns the exit status. */
+static int verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                  const WhPiperNet *net, const WhPiperCandidate *k, const char *emit, double *terms)
+{
+  g_autoptr(GError) err = NULL;
+  g_autofree char *dir = NULL, *path = NULL;
+  if (!emit) {
+    dir = g_dir_make_tmp("whsim-verify-XXXXXX", &err);
+    if (!dir) {
+      fprintf(stderr, "whsim plan: --verify: %s\n", err->message);
+      return 1;
+    }
+    path = g_build_filename(dir, "verify.xml", NULL);
+  }
+  g_autoptr(GString) out = g_string_new(NULL);
+  gboolean ok = wh_piper_verify(m, o, c, net, k, emit ? emit : path, out, terms, &err);
+  fputs(out->str, stdout);
+  if (dir) {
+    g_unlink(path);
+    g_rmdir(dir);
+  }
+  if (!ok) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return err->domain == WH_PIPER_ERROR ? EXIT_BAD_INPUT : 1;
+  }
+  return 0;
+}
+
+/* --plot DIR: the plan's pictures (and the verification's); returns the exit status. */
+static int plot(const char *dir, const WhPiperModel *m, const WhPiperPlanOpts *o,
+                const WhPiperPlan *p, const WhPiperCandidate *k, const double *terms)
+{
+  g_autoptr(GError) err = NULL;
+  if (!wh_plan_plot(dir, m, o, p, k ? k : wh_piper_plan_best(p), terms, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return 1;
+  }
+  printf("plots: %s\n", dir);
+  return 0;
+}
+
 /* Plans `m`, prints the candidates and, with `emit`, writes the chosen one's scenario.
  * Returns the exit status. */
 static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
-                         const WhPiperNet *net, const char *emit, const char *mesh)
+                         const WhPiperNet *net, const char *emit, const char *mesh,
+                         gboolean verify_it, const char *plot_dir)
 {
+  double terms[2 * WH_PIPER_VERIFY_TERMS];
   g_autoptr(GError) err = NULL;
   WhPiperPlan p;
   if (!wh_piper_plan(m, o, c, net, &p, &err)) {
@@ -108,12 +154,18 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   g_autofree char *text = wh_piper_plan_text(m, o, c, &p);
   fputs(text, stdout);
   const WhPiperCandidate *k = NULL;
-  if (emit && m->experts < 2)
+  if ((emit || verify_it) && m->experts < 2)
     wh_error_set(&err, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
-                 "model %s: --emit-scenario needs an MoE model (Experts >= 2)", m->name);
-  else if (emit)
+                 "model %s: --emit-scenario and --verify need an MoE model (Experts >= 2)",
+                 m->name);
+  else if (emit || verify_it)
     k = pick(&p, mesh, &err);
-  if (emit && !k) {
+  if ((emit || verify_it) && !k) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    status = EXIT_BAD_INPUT;
+  } else if (verify_it) {
+    status = verify(m, o, c, net, k, emit, terms);
+  } else if (emit && !k) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
     status = EXIT_BAD_INPUT;
   } else if (emit && !wh_piper_emit_scenario(m, o, c, k, emit, NULL, &err)) {
@@ -123,6 +175,8 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   } else if (emit) {
     printf("scenario: %s (PP%uxEP%u)\n", emit, k->pp, k->ep);
   }
+  if (plot_dir && status == 0)
+    status = plot(plot_dir, m, o, &p, k, verify_it ? terms : NULL);
   wh_piper_plan_clear(&p);
   return status;
 }
@@ -135,10 +189,14 @@ static gboolean apply_sets(char **sets, WhConfig *cfg, GPtrArray *machine)
   for (char **a = sets; a && *a; a++) {
     gboolean piper = g_str_has_prefix(*a, "wh::Piper::");
     if (!piper && !g_str_has_prefix(*a, "wh::Dragonfly::") &&
-        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=")) {
+        !g_str_has_prefix(*a, "wh::Workload::MessageAlpha=") &&
+        !g_str_has_prefix(*a, "wh::Workload::RcclWindow=") &&
+        !g_str_has_prefix(*a, "wh::Workload::RcclSchedule=") &&
+        !g_str_has_prefix(*a, "wh::ModelPreset::AllToAll=")) {
       fprintf(stderr,
-              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::* and "
-              "wh::Workload::MessageAlpha apply here\n",
+              "whsim plan: --set %s: only wh::Piper::*, wh::Dragonfly::*, "
+              "wh::Workload::MessageAlpha, RcclWindow, RcclSchedule and "
+              "wh::ModelPreset::AllToAll apply here\n",
               *a);
       return FALSE;
     }
@@ -169,32 +227,68 @@ static gboolean parse_counts(const char *gcds, const char *tokens, const char *m
   return mb == NULL || parse_count("--micro-batches", mb, 1u << 16, &o->micro_batches);
 }
 
-int wh_piper_plan_main(int argc, char **argv)
+/* The options of `whsim plan`, as given (strings parsed later, NULL when absent). */
+typedef struct {
+  char *model, *gcds, *tokens, *mb, *emit, *mesh, *groups, *skew, *plot_dir;
+  gboolean flash, recompute, calibration, verify;
+  char **sets;
+} PlanArgs;
+
+static void plan_args_clear(PlanArgs *a)
 {
-  g_autofree char *model = NULL, *gcds = NULL, *tokens = NULL, *mb = NULL, *emit = NULL,
-                  *mesh = NULL;
-  gboolean flash = FALSE, recompute = FALSE, calibration = FALSE;
-  g_auto(GStrv) sets = NULL;
+  g_free(a->model);
+  g_free(a->gcds);
+  g_free(a->tokens);
+  g_free(a->mb);
+  g_free(a->emit);
+  g_free(a->mesh);
+  g_free(a->groups);
+  g_free(a->skew);
+  g_free(a->plot_dir);
+  g_strfreev(a->sets);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlanArgs, plan_args_clear)
+
+/* Parses the command line into `a`; FALSE after reporting a bad option or argument. */
+static gboolean parse_args(int argc, char **argv, PlanArgs *a)
+{
   GOptionEntry entries[] = {
-      {"model", 0, 0, G_OPTION_ARG_STRING, &model, "a catalogue model or a model file",
+      {"model", 0, 0, G_OPTION_ARG_STRING, &a->model, "a catalogue model or a model file",
        "NAME|FILE"},
-      {"gcds", 0, 0, G_OPTION_ARG_STRING, &gcds,
+      {"gcds", 0, 0, G_OPTION_ARG_STRING, &a->gcds,
        "GCDs (a multiple of " G_STRINGIFY(WH_DRAGONFLY_NODE_GCDS) ")", "N"},
-      {"tokens", 0, 0, G_OPTION_ARG_STRING, &tokens,
+      {"tokens", 0, 0, G_OPTION_ARG_STRING, &a->tokens,
        "tokens per GCD per micro-batch (default: the sequence length)", "T"},
-      {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &mb, "micro-batches per step (default 4 PP)",
+      {"micro-batches", 0, 0, G_OPTION_ARG_STRING, &a->mb, "micro-batches per step (default 4 PP)",
        "M"},
-      {"flash", 0, 0, G_OPTION_ARG_NONE, &flash, "FlashAttention (no s^2 activations)", NULL},
-      {"recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "activation checkpointing", NULL},
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+      {"flash", 0, 0, G_OPTION_ARG_NONE, &a->flash, "FlashAttention (no s^2 activations)", NULL},
+      {"recompute", 0, 0, G_OPTION_ARG_NONE, &a->recompute, "activation checkpointing", NULL},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->sets,
        "a wh::Piper parameter (e.g. wh::Piper::UsableFraction=0.9), or a machine parameter "
-       "of the Frontier preset: wh::Dragonfly::* or wh::Workload::MessageAlpha (repeatable; "
-       "whsim list)",
+       "of the Frontier preset: wh::Dragonfly::*, wh::Workload::MessageAlpha, RcclWindow, "
+       "RcclSchedule or wh::ModelPreset::AllToAll (e.g. halo in an emitted scenario) "
+       "(repeatable; whsim list)",
        "Type::Param=VALUE"},
-      {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &emit,
+      {"emit-scenario", 0, 0, G_OPTION_ARG_FILENAME, &a->emit,
        "write a Frontier scenario of the best candidate (or of --mesh)", "FILE"},
-      {"mesh", 0, 0, G_OPTION_ARG_STRING, &mesh, "the candidate to emit", "PPxEP"},
-      {"calibration", 0, 0, G_OPTION_ARG_NONE, &calibration,
+      {"mesh", 0, 0, G_OPTION_ARG_STRING, &a->mesh, "the candidate to emit", "PPxEP"},
+      {"groups", 0, 0, G_OPTION_ARG_STRING, &a->groups,
+       "Frontier groups of the emitted machine (default: enough for the job, at least 4 for "
+       "256 nodes or more)",
+       "G"},
+      {"skew", 0, 0, G_OPTION_ARG_STRING, &a->skew,
+       "routing skew: Zipf(S) expert loads, the step they make and migration's cost and gain",
+       "zipf:S"},
+      {"plot", 0, 0, G_OPTION_ARG_FILENAME, &a->plot_dir,
+       "SVG pictures of the plan (memory per stage, TFLOPS per mesh; with --verify, plan "
+       "against simulation) in this directory",
+       "DIR"},
+      {"verify", 0, 0, G_OPTION_ARG_NONE, &a->verify,
+       "simulate the best candidate (or --mesh) with Wormhole and print plan and simulation "
+       "side by side (the scenario goes to --emit-scenario when given)",
+       NULL},
+      {"calibration", 0, 0, G_OPTION_ARG_NONE, &a->calibration,
        "print the compute model's fit and held-out predictions", NULL},
       {NULL},
   };
@@ -203,24 +297,62 @@ int wh_piper_plan_main(int argc, char **argv)
   g_autoptr(GError) err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
-    return EXIT_BAD_INPUT;
+    return FALSE;
   }
   if (argc != 1) {
     fprintf(stderr, "whsim plan: unexpected argument \"%s\"\n", argv[1]);
-    return EXIT_BAD_INPUT;
+    return FALSE;
   }
+  return TRUE;
+}
+
+/* Checks --groups (into `o`), --plot's directory and --emit-scenario's file before
+ * anything is planned; FALSE after reporting a bad one. */
+static gboolean check_outputs(const PlanArgs *a, WhPiperPlanOpts *o)
+{
+  g_autoptr(GError) err = NULL;
+  uint32_t g_out;
+  if (a->groups && (!parse_count("--groups", a->groups, UINT32_MAX, &o->groups) ||
+                    !wh_piper_groups(o->gcds, o->groups, &g_out, &err))) {
+    if (err)
+      fprintf(stderr, "whsim plan: %s\n", err->message);
+    return FALSE;
+  }
+  if (a->plot_dir && !wh_plan_plot_check_dir(a->plot_dir, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return FALSE;
+  }
+  if (a->emit && !wh_file_check_output(a->emit, &err)) {
+    fprintf(stderr, "whsim plan: --emit-scenario %s\n", err->message);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+int wh_piper_plan_main(int argc, char **argv)
+{
+  g_auto(PlanArgs) a = {0};
+  if (!parse_args(argc, argv, &a))
+    return EXIT_BAD_INPUT;
+  g_autoptr(GError) err = NULL;
   const WhPiperCompute *c = wh_piper_compute_default();
-  if (calibration) {
+  if (a.calibration) {
     g_autofree char *text = wh_piper_calibration_text(wh_piper_catalogue(), c);
+    g_autofree char *mig = wh_piper_migration_table_text(wh_piper_catalogue());
     fputs(text, stdout);
-    if (!model)
+    fputs(mig, stdout);
+    if (!a.model)
       return 0;
   }
-  if (!model || !gcds) {
+  if (!a.model || !a.gcds) {
     fprintf(stderr, "whsim plan: --model and --gcds are required\n");
     return EXIT_BAD_INPUT;
   }
-  WhPiperPlanOpts o = {.flash = flash, .recompute = recompute};
+  WhPiperPlanOpts o = {.flash = a.flash, .recompute = a.recompute, .skew = a.skew != NULL};
+  if (a.skew && !wh_piper_skew_parse(a.skew, &o.skew_s, &err)) {
+    fprintf(stderr, "whsim plan: %s\n", err->message);
+    return EXIT_BAD_INPUT;
+  }
   WhPiperNet net;
   wh_piper_net_default(&net);
   g_autoptr(WhConfig) cfg = wh_config_new();
@@ -229,23 +361,19 @@ int wh_piper_plan_main(int argc, char **argv)
     return 1;
   }
   g_autoptr(GPtrArray) machine = g_ptr_array_new();
-  if (!apply_sets(sets, cfg, machine))
+  if (!apply_sets(a.sets, cfg, machine))
     return EXIT_BAD_INPUT;
   o.machine_sets = (const char *const *)machine->pdata;
   wh_piper_settings(cfg, &o, &net);
-  if (!parse_counts(gcds, tokens, mb, &o))
+  if (!parse_counts(a.gcds, a.tokens, a.mb, &o) || !check_outputs(&a, &o))
     return EXIT_BAD_INPUT;
-  if (emit && !wh_file_check_output(emit, &err)) {
-    fprintf(stderr, "whsim plan: --emit-scenario %s\n", err->message);
-    return EXIT_BAD_INPUT;
-  }
   const WhPiperModel *m = NULL;
-  WhPiperCatalogue *own = resolve_model(model, &m, &err);
+  WhPiperCatalogue *own = resolve_model(a.model, &m, &err);
   if (!m) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
     return EXIT_BAD_INPUT;
   }
-  int status = plan_and_emit(m, &o, c, &net, emit, mesh);
+  int status = plan_and_emit(m, &o, c, &net, a.emit, a.mesh, a.verify, a.plot_dir);
   wh_piper_catalogue_free(own);
   return status;
 }

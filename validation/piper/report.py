@@ -39,7 +39,7 @@ PAYLOAD = 4096 / (4096 + 62)  # MTU payload over frame bytes
 EFF = 0.76  # the preset's wh::Dragonfly::FabricEfficiency
 MICRO_BYTES = 64_000_000
 MICRO = [2, 4, 8, 16, 32, 64]  # GCDs of the micro-benchmark
-WINDOW = 8  # wh::Workload::RcclWindow (default)
+WINDOW = 13  # wh::Workload::RcclWindow of the Frontier preset (RcclSchedule=batch)
 GCDS = 8  # per node
 GROUP_NODES = 128  # nodes per group of the preset
 TIERS = ["nic", "fabric", "local", "global"]
@@ -77,7 +77,10 @@ def cell_name(k):
 
 
 def groups(nodes):
-    return (nodes + GROUP_NODES - 1) // GROUP_NODES
+    """Groups of the machine a cell runs on (run.sh's groups_for): what the job fills, at
+    least 4 from 256 nodes on."""
+    g = (nodes + GROUP_NODES - 1) // GROUP_NODES
+    return max(g, 4) if nodes >= 256 else g
 
 
 def run_name(k, alg, alpha):
@@ -696,14 +699,17 @@ def render(results, engines, report, check, engine, out, ran):
              "[results.csv](results.csv) (one row per run; a cell's rows are added by the "
              "invocation that ran it, see \"Stored cells\" below): every run is a scenario on "
              "`<topology preset=\"frontier\">` written by the script, one group of 128 nodes up "
-             "to 128 nodes, two groups for 256 and four for 512 (DCQCN unless stated, PFC on, "
+             "to 128 nodes, four for 256 and 512 (the job fills two groups at 256 nodes; the "
+             "other two are there for adaptive routing's detours, as on the full machine; "
+             "rows stored before this rule ran 256 nodes on two groups and are marked older "
+             "engine) (DCQCN unless stated, PFC on, "
              "contiguous placement: rank r on GCD r mod 8 of node r / 8). Each message pays "
              "wh::Workload::MessageAlpha, which a rank pays one message after another (LogP's "
              "sender overhead: k messages ready together leave at alpha, 2 alpha, ..., k alpha; "
              "docs/modules/workload.md). Source of the "
              "expectations: S. Dash and F. Wang, \"Piper: Efficient Large-Scale MoE Training via "
              "Resource Modeling and Pipelined Hybrid Parallelism\", ORNL, arXiv:2605.05049 (2026), "
-             "as summarised in [docs/modules/piper.md](../../docs/piper.md). Buffers are decimal "
+             "as summarised in [docs/modules/piper.md](../../docs/modules/piper.md). Buffers are decimal "
              "(1 MB = 10^6 bytes); each pair gets ceil(buffer / n) bytes.", ""]
 
     # --- micro-benchmark ---------------------------------------------------------------
@@ -747,7 +753,10 @@ def render(results, engines, report, check, engine, out, ran):
     lines += ["## HALO against flat all-to-alls", "",
               "`halo` (three phases, docs/modules/workload.md#halo; a rank issues its Phase II messages, "
               "then its Phase I ones), `direct` (every message ready at once) and `rccl` "
-              "(pairwise order, at most %d sends of a rank in flight), each message paying "
+              "(the Frontier preset's collective model: RCCL's point-to-point batches, the pairwise "
+              "rounds in batches of %d, a rank's sends of a batch waiting for its sends and "
+              "receives of the batch before; rows of an engine before that model ran a "
+              "sliding window of 8 sends), each message paying "
               "wh::Workload::MessageAlpha on its rank's issue engine, one after another; "
               "congestion control DCQCN, and HPCC in the rows that say so. Paper: about even "
               "inside one switch group (4 nodes), HALO ahead (1.2-9x RCCL's bandwidth at 16-512 "
@@ -755,6 +764,14 @@ def render(results, engines, report, check, engine, out, ran):
               "Agreement is judged on halo/flat time: within 0.9-1.1 on one switch; below 1 "
               "across switches with alpha > 0; alpha = 0 across switches has no paper figure "
               "(RCCL always pays its launch cost)." % WINDOW, "",
+              "Alpha is not measured. The only collective measurement at hand, the 2 MiB "
+              "RCCL all-to-all trend on 16-128 GCDs (validation/frontier/report.md), does not "
+              "identify it: MessageAlpha from 0 to 20 us moves the simulated goodput less "
+              "than the scenario seed does, and no small-message all-to-all of one message "
+              "per peer was found to fit it on. The grid keeps alpha 0 and 10 us as a "
+              "bracket (0: no per-message cost; 10 us: an RCCL-like launch cost, below the "
+              "26 us of collective launch the LUMI-G results show); the preset's own 200 ns "
+              "is GPU-aware MPI's, measured on point-to-point latency.", "",
               "| nodes | groups | buffer | alpha | cc | halo | direct | rccl | halo/direct | halo/rccl | "
               "paper | agrees | wall (halo, direct, rccl) |",
               "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|"]

@@ -161,17 +161,25 @@ fi
 
 # a2a NAME GCDS ALGORITHM BUFFER ALPHA [CC]: writes $out/NAME.xml, an all-to-all of
 # BUFFER per GCD over GCDs 0..GCDS-1 of a Frontier preset of as many groups of 128
-# nodes as they need (ALPHA empty: the preset's; CC default dcqcn). The calendar queue
+# nodes as they need, and at least 4 for 256 nodes or more (the rule of whsim plan
+# --emit-scenario, docs/modules/piper.md: groups beyond the job's for adaptive routing's
+# detours) (ALPHA empty: the preset's; CC default dcqcn). The calendar queue
 # pops exactly the heap's order (the scenario suite checks it on every shipped
 # scenario; the fingerprint cells compare every field with rows the heap made) and,
 # with millions of pending timers, needs about 30% less time.
+groups_for() {
+  local g=$((($1 + 1023) / 1024))
+  if [ "$1" -ge 2048 ] && [ "$g" -lt 4 ]; then g=4; fi
+  echo "$g"
+}
+
 a2a() {
   local alpha=""
   [ -n "$5" ] && alpha="  <set param=\"wh::Workload::MessageAlpha\" value=\"$5\"/>"
   cat >"$out/$1.xml" <<XML
 <?xml version="1.0" encoding="UTF-8"?>
 <scenario name="$1" seed="1" cc="${6:-dcqcn}" scheduler="calendar">
-  <topology preset="frontier" groups="$((($2 + 1023) / 1024))"/>
+  <topology preset="frontier" groups="$(groups_for "$2")"/>
 $alpha
   <workload>
     <collective id="a2a" kind="all-to-all" algorithm="$3" ranks="0-$(($2 - 1))" size="$4"/>

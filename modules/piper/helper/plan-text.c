@@ -30,6 +30,96 @@ static void model_header(GString *t, const WhPiperModel *m)
   }
 }
 
+static void heldout_range(const WhPiperCatalogue *cat, const WhPiperCompute *c, double *lo,
+                          double *hi, uint32_t *n);
+
+/* The value of M of candidate `k` and where it comes from. */
+static const char *m_source(const WhPiperPlanOpts *o)
+{
+  return o->micro_batches ? "given by --micro-batches"
+                          : "4 x PP, assumed: the Piper paper does not publish its micro-batch "
+                            "count (--micro-batches sets it)";
+}
+
+/* The error range of a plan: the spread of the held-out errors of the built-in
+ * catalogue (predicted / paper - 1), and the measured TFLOPS/GCD they allow. */
+static void plan_range(GString *t, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                       const WhPiperCandidate *b)
+{
+  double lo, hi;
+  uint32_t n;
+  heldout_range(wh_piper_catalogue(), c, &lo, &hi, &n);
+  if (!b || n == 0)
+    return;
+  g_string_append_printf(t,
+                         "error range: the %u held-out comparisons (whsim plan --calibration) "
+                         "err by %+.1f%% to %+.1f%%; for PP%uxEP%u (predicted %.2f TFLOPS/GCD, "
+                         "step %.2f ms) they allow %.2f to %.2f TFLOPS/GCD, a step of %.2f to "
+                         "%.2f ms\n",
+                         n, lo * 100, hi * 100, b->pp, b->ep, b->tflops, b->step * 1e3,
+                         b->tflops / (1 + hi), b->tflops / (1 + lo), b->step * 1e3 * (1 + lo),
+                         b->step * 1e3 * (1 + hi));
+  g_string_append_printf(t, "M = %u micro-batches for PP%uxEP%u: %s\n", b->m, b->pp, b->ep,
+                         m_source(o));
+}
+
+/* --skew zipf:S for the best mesh: the busiest GCD's load, the step it makes, and the
+ * migration's cost and gain per check. The busiest GCD's expert compute and the
+ * all-to-alls into it scale with its load over the mean. */
+static void skew_text(GString *t, const WhPiperModel *m, const WhPiperPlanOpts *o,
+                      const WhPiperCandidate *b)
+{
+  if (!b || !o->skew || m->experts < 2 || b->ep < 2)
+    return;
+  WhPiperSkew k;
+  uint32_t rounds = o->migration_rounds ? o->migration_rounds : 8;
+  uint32_t period = o->migration_period ? o->migration_period : 1;
+  wh_piper_skew(m, b->ep, o->skew_s, rounds, &k);
+  double l = b->busiest_layers, bwd = o->recompute ? 3 : 2, a2as = o->recompute ? 6 : 4;
+  double per_x = l * ((1 + bwd) * b->t_expert + a2as * b->t_a2a); /* per unit of load */
+  double slots = b->m + b->pp - 1;
+  double step_skew = b->step + slots * per_x * (k.before - 1);
+  double step_mig = b->step + slots * per_x * (k.after - 1);
+  /* a swap moves two experts, one each way at once, over the fabric inside a node or
+   * a NIC between nodes; every layer of the stage migrates */
+  double bytes = wh_piper_expert_state_bytes(m, m->ffn_mats);
+  double rate = b->ep <= 8 ? 0.76 * 50e9 : 25e9;
+  double cost = k.swaps * l * bytes / rate;
+  g_string_append_printf(t,
+                         "skew zipf:%g on PP%uxEP%u: busiest GCD load %.3f x the mean (the "
+                         "hottest expert alone: %.3f); step %.2f ms (%+.1f%% against balanced "
+                         "routing)\n",
+                         o->skew_s, b->pp, b->ep, k.before, k.hottest, step_skew * 1e3,
+                         (step_skew / b->step - 1) * 100);
+  g_string_append_printf(t,
+                         "migration every %u step%s: %u swap%s (of at most %u) bring it to %.3f x; "
+                         "cost %.2f ms per check (%u x %u layers x 2 experts of %.2f GB at %.1f "
+                         "GB/s), gain %.2f ms per period; step %.2f ms after\n",
+                         period, period == 1 ? "" : "s", k.swaps, k.swaps == 1 ? "" : "s", rounds,
+                         k.after, cost * 1e3, k.swaps, (uint32_t)l, bytes * 1e-9, rate * 1e-9,
+                         period * (step_skew - step_mig) * 1e3, step_mig * 1e3);
+}
+
+char *wh_piper_migration_table_text(const WhPiperCatalogue *cat)
+{
+  GString *t = g_string_new(
+      "migration cost (the paper's Table IV): full per-layer reassignment, each of 8 GPUs "
+      "sending its E/8 experts at 50 GB/s\n");
+  g_string_append_printf(t, "%-18s %5s %11s %11s %11s %11s\n", "model", "E/8", "48dd_ffn GB", "GiB",
+                         "ms", "own mats GB");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    if (!wh_piper_in_set(m, "migration"))
+      continue;
+    double per = MAX(1.0, m->experts / 8.0);
+    double paper = per * wh_piper_expert_state_bytes(m, 3);
+    g_string_append_printf(t, "%-18s %5.0f %11.2f %11.2f %11.1f %11.2f\n", m->name, per,
+                           paper * 1e-9, paper / (1u << 30), paper / (1u << 30) / 50 * 1e3,
+                           per * wh_piper_expert_state_bytes(m, m->ffn_mats) * 1e-9);
+  }
+  return g_string_free(t, FALSE);
+}
+
 char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
                          const WhPiperPlan *p)
 {
@@ -86,6 +176,8 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
   g_string_append_printf(
       t, "%u candidate%s pass EP | E, PP <= L and EP <= 32; %u fit%s in memory\n", structural,
       structural == 1 ? "" : "s", feasible, feasible == 1 ? "s" : "");
+  plan_range(t, o, c, wh_piper_plan_best(p));
+  skew_text(t, m, o, wh_piper_plan_best(p));
   for (uint32_t i = 0; i < p->n; i++) {
     const WhPiperCandidate *k = &p->c[i];
     if (!k->mem)
@@ -98,6 +190,13 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
                            "ms (busiest stage), stage send %.3f ms, all-reduce %.3f ms\n",
                            k->pp, k->ep, k->t_fwd * 1e3, k->t_bwd * 1e3, k->t_p2p * 1e3,
                            k->t_ar * 1e3);
+    double slots = k->m + k->pp - 1;
+    g_string_append_printf(t,
+                           "per layer forward, PP%uxEP%u: attention %.3f ms, experts %.3f ms, "
+                           "one all-to-all %.3f ms; bubble %.1f%% of the step ((PP - 1) / (M + "
+                           "PP - 1))\n",
+                           k->pp, k->ep, k->t_attn * 1e3, k->t_expert * 1e3, k->t_a2a * 1e3,
+                           (k->pp - 1) / slots * 100);
   }
   return g_string_free(t, FALSE);
 }
@@ -120,28 +219,22 @@ static const WhPiperCandidate *plan_smallest(const WhPiperModel *m, WhPiperPlanO
   return NULL;
 }
 
-char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c)
+/* One held-out comparison: a model's full-model or weak-scaling measurement beside the
+ * planner's best mesh (flash on, T = s, M = 4 PP; checkpointing where the paper used it). */
+typedef struct {
+  const WhPiperModel *m;
+  double paper, model;
+  uint32_t gcds, pp, ep;
+  gboolean recompute, fits;
+} HeldOut;
+
+/* The held-out comparisons of `cat` (in catalogue order, full model before weak
+ * scaling). (transfer full) */
+static GArray *heldout(const WhPiperCatalogue *cat, const WhPiperCompute *c)
 {
-  GString *t = g_string_new(NULL);
-  g_string_append_printf(t,
-                         "compute model: efficiency = e_max m/(m+m0) n/(n+n0) k/(k+n0) per GEMM "
-                         "(m x k by k x n), e_max %.4f, m0 %.1f, n0 %.1f, peak %.1f TFLOPS\n",
-                         c->e_max, c->m0, c->n0, c->peak * 1e-12);
-  g_string_append(t, "fitted: one MoE layer on one node (EP 8, T = s = 4096), TFLOPS/GCD\n");
-  g_string_append_printf(t, "%-18s %9s %9s %9s\n", "model", "paper", "model", "residual");
-  for (uint32_t i = 0; i < cat->n; i++) {
-    const WhPiperModel *m = &cat->models[i];
-    if (!(m->single_layer_tflops > 0))
-      continue;
-    double p = wh_piper_single_layer_tflops(c, m);
-    g_string_append_printf(t, "%-18s %9.1f %9.1f %+8.1f%%\n", m->name, m->single_layer_tflops, p,
-                           (p / m->single_layer_tflops - 1) * 100);
-  }
   WhPiperNet net;
   wh_piper_net_default(&net);
-  g_string_append(t, "held out (not fitted), TFLOPS/GCD, flash on, T = s, M = 4 PP:\n");
-  g_string_append_printf(t, "%-18s %6s %11s %9s %9s %9s\n", "model", "GCDs", "mesh", "paper",
-                         "model", "error");
+  GArray *rows = g_array_new(FALSE, TRUE, sizeof(HeldOut));
   for (uint32_t i = 0; i < cat->n; i++) {
     const WhPiperModel *m = &cat->models[i];
     for (int kind = 0; kind < 2; kind++) {
@@ -161,19 +254,109 @@ char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperComput
         if (wh_piper_plan(m, &o, c, &net, &p, NULL))
           b = wh_piper_plan_best(&p);
       }
+      HeldOut h = {.m = m, .paper = paper, .gcds = o.gcds, .recompute = o.recompute};
       if (b) {
-        g_autofree char *mesh = g_strdup_printf("PP%uxEP%u", b->pp, b->ep);
-        g_string_append_printf(t, "%-18s %6u %11s %9.2f %9.2f %+8.1f%%%s\n", m->name, o.gcds, mesh,
-                               paper, b->tflops, (b->tflops / paper - 1) * 100,
-                               o.recompute ? " (checkpointing)" : "");
-      } else {
-        g_string_append_printf(t, "%-18s %6s %11s %9.2f %9s\n", m->name, "-", "none fits", paper,
-                               "-");
+        h.fits = TRUE;
+        h.model = b->tflops;
+        h.pp = b->pp;
+        h.ep = b->ep;
       }
+      g_array_append_val(rows, h);
       wh_piper_plan_clear(&p);
     }
   }
+  return rows;
+}
+
+static void heldout_range(const WhPiperCatalogue *cat, const WhPiperCompute *c, double *lo,
+                          double *hi, uint32_t *n)
+{
+  static gsize done = 0;
+  static double s_lo, s_hi;
+  static uint32_t s_n;
+  if (cat == wh_piper_catalogue() && c == wh_piper_compute_default() && done) {
+    *lo = s_lo, *hi = s_hi, *n = s_n;
+    return;
+  }
+  g_autoptr(GArray) rows = heldout(cat, c);
+  *lo = G_MAXDOUBLE, *hi = -G_MAXDOUBLE, *n = 0;
+  for (guint i = 0; i < rows->len; i++) {
+    const HeldOut *h = &g_array_index(rows, HeldOut, i);
+    if (!h->fits)
+      continue;
+    double e = h->model / h->paper - 1;
+    *lo = MIN(*lo, e);
+    *hi = MAX(*hi, e);
+    (*n)++;
+  }
+  if (cat == wh_piper_catalogue() && c == wh_piper_compute_default()) {
+    s_lo = *lo, s_hi = *hi, s_n = *n;
+    done = 1;
+  }
+}
+
+char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c)
+{
+  GString *t = g_string_new(NULL);
+  g_string_append_printf(t,
+                         "compute model: efficiency = e_max m/(m+m0) n/(n+n0) k/(k+n0) per GEMM "
+                         "(m x k by k x n), e_max %.4f, m0 %.1f, n0 %.1f, peak %.1f TFLOPS\n",
+                         c->e_max, c->m0, c->n0, c->peak * 1e-12);
+  g_string_append(t, "fitted: one MoE layer on one node (EP 8, T = s = 4096), TFLOPS/GCD\n");
+  g_string_append_printf(t, "%-18s %9s %9s %9s\n", "model", "paper", "model", "residual");
+  for (uint32_t i = 0; i < cat->n; i++) {
+    const WhPiperModel *m = &cat->models[i];
+    if (!(m->single_layer_tflops > 0))
+      continue;
+    double p = wh_piper_single_layer_tflops(c, m);
+    g_string_append_printf(t, "%-18s %9.1f %9.1f %+8.1f%%\n", m->name, m->single_layer_tflops, p,
+                           (p / m->single_layer_tflops - 1) * 100);
+  }
+  g_string_append(t, "held out (not fitted), TFLOPS/GCD, flash on, T = s, M = 4 PP:\n");
+  g_string_append_printf(t, "%-18s %6s %11s %9s %9s %9s\n", "model", "GCDs", "mesh", "paper",
+                         "model", "error");
+  g_autoptr(GArray) rows = heldout(cat, c);
+  for (guint i = 0; i < rows->len; i++) {
+    const HeldOut *h = &g_array_index(rows, HeldOut, i);
+    if (h->fits) {
+      g_autofree char *mesh = g_strdup_printf("PP%uxEP%u", h->pp, h->ep);
+      g_string_append_printf(t, "%-18s %6u %11s %9.2f %9.2f %+8.1f%%%s\n", h->m->name, h->gcds,
+                             mesh, h->paper, h->model, (h->model / h->paper - 1) * 100,
+                             h->recompute ? " (checkpointing)" : "");
+    } else {
+      g_string_append_printf(t, "%-18s %6s %11s %9.2f %9s\n", h->m->name, "-", "none fits",
+                             h->paper, "-");
+    }
+  }
+  double lo, hi;
+  uint32_t n;
+  heldout_range(cat, c, &lo, &hi, &n);
+  if (n)
+    g_string_append_printf(t,
+                           "error range of every plan: %+.1f%% to %+.1f%% (the spread of the %u "
+                           "held-out errors)\n",
+                           lo * 100, hi * 100, n);
   return g_string_free(t, FALSE);
+}
+
+gboolean wh_piper_groups(uint32_t gcds, uint32_t requested, uint32_t *out, GError **error)
+{
+  const WhTopologyPreset *fr = wh_topology_preset_lookup("frontier");
+  uint32_t per_group = WH_DRAGONFLY_NODE_GCDS * 128, nodes = gcds / WH_DRAGONFLY_NODE_GCDS;
+  uint32_t need = (gcds + per_group - 1) / per_group;
+  if (requested && requested < need)
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "--groups %u: cannot hold the job: %u GCDs (%u nodes) need at least %u "
+                        "groups of 128 nodes",
+                        requested, gcds, nodes, need);
+  if (requested > fr->groups_max)
+    return wh_error_set(error, WH_PIPER_ERROR, WH_PIPER_ERROR_INVALID,
+                        "--groups %u: the Frontier preset builds at most %u groups", requested,
+                        fr->groups_max);
+  *out = requested
+             ? requested
+             : (nodes >= WH_PIPER_LARGE_JOB_NODES ? MAX(need, WH_PIPER_MIN_LARGE_GROUPS) : need);
+  return TRUE;
 }
 
 /* The emitted scenario's fixed op times (ps) of candidate `k`; FALSE when one is
@@ -235,6 +418,28 @@ static void append_model_sets(GString *x, const WhPiperModel *m, const WhPiperCa
         sets[i].param, sets[i].v);
 }
 
+/* Appends the <set> lines of the ops' compute: the builder's roofline (PeakFlops and
+ * Efficiency) with o->roofline, else the fixed times `t`. */
+static void append_compute_sets(GString *x, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                                const WhPiperOpTimes *t)
+{
+  g_string_append_printf(x, "  <set param=\"wh::ModelPreset::Recompute\" value=\"%s\"/>\n",
+                         o->recompute ? "true" : "false");
+  if (o->roofline)
+    g_string_append_printf(x,
+                           "  <set param=\"wh::ModelPreset::PeakFlops\" value=\"%.6g\"/>\n"
+                           "  <set param=\"wh::ModelPreset::Efficiency\" value=\"%.6g\"/>\n",
+                           c->peak, c->e_max);
+  else
+    g_string_append_printf(
+        x,
+        "  <set param=\"wh::ModelPreset::FixedTimes\" value=\"true\"/>\n"
+        "  <set param=\"wh::ModelPreset::AttnTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+        "  <set param=\"wh::ModelPreset::ExpertTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
+        "  <set param=\"wh::ModelPreset::HeadTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n",
+        t->attn, t->expert, t->head);
+}
+
 gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const WhPiperCompute *c, const WhPiperCandidate *k,
                                 const char *path, WhPiperOpTimes *times, GError **error)
@@ -248,7 +453,9 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
     return FALSE;
   if (times)
     *times = t;
-  uint32_t n = k->pp * k->ep, groups = (n + 1023) / 1024;
+  uint32_t n = k->pp * k->ep, groups;
+  if (!wh_piper_groups(n, o->groups, &groups, error))
+    return FALSE;
   GString *x = g_string_new("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   g_autofree char *name = g_markup_printf_escaped("%s-pp%uxep%u", m->name, k->pp, k->ep);
   g_autofree char *title = g_markup_escape_text(m->title ? m->title : m->name, -1);
@@ -263,14 +470,7 @@ gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
       title, n, k->pp, k->ep, k->ep, k->m, T, o->flash ? "on" : "off", o->recompute ? "on" : "off",
       m->vocab ? "" : " The model has no vocabulary: Vocab 1 and a zero head time stand in.");
   append_model_sets(x, m, k, T);
-  g_string_append_printf(
-      x,
-      "  <set param=\"wh::ModelPreset::Recompute\" value=\"%s\"/>\n"
-      "  <set param=\"wh::ModelPreset::FixedTimes\" value=\"true\"/>\n"
-      "  <set param=\"wh::ModelPreset::AttnTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
-      "  <set param=\"wh::ModelPreset::ExpertTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n"
-      "  <set param=\"wh::ModelPreset::HeadTime\" value=\"%" G_GUINT64_FORMAT "ps\"/>\n",
-      o->recompute ? "true" : "false", t.attn, t.expert, t.head);
+  append_compute_sets(x, o, c, &t);
   for (const char *const *a = o->machine_sets; a && *a; a++) {
     const char *eq = strchr(*a, '=');
     g_autofree char *key = g_markup_escape_text(*a, eq - *a);

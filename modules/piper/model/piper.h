@@ -108,6 +108,9 @@ typedef struct {
   double fabric;        /* bytes/s of one xGMI link as delivered: 50e9 x FabricEfficiency */
   double latency;       /* s per message: wh::Workload::MessageAlpha */
   uint32_t switch_gcds; /* GCDs on one Rosetta switch: 32 */
+  /* rounds per batch of the EP all-to-all (wh::ModelPreset::AllToAll=rccl with
+   * wh::Workload::RcclSchedule=batch: wh::Workload::RcclWindow); 0: all at once */
+  uint32_t a2a_batch;
 } WhPiperNet;
 
 /* The Frontier preset's machine (wh_topology_preset_apply). */
@@ -117,7 +120,10 @@ void wh_piper_net_default(WhPiperNet *n);
 void wh_piper_net_from_config(const WhConfig *cfg, WhPiperNet *n);
 /* One all-to-all of 2 T k d bytes per GCD over EP consecutive GCDs, seconds: the
  * busiest link's time plus one MessageAlpha, or, when longer, the EP - 1 alphas a GCD
- * pays one after another (plus, off the node, its last chunk at a NIC's rate). */
+ * pays one after another (plus, off the node, its last chunk at a NIC's rate). With
+ * a2a_batch B, the simulator's batches: round i (GCD r sends to (r + i) mod EP) is in
+ * batch i / B, and each batch costs that formula over the chunks of its rounds (the
+ * busiest GCD's off-node and on-node chunks), one batch after another. */
 double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double tokens, uint32_t ep);
 /* One stage-boundary send of 2 T d bytes, seconds (a NIC share: stages are on
  * different nodes unless EP < 8). */
@@ -139,6 +145,15 @@ typedef struct {
    * that an emitted scenario repeats as <set>, so it simulates the planned machine;
    * NULL-terminated, nullable */
   const char *const *machine_sets;
+  uint32_t groups; /* Frontier groups of an emitted scenario; 0: wh_piper_groups' rule */
+  /* an emitted scenario's compute: the builder's FLOPs of each op at e_max of the peak
+   * (a roofline of the op shapes) instead of the compute model's times (FixedTimes) */
+  gboolean roofline;
+  /* --skew zipf:S: the plan adds the skewed step and migration */
+  gboolean skew;
+  double skew_s;
+  uint32_t migration_rounds; /* swaps per check (wh::ModelPreset::MigrationRounds: 8) */
+  uint32_t migration_period; /* steps between checks (MigrationPeriod: 1) */
 } WhPiperPlanOpts;
 
 typedef struct {
@@ -148,6 +163,9 @@ typedef struct {
   double *mem; /* per stage, bytes (per-GCD form); NULL when not evaluated */
   double mem_literal0;
   double t_fwd, t_bwd, t_p2p, t_ar, step; /* seconds */
+  double t_a2a, t_expert;  /* one all-to-all; one layer's experts forward (seconds) */
+  double t_attn;           /* one layer's attention (and router) forward (seconds) */
+  uint32_t busiest_layers; /* layers of the busiest stage */
   double tflops, mfu;
 } WhPiperCandidate;
 
@@ -174,6 +192,16 @@ char *wh_piper_plan_text(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
  * predictions (full models, weak scaling) beside the paper's. (transfer full) */
 char *wh_piper_calibration_text(const WhPiperCatalogue *cat, const WhPiperCompute *c);
 
+/* Groups of 128 nodes (1024 GCDs) are needed to hold `gcds`; a job of 256 nodes or
+ * more gets at least WH_PIPER_MIN_LARGE_GROUPS, so that adaptive routing has groups
+ * beyond the job's to detour through, as the full machine has. */
+#define WH_PIPER_LARGE_JOB_NODES 256u
+#define WH_PIPER_MIN_LARGE_GROUPS 4u
+/* The groups of the machine an emitted scenario of `gcds` runs on: `requested` (0: the
+ * rule above), refused (FALSE, `error` naming --groups) when it cannot hold the job or
+ * exceeds the preset's 77 groups. */
+gboolean wh_piper_groups(uint32_t gcds, uint32_t requested, uint32_t *out, GError **error);
+
 /* Compute durations written into an emitted scenario, picoseconds (forward; the
  * builder makes a backward op 2x, 3x with recomputation). */
 typedef struct {
@@ -186,6 +214,44 @@ typedef struct {
 gboolean wh_piper_emit_scenario(const WhPiperModel *m, const WhPiperPlanOpts *o,
                                 const WhPiperCompute *c, const WhPiperCandidate *k,
                                 const char *path, WhPiperOpTimes *times, GError **error);
+
+/* ---- routing skew and migration (skew.c) ---- */
+
+#define WH_PIPER_MAX_ZIPF_S 8.0
+/* Parses --skew's "zipf:S" (0 <= S <= WH_PIPER_MAX_ZIPF_S); FALSE with the value named. */
+gboolean wh_piper_skew_parse(const char *text, double *s, GError **error);
+
+typedef struct {
+  double before;  /* busiest GCD's token load over the mean (experts in index order) */
+  double after;   /* the same after the hill climbing */
+  double hottest; /* the hottest expert's share x EP: no placement goes below it */
+  uint32_t swaps; /* expert swaps the hill climbing made (at most `rounds`) */
+} WhPiperSkew;
+
+/* Zipf(s) shares over the E experts, E / EP on each GCD of the EP group in index order;
+ * then up to `rounds` swaps between the most and the least loaded GCD, each the swap
+ * that lowers the larger of the two loads most (the paper's hill climbing). */
+void wh_piper_skew(const WhPiperModel *m, uint32_t ep, double s, uint32_t rounds, WhPiperSkew *out);
+/* Bytes moved with one expert: 16 bytes per parameter (weights, gradients, optimizer)
+ * of `mats` matrices of d x d_ffn. */
+double wh_piper_expert_state_bytes(const WhPiperModel *m, uint32_t mats);
+/* The paper's migration cost table (Table IV) for the catalogue's models of the
+ * migration set: full per-layer reassignment, each of 8 GPUs sending its E / 8 experts
+ * at 50 GB/s, with the paper's 48 d d_ffn bytes per expert and with the model's own
+ * matrices. (transfer full) */
+char *wh_piper_migration_table_text(const WhPiperCatalogue *cat);
+
+/* `whsim plan --verify`: emits candidate `k` to `path` with roofline compute, simulates
+ * it with Wormhole (skip mode) and appends the plan and the simulation side by side,
+ * term by term (compute, pipeline send, expert all-to-all, gradient all-reduce, bubble,
+ * step), to `out`, and (nullable `terms`) plan and simulation of term i, seconds, at
+ * 2i and 2i + 1. A candidate that does not fit is refused (WH_PIPER_ERROR). */
+#define WH_PIPER_VERIFY_TERMS 6
+/* The terms' names, in the order of `terms` below. */
+extern const char *const wh_piper_verify_term_names[WH_PIPER_VERIFY_TERMS];
+gboolean wh_piper_verify(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPiperCompute *c,
+                         const WhPiperNet *net, const WhPiperCandidate *k, const char *path,
+                         GString *out, double terms[2 * WH_PIPER_VERIFY_TERMS], GError **error);
 
 /* The registered parameters (type "wh::Piper", kind "planner"): HbmCapacity,
  * UsableFraction, NicsPerNode, EpLimit. The machine's rates and message cost are the

@@ -41,10 +41,14 @@ static void evaluate(const WhPiperModel *m, const WhPiperPlanOpts *o, const WhPi
       busiest = f + b;
       k->t_fwd = f;
       k->t_bwd = b;
+      k->busiest_layers = (uint32_t)l;
     }
     k->t_ar = MAX(k->t_ar, wh_piper_allreduce_time(net, m, pp, ep, i));
   }
   k->t_p2p = pp > 1 ? wh_piper_p2p_time(net, m, T, ep) : 0;
+  k->t_a2a = a2a;
+  k->t_expert = lt.expert;
+  k->t_attn = lt.attn;
   k->step = (k->m + pp - 1) * (busiest + 2 * k->t_p2p) + k->t_ar;
   double head_flops = 2.0 * T * m->hidden * m->vocab;
   double flops = 3.0 * k->m * ep * (m->layers * (lt.attn_flops + lt.expert_flops) + head_flops);

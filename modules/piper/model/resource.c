@@ -174,6 +174,9 @@ void wh_piper_net_from_config(const WhConfig *cfg, WhPiperNet *n)
   n->fabric = (double)wh_config_rate(cfg, "wh::Dragonfly", "FabricLinkRate") / 8.0 *
               wh_config_double(cfg, "wh::Dragonfly", "FabricEfficiency");
   n->latency = wh_time_to_s(wh_config_time(cfg, "wh::Workload", "MessageAlpha"));
+  gboolean batch = g_strcmp0(wh_config_choice(cfg, "wh::ModelPreset", "AllToAll"), "rccl") == 0 &&
+                   g_strcmp0(wh_config_choice(cfg, "wh::Workload", "RcclSchedule"), "batch") == 0;
+  n->a2a_batch = batch ? (uint32_t)wh_config_int(cfg, "wh::Workload", "RcclWindow") : 0;
 }
 
 void wh_piper_net_default(WhPiperNet *n)
@@ -208,12 +211,58 @@ static uint32_t on_node(uint32_t ep, uint32_t g)
   return a;
 }
 
+/* The all-to-all of `chunk` bytes per pair over EP consecutive GCDs, when each GCD
+ * sends `k_on` chunks inside its node and `k_off` off it (of the on - 1 and EP - on it
+ * has in all): the formula of wh_piper_a2a_time with the link loads scaled. */
+static double a2a_part(const WhPiperNet *n, double chunk, uint32_t ep, uint32_t on, double k_on,
+                       double k_off, double msgs)
+{
+  uint32_t g = (uint32_t)n->gcds_per_node;
+  double t_on = on == 2   ? chunk / (4 * n->fabric)
+                : on == 4 ? 3 * chunk / n->fabric
+                : on >= g ? 6 * chunk / n->fabric
+                          : 0;
+  if (on > 1)
+    t_on *= k_on / (on - 1);
+  double t_off = k_off * chunk / nic_share(n, g);
+  double t_issue = msgs * n->latency + (k_off > 0 ? chunk / n->nic : 0);
+  (void)ep;
+  return MAX(MAX(t_on, t_off) + n->latency, t_issue);
+}
+
+/* In batches of B rounds: each batch's busiest GCD (packed: GCD r of node r / g). */
+static double a2a_batches(const WhPiperNet *n, double chunk, uint32_t ep, uint32_t on, uint32_t B)
+{
+  uint32_t g = (uint32_t)n->gcds_per_node;
+  double t = 0;
+  for (uint32_t first = 0; first < ep; first += B) {
+    uint32_t last = MIN(first + B, ep); /* rounds first .. last - 1, round 0 is the GCD */
+    double k_on = 0, k_off = 0, msgs = 0;
+    for (uint32_t r = 0; r < ep; r++) {
+      double a = 0, b = 0;
+      for (uint32_t i = MAX(first, 1u); i < last; i++) {
+        uint32_t d = (r + i) % ep;
+        if (d / g == r / g)
+          a++;
+        else
+          b++;
+      }
+      k_on = MAX(k_on, a), k_off = MAX(k_off, b), msgs = MAX(msgs, a + b);
+    }
+    if (msgs > 0)
+      t += a2a_part(n, chunk, ep, on, k_on, k_off, msgs);
+  }
+  return t;
+}
+
 double wh_piper_a2a_time(const WhPiperNet *n, const WhPiperModel *m, double T, uint32_t ep)
 {
   if (ep < 2)
     return 0;
   double S = 2 * T * m->top_k * m->hidden, chunk = S / ep;
   uint32_t g = (uint32_t)n->gcds_per_node, on = on_node(ep, g);
+  if (n->a2a_batch > 0 && n->a2a_batch < ep)
+    return a2a_batches(n, chunk, ep, on, n->a2a_batch);
   /* inside the node: the busiest Infinity Fabric link carries 1 chunk on a quad link
    * (2 GCDs of one MI250X), 3 chunks on a single link (4 GCDs) or 6 (8 GCDs), with
    * the node's shortest-path routes */
@@ -246,7 +295,10 @@ double wh_piper_allreduce_time(const WhPiperNet *n, const WhPiperModel *m, uint3
     p += (double)m->vocab * d;
   if (stage == pp - 1)
     p += (double)m->vocab * d;
-  double rate = ep <= n->gcds_per_node ? n->fabric : nic_share(n, n->gcds_per_node);
+  /* a ring over consecutive GCDs: each step, one GCD per node sends off its node (the
+   * last to the next node's first), on a NIC of its own, and the others over the
+   * fabric; the lockstep ring goes at its slowest hop */
+  double rate = ep <= n->gcds_per_node ? n->fabric : MIN(n->fabric, n->nic);
   return 2.0 * (ep - 1) / ep * 2 * p / rate + 2.0 * (ep - 1) * n->latency;
 }
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gnuplot.h"
 #include "piper.h"
 #include "scenario.h"
 #include "test-util.h"
@@ -173,7 +174,45 @@ START_TEST(test_plan_64)
   ck_assert_ptr_nonnull(strstr(text, "rank 3"));
   ck_assert_ptr_nonnull(strstr(text, "4 candidates pass"));
   ck_assert_ptr_nonnull(strstr(text, "memory per stage, PP32xEP2 (GB): 60.7"));
+  /* every plan states its M and where it comes from, and its error range: the spread of
+   * the held-out errors the calibration prints, applied to the best mesh */
+  ck_assert_ptr_nonnull(strstr(text, "M = 128 micro-batches for PP32xEP2: 4 x PP, assumed"));
+  g_autofree char *cal = wh_piper_calibration_text(wh_piper_catalogue(), c);
+  const char *rows = strstr(cal, "held out");
+  ck_assert_ptr_nonnull(rows);
+  double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
+  uint32_t n = 0;
+  g_auto(GStrv) lines = g_strsplit(rows, "\n", -1);
+  for (char **l = lines + 2; *l && **l && !g_str_has_prefix(*l, "error range"); l++) {
+    const char *pct = strchr(*l, '%');
+    ck_assert_ptr_nonnull(pct);
+    const char *sgn = pct;
+    while (sgn > *l && sgn[-1] != ' ')
+      sgn--;
+    double e = g_ascii_strtod(sgn, NULL);
+    lo = MIN(lo, e), hi = MAX(hi, e), n++;
+  }
+  ck_assert_uint_eq(n, 8);
+  g_autofree char *want = g_strdup_printf("the %u held-out comparisons (whsim plan --calibration) "
+                                          "err by %+.1f%% to %+.1f%%",
+                                          n, lo, hi);
+  ck_assert_msg(strstr(text, want) != NULL, "plan lacks \"%s\":\n%s", want, text);
+  const WhPiperCandidate *best = wh_piper_plan_best(&p);
+  const char *allow = strstr(text, "they allow ");
+  ck_assert_ptr_nonnull(allow);
+  double a_lo = 0, a_hi = 0;
+  ck_assert_int_eq(sscanf(allow, "they allow %lf to %lf", &a_lo, &a_hi), 2);
+  /* the percentages above are rounded to 0.1% */
+  ck_assert_msg(fabs(a_lo / (best->tflops / (1 + hi / 100)) - 1) < 1e-3, "%.2f", a_lo);
+  ck_assert_msg(fabs(a_hi / (best->tflops / (1 + lo / 100)) - 1) < 1e-3, "%.2f", a_hi);
   wh_piper_plan_clear(&p);
+  o.micro_batches = 6;
+  ck_assert(wh_piper_plan(model("piper-110b"), &o, c, &net, &p, &err));
+  g_autofree char *text6 = wh_piper_plan_text(model("piper-110b"), &o, c, &p);
+  ck_assert_ptr_nonnull(strstr(text6, "M = 6 micro-batches for PP"));
+  ck_assert_ptr_nonnull(strstr(text6, "given by --micro-batches"));
+  wh_piper_plan_clear(&p);
+  o.micro_batches = 0;
   /* Mixtral 8x7B: E = 8 allows EP 1, 2, 4, 8 */
   ck_assert(wh_piper_plan(model("mixtral-8x7b"), &o, c, &net, &p, &err));
   evaluated = 0;
@@ -251,7 +290,7 @@ START_TEST(test_cli_bad_inputs)
           (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--tokens", "0", NULL});
   refused("UsableFraction", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
                                              "--set", "wh::Piper::UsableFraction=0", NULL});
-  refused("only wh::Piper::*, wh::Dragonfly::* and wh::Workload::MessageAlpha",
+  refused("only wh::Piper::*, wh::Dragonfly::*, wh::Workload::MessageAlpha",
           (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--set",
                            "wh::Link::Rate=1Gbps", NULL});
   refused("FabricEfficiency",
@@ -267,6 +306,146 @@ START_TEST(test_cli_bad_inputs)
         0);
     ck_assert_ptr_nonnull(strstr(o85, "no: stage 0 needs 60.7 GB > 58.4 GB"));
   }
+  /* the machine's size: a group count that cannot hold the job, or beyond the preset */
+  refused(
+      "--groups 1: cannot hold the job: 2048 GCDs (256 nodes) need at least 2 groups",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "2048", "--groups", "1", NULL});
+  refused("at most 77 groups", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64",
+                                                "--groups", "78", NULL});
+  refused("--groups x",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--groups", "x", NULL});
+  /* a job of 256 nodes or more is emitted on at least 4 groups; fewer nodes on what
+   * holds them; --groups overrides */
+  {
+    static const struct {
+      const char *gcds, *groups, *want;
+    } sizes[] = {{"2048", NULL, "groups=\"4\""},
+                 {"1024", NULL, "groups=\"1\""},
+                 {"2048", "3", "groups=\"3\""}};
+    g_autofree char *big = g_build_filename(dir, "big.ini", NULL);
+    g_autofree char *xml = g_build_filename(dir, "big.xml", NULL);
+    write_file(big, "[big]\nHidden=512\nLayers=64\nExperts=32\nTopK=2\nFfnSize=1024\n"
+                    "Heads=8\nKvHeads=8\nSeqLength=1024\nVocab=0\nFfnMatrices=2\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+      g_autofree char *o = NULL, *e = NULL, *text = NULL;
+      const char *args[] = {"plan",
+                            "--model",
+                            big,
+                            "--gcds",
+                            sizes[i].gcds,
+                            "--emit-scenario",
+                            xml,
+                            sizes[i].groups ? "--groups" : NULL,
+                            sizes[i].groups,
+                            NULL};
+      ck_assert_msg(wh_test_whsim(args, &o, &e) == 0, "%s", e);
+      ck_assert(g_file_get_contents(xml, &text, NULL, NULL));
+      ck_assert_msg(strstr(text, sizes[i].want), "%s GCDs: %s", sizes[i].gcds, text);
+    }
+    g_unlink(xml);
+    g_unlink(big);
+  }
+  /* --verify: a mesh that does not fit is refused; one that fits is simulated with the
+   * builder's roofline compute (not the planner's times) and printed term by term */
+  refused("--verify: PP4xEP16 does not fit: stage 0 needs",
+          (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--flash", "--mesh",
+                           "4x16", "--verify", NULL});
+  {
+    g_autofree char *v = NULL, *ve = NULL, *xml = g_build_filename(dir, "verify.xml", NULL);
+    g_autofree char *small = g_build_filename(dir, "small.ini", NULL), *text = NULL;
+    write_file(small, "[small]\nHidden=256\nLayers=4\nExperts=8\nTopK=2\nFfnSize=512\n"
+                      "Heads=4\nKvHeads=4\nSeqLength=256\nVocab=0\nFfnMatrices=2\n");
+    const char *args[] = {"plan",
+                          "--model",
+                          small,
+                          "--gcds",
+                          "16",
+                          "--micro-batches",
+                          "2",
+                          "--mesh",
+                          "2x8",
+                          "--verify",
+                          "--emit-scenario",
+                          xml,
+                          NULL};
+    ck_assert_msg(wh_test_whsim(args, &v, &ve) == 0, "%s", ve);
+    static const char *const terms[] = {"compute per micro-batch", "pipeline send",
+                                        "expert all-to-all",       "gradient all-reduce",
+                                        "bubble (residual)",       "step"};
+    for (size_t i = 0; i < G_N_ELEMENTS(terms); i++)
+      ck_assert_msg(strstr(v, terms[i]) != NULL, "no %s in:\n%s", terms[i], v);
+    ck_assert_ptr_nonnull(strstr(v, "verify: PP2xEP8, M = 2"));
+    double plan = 0, sim = 0;
+    const char *step = strstr(v, "\nstep ");
+    ck_assert_ptr_nonnull(step);
+    ck_assert_int_eq(sscanf(step, "\nstep %lf %lf", &plan, &sim), 2);
+    ck_assert(plan > 0 && sim > 0);
+    ck_assert(g_file_get_contents(xml, &text, NULL, NULL));
+    ck_assert_ptr_nonnull(strstr(text, "wh::ModelPreset::PeakFlops"));
+    ck_assert_ptr_null(strstr(text, "FixedTimes"));
+    /* HALO selected for the emitted mesh: the model preset's all-to-alls run as HALO */
+    g_autofree char *h = NULL, *he = NULL, *htext = NULL;
+    const char *hargs[] = {"plan",
+                           "--model",
+                           small,
+                           "--gcds",
+                           "16",
+                           "--micro-batches",
+                           "2",
+                           "--mesh",
+                           "2x8",
+                           "--set",
+                           "wh::ModelPreset::AllToAll=halo",
+                           "--verify",
+                           "--emit-scenario",
+                           xml,
+                           NULL};
+    ck_assert_msg(wh_test_whsim(hargs, &h, &he) == 0, "%s", he);
+    ck_assert_ptr_nonnull(strstr(h, "verify: PP2xEP8"));
+    ck_assert(g_file_get_contents(xml, &htext, NULL, NULL));
+    ck_assert_ptr_nonnull(strstr(htext, "wh::ModelPreset::AllToAll\" value=\"halo\""));
+    g_unlink(xml);
+    g_unlink(small);
+  }
+  /* --plot: an unwritable place is refused before anything is planned; a model title
+   * with gnuplot's and the shell's special characters is drawn as it is */
+  {
+    g_autofree char *file_dir = g_build_filename(dir, "not-a-dir", NULL);
+    g_autofree char *under = g_build_filename(file_dir, "plots", NULL);
+    write_file(file_dir, "x");
+    refused("--plot", (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--plot",
+                                       under, NULL});
+    g_unlink(file_dir);
+    g_autofree char *gp = wh_gnuplot_find();
+    if (gp) {
+      g_autofree char *evil = g_build_filename(dir, "evil.ini", NULL);
+      g_autofree char *pdir = g_build_filename(dir, "plots", NULL);
+      g_autofree char *marker = g_build_filename(dir, "plots", "pwned", NULL);
+      write_file(evil, "[evil]\nTitle=a'b`touch pwned` @x $(touch pwned) !touch pwned\n"
+                       "Hidden=256\nLayers=4\nExperts=8\nTopK=2\nFfnSize=512\nHeads=4\n"
+                       "KvHeads=4\nSeqLength=256\nVocab=0\nFfnMatrices=2\n");
+      g_autofree char *po = NULL, *pe = NULL, *svg = NULL;
+      const char *pargs[] = {"plan", "--model", evil, "--gcds", "16", "--plot", pdir, NULL};
+      ck_assert_msg(wh_test_whsim(pargs, &po, &pe) == 0, "%s", pe);
+      g_autofree char *mem = g_build_filename(pdir, "plan-memory.svg", NULL);
+      ck_assert(g_file_get_contents(mem, &svg, NULL, NULL));
+      ck_assert_msg(strstr(svg, "a'b`touch pwned` @x $(touch pwned) !touch pwned") != NULL, "%s",
+                    svg);
+      ck_assert(!g_file_test(marker, G_FILE_TEST_EXISTS));
+      wh_test_remove_tree(pdir);
+      g_unlink(evil);
+    }
+  }
+  /* --skew: malformed or out of range */
+  refused(
+      "--skew zipf:x: S is not a number",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--skew", "zipf:x", NULL});
+  refused(
+      "--skew zipf:-1: S = -1 is outside 0..8",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--skew", "zipf:-1", NULL});
+  refused(
+      "--skew uniform: expected zipf:S",
+      (const char *[]){"plan", "--model", "piper-110b", "--gcds", "64", "--skew", "uniform", NULL});
   /* E = 8, L = 8 on 128 GCDs: EP <= 8 gives PP >= 16 > L */
   write_file(file, good_model);
   refused("no EP <= 32 divides", (const char *[]){"plan", "--model", file, "--gcds", "128", NULL});
@@ -468,29 +647,38 @@ START_TEST(test_a2a_vs_engine)
   g_autofree char *dir = g_dir_make_tmp("piper-XXXXXX", NULL);
   g_autofree char *xml = g_build_filename(dir, "a2a.xml", NULL);
   uint32_t eps[] = {2, 4, 8, 16, 32};
-  for (size_t i = 0; i < G_N_ELEMENTS(eps); i++) {
-    uint64_t bytes = 2ull * 256 * m->top_k * m->hidden;
-    g_autofree char *text = g_strdup_printf(
-        "<?xml version=\"1.0\"?>\n<scenario name=\"a2a\" seed=\"1\" cc=\"dcqcn\">\n"
-        "<topology preset=\"frontier\" groups=\"1\"/>\n"
-        "<set param=\"wh::Workload::MessageAlpha\" value=\"0ns\"/>\n<workload>\n<collective "
-        "id=\"a\" "
-        "kind=\"all-to-all\" algorithm=\"direct\" ranks=\"0-%u\" size=\"%" G_GUINT64_FORMAT
-        "B\"/>\n</workload>\n</scenario>\n",
-        eps[i] - 1, bytes);
-    write_file(xml, text);
-    g_autoptr(GError) err = NULL;
-    g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
-    ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
-    g_autoptr(WhRun) run = wh_test_run(sc, NULL);
-    WhIterationStats st;
-    wh_run_iteration_stats(run, 0, &st);
-    double sim = wh_time_to_s(st.time), model_t = wh_piper_a2a_time(&net, m, 256, eps[i]);
-    fprintf(stderr, "all-to-all EP %2u: engine %.1f us, model %.1f us (%+.1f%%)\n", eps[i],
-            sim * 1e6, model_t * 1e6, (model_t / sim - 1) * 100);
-    ck_assert_msg(fabs(model_t / sim - 1) < 0.08, "EP %u: model %.1f us, engine %.1f us", eps[i],
-                  model_t * 1e6, sim * 1e6);
+  ck_assert_uint_eq(net.a2a_batch, 13); /* the Frontier preset's collective model */
+  /* the direct all-to-all against the direct formula; the preset's default (rccl in
+   * batches) against the batched one */
+  for (int batched = 0; batched < 2; batched++) {
+    WhPiperNet use = net;
+    if (!batched)
+      use.a2a_batch = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(eps); i++) {
+      uint64_t bytes = 2ull * 256 * m->top_k * m->hidden;
+      g_autofree char *text = g_strdup_printf(
+          "<?xml version=\"1.0\"?>\n<scenario name=\"a2a\" seed=\"1\" cc=\"dcqcn\">\n"
+          "<topology preset=\"frontier\" groups=\"1\"/>\n"
+          "<set param=\"wh::Workload::MessageAlpha\" value=\"0ns\"/>\n<workload>\n<collective "
+          "id=\"a\" kind=\"all-to-all\"%s ranks=\"0-%u\" size=\"%" G_GUINT64_FORMAT
+          "B\"/>\n</workload>\n</scenario>\n",
+          batched ? "" : " algorithm=\"direct\"", eps[i] - 1, bytes);
+      write_file(xml, text);
+      g_autoptr(GError) err = NULL;
+      g_autoptr(WhScenario) sc = wh_scenario_load(xml, &err);
+      ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+      g_autoptr(WhRun) run = wh_test_run(sc, NULL);
+      WhIterationStats st;
+      wh_run_iteration_stats(run, 0, &st);
+      double sim = wh_time_to_s(st.time), model_t = wh_piper_a2a_time(&use, m, 256, eps[i]);
+      fprintf(stderr, "all-to-all EP %2u, %s: engine %.1f us, model %.1f us (%+.1f%%)\n", eps[i],
+              batched ? "default (rccl batches)" : "direct", sim * 1e6, model_t * 1e6,
+              (model_t / sim - 1) * 100);
+      ck_assert_msg(fabs(model_t / sim - 1) < 0.08, "EP %u: model %.1f us, engine %.1f us", eps[i],
+                    model_t * 1e6, sim * 1e6);
+    }
   }
+  net.a2a_batch = 0;
   g_unlink(xml);
   g_rmdir(dir);
   /* the alpha terms: one alpha on top of the busiest link's time; EP - 1 alphas in a
@@ -502,6 +690,49 @@ START_TEST(test_a2a_vs_engine)
   alpha.latency = 26e-6;
   double t = wh_piper_a2a_time(&alpha, m, 1, 32);
   ck_assert(t >= 31 * 26e-6 && t < 31 * 26e-6 + 1e-6);
+}
+END_TEST
+
+/* Routing skew: uniform at S = 0; the hill climbing never raises the busiest load and
+ * stops at the hottest expert's share; the step grows with the load; the paper's
+ * migration table (Table IV: Mixtral 8x7B 2.63 GB in 52.6 ms, DeepSeek-V3 21.00 GB in
+ * 420.0 ms, in GiB) from 48 d d_ffn bytes per expert. */
+START_TEST(test_skew)
+{
+  const WhPiperModel *m = model("piper-862b"); /* E = 128 */
+  WhPiperSkew k;
+  wh_piper_skew(m, 16, 0, 8, &k);
+  ck_assert_double_eq_tol(k.before, 1.0, 1e-12);
+  ck_assert_uint_eq(k.swaps, 0);
+  double prev = 1.0;
+  for (double s = 0.5; s <= 2.0; s += 0.5) {
+    wh_piper_skew(m, 16, s, 8, &k);
+    ck_assert_msg(k.before > prev, "S %.1f: %.3f", s, k.before);
+    ck_assert(k.after <= k.before && k.after >= MAX(1.0, k.hottest) - 1e-12);
+    ck_assert(k.swaps >= 1 && k.swaps <= 8);
+    prev = k.before;
+  }
+  /* 8 experts on 8 GCDs: one each, nothing to swap */
+  wh_piper_skew(model("mixtral-8x7b"), 8, 1.0, 8, &k);
+  ck_assert_uint_eq(k.swaps, 0);
+  ck_assert_double_eq_tol(k.before, k.hottest, 1e-12);
+  g_autofree char *table = wh_piper_migration_table_text(wh_piper_catalogue());
+  ck_assert_msg(strstr(table, "mixtral-8x7b           1        2.82        2.62        52.5"), "%s",
+                table);
+  ck_assert_msg(strstr(table, "deepseek-v3           32       22.55       21.00       420.0"), "%s",
+                table);
+  /* the plan states the skewed step and the migration */
+  WhPiperNet net;
+  wh_piper_net_default(&net);
+  WhPiperPlanOpts o = plan_opts(512, TRUE);
+  o.skew = TRUE;
+  o.skew_s = 1.0;
+  WhPiperPlan p;
+  ck_assert(wh_piper_plan(m, &o, wh_piper_compute_default(), &net, &p, NULL));
+  g_autofree char *text = wh_piper_plan_text(m, &o, wh_piper_compute_default(), &p);
+  ck_assert_ptr_nonnull(strstr(text, "skew zipf:1 on PP32xEP16: busiest GCD load"));
+  ck_assert_ptr_nonnull(strstr(text, "migration every 1 step:"));
+  wh_piper_plan_clear(&p);
 }
 END_TEST
 
@@ -519,6 +750,7 @@ Suite *wh_piper_suite(void)
   tcase_add_test(tc, test_machine_from_preset);
   tcase_add_test(tc, test_emit_scenario);
   tcase_add_test(tc, test_a2a_vs_engine);
+  tcase_add_test(tc, test_skew);
   suite_add_tcase(s, tc);
   return s;
 }

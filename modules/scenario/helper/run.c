@@ -518,6 +518,13 @@ static void new_workload(WhRun *run, uint32_t ranks)
                                 wh_config_time(run->cfg, "wh::Workload", "MessageAlpha"));
   wh_workload_set_rccl_window(run->workload,
                               (uint32_t)wh_config_int(run->cfg, "wh::Workload", "RcclWindow"));
+  wh_workload_set_rccl_batch(
+      run->workload,
+      g_strcmp0(wh_config_choice(run->cfg, "wh::Workload", "RcclSchedule"), "batch") == 0);
+  /* Frontier nodes, for HALO (any workload: an op, a model preset's all-to-all) */
+  const WhDragonfly *df = run->net ? wh_dragonfly_of(run->net) : NULL;
+  if (df && wh_dragonfly_get_shape(df)->frontier)
+    wh_workload_set_gcds_per_node(run->workload, wh_dragonfly_get_shape(df)->gcds_per_node);
 }
 
 /* Adds the scenario's op DAG `iterations` times; the ops without dependencies of
@@ -782,16 +789,20 @@ static gboolean add_scenario_op(WhRun *run, const WhScenarioOp *o, const uint64_
   g_autoptr(GError) err = NULL;
   int64_t id;
   const uint32_t *dv = (const uint32_t *)deps->data;
+  WhCollAlgo algo = (WhCollAlgo)o->algo;
+  if (o->algo < 0 &&
+      !wh_coll_algo_parse(wh_config_choice(run->cfg, "wh::Workload", "AllToAll"), &algo))
+    algo = WH_ALGO_PAIRWISE; /* the choices are checked when set */
   if (o->kind == WH_OP_COMPUTE)
     id = wh_workload_add_compute(run->workload, o->id, o->rank, o->duration, dv, deps->len, &err);
   else if (o->kind == WH_OP_SEND)
     id = wh_workload_add_send(run->workload, o->id, o->rank, o->dst, o->bytes, dv, deps->len, &err);
   else if (o->coll == WH_COLL_ALL_TO_ALLV)
-    id = wh_workload_add_all_to_allv(run->workload, o->id, (WhCollAlgo)o->algo, o->ranks,
-                                     o->n_ranks, matrix, dv, deps->len, &err);
+    id = wh_workload_add_all_to_allv(run->workload, o->id, algo, o->ranks, o->n_ranks, matrix, dv,
+                                     deps->len, &err);
   else
-    id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll, (WhCollAlgo)o->algo,
-                                    o->ranks, o->n_ranks, o->bytes, dv, deps->len, &err);
+    id = wh_workload_add_collective(run->workload, o->id, (WhCollKind)o->coll, algo, o->ranks,
+                                    o->n_ranks, o->bytes, dv, deps->len, &err);
   if (id < 0)
     return wh_error_set_at(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE, run->sc->path,
                            o->line, "%s", err->message);
@@ -842,9 +853,6 @@ static gboolean add_workload(WhRun *run, const WhRunOptions *opts, GError **erro
   if (!load_matrix_files(run, opts, matrices, error))
     return FALSE;
   new_workload(run, ranks);
-  const WhDragonfly *df = wh_dragonfly_of(run->net);
-  if (df && wh_dragonfly_get_shape(df)->frontier)
-    wh_workload_set_gcds_per_node(run->workload, wh_dragonfly_get_shape(df)->gcds_per_node);
   GArray *deps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t it = 0; it < run->iterations; it++) {
     uint32_t base = it * n, prev = base - n;
@@ -1353,4 +1361,9 @@ const char *wh_run_flow_key(const WhRun *run, uint32_t i, char buf[WH_RUN_KEY_LE
     return buf;
   }
   return wh_run_flow_label(run, i, buf);
+}
+
+const WhWorkload *wh_run_workload(const WhRun *run)
+{
+  return run->workload;
 }

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <signal.h>
 #include "scenario.h"
+#include "workload.h"
 
 /* One reading of a run's progress, for a status line. */
 typedef struct {
@@ -159,6 +160,8 @@ void wh_run_iteration_stats(const WhRun *run, uint32_t iteration, WhIterationSta
  * not what). The summary writes it as "config_digest", 16 hex digits, so that a stored
  * run can be matched to the configuration of another. */
 uint64_t wh_run_config_digest(const WhRun *run);
+/* The run's workload (its ops' times after wh_run_execute), NULL without one. */
+const WhWorkload *wh_run_workload(const WhRun *run);
 /* The digest the run's configuration would have with one more `assignment`
  * ("Type::Param=value", as --set takes it); FALSE if it does not parse. */
 gboolean wh_run_config_digest_with(const WhRun *run, const char *assignment, uint64_t *digest,

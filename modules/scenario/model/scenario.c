@@ -842,8 +842,10 @@ static gboolean load_op_kind(Loader *ld, const xmlNode *n, WhScenarioOp *o)
                            "reduce-scatter, all-gather, all-to-all or all-to-allv",
                            kind);
   gboolean a2a = ck == WH_COLL_ALL_TO_ALL || ck == WH_COLL_ALL_TO_ALLV;
-  if (algo == NULL)
-    ca = a2a ? WH_ALGO_PAIRWISE : WH_ALGO_RING;
+  if (algo == NULL && a2a)
+    ca = (WhCollAlgo)-1; /* wh::Workload::AllToAll, resolved when the run is built */
+  else if (algo == NULL)
+    ca = WH_ALGO_RING;
   else if (!wh_coll_algo_parse(algo, &ca))
     return wh_error_set_at(
         ld->error, WH_SCENARIO_ERROR, (int)WH_SCENARIO_ERROR_VALUE, ld->file, o->line,

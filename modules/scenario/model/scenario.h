@@ -55,7 +55,7 @@ typedef struct {
   char *id;
   int kind; /* WhOpKind */
   int coll; /* WhCollKind */
-  int algo; /* WhCollAlgo */
+  int algo; /* WhCollAlgo; -1: an all-to-all(v) naming none (wh::Workload::AllToAll) */
   uint32_t rank, dst;
   uint32_t *ranks;
   uint32_t n_ranks;

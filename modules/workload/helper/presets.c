@@ -404,9 +404,11 @@ gboolean wh_preset_spec_check(const WhPresetSpec *s, GError **error)
   if (!(s->peak_flops > 0) || !(s->efficiency > 0) || s->efficiency > 1)
     return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
                         "%s: peak FLOP/s must be positive and efficiency in (0, 1]", name);
-  if (s->all_to_all != WH_ALGO_DIRECT && s->all_to_all != WH_ALGO_PAIRWISE)
+  if (s->all_to_all != WH_ALGO_DIRECT && s->all_to_all != WH_ALGO_PAIRWISE &&
+      s->all_to_all != WH_ALGO_RCCL && s->all_to_all != WH_ALGO_HALO)
     return wh_error_set(error, WH_WORKLOAD_ERROR, WH_WORKLOAD_ERROR_INVALID,
-                        "%s: the all-to-all algorithm must be direct or pairwise", name);
+                        "%s: the all-to-all algorithm must be direct, pairwise, rccl or halo",
+                        name);
   return routing_check(s, name, error);
 }
 
@@ -1173,7 +1175,7 @@ char *wh_preset_facts_text(const WhPresetSpec *s, const WhPresetFacts *f)
 
 /* ---- registered parameters ---- */
 
-static const char *const a2a_choices[] = {"direct", "pairwise", NULL};
+static const char *const a2a_choices[] = {"direct", "pairwise", "rccl", "halo", NULL};
 static const char *const routing_choices[] = {"uniform", "zipf", "file", NULL};
 
 #define SHAPE(name, help)                                                                          \
@@ -1224,8 +1226,10 @@ static const WhParamSpec preset_params[] = {
      "with FixedTimes: forward attention (and router) of a layer"},
     {"ExpertTime", WH_PARAM_TIME, "0ps", "with FixedTimes: forward experts of a layer"},
     {"HeadTime", WH_PARAM_TIME, "0ps", "with FixedTimes: forward output head (last stage)"},
-    {"AllToAll", WH_PARAM_CHOICE, "direct", "EP all-to-all algorithm: direct or pairwise", 0, 0, 0,
-     a2a_choices},
+    {"AllToAll", WH_PARAM_CHOICE, "direct",
+     "EP all-to-all algorithm: direct, pairwise, rccl (wh::Workload::RcclWindow and "
+     "RcclSchedule) or halo (needs Frontier nodes); the Frontier preset sets rccl",
+     0, 0, 0, a2a_choices},
     {"Routing", WH_PARAM_CHOICE, "uniform",
      "MoE expert token counts per iteration: uniform (balanced all-to-all), zipf (Zipf(ZipfS) "
      "over a drifting expert ranking) or file (<workload routing=FILE>: a row of counts per "
@@ -1295,9 +1299,8 @@ gboolean wh_preset_spec_from_config(WhPresetSpec *spec, const WhConfig *cfg, GEr
   spec->attn_time = wh_config_time(cfg, type, "AttnTime");
   spec->expert_time = wh_config_time(cfg, type, "ExpertTime");
   spec->head_time = wh_config_time(cfg, type, "HeadTime");
-  spec->all_to_all = g_strcmp0(wh_config_choice(cfg, type, "AllToAll"), "pairwise") == 0
-                         ? WH_ALGO_PAIRWISE
-                         : WH_ALGO_DIRECT;
+  if (!wh_coll_algo_parse(wh_config_choice(cfg, type, "AllToAll"), &spec->all_to_all))
+    spec->all_to_all = WH_ALGO_DIRECT; /* the choices are checked when set */
   const char *routing = wh_config_choice(cfg, type, "Routing");
   spec->routing = g_strcmp0(routing, "zipf") == 0   ? WH_ROUTING_ZIPF
                   : g_strcmp0(routing, "file") == 0 ? WH_ROUTING_FILE

@@ -55,7 +55,7 @@ typedef struct {
   uint32_t grad_bytes, act_bytes; /* bytes per gradient / activation element (bf16: 2) */
   uint32_t buckets;               /* DP gradient buckets per stage (<= layers per stage) */
   gboolean recompute;             /* full activation recomputation: backward = 3 x forward */
-  WhCollAlgo all_to_all;          /* WH_ALGO_DIRECT or WH_ALGO_PAIRWISE */
+  WhCollAlgo all_to_all;          /* WH_ALGO_DIRECT, PAIRWISE, RCCL or HALO */
   uint32_t iterations;            /* iterations to add; iteration i's ops are contiguous */
   /* MoE only: TRUE takes every compute op's duration from the times below instead of
    * FLOPs / (peak x efficiency): forward attention (with the router), forward experts

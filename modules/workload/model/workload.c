@@ -66,12 +66,16 @@ struct WhWorkload {
   WhTime alpha;           /* per-message software cost, before a transfer's first byte */
   WhTime *issue_free;     /* per rank: when its issue engine is free (the last first byte) */
   uint32_t rccl_window;   /* rccl all-to-all: sends of one rank in flight at most */
+  gboolean rccl_batch;    /* rccl: batches of rccl_window rounds instead of a sliding window */
   uint32_t gcds_per_node; /* hosts h with equal h / gcds_per_node share a node; 0: no nodes */
 };
 
 /* the run-state arrays: state, start, end, pending, succ_begin */
 G_STATIC_ASSERT(sizeof(uint8_t) + 2 * sizeof(WhTime) + 2 * sizeof(uint32_t) ==
                 WH_WORKLOAD_RUN_BYTES_PER_OP);
+
+static const char *const rccl_schedule_choices[] = {"window", "batch", NULL};
+static const char *const all_to_all_choices[] = {"pairwise", "direct", "rccl", "halo", NULL};
 
 static const WhParamSpec workload_params[] = {
     {"MessageAlpha", WH_PARAM_TIME, "0ns",
@@ -86,6 +90,16 @@ static const WhParamSpec workload_params[] = {
      "(pairwise order: its send to the (k + W)-th peer starts when its send to the k-th "
      "has arrived)",
      WH_CHECK_MIN | WH_CHECK_MAX, 1, 1 << 20},
+    {"RcclSchedule", WH_PARAM_CHOICE, "window",
+     "the rccl all-to-all algorithm's schedule of its RcclWindow: window (a sliding window: "
+     "a rank's (k + W)-th send starts when its k-th has arrived) or batch (RCCL's "
+     "point-to-point batches: the pairwise rounds in batches of W; a rank starts its sends "
+     "of batch b + 1 when its sends and its receives of batch b have all arrived)",
+     0, 0, 0, rccl_schedule_choices, WH_PARAM_DIGEST_OMITS_DEFAULT},
+    {"AllToAll", WH_PARAM_CHOICE, "pairwise",
+     "the algorithm of an all-to-all or all-to-allv op that names none (<collective> "
+     "without \"algorithm\"): pairwise, direct, rccl or halo; the Frontier preset sets rccl",
+     0, 0, 0, all_to_all_choices, WH_PARAM_DIGEST_OMITS_DEFAULT},
     {NULL},
 };
 
@@ -110,6 +124,11 @@ void wh_workload_set_rccl_window(WhWorkload *w, uint32_t window)
 {
   g_return_if_fail(window > 0);
   w->rccl_window = window;
+}
+
+void wh_workload_set_rccl_batch(WhWorkload *w, gboolean batch)
+{
+  w->rccl_batch = batch;
 }
 
 void wh_workload_set_gcds_per_node(WhWorkload *w, uint32_t gcds)
@@ -475,6 +494,42 @@ static uint64_t pair_bytes(const WhOpSpec *o, uint32_t i, uint32_t j)
   return o->matrix ? o->matrix[(uint64_t)i * n + j] : (o->bytes + n - 1) / n;
 }
 
+/* The rccl all-to-all in batches (wh::Workload::RcclSchedule=batch): the rounds of the
+ * pairwise order (member r sends to (r + i) mod n in round i) go in batches of W
+ * rounds; a member's sends of a batch wait for every send and every receive it had in
+ * the batch before (up to 2 W transfers), as RCCL runs its point-to-point operations
+ * batch after batch. */
+static void expand_batches(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *edges, uint32_t W)
+{
+  uint32_t n = o->group_n;
+  const uint32_t *g = o->group;
+  g_autofree uint32_t *prev = g_new(uint32_t, (uint64_t)n * 2 * W);
+  g_autofree uint32_t *cur = g_new(uint32_t, (uint64_t)n * 2 * W);
+  g_autofree uint32_t *prev_n = g_new0(uint32_t, n), *cur_n = g_new0(uint32_t, n);
+  for (uint32_t i = 1; i < n; i++) {
+    if (i % W == 0) { /* a new batch: this one's transfers become `prev` */
+      uint32_t *t = prev;
+      prev = cur;
+      cur = t;
+      t = prev_n;
+      prev_n = cur_n;
+      cur_n = t;
+      memset(cur_n, 0, sizeof(uint32_t) * n);
+    }
+    for (uint32_t r = 0; r < n; r++) {
+      uint32_t d = (r + i) % n;
+      uint64_t bytes = pair_bytes(o, r, d);
+      if (bytes == 0)
+        continue;
+      uint32_t x = new_xfer(w, id, g[r], g[d], bytes);
+      for (uint32_t k = 0; k < prev_n[r]; k++)
+        link_xfers(w, edges, prev[(uint64_t)r * 2 * W + k], x);
+      cur[(uint64_t)r * 2 * W + cur_n[r]++] = x;
+      cur[(uint64_t)d * 2 * W + cur_n[d]++] = x;
+    }
+  }
+}
+
 /* The flat all-to-alls: in round i (1..n-1) member r sends to member (r + i) mod n,
  * an empty message being no transfer. Pairwise: r's message of a round waits for its
  * last send and its last receive of the rounds before; rccl: r's k-th message waits
@@ -491,6 +546,9 @@ static void expand_flat(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArray *e
     round = g_new(uint32_t, n);
     memset(last_send, 0xff, sizeof(uint32_t) * n);
     memset(last_recv, 0xff, sizeof(uint32_t) * n);
+  } else if (o->algo == WH_ALGO_RCCL && w->rccl_batch) {
+    expand_batches(w, id, o, edges, W);
+    return;
   } else if (o->algo == WH_ALGO_RCCL) {
     sent = g_new0(uint32_t, n);
     window = g_new(uint32_t, (uint64_t)n * W);

@@ -68,6 +68,10 @@ void wh_workload_set_message_alpha(WhWorkload *w, WhTime alpha);
 /* The rccl all-to-all algorithm keeps at most `window` sends of a rank in flight
  * (wh::Workload::RcclWindow, default 8). */
 void wh_workload_set_rccl_window(WhWorkload *w, uint32_t window);
+/* wh::Workload::RcclSchedule=batch: the rccl all-to-all's pairwise rounds go in batches
+ * of the window; a rank's sends of batch b + 1 wait for all its sends and receives of
+ * batch b (RCCL's point-to-point batches). FALSE (default): the sliding window. */
+void wh_workload_set_rccl_batch(WhWorkload *w, gboolean batch);
 
 /* The machine's hosts form nodes of `gcds` GCDs each (host h on GCD h mod gcds of node
  * h / gcds: Frontier nodes have 8); 0 (the default): no nodes, and the halo all-to-all

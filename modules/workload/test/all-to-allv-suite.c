@@ -51,24 +51,26 @@ static void a2a_run_with(A2a *a, const char *algo, uint64_t uniform, char **sets
                             "<scenario name=\"a2av\" seed=\"1\">\n"
                             "  <topology preset=\"frontier\"/>\n  <workload>\n");
   uint32_t n = a->n;
+  /* no algo: the op names none (wh::Workload::AllToAll, the preset's default) */
+  g_autofree char *attr = algo ? g_strdup_printf(" algorithm=\"%s\"", algo) : g_strdup("");
   if (uniform) {
     g_string_append_printf(x,
                            "    <collective id=\"a\" kind=\"all-to-all\" ranks=\"0-%u\" "
-                           "algorithm=\"%s\" size=\"%" G_GUINT64_FORMAT "B\"/>\n",
-                           n - 1, algo, uniform);
+                           "%s size=\"%" G_GUINT64_FORMAT "B\"/>\n",
+                           n - 1, attr, uniform);
     for (uint32_t i = 0; i < n; i++)
       for (uint32_t j = 0; j < n; j++)
         a->m[i][j] = i == j ? 0 : (uniform + n - 1) / n;
   } else if (from_file) {
     g_string_append_printf(x,
                            "    <collective id=\"a\" kind=\"all-to-allv\" ranks=\"0-%u\" "
-                           "algorithm=\"%s\" matrix=\"sizes.txt\"/>\n",
-                           n - 1, algo);
+                           "%s matrix=\"sizes.txt\"/>\n",
+                           n - 1, attr);
   } else {
     g_string_append_printf(x,
                            "    <collective id=\"a\" kind=\"all-to-allv\" ranks=\"0-%u\" "
-                           "algorithm=\"%s\">\n      <matrix>\n",
-                           n - 1, algo);
+                           "%s>\n      <matrix>\n",
+                           n - 1, attr);
     for (uint32_t i = 0; i < n; i++) {
       g_string_append(x, "       ");
       for (uint32_t j = 0; j < n; j++)
@@ -300,7 +302,7 @@ START_TEST(test_rccl_window)
   uint32_t W = windows[_i];
   fill_matrix(&a, 32, 3);
   g_autofree char *set = g_strdup_printf("wh::Workload::RcclWindow=%u", W);
-  char *sets[] = {set, NULL};
+  char *sets[] = {set, "wh::Workload::RcclSchedule=window", NULL};
   a2a_run(&a, "rccl", 0, sets);
   uint32_t nf = a.run->tp->n_flows, peak_all = 0;
   for (uint32_t r = 0; r < a.n; r++) {
@@ -325,6 +327,46 @@ START_TEST(test_rccl_window)
 }
 END_TEST
 
+/* rccl in batches (the Frontier preset's all-to-all, here named by no algorithm): the
+ * pairwise rounds i = 1..n - 1 (member r sends to (r + i) mod n) go in batches i / W;
+ * a rank's send of batch b > 0 starts only after every send and every receive of that
+ * rank in batch b - 1 has arrived, and (alpha 0) exactly when the last of them did or
+ * when the batch before it had no transfer of that rank. */
+static const uint32_t batch_windows[] = {3, 12};
+
+START_TEST(test_rccl_batches)
+{
+  static A2a a;
+  uint32_t W = batch_windows[_i];
+  fill_matrix(&a, 32, 5);
+  g_autofree char *set = g_strdup_printf("wh::Workload::RcclWindow=%u", W);
+  char *sets[] = {set, "wh::Workload::MessageAlpha=0ns", NULL};
+  a2a_run(&a, NULL, 0, sets);
+  uint32_t nf = a.run->tp->n_flows, n = a.n, waited = 0;
+  for (uint32_t i = 0; i < nf; i++) {
+    const WhFlow *f = flow(&a, i);
+    uint32_t b = ((f->dst + n - f->src) % n) / W;
+    WhTime ready = 0;
+    uint32_t before = 0;
+    for (uint32_t k = 0; b > 0 && k < nf; k++) {
+      const WhFlow *g = flow(&a, k);
+      if (((g->dst + n - g->src) % n) / W != b - 1 || (g->src != f->src && g->dst != f->src))
+        continue;
+      ck_assert_msg(f->start >= g->finish, "%u -> %u (batch %u) starts before %u -> %u arrived",
+                    f->src, f->dst, b, g->src, g->dst);
+      ready = MAX(ready, g->finish);
+      before++;
+    }
+    if (before) {
+      ck_assert_uint_eq(f->start, ready);
+      waited++;
+    }
+  }
+  ck_assert_uint_gt(waited, 0);
+  wh_run_free(a.run);
+}
+END_TEST
+
 Suite *wh_all_to_allv_suite(void)
 {
   Suite *s = suite_create("all-to-allv");
@@ -337,6 +379,7 @@ Suite *wh_all_to_allv_suite(void)
   tcase_set_timeout(order, 60);
   tcase_add_test(order, test_halo_phase_order);
   tcase_add_loop_test(order, test_rccl_window, 0, G_N_ELEMENTS(windows));
+  tcase_add_loop_test(order, test_rccl_batches, 0, G_N_ELEMENTS(batch_windows));
   suite_add_tcase(s, order);
   return s;
 }
