@@ -165,9 +165,6 @@ static int plan_and_emit(const WhPiperModel *m, const WhPiperPlanOpts *o, const 
     status = EXIT_BAD_INPUT;
   } else if (verify_it) {
     status = verify(m, o, c, net, k, emit, terms);
-  } else if (emit && !k) {
-    fprintf(stderr, "whsim plan: %s\n", err->message);
-    status = EXIT_BAD_INPUT;
   } else if (emit && !wh_piper_emit_scenario(m, o, c, k, emit, NULL, &err)) {
     fprintf(stderr, "whsim plan: %s\n", err->message);
     /* a value out of range is bad input; a file that could not be written is not */
