@@ -359,8 +359,3 @@ gboolean wh_detector_flow(const WhDetector *d, uint32_t flow, WhDetectorFlow *ou
   };
   return TRUE;
 }
-
-uint32_t wh_detector_flow_count(const WhDetector *d)
-{
-  return d->flows.len;
-}

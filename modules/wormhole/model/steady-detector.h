@@ -127,7 +127,5 @@ typedef struct {
 } WhDetectorFlow;
 /* FALSE when `flow` was never watched (`out` is then left as it is). */
 gboolean wh_detector_flow(const WhDetector *d, uint32_t flow, WhDetectorFlow *out);
-/* Flow ids the detector has records for are below this. */
-uint32_t wh_detector_flow_count(const WhDetector *d);
 
 #endif
