@@ -215,6 +215,8 @@ static void add_wormhole(JsonObject *o, const WhRun *run)
               {"memo_hits_completed", m->hits_completed},
               {"memo_replays_converged", m->replays_converged},
               {"memo_replays_completed", m->replays_completed},
+              {"memo_hits_drained", m->hits_drained},
+              {"memo_replays_drained", m->replays_drained},
               {"memo_distinct", m->distinct},
               {"memo_db_bytes", m->db_bytes}};
   for (size_t i = 0; i < G_N_ELEMENTS(memo); i++)
@@ -404,11 +406,12 @@ static void append_wormhole(GString *t, const WhRun *run, const WhRunTotals *tot
     const WhWormholeMemoSummary *m = &w.memo;
     g_string_append_printf(t,
                            ", %" G_GUINT64_FORMAT " replays (%" G_GUINT64_FORMAT
-                           " converged, %" G_GUINT64_FORMAT " completed) of %" G_GUINT64_FORMAT
-                           " memo hits in %" G_GUINT64_FORMAT " lookups (%" G_GUINT64_FORMAT
-                           " hits from the memo file)",
-                           m->replays_converged + m->replays_completed, m->replays_converged,
-                           m->replays_completed, m->hits, m->lookups, m->hits_from_file);
+                           " converged, %" G_GUINT64_FORMAT " completed, %" G_GUINT64_FORMAT
+                           " drained) of %" G_GUINT64_FORMAT " memo hits in %" G_GUINT64_FORMAT
+                           " lookups (%" G_GUINT64_FORMAT " hits from the memo file)",
+                           m->replays_converged + m->replays_completed + m->replays_drained,
+                           m->replays_converged, m->replays_completed, m->replays_drained, m->hits,
+                           m->lookups, m->hits_from_file);
   }
   g_string_append_printf(
       t,

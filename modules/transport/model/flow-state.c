@@ -217,7 +217,15 @@ gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, G
   return TRUE;
 }
 
-gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error)
+void wh_transport_reclaim_flow(WhTransport *tp, const WhFlow *f)
+{
+  for (uint16_t h = 0; h < f->fwd_hops; h++)
+    wh_net_reclaim_flow_at(tp->net, f->fwd[h], f);
+  for (uint16_t h = 0; h < f->rev_hops; h++)
+    wh_net_reclaim_flow_at(tp->net, f->rev[h], f);
+}
+
+gboolean wh_transport_complete_in_place(WhTransport *tp, WhFlow *f, GError **error)
 {
   if (f->state != WH_FLOW_ACTIVE) {
     g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
@@ -225,10 +233,6 @@ gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error)
                 f->state == WH_FLOW_PENDING ? "has not started" : "is already complete");
     return FALSE;
   }
-  for (uint16_t h = 0; h < f->fwd_hops; h++)
-    wh_net_reclaim_flow_at(tp->net, f->fwd[h], f);
-  for (uint16_t h = 0; h < f->rev_hops; h++)
-    wh_net_reclaim_flow_at(tp->net, f->rev[h], f);
   tp->c.advanced_bytes += f->size - f->rcv_nxt;
   f->rcv_nxt = f->size;
   f->snd_una = f->snd_nxt = f->snd_max_sent = f->size;
@@ -236,4 +240,12 @@ gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error)
   f->ece_pending = 0;
   wh_transport_flow_progressed(tp, f);
   return TRUE;
+}
+
+gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error)
+{
+  if (f->state != WH_FLOW_ACTIVE)
+    return wh_transport_complete_in_place(tp, f, error);
+  wh_transport_reclaim_flow(tp, f);
+  return wh_transport_complete_in_place(tp, f, error);
 }

@@ -485,6 +485,141 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
   return TRUE;
 }
 
+/* The drain policy: a partition parked until its last flow's completion, each of the
+ * others completed in place at its own (drain_complete) while the rest stay parked. A
+ * whole drain moves no flow and completes the last ones at its end; an interrupt gives
+ * each flow still parked the elapsed fraction of the bytes it had left, and it runs on
+ * packet by packet. */
+static uint64_t drain_advance(const WhWormhole *wh, const WhSkip *sk, uint32_t id, WhTime dt,
+                              WhTime shift)
+{
+  (void)dt;
+  (void)shift;
+  WhTime now = wh->sim->now;
+  if (now >= sk->target)
+    return 0;
+  const WhGlueFlow *g = wh_table_at(&wh->flows, id);
+  double frac = g->memo_fin ? MIN(1.0, (double)(now - sk->drain_t0) / (double)g->memo_fin) : 1;
+  return (uint64_t)((double)g->memo_bytes * frac) / wh->tp->p.mtu * wh->tp->p.mtu;
+}
+
+static uint64_t drain_keep(const WhWormhole *wh, const WhSkip *sk, const WhFlow *f)
+{
+  (void)sk;
+  (void)f;
+  return wh->tp->p.mtu;
+}
+
+/* A drained flow's completion, while its partition stays parked: it leaves the park
+ * (its timers, still parked, are cancelled by the completion) and completes in place;
+ * its packets are reclaimed when the ports run again (drain_end). */
+static void drain_complete(WhSim *sim, void *ctx, uint64_t arg)
+{
+  WhWormhole *wh = ctx;
+  uint32_t id = (uint32_t)arg, k = (uint32_t)(arg >> 32);
+  WhSkip *sk = wh_skip_at(wh, wh_flow_park_slot(wh, id));
+  g_array_index(sk->drain_events, WhEvent *, k) = NULL;
+  for (guint i = 0; i < sk->flows->len; i++) {
+    if (g_array_index(sk->flows, uint32_t, i) == id) {
+      g_array_remove_index_fast(sk->flows, i);
+      break;
+    }
+  }
+  WhFlow *f = wh_transport_flow(wh->tp, id);
+  WhGlueFlow *g = wh_wormhole_glue(wh, id);
+  uint64_t left = f->size - f->rcv_nxt, unsent = f->size - f->snd_max_sent;
+  g->advanced += unsent;
+  g->skipped += sim->now - sk->t0;
+  wh->ss.advanced_bytes += left;
+  wh_detector_flow_hold(wh->det, id, FALSE);
+  g_autoptr(GError) err = NULL;
+  if (!wh_transport_complete_in_place(wh->tp, f, &err))
+    g_error("wormhole: %s", err->message); /* it was parked active */
+  wh_wormhole_park_owner(sim->sched, id | WH_OWNER_FLOW, NONE);
+  g_array_append_val(sk->drain_done, id);
+  wh->ss.drain_completions++;
+}
+
+static void drain_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
+{
+  (void)dt;
+  WhTime now = wh->sim->now;
+  gboolean whole = now >= sk->target;
+  for (guint i = 0; i < sk->drain_events->len; i++) {
+    WhEvent **ev = &g_array_index(sk->drain_events, WhEvent *, i);
+    if (*ev)
+      wh_sim_cancel(wh->sim, *ev);
+    *ev = NULL;
+  }
+  for (guint i = 0; i < sk->drain_done->len; i++)
+    wh_transport_reclaim_flow(
+        wh->tp, wh_transport_flow(wh->tp, g_array_index(sk->drain_done, uint32_t, i)));
+  for (guint i = 0; whole && i < sk->flows->len; i++)
+    wh->ss.drain_completions += wh_park_complete(wh, g_array_index(sk->flows, uint32_t, i));
+  WhPartitions *pm = (WhPartitions *)wh_detector_partitions(wh->det);
+  for (guint i = 0; i < sk->flows->len; i++) {
+    WhPartition *p = wh_partitions_of_flow(pm, g_array_index(sk->flows, uint32_t, i));
+    if (p && p->hold)
+      wh_partitions_hold(pm, p, FALSE, now);
+  }
+  wh->ss.drains_whole += whole;
+  wh->ss.drains_cut += !whole;
+}
+
+static const WhParkPolicy drain_policy = {
+    .name = "drain", .advance = drain_advance, .keep = drain_keep, .end = drain_end};
+
+gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
+                     const WhOutcomeDrain *drain, uint32_t n)
+{
+  WhTransport *tp = wh->tp;
+  uint64_t mtu = tp->p.mtu;
+  g_autoptr(GArray) pf = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  collect(wh, p, pf, ports);
+  gboolean ok = pf->len == n && n > 0 && !foreign_waiter(wh, p, ports);
+  WhTime last = 0, now = wh->sim->now;
+  for (uint32_t i = 0; ok && i < n; i++) {
+    WhFlow *f = wh_transport_flow(tp, flows[i]);
+    uint64_t left = f->size - f->snd_max_sent, want = drain[i].left;
+    /* a stored value from a file is checked like any input: within the flow and the
+     * clock's range */
+    ok = want <= f->size && drain[i].fin > 0 && drain[i].fin <= (uint64_t)(WH_TIME_MAX - now);
+    uint64_t slack = ok ? MAX((uint64_t)(wh->p.rate_tolerance * (double)want), 4 * mtu) : 0;
+    ok = ok && parkable(wh, f, wh_wormhole_glue(wh, flows[i])) && f->rcv_nxt < f->size &&
+         left + slack >= want && left <= want + slack;
+    last = MAX(last, (WhTime)drain[i].fin);
+  }
+  if (!ok) {
+    wh->ss.drains_refused++;
+    return FALSE;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    WhGlueFlow *g = wh_wormhole_glue(wh, flows[i]);
+    g->memo_bytes = drain[i].left;
+    g->memo_fin = drain[i].fin;
+    g_clear_pointer(&g->memo_snap, g_free);
+  }
+  WhSkip *sk = wh_skip_at(wh, wh_park(wh, pf, ports, last, &drain_policy));
+  sk->drain_t0 = now;
+  if (sk->drain_events == NULL) {
+    sk->drain_events = g_array_new(FALSE, TRUE, sizeof(WhEvent *));
+    sk->drain_done = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  }
+  g_array_set_size(sk->drain_events, 0);
+  g_array_set_size(sk->drain_done, 0);
+  g_array_set_size(sk->drain_events, n);
+  for (uint32_t i = 0; i < n; i++) {
+    if ((WhTime)drain[i].fin < last)
+      g_array_index(sk->drain_events, WhEvent *, i) =
+          wh_sim_schedule_at(wh->sim, now + (WhTime)drain[i].fin, drain_complete, wh,
+                             (uint64_t)i << 32 | flows[i], WH_OWNER_NONE);
+  }
+  wh_partitions_hold((WhPartitions *)wh_detector_partitions(wh->det), (WhPartition *)p, TRUE, now);
+  wh->ss.drains++;
+  return TRUE;
+}
+
 static gboolean candidate(const WhWormhole *wh, const WhPartition *p, WhTime t)
 {
   return p->kind != WH_STEADY_NONE && p->n_flows > 0 && p->skip_retry <= t &&

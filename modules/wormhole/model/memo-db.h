@@ -6,9 +6,9 @@
  *
  * In memory: a hash table from signature to the entries that carry it (a collision
  * keeps several). Two entries with the same signature and the same key bytes are one:
- * the database keeps the value that sorts first (by kind, so an outcome replaces a mere
- * sighting; then shorter, then bytewise smaller), so the content never depends on the
- * order of insertion.
+ * the database keeps the value that sorts first (by kind: drained, converged, completed,
+ * seen, so an outcome replaces a mere sighting; then shorter, then bytewise smaller), so the
+ * content never depends on the order of insertion.
  *
  * On disk (`--memo FILE`): a header (magic, format version, byte-order mark, build id,
  * configuration hash, entry count), the entries sorted by (signature, key), each key
@@ -45,7 +45,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#define WH_MEMO_FORMAT_VERSION 4u
+#define WH_MEMO_FORMAT_VERSION 5u
 /* The heap an entry takes beyond the bytes wh_memo_db_bytes counts for it (its key and
  * value allocations, its bucket and array, its hash-table slot), as measured with
  * glibc's allocator: what loading a file is bounded by (WhMemoLoad). */
@@ -72,6 +72,8 @@ typedef enum {
   WH_MEMO_CONVERGED = 0, /* the phase reached steady rates */
   WH_MEMO_COMPLETED = 1, /* the phase ended in completions */
   WH_MEMO_SEEN = 2,      /* the pattern was seen, its outcome not (yet) known */
+  WH_MEMO_DRAINED = 3,   /* the phase ran until every flow in it completed: when each did; it
+                            sorts before every other kind (it holds a converged outcome too) */
   WH_MEMO_N_KINDS
 } WhMemoKind;
 

@@ -50,4 +50,27 @@ void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const u
 gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcomeHead *head,
                            GArray *bytes, GByteArray *snaps, GArray *steady);
 
+/* A drained phase (a phase followed until every member completed, with no flow joining
+ * it): per vertex the payload bytes it had left to send when the pattern was taken and
+ * the time from that tick to its last byte's arrival (its completion). */
+typedef struct {
+  uint64_t left;
+  uint64_t fin; /* ps */
+} WhOutcomeDrain;
+
+/* Appends a drained phase's value: the outcome the pattern had before (`base`, base_len
+ * bytes as wh_outcome_encode writes them, of kind base_kind: a WhMemoKind, converged or
+ * completed; base_len 0: none), so that a phase the drain does not fit can still be
+ * replayed as before, and drain[0..n-1]. Layout: varints of base_kind + 1 (0: none),
+ * base_len, the base, n, then per vertex the zigzag differences of its left and fin to
+ * the previous vertex's. */
+void wh_outcome_drain_encode(int base_kind, const uint8_t *base, gsize base_len,
+                             const WhOutcomeDrain *drain, uint32_t n, GByteArray *out);
+
+/* Decodes a drained phase's value of `n` vertices: *base_kind (-1: none), *base and
+ * *base_len (pointing into `value`) and `drain` (WhOutcomeDrain) set to its n vertices.
+ * FALSE when `value` is not such a value. */
+gboolean wh_outcome_drain_decode(const uint8_t *value, gsize len, uint32_t n, int *base_kind,
+                                 const uint8_t **base, gsize *base_len, GArray *drain);
+
 #endif

@@ -66,6 +66,10 @@ void wh_park_free(WhWormhole *wh)
       g_array_unref(sk->ports);
     if (sk->flows)
       g_array_unref(sk->flows);
+    if (sk->drain_events) {
+      g_array_unref(sk->drain_events);
+      g_array_unref(sk->drain_done);
+    }
   }
   g_array_unref(wh->skips);
   g_free(wh->stamp);
@@ -118,6 +122,7 @@ uint32_t wh_park(WhWormhole *wh, const GArray *flows, const GArray *ports, WhTim
   sk->done = NONE;
   sk->memo_dur = 0;
   sk->memo_done = NONE;
+  sk->drain_t0 = 0;
   sk->wake = wh_sim_schedule_at(wh->sim, sk->target, wake, wh, slot, WH_OWNER_NONE);
   return slot;
 }

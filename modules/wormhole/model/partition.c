@@ -257,6 +257,7 @@ static void part_absorb(WhPartitions *pm, uint32_t to, uint32_t from, WhTime now
   }
   WhPartition *dst = slot_at(pm, to);
   dst->last_signal = MAX(dst->last_signal, src->last_signal);
+  dst->hold |= src->hold;
   if (src->departed) {
     if (dst->departed == NULL)
       dst->departed = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -420,7 +421,7 @@ static void rebuild(WhPartitions *pm, uint32_t slot, WhTime now)
 static gboolean rebuild_due(const WhPartition *p)
 {
   guint departed = p->departed ? p->departed->len : 0;
-  return departed > 0 &&
+  return departed > 0 && !p->hold &&
          (p->member_ports <= WH_PARTITION_EAGER_PORTS || (uint64_t)departed * 8 >= p->member_ports);
 }
 
@@ -493,6 +494,16 @@ void wh_partitions_port_signal(WhPartitions *pm, uint32_t port, WhTime now)
   uint32_t s = pm->root_slot[find(pm, port)];
   if (s != NONE)
     slot_at(pm, s)->last_signal = now;
+}
+
+void wh_partitions_hold(WhPartitions *pm, WhPartition *part, gboolean hold, WhTime now)
+{
+  part->hold = hold != FALSE;
+  if (hold || !rebuild_due(part))
+    return;
+  if (pm->before_change)
+    pm->before_change(pm->data, part);
+  rebuild(pm, (uint32_t)(part - &g_array_index(pm->parts, WhPartition, 0)), now);
 }
 
 void wh_partitions_settle(WhPartitions *pm, WhTime now)

@@ -53,6 +53,7 @@ typedef struct {
   uint64_t mark_events, mark_bytes;
   WhTime skip_retry;    /* skip mode: not worth trying again before this */
   uint8_t pattern_seen; /* patterns: this membership's pattern was counted */
+  uint8_t hold;         /* its rebuilds are held (wh_partitions_hold) */
 } WhPartition;
 
 /* The history of one partition id. */
@@ -90,6 +91,11 @@ void wh_partitions_set_flags(WhPartitions *pm, uint32_t flow, uint8_t flags);
 uint8_t wh_partitions_flags(const WhPartitions *pm, uint32_t flow);
 /* A congestion signal (ECN mark, CNP, PFC frame, queue) at `port`. */
 void wh_partitions_port_signal(WhPartitions *pm, uint32_t port, WhTime now);
+/* Holds `part`'s rebuilds after departures (TRUE: while its flows are parked and
+ * leave one by one, so the departures cost O(1) each and it stays, conservatively,
+ * one partition), or releases them (FALSE: rebuilt now if departures are pending).
+ * A merge holds what either side held. */
+void wh_partitions_hold(WhPartitions *pm, WhPartition *part, gboolean hold, WhTime now);
 /* Rebuilds every partition with departures pending (e.g. before a report). */
 void wh_partitions_settle(WhPartitions *pm, WhTime now);
 

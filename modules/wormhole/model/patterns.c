@@ -25,12 +25,14 @@
 
 static void replay_free(gpointer p);
 static void lookup_free(gpointer p);
+static void drain_drop(WhWormhole *wh, WhDrain *dr);
 
 void wh_patterns_init(WhWormhole *wh)
 {
   wh->memo = wh_memo_db_new(wh->p.config_hash);
   wh->phases = g_ptr_array_new();
   wh->replays = g_ptr_array_new_with_free_func(replay_free);
+  wh->drains = g_ptr_array_new();
   wh->lookups = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
                                       lookup_free);
   wh->lookups_at = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
@@ -58,8 +60,102 @@ void wh_patterns_free(WhWormhole *wh)
     wh->replay_event = NULL;
   }
   g_clear_pointer(&wh->replays, g_ptr_array_unref);
+  while (wh->drains && wh->drains->len > 0)
+    drain_drop(wh, wh->drains->pdata[wh->drains->len - 1]);
+  g_clear_pointer(&wh->drains, g_ptr_array_unref);
   g_clear_pointer(&wh->lookups, g_hash_table_unref);
   g_clear_pointer(&wh->lookups_at, g_hash_table_unref);
+}
+
+/* ---- drains (memo mode): phases followed until every member completed ---- */
+
+/* Ends following `dr` (stored or abandoned). */
+static void drain_drop(WhWormhole *wh, WhDrain *dr)
+{
+  for (uint32_t i = 0; i < dr->n; i++) {
+    WhGlueFlow *g = wh_wormhole_glue(wh, dr->flows[i]);
+    if (g->drain == dr)
+      g->drain = NULL;
+  }
+  g_ptr_array_remove_index_fast(wh->drains, dr->at);
+  if (dr->at < wh->drains->len)
+    ((WhDrain *)wh->drains->pdata[dr->at])->at = dr->at;
+  g_byte_array_unref(dr->key);
+  g_byte_array_unref(dr->base);
+  g_free(dr->flows);
+  g_free(dr->out);
+  g_free(dr);
+}
+
+/* The flows `ordered` (in the stored graph's vertex order) are a phase whose pattern
+ * (sig, key) was just looked up; `base` is the pattern's outcome so far (a value of
+ * kind base_kind, converged or completed; nullable).
+ * If they are what remains of one followed phase (members left it, none joined), that
+ * phase goes on; else the phases any of them were in are abandoned (a flow joined) and
+ * this one is followed (if `open`), unless a member had already completed. */
+static void drain_follow(WhWormhole *wh, const GArray *ordered, gboolean open, uint64_t sig,
+                         const uint8_t *key, uint32_t key_len, int base_kind, const uint8_t *base,
+                         uint32_t base_len)
+{
+  uint32_t n = ordered->len;
+  if (wh->p.mode != WH_WORMHOLE_MEMO || n == 0)
+    return;
+  WhDrain *cur = wh_wormhole_glue(wh, g_array_index(ordered, uint32_t, 0))->drain;
+  gboolean same = cur != NULL;
+  for (uint32_t i = 1; same && i < n; i++)
+    same = wh_wormhole_glue(wh, g_array_index(ordered, uint32_t, i))->drain == cur;
+  if (same)
+    return;
+  for (uint32_t i = 0; i < n; i++) {
+    WhDrain *d = wh_wormhole_glue(wh, g_array_index(ordered, uint32_t, i))->drain;
+    if (d)
+      drain_drop(wh, d);
+  }
+  for (uint32_t i = 0; open && i < n; i++) {
+    const WhFlow *f = wh_transport_flow(wh->tp, g_array_index(ordered, uint32_t, i));
+    if (f->rcv_nxt >= f->size)
+      return;
+  }
+  if (!open)
+    return;
+  WhDrain *dr = g_new0(WhDrain, 1);
+  dr->at = wh->drains->len;
+  dr->sig = sig;
+  dr->key = g_byte_array_sized_new(key_len);
+  g_byte_array_append(dr->key, key, key_len);
+  dr->base = g_byte_array_new();
+  dr->base_kind = base_kind;
+  if (base_len)
+    g_byte_array_append(dr->base, base, base_len);
+  dr->t0 = wh->sim->now;
+  dr->n = n;
+  dr->flows = g_memdup2(ordered->data, (gsize)n * sizeof(uint32_t));
+  dr->out = g_new(WhOutcomeDrain, n);
+  for (uint32_t i = 0; i < n; i++) {
+    const WhFlow *f = wh_transport_flow(wh->tp, dr->flows[i]);
+    dr->out[i] = (WhOutcomeDrain){.left = f->size - f->snd_max_sent, .fin = WH_TIME_MAX};
+    WhGlueFlow *g = wh_wormhole_glue(wh, dr->flows[i]);
+    g->drain = dr;
+    g->drain_v = i;
+  }
+  g_ptr_array_add(wh->drains, dr);
+}
+
+void wh_patterns_drain_ends(WhWormhole *wh, WhFlow *f)
+{
+  WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
+  WhDrain *dr = g->drain;
+  if (dr == NULL || dr->out[g->drain_v].fin != WH_TIME_MAX)
+    return;
+  dr->out[g->drain_v].fin = (uint64_t)(wh->sim->now - dr->t0);
+  if (++dr->n_done < dr->n)
+    return;
+  g_autoptr(GByteArray) v = g_byte_array_new();
+  wh_outcome_drain_encode(dr->base_kind, dr->base->data, dr->base->len, dr->out, dr->n, v);
+  wh_memo_db_insert(wh->memo, dr->sig, WH_MEMO_DRAINED, dr->key->data, dr->key->len, v->data,
+                    v->len);
+  wh->ps.drained++;
+  drain_drop(wh, dr);
 }
 
 /* ---- outcomes ---- */
@@ -100,6 +196,12 @@ static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t 
   g_autoptr(GByteArray) v = g_byte_array_new();
   wh_outcome_encode(&head, bytes, snaps, steady, v);
   wh_memo_db_insert(wh->memo, ph->sig, kind, ph->key->data, ph->key->len, v->data, v->len);
+  WhDrain *dr = wh_wormhole_glue(wh, g_array_index(ph->flows, uint32_t, 0))->drain;
+  if (dr && dr->t0 == ph->t0 && dr->sig == ph->sig) {
+    g_byte_array_set_size(dr->base, 0);
+    g_byte_array_append(dr->base, v->data, v->len);
+    dr->base_kind = kind;
+  }
   if (kind == WH_MEMO_CONVERGED)
     wh->ps.converged++;
   else
@@ -118,6 +220,7 @@ static void drop_phase(WhWormhole *wh, guint i)
  * phase). */
 void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f)
 {
+  wh_patterns_drain_ends(wh, f);
   for (guint i = 0; i < wh->phases->len; i++) {
     WhPhase *ph = wh->phases->pdata[i];
     for (guint k = 0; k < ph->flows->len; k++) {
@@ -217,6 +320,9 @@ typedef struct {
   GArray *bytes;      /* uint64 per vertex */
   GByteArray *snaps;  /* WH_CC_SNAPSHOT_BYTES per vertex */
   GArray *steady;     /* WhOutcomeSteady per vertex */
+  GArray *drain;      /* a drained outcome: WhOutcomeDrain per vertex */
+  int base;           /* the outcome above is replayable (-1: not), of this kind (a drained
+                         outcome's base, replayed if the drain is refused) */
 } Replay;
 
 static void replay_free(gpointer p)
@@ -226,6 +332,7 @@ static void replay_free(gpointer p)
   g_array_unref(r->bytes);
   g_byte_array_unref(r->snaps);
   g_array_unref(r->steady);
+  g_array_unref(r->drain);
   g_free(r);
 }
 
@@ -243,8 +350,17 @@ static void start_replays(WhSim *sim, void *ctx, uint64_t arg)
     const WhPartition *p = wh_partitions_of_flow(pm, g_array_index(r->flows, uint32_t, 0));
     if (p == NULL || p->id != r->part_id || p->since != r->since)
       continue; /* changed since the tick */
+    const uint32_t *flows = (const uint32_t *)r->flows->data;
+    if (r->kind == WH_MEMO_DRAINED) {
+      if (wh_ff_drain(wh, p, flows, (const WhOutcomeDrain *)r->drain->data, r->flows->len)) {
+        wh->ps.replays[WH_MEMO_DRAINED]++;
+        continue;
+      }
+      if (r->base < 0)
+        continue;
+    }
     const WhOutcomeHead *h = &r->head;
-    wh->ps.replays[r->kind] +=
+    wh->ps.replays[r->base] +=
         wh_ff_replay(wh, p, (const uint32_t *)r->flows->data, (const uint64_t *)r->bytes->data,
                      r->snaps->data, (const WhOutcomeSteady *)r->steady->data, h->n,
                      h->ended == UINT32_MAX ? h->n : h->ended, (WhTime)h->duration);
@@ -259,15 +375,27 @@ static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ord
   r->bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   r->snaps = g_byte_array_new();
   r->steady = g_array_new(FALSE, FALSE, sizeof(WhOutcomeSteady));
+  r->drain = g_array_new(FALSE, FALSE, sizeof(WhOutcomeDrain));
   r->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ordered->len);
-  if (!wh_outcome_decode(e->value, e->value_len, ordered->len, &r->head, r->bytes, r->snaps,
-                         r->steady)) {
+  const uint8_t *value = e->value;
+  gsize len = e->value_len;
+  int kind = e->kind;
+  if (e->kind == WH_MEMO_DRAINED && !wh_outcome_drain_decode(e->value, e->value_len, ordered->len,
+                                                             &kind, &value, &len, r->drain)) {
     replay_free(r);
     return;
   }
-  if (e->kind == WH_MEMO_CONVERGED &&
-      (r->steady->len == 0 || g_array_index(r->steady, WhOutcomeSteady, 0).rate == 0)) {
-    replay_free(r); /* no steady state to go on with: left to the fast-forward */
+  r->base =
+      kind >= 0 && len > 0 &&
+              wh_outcome_decode(value, len, ordered->len, &r->head, r->bytes, r->snaps, r->steady)
+          ? kind
+          : -1;
+  /* a converged outcome with no steady state to go on with is left to the fast-forward */
+  if (r->base == WH_MEMO_CONVERGED &&
+      (r->steady->len == 0 || g_array_index(r->steady, WhOutcomeSteady, 0).rate == 0))
+    r->base = -1;
+  if (r->base < 0 && e->kind != WH_MEMO_DRAINED) {
+    replay_free(r);
     return;
   }
   r->part_id = p->id;
@@ -366,10 +494,13 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
   g_array_set_size(ordered, ids->len);
   for (guint v = 0; v < ids->len; v++)
     g_array_index(ordered, uint32_t, map[v]) = g_array_index(ids, uint32_t, v);
+  /* memo mode: followed until every flow completes, unless that is known already */
+  gboolean base = e->kind == WH_MEMO_CONVERGED || e->kind == WH_MEMO_COMPLETED;
+  drain_follow(wh, ordered, e->kind != WH_MEMO_DRAINED, e->signature, e->key, e->key_len, e->kind,
+               base ? e->value : NULL, base ? e->value_len : 0);
   /* memo mode: a phase that ended in a completion or converged is replayed (a
    * converged one goes on as a skip at its stored rates: docs/modules/wormhole.md) */
-  if (wh->p.mode == WH_WORMHOLE_MEMO &&
-      (e->kind == WH_MEMO_COMPLETED || e->kind == WH_MEMO_CONVERGED)) {
+  if (wh->p.mode == WH_WORMHOLE_MEMO && e->kind != WH_MEMO_SEEN) {
     queue_replay(wh, p, ordered, e);
     return;
   }
@@ -461,7 +592,9 @@ static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GP
     }
   }
   ps->distinct++;
-  if (wh_memo_db_bytes(wh->memo) >= wh->p.memo_max_bytes) {
+  gboolean room = wh_memo_db_bytes(wh->memo) < wh->p.memo_max_bytes;
+  drain_follow(wh, ids, room, sig, raw->data, raw->len, -1, NULL, 0);
+  if (!room) {
     ps->not_stored++;
     return;
   }
@@ -507,6 +640,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     }
     ps->too_large++;
     ps->distinct++;
+    drain_follow(wh, ids, FALSE, 0, NULL, 0, -1, NULL, 0);
     return;
   }
   /* the same flows' labels on the same ports as a phase looked up before: the same
@@ -566,7 +700,9 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
    * is stored with its graph as the key */
   ps->too_large += gave_up;
   ps->distinct++;
-  if (wh_memo_db_bytes(wh->memo) >= wh->p.memo_max_bytes) {
+  gboolean room = wh_memo_db_bytes(wh->memo) < wh->p.memo_max_bytes;
+  drain_follow(wh, ids, room, sig, raw->data, raw->len, -1, NULL, 0);
+  if (!room) {
     ps->not_stored++;
     return;
   }
@@ -589,7 +725,7 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
   GArray *map = NULL;
   for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
     WhPartition *p = wh_partitions_live(pm, i);
-    if (p->pattern_seen || p->n_flows == 0 || t <= p->since)
+    if (p->pattern_seen || p->n_flows == 0 || t <= p->since || p->hold)
       continue;
     p->pattern_seen = 1;
     if (ids == NULL) {
@@ -632,14 +768,16 @@ JsonObject *wh_patterns_json(const WhWormhole *wh)
   static const char *const counts[] = {"phases", "repeated", "repeated_from_file", "recalled"};
   set_ints(o, counts,
            (const uint64_t[]){ps->phases, ps->repeated, ps->repeated_from_file, ps->recalled}, 4);
-  static const char *const kinds[] = {"seen", "converged", "completed"};
+  static const char *const kinds[] = {"seen", "converged", "completed", "drained"};
   set_ints(hits, kinds,
            (const uint64_t[]){ps->hits[WH_MEMO_SEEN], ps->hits[WH_MEMO_CONVERGED],
-                              ps->hits[WH_MEMO_COMPLETED]},
-           3);
+                              ps->hits[WH_MEMO_COMPLETED], ps->hits[WH_MEMO_DRAINED]},
+           4);
   json_object_set_object_member(o, "hits", hits);
   set_ints(replays, kinds + 1,
-           (const uint64_t[]){ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED]}, 2);
+           (const uint64_t[]){ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED],
+                              ps->replays[WH_MEMO_DRAINED]},
+           3);
   json_object_set_object_member(o, "replays", replays);
   static const char *const sizes[] = {"distinct",       "hash_collisions", "too_large", "large",
                                       "large_repeated", "not_stored",      "flows_max"};
@@ -650,8 +788,9 @@ JsonObject *wh_patterns_json(const WhWormhole *wh)
   json_object_set_double_member(
       o, "flows_mean",
       wh_units_round(ps->phases ? (double)ps->flows_sum / ps->phases : 0.0, "%.3f"));
-  static const char *const ends[] = {"converged", "completed", "abandoned"};
-  set_ints(outcomes, ends, (const uint64_t[]){ps->converged, ps->completed, ps->abandoned}, 3);
+  static const char *const ends[] = {"converged", "completed", "abandoned", "drained"};
+  set_ints(outcomes, ends,
+           (const uint64_t[]){ps->converged, ps->completed, ps->abandoned, ps->drained}, 4);
   json_object_set_object_member(o, "outcomes", outcomes);
   json_object_set_int_member(o, "db_entries", wh_memo_db_len(wh->memo));
   json_object_set_int_member(o, "db_bytes", (gint64)wh_memo_db_bytes(wh->memo));
@@ -671,6 +810,8 @@ void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out)
   out->hits_completed = wh->ps.hits[WH_MEMO_COMPLETED];
   out->replays_converged = wh->ps.replays[WH_MEMO_CONVERGED];
   out->replays_completed = wh->ps.replays[WH_MEMO_COMPLETED];
+  out->hits_drained = wh->ps.hits[WH_MEMO_DRAINED];
+  out->replays_drained = wh->ps.replays[WH_MEMO_DRAINED];
   out->distinct = wh->ps.distinct;
   out->db_entries = wh_memo_db_len(wh->memo);
   out->db_bytes = wh_memo_db_bytes(wh->memo);

@@ -47,8 +47,13 @@ typedef struct {
   uint64_t advanced; /* bytes advanced in total */
   WhTime skipped;    /* time spent parked */
   /* memo mode: what the replay it is parked in gives it */
-  uint64_t memo_bytes; /* payload bytes at the replay's end */
+  uint64_t memo_bytes; /* payload bytes at the replay's end (a drain: what it had left) */
   uint8_t *memo_snap;  /* its CC snapshot at the end (nullable) */
+  WhTime memo_fin;     /* a drain: its completion, from the drain's start */
+  /* memo mode: the phase followed until every member completes (patterns.c), and this
+   * flow's vertex in it */
+  struct WhDrain *drain;
+  uint32_t drain_v;
 } WhGlueFlow;
 
 typedef struct WhParkPolicy WhParkPolicy;
@@ -69,6 +74,11 @@ typedef struct {
   WhTime period;
   /* Tails=rate: the flow that completes at the target (NONE: none) */
   uint32_t done;
+  /* the drain policy: its start (each flow's memo_fin counts from it), the pending
+   * completion of each of its flows (by position in the drained outcome; NULL: none,
+   * or done), and the flows completed in place (their packets reclaimed at the end) */
+  WhTime drain_t0;
+  GArray *drain_events, *drain_done;
 } WhSkip;
 
 typedef struct {
@@ -87,6 +97,8 @@ typedef struct {
   uint64_t replays_refused_tail;    /* ... so soon that the rest was not worth parking */
   uint64_t replays_skipping;        /* converged replays that go on as a skip */
   uint64_t tail_completions;        /* Tails=rate: flows completed at the end of a skip */
+  /* memo mode: drains (drained outcomes replayed: every flow parked until it completes) */
+  uint64_t drains, drains_whole, drains_cut, drains_refused, drain_completions;
 } WhSkipStats;
 
 typedef struct {
@@ -110,6 +122,7 @@ typedef struct {
   uint64_t converged; /* the partition became steady */
   uint64_t completed; /* a member left (its last byte acknowledged) */
   uint64_t abandoned; /* the membership changed otherwise first (a flow joined, ...) */
+  uint64_t drained;   /* memo mode: phases followed until every member completed */
 } WhPatternStats;
 
 /* A phase whose pattern was new, open until it converges or a member leaves (its
@@ -123,6 +136,21 @@ typedef struct {
   GArray *flows;   /* uint32 flow ids, in vertex order */
   GArray *snd0;    /* uint64 highest byte sent of each at t0 */
 } WhPhase;
+
+/* Memo mode: a phase followed, past its converged outcome, until every member has
+ * completed with no flow joining it (members leaving is what it waits for); then its
+ * drained outcome is stored under its pattern: when each member completed. */
+typedef struct WhDrain {
+  guint at; /* index in wh->drains */
+  uint64_t sig;
+  GByteArray *key;  /* the stored graph's bytes */
+  GByteArray *base; /* the pattern's outcome before (its value; empty: none) ... */
+  int base_kind;    /* ... and its kind */
+  WhTime t0;        /* the tick its pattern was taken at */
+  uint32_t n, n_done;
+  uint32_t *flows;     /* in the stored graph's vertex order */
+  WhOutcomeDrain *out; /* left: payload unsent at t0; fin: WH_TIME_MAX until it completes */
+} WhDrain;
 
 struct WhWormhole {
   WhSim *sim;
@@ -159,6 +187,7 @@ struct WhWormhole {
    * the graph (GBytes -> GBytes) */
   GHashTable *lookups_at;
   uint64_t lookups_at_bytes;
+  GPtrArray *drains;     /* memo mode: open WhDrain */
   GPtrArray *replays;    /* memo mode: replays found at the last tick */
   WhEvent *replay_event; /* pending: start them */
 };
@@ -177,6 +206,9 @@ void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f);
 /* The fast-forward parked partition `p`: the phase it was in, if followed, converged,
  * and its outcome is recorded with each flow's rate estimate and smoothed RTT. */
 void wh_patterns_parked(WhWormhole *wh, const WhPartition *p);
+/* Memo mode: flow `f` completed (its last byte arrived): the drain it is in, if any,
+ * takes its completion time, and is stored once every member has one. */
+void wh_patterns_drain_ends(WhWormhole *wh, WhFlow *f);
 /* The "patterns" object of wormhole.json (transfer full). */
 JsonObject *wh_patterns_json(const WhWormhole *wh);
 /* Makes sure the sampling ticks run (after flows were released or started). */
@@ -235,6 +267,15 @@ void wh_ff_finish(WhWormhole *wh);
 gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
                       const uint64_t *bytes, const uint8_t *snaps, const WhOutcomeSteady *steady,
                       uint32_t n, uint32_t done, WhTime dur);
+
+/* Memo mode: parks partition `p` to replay a drained outcome: flows[i] (all of p's
+ * flows) completes drain[i].fin after now; until then it is parked (the partition stays
+ * parked until the last completion, its rebuilds held). Refused (FALSE, nothing
+ * done) when a flow is not eligible or has not about drain[i].left bytes left to send.
+ * An interrupt ends it: each remaining flow gets the elapsed fraction of its bytes and
+ * runs on packet by packet. */
+gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
+                     const WhOutcomeDrain *drain, uint32_t n);
 
 /* Parking (see wormhole-scheduler.c). `interrupt` is called when an event is inserted
  * for a parked owner (it joins the slot's late events). Slots are small integers. */

@@ -588,7 +588,8 @@ static void json_skip(const WhWormhole *wh, JsonObject *o)
   WhWormholeSkipSummary sk;
   wh_wormhole_skip_summary(wh, &sk);
   const WhSkipStats *ss = &wh->ss;
-  JsonObject *skip = json_object_new(), *refused = json_object_new(), *replays = json_object_new();
+  JsonObject *skip = json_object_new(), *refused = json_object_new(), *replays = json_object_new(),
+             *drains = json_object_new();
   const IntField head[] = {
       {"tail_margin_ps", wh->p.tail_margin}, {"min_skip_ps", wh->p.min_skip},
       {"fast_forwards", sk.fast_forwards},   {"skip_backs", sk.skip_backs},
@@ -611,6 +612,11 @@ static void json_skip(const WhWormhole *wh, JsonObject *o)
                              {"shortened", ss->replays_clipped},
                              {"completions", ss->replay_completions},
                              {"skipping", ss->replays_skipping}};
+  const IntField drain[] = {{"started", ss->drains},
+                            {"whole", ss->drains_whole},
+                            {"cut", ss->drains_cut},
+                            {"refused", ss->drains_refused},
+                            {"completions", ss->drain_completions}};
   set_ints(skip, head, G_N_ELEMENTS(head));
   json_object_set_double_member(skip, "time_steady_fraction",
                                 wh_units_round(sk.time_steady_fraction, "%.6f"));
@@ -619,6 +625,8 @@ static void json_skip(const WhWormhole *wh, JsonObject *o)
   set_ints(replays, replay, G_N_ELEMENTS(replay));
   json_object_set_object_member(skip, "refused", refused);
   json_object_set_object_member(skip, "replays", replays);
+  set_ints(drains, drain, G_N_ELEMENTS(drain));
+  json_object_set_object_member(skip, "drains", drains);
   json_object_set_object_member(o, "skip", skip);
 }
 

@@ -510,6 +510,28 @@ static WhScenario *rounds(unsigned n, unsigned wide)
   return sc;
 }
 
+/* Rounds 5 ms apart on a 3-pair dumbbell: a flow of 2 MB and one of 4 MB + 1 MB per
+ * round, so the phase's pattern repeats while the second flow's bytes do not. */
+static WhScenario *rounds_growing(unsigned n)
+{
+  WhScenario *sc = wh_scenario_new("rounds-growing", "wh::Dumbbell");
+  wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", "3");
+  for (unsigned r = 0; r < n; r++) {
+    wh_scenario_add_flow(sc, 0, 3, 2000000, r * 5 * WH_MS);
+    wh_scenario_add_flow(sc, 1, 4, 4000000 + r * 1000000, r * 5 * WH_MS);
+  }
+  return sc;
+}
+
+/* Replays started, of every kind. */
+static uint64_t replays_of(const WhPatternStats *ps)
+{
+  uint64_t n = 0;
+  for (unsigned k = 0; k < WH_MEMO_N_KINDS; k++)
+    n += ps->replays[k];
+  return n;
+}
+
 typedef struct {
   uint32_t outcomes, seen;
   uint64_t max_bytes;
@@ -728,8 +750,7 @@ START_TEST(test_large_in_place)
           " too large), in place %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
           " repeated, %" G_GUINT64_FORMAT " replays; events exact %" G_GUINT64_FORMAT
           ", new %" G_GUINT64_FORMAT ", in place %" G_GUINT64_FORMAT "\n",
-          po->large, po->too_large, pi->large_repeated, pi->large,
-          pi->replays[WH_MEMO_CONVERGED] + pi->replays[WH_MEMO_COMPLETED],
+          po->large, po->too_large, pi->large_repeated, pi->large, replays_of(pi),
           exact->sim->events_executed, off->sim->events_executed, on->sim->events_executed);
   ck_assert_uint_ge(po->large, 2);
   ck_assert_uint_eq(po->large_repeated, 0);
@@ -738,8 +759,7 @@ START_TEST(test_large_in_place)
   ck_assert_uint_ge(pi->large_repeated, 1);
   ck_assert_uint_lt(pi->large_repeated, pi->large);
   ck_assert_uint_eq(pi->phases, pi->repeated + pi->distinct);
-  ck_assert_uint_gt(pi->replays[WH_MEMO_CONVERGED] + pi->replays[WH_MEMO_COMPLETED],
-                    po->replays[WH_MEMO_CONVERGED] + po->replays[WH_MEMO_COMPLETED]);
+  ck_assert_uint_gt(replays_of(pi), replays_of(po));
   ck_assert_uint_lt(on->sim->events_executed, off->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(on->wormhole, NULL));
   /* each flow's FCT within 1% of the exact engine's (the bound of a cross-flow
@@ -783,9 +803,11 @@ END_TEST
 
 START_TEST(test_memo_replays)
 {
-  /* three equal HPCC rounds: the second and third replay the first's phases from the
-   * memo database, every byte still delivered exactly once */
-  g_autoptr(WhScenario) sc = rounds(3, 99);
+  /* three HPCC rounds of one pattern: the second and third replay the first's phases
+   * from the memo database, every byte still delivered exactly once; the second flow
+   * grows each round, so the first phase's drained outcome does not fit (refused) and
+   * its completed outcome (the first flow's completion) is replayed */
+  g_autoptr(WhScenario) sc = rounds_growing(3);
   char *sets[] = {"wh::Wormhole::Mode=memo", NULL};
   WhRunOptions eo = {.cc = "hpcc"}, mo = {.cc = "hpcc", .sets = sets};
   g_autoptr(WhRun) exact = wh_test_run(sc, &eo);
@@ -801,15 +823,19 @@ START_TEST(test_memo_replays)
           ss->replay_completions, exact->sim->events_executed, memo->sim->events_executed);
   ck_assert_uint_ge(ss->replays_whole, 2);
   ck_assert_uint_ge(ss->replay_completions, 1);
+  ck_assert_uint_ge(ss->drains_refused, 2);
+  ck_assert_uint_eq(ss->drains, 0);
   /* hits by the kind of the entry found add up; the replays are of completed phases */
   const WhPatternStats *ps = &memo->wormhole->ps;
   ck_assert_uint_eq(ps->hits[WH_MEMO_SEEN] + ps->hits[WH_MEMO_CONVERGED] +
-                        ps->hits[WH_MEMO_COMPLETED],
+                        ps->hits[WH_MEMO_COMPLETED] + ps->hits[WH_MEMO_DRAINED],
                     ps->repeated);
-  ck_assert_uint_gt(ps->hits[WH_MEMO_COMPLETED], 0);
+  ck_assert_uint_gt(ps->hits[WH_MEMO_DRAINED], 0);
+  ck_assert_uint_gt(ps->replays[WH_MEMO_COMPLETED], 0);
   ck_assert_uint_eq(ps->replays[WH_MEMO_COMPLETED] + ps->replays[WH_MEMO_CONVERGED], ss->replays);
   ck_assert_uint_eq(ps->replays[WH_MEMO_SEEN], 0);
-  ck_assert_uint_le(ps->replays[WH_MEMO_COMPLETED], ps->hits[WH_MEMO_COMPLETED]);
+  ck_assert_uint_le(ps->replays[WH_MEMO_COMPLETED],
+                    ps->hits[WH_MEMO_COMPLETED] + ps->hits[WH_MEMO_DRAINED]);
   ck_assert_uint_lt(memo->sim->events_executed, exact->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(memo->wormhole, NULL));
   /* deterministic: a second memo run is the same simulation */
@@ -817,16 +843,17 @@ START_TEST(test_memo_replays)
   g_autofree char *f1 = wh_test_fingerprint(memo);
   g_autofree char *f2 = wh_test_fingerprint(again);
   ck_assert_str_eq(f1, f2);
-  /* the first round is simulated packet by packet: identical; the replayed ones close */
+  /* the first round's shared phase is simulated packet by packet; the replayed ones close */
   for (uint32_t i = 0; i < memo->tp->n_flows; i++) {
     const WhFlow *e = wh_transport_flow(exact->tp, i), *m = wh_transport_flow(memo->tp, i);
     double err = ((double)(m->finish - m->start) - (double)(e->finish - e->start)) /
                  (double)(e->finish - e->start);
     fprintf(stderr, "memo: flow %u FCT %.1f us exact, %+.3f%% with replays\n", i,
             wh_time_to_s(e->finish - e->start) * 1e6, err * 100);
-    if (i < 2)
+    if (i == 0) /* the first round's first flow: packet by packet */
       ck_assert_int_eq(m->finish, e->finish);
-    else /* the replayed rounds: within 1% of the exact engine's FCT (0.63% measured) */
+    else /* the rest (the second flow skipped once alone, the replayed rounds): within 1%
+          * of the exact engine's FCT */
       ck_assert_double_le(fabs(err), 0.01);
   }
 }
@@ -835,13 +862,21 @@ END_TEST
 /* Every converged outcome stored in memo mode carries its flows' steady states. */
 static void check_steady(const WhMemoEntry *e, void *data)
 {
-  if (e->kind != WH_MEMO_CONVERGED)
+  if (e->kind != WH_MEMO_CONVERGED && e->kind != WH_MEMO_DRAINED)
     return;
   g_autoptr(WhFcg) g = wh_fcg_deserialize(e->key, e->key_len);
   g_autoptr(GArray) steady = g_array_new(FALSE, FALSE, sizeof(WhOutcomeSteady));
+  g_autoptr(GArray) drain = g_array_new(FALSE, FALSE, sizeof(WhOutcomeDrain));
   WhOutcomeHead head;
   uint32_t n = wh_fcg_n_vertices(g);
-  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, NULL, NULL, steady));
+  const uint8_t *value = e->value;
+  gsize len = e->value_len;
+  int kind = e->kind;
+  if (e->kind == WH_MEMO_DRAINED)
+    ck_assert(wh_outcome_drain_decode(e->value, e->value_len, n, &kind, &value, &len, drain));
+  if (kind != WH_MEMO_CONVERGED)
+    return;
+  ck_assert(wh_outcome_decode(value, len, n, &head, NULL, NULL, steady));
   for (uint32_t v = 0; v < n; v++) {
     const WhOutcomeSteady *st = &g_array_index(steady, WhOutcomeSteady, v);
     ck_assert_uint_gt(st->rate, 0);
@@ -849,7 +884,8 @@ static void check_steady(const WhMemoEntry *e, void *data)
   (*(uint32_t *)data)++;
 }
 
-/* Rounds 5 ms apart of `flows` flows of 20 MB on a dumbbell of as many pairs. */
+/* Rounds 5 ms apart of `flows` flows of 20 MB (+ 4 MB a round: a drained outcome of
+ * one round does not fit the next) on a dumbbell of as many pairs. */
 static WhScenario *long_rounds(unsigned flows)
 {
   WhScenario *sc = wh_scenario_new("long-rounds", "wh::Dumbbell");
@@ -857,7 +893,7 @@ static WhScenario *long_rounds(unsigned flows)
   wh_scenario_add_set(sc, "wh::Dumbbell::Pairs", pairs);
   for (unsigned r = 0; r < 3; r++)
     for (unsigned i = 0; i < flows; i++)
-      wh_scenario_add_flow(sc, i, flows + i, 20000000, r * 5 * WH_MS);
+      wh_scenario_add_flow(sc, i, flows + i, 20000000 + r * 4000000, r * 5 * WH_MS);
   return sc;
 }
 
@@ -906,9 +942,57 @@ START_TEST(test_memo_converged_skip)
   g_autoptr(WhScenario) shared = long_rounds(2);
   g_autoptr(WhRun) m2 = wh_test_run(shared, &mo);
   wh_test_assert_clean_end(m2);
-  ck_assert_uint_gt(m2->wormhole->ps.hits[WH_MEMO_CONVERGED], 0);
+  ck_assert_uint_gt(
+      m2->wormhole->ps.hits[WH_MEMO_CONVERGED] + m2->wormhole->ps.hits[WH_MEMO_DRAINED], 0);
   ck_assert_uint_eq(m2->wormhole->ps.replays[WH_MEMO_CONVERGED], 0);
   ck_assert_uint_eq(m2->wormhole->ss.replays_skipping, 0);
+}
+END_TEST
+
+START_TEST(test_memo_drains)
+{
+  /* three equal HPCC rounds of two flows: the first round's phase is followed until
+   * both flows completed (its drained outcome: when each did), and the later rounds
+   * replay it whole, each flow parked until its stored completion, none of their bytes
+   * sent as packets after the phase's tick */
+  g_autoptr(WhScenario) sc = rounds(3, 99);
+  char *sets[] = {"wh::Wormhole::Mode=memo", NULL};
+  WhRunOptions eo = {.cc = "hpcc"}, mo = {.cc = "hpcc", .sets = sets};
+  g_autoptr(WhRun) exact = wh_test_run(sc, &eo);
+  g_autoptr(WhRun) memo = wh_test_run(sc, &mo);
+  wh_test_assert_clean_end(memo); /* every flow's bytes exact */
+  const WhSkipStats *ss = &memo->wormhole->ss;
+  const WhPatternStats *ps = &memo->wormhole->ps;
+  fprintf(stderr,
+          "drains: %" G_GUINT64_FORMAT " started, %" G_GUINT64_FORMAT " whole, %" G_GUINT64_FORMAT
+          " completions; events %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT "\n",
+          ss->drains, ss->drains_whole, ss->drain_completions, exact->sim->events_executed,
+          memo->sim->events_executed);
+  ck_assert_uint_ge(ps->drained, 1);
+  ck_assert_uint_ge(ss->drains_whole, 2);
+  ck_assert_uint_eq(ss->drains_cut, 0);
+  ck_assert_uint_ge(ss->drain_completions, 4);
+  ck_assert_uint_eq(ps->replays[WH_MEMO_DRAINED], ss->drains);
+  ck_assert_uint_lt(memo->sim->events_executed, exact->sim->events_executed);
+  ck_assert(wh_wormhole_check_bytes(memo->wormhole, NULL));
+  for (uint32_t i = 0; i < memo->tp->n_flows; i++) {
+    const WhFlow *e = wh_transport_flow(exact->tp, i), *m = wh_transport_flow(memo->tp, i);
+    double err = ((double)(m->finish - m->start) - (double)(e->finish - e->start)) /
+                 (double)(e->finish - e->start);
+    fprintf(stderr, "drains: flow %u FCT %.1f us exact, %+.3f%% drained\n", i,
+            wh_time_to_s(e->finish - e->start) * 1e6, err * 100);
+    if (i < 2)
+      ck_assert_int_eq(m->finish, e->finish); /* the first round: packet by packet */
+    else /* each drained flow completes where its counterpart did, from its own tick */
+      ck_assert_double_le(fabs(err), 0.01);
+    /* the drained rounds send nothing but their heads as packets */
+    if (i >= 2)
+      ck_assert_uint_lt(m->size - wh_wormhole_glue(memo->wormhole, i)->advanced, m->size / 10);
+  }
+  g_autoptr(WhRun) again = wh_test_run(sc, &mo);
+  g_autofree char *f1 = wh_test_fingerprint(memo);
+  g_autofree char *f2 = wh_test_fingerprint(again);
+  ck_assert_str_eq(f1, f2);
 }
 END_TEST
 
@@ -948,6 +1032,7 @@ Suite *wh_memo_db_suite(void)
   tcase_add_test(tp, test_rate_tolerance_refused);
   tcase_add_test(tp, test_memo_replays);
   tcase_add_test(tp, test_memo_converged_skip);
+  tcase_add_test(tp, test_memo_drains);
   tcase_add_test(tp, test_memo_max_bytes);
   suite_add_tcase(s, tp);
   return s;
