@@ -910,21 +910,22 @@ static void reclaim(WhNet *net, WhPacket *pkt)
   wh_net_packet_free(net, pkt);
 }
 
-uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *flow)
+uint32_t wh_net_reclaim_if(WhNet *net, uint32_t port, int (*pred)(const WhPacket *, const void *),
+                           const void *data)
 {
-  g_return_val_if_fail(flow != NULL && port < net->n_ports, 0);
+  g_return_val_if_fail(pred != NULL && port < net->n_ports, 0);
   WhPort *p = &net->port[port];
   WhNode *node = &net->node[p->node];
   uint32_t n = 0;
   WhPacket *next;
-  for (WhPacket *pkt = wh_queue_disc_remove_if(&p->qd, of_flow, flow); pkt; pkt = next, n++) {
+  for (WhPacket *pkt = wh_queue_disc_remove_if(&p->qd, pred, data); pkt; pkt = next, n++) {
     next = pkt->next;
     if (node->is_switch)
       switch_release(net, node, pkt);
     reclaim(net, pkt);
   }
   const WhPacket *head = p->fly_head;
-  for (WhPacket *pkt = wh_packet_list_take_if(&p->fly_head, &p->fly_tail, of_flow, flow); pkt;
+  for (WhPacket *pkt = wh_packet_list_take_if(&p->fly_head, &p->fly_tail, pred, data); pkt;
        pkt = next, n++) {
     next = pkt->next;
     reclaim(net, pkt);
@@ -937,4 +938,10 @@ uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *
           wh_sim_schedule_at(net->sim, p->fly_head->arrive, port_fly_event, net, p->id, p->id);
   }
   return n;
+}
+
+uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *flow)
+{
+  g_return_val_if_fail(flow != NULL, 0);
+  return wh_net_reclaim_if(net, port, of_flow, flow);
 }

@@ -378,5 +378,9 @@ void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pk
  * the packets it takes: none of them may be parked. Cost: O(packets queued at the
  * port and on its link). */
 uint32_t wh_net_reclaim_flow_at(WhNet *net, uint32_t port, const struct WhFlow *flow);
+/* wh_net_reclaim_flow_at for the packets `pred` (with `data`) takes, whatever their flow:
+ * one pass over the port for many flows. */
+uint32_t wh_net_reclaim_if(WhNet *net, uint32_t port, int (*pred)(const WhPacket *, const void *),
+                           const void *data);
 
 #endif

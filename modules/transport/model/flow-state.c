@@ -217,7 +217,7 @@ gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, G
   return TRUE;
 }
 
-void wh_transport_reclaim_flow(WhTransport *tp, const WhFlow *f)
+static void reclaim_flow(WhTransport *tp, const WhFlow *f)
 {
   for (uint16_t h = 0; h < f->fwd_hops; h++)
     wh_net_reclaim_flow_at(tp->net, f->fwd[h], f);
@@ -246,6 +246,6 @@ gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error)
 {
   if (f->state != WH_FLOW_ACTIVE)
     return wh_transport_complete_in_place(tp, f, error);
-  wh_transport_reclaim_flow(tp, f);
+  reclaim_flow(tp, f);
   return wh_transport_complete_in_place(tp, f, error);
 }

@@ -78,11 +78,11 @@ gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, G
  * of the flow and of the ports on its paths: call it while none of them is parked.
  * Cost: O(hops of the two paths + packets queued or in flight there). */
 gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error);
-/* wh_transport_complete in two steps, for a flow whose ports are parked (their events
- * held, so nothing may be scheduled for them): the completion now, with the flow's
- * packets left where they are (its timers are cancelled, its notifications made), and
- * the reclaim of those packets once its ports run again, before they can move. */
+/* wh_transport_complete without the reclaim, for a flow whose ports are parked (their
+ * events held, so nothing may be scheduled for them): the flow completes now (its
+ * timers are cancelled, its notifications made) with its packets left where they are;
+ * the caller reclaims them (wh_net_reclaim_if) once its ports run again, before they
+ * can move. */
 gboolean wh_transport_complete_in_place(WhTransport *tp, WhFlow *f, GError **error);
-void wh_transport_reclaim_flow(WhTransport *tp, const WhFlow *f);
 
 #endif

@@ -510,6 +510,29 @@ static uint64_t drain_keep(const WhWormhole *wh, const WhSkip *sk, const WhFlow 
   return wh->tp->p.mtu;
 }
 
+/* Completes flow `id` now with its packets left where they are (reclaimed by the
+ * caller, in one pass over the ports), counting what it did not send as advanced. */
+static gboolean complete_in_place(WhWormhole *wh, uint32_t id, WhTime parked_at)
+{
+  WhFlow *f = wh_transport_flow(wh->tp, id);
+  WhGlueFlow *g = wh_wormhole_glue(wh, id);
+  uint64_t left = f->size - f->rcv_nxt, unsent = f->size - f->snd_max_sent;
+  g_autoptr(GError) err = NULL;
+  if (!wh_transport_complete_in_place(wh->tp, f, &err))
+    g_error("wormhole: %s", err->message); /* every drained flow was parked active */
+  g->advanced += unsent;
+  g->skipped += wh->sim->now - parked_at;
+  wh->ss.advanced_bytes += left;
+  return TRUE;
+}
+
+/* A packet of a completed flow (the drain's, the only ones on its ports). */
+static int of_done_flow(const WhPacket *pkt, const void *data)
+{
+  (void)data;
+  return pkt->flow != NULL && pkt->flow->state != WH_FLOW_ACTIVE;
+}
+
 /* A drained flow's completion, while its partition stays parked: it leaves the park
  * (its timers, still parked, are cancelled by the completion) and completes in place;
  * its packets are reclaimed when the ports run again (drain_end). */
@@ -525,16 +548,8 @@ static void drain_complete(WhSim *sim, void *ctx, uint64_t arg)
       break;
     }
   }
-  WhFlow *f = wh_transport_flow(wh->tp, id);
-  WhGlueFlow *g = wh_wormhole_glue(wh, id);
-  uint64_t left = f->size - f->rcv_nxt, unsent = f->size - f->snd_max_sent;
-  g->advanced += unsent;
-  g->skipped += sim->now - sk->t0;
-  wh->ss.advanced_bytes += left;
   wh_detector_flow_hold(wh->det, id, FALSE);
-  g_autoptr(GError) err = NULL;
-  if (!wh_transport_complete_in_place(wh->tp, f, &err))
-    g_error("wormhole: %s", err->message); /* it was parked active */
+  complete_in_place(wh, id, sk->t0);
   wh_wormhole_park_owner(sim->sched, id | WH_OWNER_FLOW, NONE);
   g_array_append_val(sk->drain_done, id);
   wh->ss.drain_completions++;
@@ -551,11 +566,13 @@ static void drain_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
       wh_sim_cancel(wh->sim, *ev);
     *ev = NULL;
   }
-  for (guint i = 0; i < sk->drain_done->len; i++)
-    wh_transport_reclaim_flow(
-        wh->tp, wh_transport_flow(wh->tp, g_array_index(sk->drain_done, uint32_t, i)));
   for (guint i = 0; whole && i < sk->flows->len; i++)
-    wh->ss.drain_completions += wh_park_complete(wh, g_array_index(sk->flows, uint32_t, i));
+    wh->ss.drain_completions +=
+        complete_in_place(wh, g_array_index(sk->flows, uint32_t, i), sk->t0);
+  /* the completed flows' packets, in one pass over each port */
+  if (sk->drain_done->len > 0 || whole)
+    for (guint i = 0; i < sk->ports->len; i++)
+      wh_net_reclaim_if(wh->net, g_array_index(sk->ports, uint32_t, i), of_done_flow, NULL);
   WhPartitions *pm = (WhPartitions *)wh_detector_partitions(wh->det);
   for (guint i = 0; i < sk->flows->len; i++) {
     WhPartition *p = wh_partitions_of_flow(pm, g_array_index(sk->flows, uint32_t, i));
@@ -584,11 +601,13 @@ gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows
     uint64_t left = f->size - f->snd_max_sent, want = drain[i].left;
     /* a stored value from a file is checked like any input: within the flow and the
      * clock's range */
-    ok = want <= f->size && drain[i].fin > 0 && drain[i].fin <= (uint64_t)(WH_TIME_MAX - now);
+    ok = want <= f->size && drain[i].fin <= (uint64_t)(WH_TIME_MAX - f->start) &&
+         f->start + (WhTime)drain[i].fin > now;
     uint64_t slack = ok ? MAX((uint64_t)(wh->p.rate_tolerance * (double)want), 4 * mtu) : 0;
     ok = ok && parkable(wh, f, wh_wormhole_glue(wh, flows[i])) && f->rcv_nxt < f->size &&
          left + slack >= want && left <= want + slack;
-    last = MAX(last, (WhTime)drain[i].fin);
+    if (ok)
+      last = MAX(last, f->start + (WhTime)drain[i].fin - now);
   }
   if (!ok) {
     wh->ss.drains_refused++;
@@ -597,7 +616,7 @@ gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows
   for (uint32_t i = 0; i < n; i++) {
     WhGlueFlow *g = wh_wormhole_glue(wh, flows[i]);
     g->memo_bytes = drain[i].left;
-    g->memo_fin = drain[i].fin;
+    g->memo_fin = wh_transport_flow(tp, flows[i])->start + (WhTime)drain[i].fin - now;
     g_clear_pointer(&g->memo_snap, g_free);
   }
   WhSkip *sk = wh_skip_at(wh, wh_park(wh, pf, ports, last, &drain_policy));
@@ -610,10 +629,10 @@ gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows
   g_array_set_size(sk->drain_done, 0);
   g_array_set_size(sk->drain_events, n);
   for (uint32_t i = 0; i < n; i++) {
-    if ((WhTime)drain[i].fin < last)
-      g_array_index(sk->drain_events, WhEvent *, i) =
-          wh_sim_schedule_at(wh->sim, now + (WhTime)drain[i].fin, drain_complete, wh,
-                             (uint64_t)i << 32 | flows[i], WH_OWNER_NONE);
+    WhTime fin = wh_wormhole_glue(wh, flows[i])->memo_fin;
+    if (fin < last)
+      g_array_index(sk->drain_events, WhEvent *, i) = wh_sim_schedule_at(
+          wh->sim, now + fin, drain_complete, wh, (uint64_t)i << 32 | flows[i], WH_OWNER_NONE);
   }
   wh_partitions_hold((WhPartitions *)wh_detector_partitions(wh->det), (WhPartition *)p, TRUE, now);
   wh->ss.drains++;

@@ -52,7 +52,7 @@ gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcom
 
 /* A drained phase (a phase followed until every member completed, with no flow joining
  * it): per vertex the payload bytes it had left to send when the pattern was taken and
- * the time from that tick to its last byte's arrival (its completion). */
+ * its flow completion time (from its start to its last byte's arrival). */
 typedef struct {
   uint64_t left;
   uint64_t fin; /* ps */

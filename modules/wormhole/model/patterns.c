@@ -147,7 +147,7 @@ void wh_patterns_drain_ends(WhWormhole *wh, WhFlow *f)
   WhDrain *dr = g->drain;
   if (dr == NULL || dr->out[g->drain_v].fin != WH_TIME_MAX)
     return;
-  dr->out[g->drain_v].fin = (uint64_t)(wh->sim->now - dr->t0);
+  dr->out[g->drain_v].fin = (uint64_t)(wh->sim->now - f->start); /* its FCT */
   if (++dr->n_done < dr->n)
     return;
   g_autoptr(GByteArray) v = g_byte_array_new();

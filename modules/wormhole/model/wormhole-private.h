@@ -149,7 +149,8 @@ typedef struct WhDrain {
   WhTime t0;        /* the tick its pattern was taken at */
   uint32_t n, n_done;
   uint32_t *flows;     /* in the stored graph's vertex order */
-  WhOutcomeDrain *out; /* left: payload unsent at t0; fin: WH_TIME_MAX until it completes */
+  WhOutcomeDrain *out; /* left: payload unsent at t0; fin: its FCT (WH_TIME_MAX until it
+                          completes) */
 } WhDrain;
 
 struct WhWormhole {
@@ -269,7 +270,7 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
                       uint32_t n, uint32_t done, WhTime dur);
 
 /* Memo mode: parks partition `p` to replay a drained outcome: flows[i] (all of p's
- * flows) completes drain[i].fin after now; until then it is parked (the partition stays
+ * flows) completes drain[i].fin after its start; until then it is parked (the partition stays
  * parked until the last completion, its rebuilds held). Refused (FALSE, nothing
  * done) when a flow is not eligible or has not about drain[i].left bytes left to send.
  * An interrupt ends it: each remaining flow gets the elapsed fraction of its bytes and
