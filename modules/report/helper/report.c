@@ -215,7 +215,6 @@ static void add_wormhole(JsonObject *o, const WhRun *run)
               {"memo_hits_completed", m->hits_completed},
               {"memo_replays_converged", m->replays_converged},
               {"memo_replays_completed", m->replays_completed},
-              {"memo_hits_drained", m->hits_drained},
               {"memo_replays_drained", m->replays_drained},
               {"memo_distinct", m->distinct},
               {"memo_db_bytes", m->db_bytes}};

@@ -533,9 +533,61 @@ static int of_done_flow(const WhPacket *pkt, const void *data)
   return pkt->flow != NULL && pkt->flow->state != WH_FLOW_ACTIVE;
 }
 
-/* A drained flow's completion, while its partition stays parked: it leaves the park
- * (its timers, still parked, are cancelled by the completion) and completes in place;
- * its packets are reclaimed when the ports run again (drain_end). */
+/* A packet of flow `data` or of a completed flow. */
+static int of_flow_or_done(const WhPacket *pkt, const void *data)
+{
+  return pkt->flow != NULL && (pkt->flow == data || pkt->flow->state != WH_FLOW_ACTIVE);
+}
+
+/* A port of a drain that no parked flow uses any more runs again now: its events come
+ * back the time parked later, with its own state, its packets of `flow` (about to
+ * complete) and of completed flows are reclaimed, and it thaws; so a flow that starts
+ * on it (the workload's next step) does not end the drain. */
+static void release_port(WhWormhole *wh, WhSkip *sk, uint32_t port, const WhFlow *flow)
+{
+  WhScheduler *sched = wh->sim->sched;
+  WhPort *pt = &wh->net->port[port];
+  WhTime shift = wh->sim->now - sk->t0;
+  if (pt->tx_event)
+    wh_wormhole_unpark_event(sched, pt->tx_event, shift);
+  if (pt->fly_event)
+    wh_wormhole_unpark_event(sched, pt->fly_event, shift);
+  wh_wormhole_park_owner(sched, port, NONE);
+  wh_net_shift_port_from(wh->net, port, sk->t0, shift);
+  wh_net_reclaim_if(wh->net, port, of_flow_or_done, flow);
+  wh_net_freeze_port(wh->net, port, FALSE);
+  for (guint i = 0; i < sk->ports->len; i++) {
+    if (g_array_index(sk->ports, uint32_t, i) == port) {
+      g_array_remove_index_fast(sk->ports, i);
+      break;
+    }
+  }
+}
+
+/* Ports of a drain ran again: its partition is rebuilt now, so that a flow on those
+ * ports is not held in one partition with the parked flows (held, it would be neither
+ * looked up nor skipped until the drain ends); the partitions of the flows still parked
+ * are held again. */
+static void drain_split(WhWormhole *wh, WhSkip *sk)
+{
+  WhPartitions *pm = (WhPartitions *)wh_detector_partitions(wh->det);
+  WhTime now = wh->sim->now;
+  for (guint i = 0; i < sk->flows->len; i++) {
+    WhPartition *p = wh_partitions_of_flow(pm, g_array_index(sk->flows, uint32_t, i));
+    if (p && p->hold)
+      wh_partitions_hold(pm, p, FALSE, now);
+  }
+  for (guint i = 0; i < sk->flows->len; i++) {
+    WhPartition *p = wh_partitions_of_flow(pm, g_array_index(sk->flows, uint32_t, i));
+    if (p && !p->hold)
+      wh_partitions_hold(pm, p, TRUE, now);
+  }
+}
+
+/* A drained flow's completion, while its partition stays parked: it leaves the park,
+ * the ports only it still used run again, and it completes in place (its timers, still
+ * parked, are cancelled by the completion); its packets on the ports still parked are
+ * reclaimed when the park ends (drain_end). */
 static void drain_complete(WhSim *sim, void *ctx, uint64_t arg)
 {
   WhWormhole *wh = ctx;
@@ -548,11 +600,23 @@ static void drain_complete(WhSim *sim, void *ctx, uint64_t arg)
       break;
     }
   }
+  uint32_t n;
+  const uint32_t *fp = wh_partitions_flow_ports(wh_detector_partitions(wh->det), id, &n);
+  g_autofree uint32_t *freed = g_new(uint32_t, MAX(n, 1u));
+  uint32_t n_freed = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (--wh->drain_refs[fp[i]] == 0)
+      freed[n_freed++] = fp[i];
+  WhFlow *f = wh_transport_flow(wh->tp, id);
+  for (uint32_t i = 0; i < n_freed; i++)
+    release_port(wh, sk, freed[i], f);
   wh_detector_flow_hold(wh->det, id, FALSE);
   complete_in_place(wh, id, sk->t0);
   wh_wormhole_park_owner(sim->sched, id | WH_OWNER_FLOW, NONE);
   g_array_append_val(sk->drain_done, id);
   wh->ss.drain_completions++;
+  if (n_freed > 0)
+    drain_split(wh, sk);
 }
 
 static void drain_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
@@ -560,6 +624,8 @@ static void drain_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
   (void)dt;
   WhTime now = wh->sim->now;
   gboolean whole = now >= sk->target;
+  for (guint i = 0; i < sk->ports->len; i++)
+    wh->drain_refs[g_array_index(sk->ports, uint32_t, i)] = 0;
   for (guint i = 0; i < sk->drain_events->len; i++) {
     WhEvent **ev = &g_array_index(sk->drain_events, WhEvent *, i);
     if (*ev)
@@ -595,17 +661,27 @@ gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows
   g_autoptr(GArray) ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   collect(wh, p, pf, ports);
   gboolean ok = pf->len == n && n > 0 && !foreign_waiter(wh, p, ports);
-  WhTime last = 0, now = wh->sim->now;
+  WhTime last = 0, now = wh->sim->now, first = WH_TIME_MAX;
+  for (uint32_t i = 0; ok && i < n; i++)
+    first = MIN(first, wh_transport_flow(tp, flows[i])->start);
   for (uint32_t i = 0; ok && i < n; i++) {
     WhFlow *f = wh_transport_flow(tp, flows[i]);
-    uint64_t left = f->size - f->snd_max_sent, want = drain[i].left;
-    /* a stored value from a file is checked like any input: within the flow and the
-     * clock's range */
-    ok = want <= f->size && drain[i].fin <= (uint64_t)(WH_TIME_MAX - f->start) &&
+    /* its counterpart's size, and a completion ahead (a stored value from a file is
+     * checked like any input: within the clock's range) */
+    ok = f->size == drain[i].size && drain[i].fin <= (uint64_t)(WH_TIME_MAX - f->start) &&
          f->start + (WhTime)drain[i].fin > now;
-    uint64_t slack = ok ? MAX((uint64_t)(wh->p.rate_tolerance * (double)want), 4 * mtu) : 0;
+    /* started as long after the earliest as its counterpart did, to the picosecond: a
+     * drain replays whole flows from their starts, and flows that start out of step
+     * (by a frame, from an earlier approximation) are left to the packets, which bring
+     * them back in step as the exact engine would, where a drain would carry the offset
+     * on to the phases after it */
     ok = ok && parkable(wh, f, wh_wormhole_glue(wh, flows[i])) && f->rcv_nxt < f->size &&
-         left + slack >= want && left <= want + slack;
+         (uint64_t)(f->start - first) == drain[i].lag;
+    /* at the same point of its life: about the bytes left its counterpart had (within
+     * RateTolerance of them, or 4 MTUs) */
+    uint64_t left = f->size - f->snd_max_sent, want = ok ? drain[i].left : 0;
+    uint64_t slack = MAX((uint64_t)(wh->p.rate_tolerance * (double)want), 4 * mtu);
+    ok = ok && want <= f->size && left + slack >= want && left <= want + slack;
     if (ok)
       last = MAX(last, f->start + (WhTime)drain[i].fin - now);
   }
@@ -615,7 +691,8 @@ gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows
   }
   for (uint32_t i = 0; i < n; i++) {
     WhGlueFlow *g = wh_wormhole_glue(wh, flows[i]);
-    g->memo_bytes = drain[i].left;
+    const WhFlow *f = wh_transport_flow(tp, flows[i]);
+    g->memo_bytes = f->size - f->snd_max_sent;
     g->memo_fin = wh_transport_flow(tp, flows[i])->start + (WhTime)drain[i].fin - now;
     g_clear_pointer(&g->memo_snap, g_free);
   }
@@ -634,7 +711,16 @@ gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows
       g_array_index(sk->drain_events, WhEvent *, i) = wh_sim_schedule_at(
           wh->sim, now + fin, drain_complete, wh, (uint64_t)i << 32 | flows[i], WH_OWNER_NONE);
   }
-  wh_partitions_hold((WhPartitions *)wh_detector_partitions(wh->det), (WhPartition *)p, TRUE, now);
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  if (wh->drain_refs == NULL)
+    wh->drain_refs = g_new0(uint32_t, wh->net->n_ports);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t np;
+    const uint32_t *fp = wh_partitions_flow_ports(pm, flows[i], &np);
+    for (uint32_t k = 0; k < np; k++)
+      wh->drain_refs[fp[k]]++;
+  }
+  wh_partitions_hold((WhPartitions *)pm, (WhPartition *)p, TRUE, now);
   wh->ss.drains++;
   return TRUE;
 }

@@ -104,19 +104,12 @@ uint64_t wh_memo_entry_memory(uint32_t key_len, uint32_t value_len)
   return entry_bytes(key_len, value_len) + WH_MEMO_ENTRY_HEAP_BYTES;
 }
 
-/* The rank of a kind in the order of values: a drained outcome holds a converged one and
- * more, so it sorts first. */
-static int kind_rank(WhMemoKind k)
-{
-  return k == WH_MEMO_DRAINED ? -1 : (int)k;
-}
-
 /* The order of two values of one key: the one that sorts first is kept (by kind, then
  * bytes). */
 static int value_cmp(WhMemoKind ka, const uint8_t *va, uint32_t na, WhMemoKind kb,
                      const uint8_t *vb, uint32_t nb)
 {
-  return ka != kb ? (kind_rank(ka) < kind_rank(kb) ? -1 : 1) : blob_cmp(va, na, vb, nb);
+  return ka != kb ? (ka < kb ? -1 : 1) : blob_cmp(va, na, vb, nb);
 }
 
 /* The file's order of entries: by signature, then key. */

@@ -6,8 +6,8 @@
  *
  * In memory: a hash table from signature to the entries that carry it (a collision
  * keeps several). Two entries with the same signature and the same key bytes are one:
- * the database keeps the value that sorts first (by kind: drained, converged, completed,
- * seen, so an outcome replaces a mere sighting; then shorter, then bytewise smaller), so the
+ * the database keeps the value that sorts first (by kind, so an outcome replaces a mere
+ * sighting; then shorter, then bytewise smaller), so the
  * content never depends on the order of insertion.
  *
  * On disk (`--memo FILE`): a header (magic, format version, byte-order mark, build id,
@@ -72,8 +72,8 @@ typedef enum {
   WH_MEMO_CONVERGED = 0, /* the phase reached steady rates */
   WH_MEMO_COMPLETED = 1, /* the phase ended in completions */
   WH_MEMO_SEEN = 2,      /* the pattern was seen, its outcome not (yet) known */
-  WH_MEMO_DRAINED = 3,   /* the phase ran until every flow in it completed: when each did; it
-                            sorts before every other kind (it holds a converged outcome too) */
+  WH_MEMO_DRAINED = 3,   /* the phase ran until every flow in it completed: when each did
+                            (under its pattern's key and a tag, beside the pattern's entry) */
   WH_MEMO_N_KINDS
 } WhMemoKind;
 

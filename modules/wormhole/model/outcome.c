@@ -151,48 +151,37 @@ gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcom
   return at == len;
 }
 
-void wh_outcome_drain_encode(int base_kind, const uint8_t *base, gsize base_len,
-                             const WhOutcomeDrain *drain, uint32_t n, GByteArray *out)
+void wh_outcome_drain_encode(const WhOutcomeDrain *drain, uint32_t n, GByteArray *out)
 {
-  if (base_len == 0)
-    base_kind = -1;
-  wh_varint_put(out, (uint64_t)(base_kind + 1));
-  wh_varint_put(out, base_len);
-  if (base_len)
-    g_byte_array_append(out, base, (guint)base_len);
   wh_varint_put(out, n);
   WhOutcomeDrain prev = {0};
   for (uint32_t i = 0; i < n; i++) {
-    wh_varint_put(out, wh_zigzag_diff(drain[i].left, prev.left));
+    wh_varint_put(out, wh_zigzag_diff(drain[i].size, prev.size));
     wh_varint_put(out, wh_zigzag_diff(drain[i].fin, prev.fin));
+    wh_varint_put(out, wh_zigzag_diff(drain[i].lag, prev.lag));
+    wh_varint_put(out, wh_zigzag_diff(drain[i].left, prev.left));
     prev = drain[i];
   }
 }
 
-gboolean wh_outcome_drain_decode(const uint8_t *value, gsize len, uint32_t n, int *base_kind,
-                                 const uint8_t **base, gsize *base_len, GArray *drain)
+gboolean wh_outcome_drain_decode(const uint8_t *value, gsize len, uint32_t n, GArray *drain)
 {
   gsize at = 0;
-  uint64_t kind, bl;
   uint32_t m;
-  if (value == NULL || !wh_varint_get(value, len, &at, &kind) || kind > 2 ||
-      !wh_varint_get(value, len, &at, &bl) || bl > len - at || (kind == 0) != (bl == 0))
-    return FALSE;
-  *base_kind = (int)kind - 1;
-  *base = bl ? value + at : NULL;
-  *base_len = (gsize)bl;
-  at += (gsize)bl;
-  /* a vertex takes 2 B at least */
-  if (!wh_varint_get32(value, len, &at, &m) || m != n || n > (len - at) / 2)
+  /* a vertex takes 4 B at least */
+  if (value == NULL || !wh_varint_get32(value, len, &at, &m) || m != n || n > (len - at) / 4)
     return FALSE;
   g_array_set_size(drain, n);
   WhOutcomeDrain d = {0};
   for (uint32_t i = 0; i < n; i++) {
-    uint64_t zl, zf;
-    if (!wh_varint_get(value, len, &at, &zl) || !wh_varint_get(value, len, &at, &zf))
+    uint64_t zl, zf, zg, zb;
+    if (!wh_varint_get(value, len, &at, &zl) || !wh_varint_get(value, len, &at, &zf) ||
+        !wh_varint_get(value, len, &at, &zg) || !wh_varint_get(value, len, &at, &zb))
       return FALSE;
-    d.left = wh_zigzag_undiff(zl, d.left);
+    d.left = wh_zigzag_undiff(zb, d.left);
+    d.size = wh_zigzag_undiff(zl, d.size);
     d.fin = wh_zigzag_undiff(zf, d.fin);
+    d.lag = wh_zigzag_undiff(zg, d.lag);
     g_array_index(drain, WhOutcomeDrain, i) = d;
   }
   return at == len;

@@ -51,26 +51,22 @@ gboolean wh_outcome_decode(const uint8_t *value, gsize len, uint32_t n, WhOutcom
                            GArray *bytes, GByteArray *snaps, GArray *steady);
 
 /* A drained phase (a phase followed until every member completed, with no flow joining
- * it): per vertex the payload bytes it had left to send when the pattern was taken and
- * its flow completion time (from its start to its last byte's arrival). */
+ * it): per vertex its flow's size, its flow completion time (from its start to its last
+ * byte's arrival), its start after the earliest member's, and the payload it had left
+ * to send when the pattern was taken. */
 typedef struct {
-  uint64_t left;
-  uint64_t fin; /* ps */
+  uint64_t size; /* bytes */
+  uint64_t fin;  /* ps */
+  uint64_t lag;  /* ps */
+  uint64_t left; /* bytes */
 } WhOutcomeDrain;
 
-/* Appends a drained phase's value: the outcome the pattern had before (`base`, base_len
- * bytes as wh_outcome_encode writes them, of kind base_kind: a WhMemoKind, converged or
- * completed; base_len 0: none), so that a phase the drain does not fit can still be
- * replayed as before, and drain[0..n-1]. Layout: varints of base_kind + 1 (0: none),
- * base_len, the base, n, then per vertex the zigzag differences of its left and fin to
- * the previous vertex's. */
-void wh_outcome_drain_encode(int base_kind, const uint8_t *base, gsize base_len,
-                             const WhOutcomeDrain *drain, uint32_t n, GByteArray *out);
+/* Appends a drained phase's value: drain[0..n-1]. Layout: the varint n, then per vertex
+ * the zigzag differences of its size, fin, lag and left to the previous vertex's. */
+void wh_outcome_drain_encode(const WhOutcomeDrain *drain, uint32_t n, GByteArray *out);
 
-/* Decodes a drained phase's value of `n` vertices: *base_kind (-1: none), *base and
- * *base_len (pointing into `value`) and `drain` (WhOutcomeDrain) set to its n vertices.
- * FALSE when `value` is not such a value. */
-gboolean wh_outcome_drain_decode(const uint8_t *value, gsize len, uint32_t n, int *base_kind,
-                                 const uint8_t **base, gsize *base_len, GArray *drain);
+/* Decodes a drained phase's value of `n` vertices into `drain` (WhOutcomeDrain). FALSE
+ * when `value` is not such a value. */
+gboolean wh_outcome_drain_decode(const uint8_t *value, gsize len, uint32_t n, GArray *drain);
 
 #endif

@@ -73,6 +73,7 @@ void wh_park_free(WhWormhole *wh)
   }
   g_array_unref(wh->skips);
   g_free(wh->stamp);
+  g_free(wh->drain_refs);
 }
 
 static void park_event(WhWormhole *wh, WhEvent *ev, uint32_t slot)

@@ -344,6 +344,7 @@ void wh_partitions_add_flow(WhPartitions *pm, uint32_t flow, const uint32_t *por
   pm->root_slot[root] = slot;
   member_add(pm, slot, flow);
   p->since = now;
+  p->joined = now;
   p->pattern_seen = 0;
 }
 
@@ -394,9 +395,10 @@ static void rebuild(WhPartitions *pm, uint32_t slot, WhTime now)
     pm->root_slot[root] = slot;
     return;
   }
-  /* a split: each component becomes a new partition */
+  /* a split: each component becomes a new partition, joined when its parent was */
   pm->splits++;
   uint32_t parent_id = p->id;
+  WhTime joined = p->joined;
   GArray *members = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   while (p->head != NONE) {
     uint32_t f = p->head;
@@ -411,6 +413,7 @@ static void rebuild(WhPartitions *pm, uint32_t slot, WhTime now)
     if (s == NONE) {
       s = part_new(pm, WH_PART_SPLIT, &parent_id, 1, now);
       slot_at(pm, s)->root = r;
+      slot_at(pm, s)->joined = joined;
       pm->root_slot[r] = s;
     }
     member_add(pm, s, f);

@@ -45,6 +45,7 @@ typedef struct {
   uint32_t member_ports; /* port uses of its members */
   uint32_t live_slot;
   WhTime since;       /* last change of membership */
+  WhTime joined;      /* last time a flow joined it (or a partition it came from) */
   WhTime last_signal; /* latest congestion signal at one of its ports */
   GArray *departed;   /* ports of flows that left since the last rebuild (nullable) */
   /* for the observer above (the steady-state detector) */

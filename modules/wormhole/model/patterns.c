@@ -69,6 +69,23 @@ void wh_patterns_free(WhWormhole *wh)
 
 /* ---- drains (memo mode): phases followed until every member completed ---- */
 
+/* A drained outcome is stored beside its pattern's entry, under the pattern's key
+ * followed by this byte (no graph's or in-place key's bytes end a key of their own
+ * with it: such an entry is never a candidate of the exact check, see drained_of). */
+static const uint8_t drain_tag = 0xd5;
+
+/* The drained outcome stored beside entry `e`, or NULL. */
+static const WhMemoEntry *drained_of(const WhWormhole *wh, const WhMemoEntry *e)
+{
+  uint32_t nc = 0;
+  const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, e->signature, &nc);
+  for (uint32_t i = 0; i < nc; i++)
+    if (cand[i].kind == WH_MEMO_DRAINED && cand[i].key_len == e->key_len + 1 &&
+        memcmp(cand[i].key, e->key, e->key_len) == 0 && cand[i].key[e->key_len] == drain_tag)
+      return &cand[i];
+  return NULL;
+}
+
 /* Ends following `dr` (stored or abandoned). */
 static void drain_drop(WhWormhole *wh, WhDrain *dr)
 {
@@ -81,21 +98,18 @@ static void drain_drop(WhWormhole *wh, WhDrain *dr)
   if (dr->at < wh->drains->len)
     ((WhDrain *)wh->drains->pdata[dr->at])->at = dr->at;
   g_byte_array_unref(dr->key);
-  g_byte_array_unref(dr->base);
   g_free(dr->flows);
   g_free(dr->out);
   g_free(dr);
 }
 
 /* The flows `ordered` (in the stored graph's vertex order) are a phase whose pattern
- * (sig, key) was just looked up; `base` is the pattern's outcome so far (a value of
- * kind base_kind, converged or completed; nullable).
- * If they are what remains of one followed phase (members left it, none joined), that
- * phase goes on; else the phases any of them were in are abandoned (a flow joined) and
- * this one is followed (if `open`), unless a member had already completed. */
+ * (sig, key) was just looked up. If they are what remains of one followed phase
+ * (members left it, none joined), that phase goes on; else the phases any of them were
+ * in are abandoned (a flow joined) and this one is followed (if `open`), unless a member
+ * had already completed. */
 static void drain_follow(WhWormhole *wh, const GArray *ordered, gboolean open, uint64_t sig,
-                         const uint8_t *key, uint32_t key_len, int base_kind, const uint8_t *base,
-                         uint32_t base_len)
+                         const uint8_t *key, uint32_t key_len)
 {
   uint32_t n = ordered->len;
   if (wh->p.mode != WH_WORMHOLE_MEMO || n == 0)
@@ -123,17 +137,19 @@ static void drain_follow(WhWormhole *wh, const GArray *ordered, gboolean open, u
   dr->sig = sig;
   dr->key = g_byte_array_sized_new(key_len);
   g_byte_array_append(dr->key, key, key_len);
-  dr->base = g_byte_array_new();
-  dr->base_kind = base_kind;
-  if (base_len)
-    g_byte_array_append(dr->base, base, base_len);
   dr->t0 = wh->sim->now;
   dr->n = n;
   dr->flows = g_memdup2(ordered->data, (gsize)n * sizeof(uint32_t));
   dr->out = g_new(WhOutcomeDrain, n);
+  WhTime first = WH_TIME_MAX;
+  for (uint32_t i = 0; i < n; i++)
+    first = MIN(first, wh_transport_flow(wh->tp, dr->flows[i])->start);
   for (uint32_t i = 0; i < n; i++) {
     const WhFlow *f = wh_transport_flow(wh->tp, dr->flows[i]);
-    dr->out[i] = (WhOutcomeDrain){.left = f->size - f->snd_max_sent, .fin = WH_TIME_MAX};
+    dr->out[i] = (WhOutcomeDrain){.size = f->size,
+                                  .left = f->size - f->snd_max_sent,
+                                  .fin = WH_TIME_MAX,
+                                  .lag = (uint64_t)(f->start - first)};
     WhGlueFlow *g = wh_wormhole_glue(wh, dr->flows[i]);
     g->drain = dr;
     g->drain_v = i;
@@ -147,11 +163,18 @@ void wh_patterns_drain_ends(WhWormhole *wh, WhFlow *f)
   WhDrain *dr = g->drain;
   if (dr == NULL || dr->out[g->drain_v].fin != WH_TIME_MAX)
     return;
+  /* a flow joined its partition since the phase began: not a drain of these flows */
+  const WhPartition *p = wh_partitions_of_flow(wh_detector_partitions(wh->det), f->id);
+  if (p == NULL || p->joined > dr->t0) {
+    drain_drop(wh, dr);
+    return;
+  }
   dr->out[g->drain_v].fin = (uint64_t)(wh->sim->now - f->start); /* its FCT */
   if (++dr->n_done < dr->n)
     return;
   g_autoptr(GByteArray) v = g_byte_array_new();
-  wh_outcome_drain_encode(dr->base_kind, dr->base->data, dr->base->len, dr->out, dr->n, v);
+  wh_outcome_drain_encode(dr->out, dr->n, v);
+  g_byte_array_append(dr->key, &drain_tag, 1);
   wh_memo_db_insert(wh->memo, dr->sig, WH_MEMO_DRAINED, dr->key->data, dr->key->len, v->data,
                     v->len);
   wh->ps.drained++;
@@ -196,12 +219,6 @@ static void record(WhWormhole *wh, const WhPhase *ph, WhMemoKind kind, uint32_t 
   g_autoptr(GByteArray) v = g_byte_array_new();
   wh_outcome_encode(&head, bytes, snaps, steady, v);
   wh_memo_db_insert(wh->memo, ph->sig, kind, ph->key->data, ph->key->len, v->data, v->len);
-  WhDrain *dr = wh_wormhole_glue(wh, g_array_index(ph->flows, uint32_t, 0))->drain;
-  if (dr && dr->t0 == ph->t0 && dr->sig == ph->sig) {
-    g_byte_array_set_size(dr->base, 0);
-    g_byte_array_append(dr->base, v->data, v->len);
-    dr->base_kind = kind;
-  }
   if (kind == WH_MEMO_CONVERGED)
     wh->ps.converged++;
   else
@@ -314,15 +331,15 @@ static double flow_rate(WhWormhole *wh, WhFlow *f)
 typedef struct {
   uint32_t part_id;
   WhTime since;
-  WhMemoKind kind;    /* of the stored entry */
-  GArray *flows;      /* current flow ids, in the stored graph's vertex order */
-  WhOutcomeHead head; /* the stored outcome, decoded */
-  GArray *bytes;      /* uint64 per vertex */
-  GByteArray *snaps;  /* WH_CC_SNAPSHOT_BYTES per vertex */
-  GArray *steady;     /* WhOutcomeSteady per vertex */
-  GArray *drain;      /* a drained outcome: WhOutcomeDrain per vertex */
-  int base;           /* the outcome above is replayable (-1: not), of this kind (a drained
-                         outcome's base, replayed if the drain is refused) */
+  WhMemoKind kind;     /* of the stored entry */
+  GArray *flows;       /* current flow ids, in the stored graph's vertex order */
+  WhOutcomeHead head;  /* the stored outcome, decoded */
+  GArray *bytes;       /* uint64 per vertex */
+  GByteArray *snaps;   /* WH_CC_SNAPSHOT_BYTES per vertex */
+  GArray *steady;      /* WhOutcomeSteady per vertex */
+  gboolean replayable; /* the outcome above can be replayed */
+  GArray *drain;       /* the pattern's drained outcome (WhOutcomeDrain per vertex; empty:
+                          none), tried first */
 } Replay;
 
 static void replay_free(gpointer p)
@@ -351,16 +368,15 @@ static void start_replays(WhSim *sim, void *ctx, uint64_t arg)
     if (p == NULL || p->id != r->part_id || p->since != r->since)
       continue; /* changed since the tick */
     const uint32_t *flows = (const uint32_t *)r->flows->data;
-    if (r->kind == WH_MEMO_DRAINED) {
-      if (wh_ff_drain(wh, p, flows, (const WhOutcomeDrain *)r->drain->data, r->flows->len)) {
-        wh->ps.replays[WH_MEMO_DRAINED]++;
-        continue;
-      }
-      if (r->base < 0)
-        continue;
+    if (r->drain->len > 0 &&
+        wh_ff_drain(wh, p, flows, (const WhOutcomeDrain *)r->drain->data, r->flows->len)) {
+      wh->ps.replays[WH_MEMO_DRAINED]++;
+      continue;
     }
+    if (!r->replayable)
+      continue;
     const WhOutcomeHead *h = &r->head;
-    wh->ps.replays[r->base] +=
+    wh->ps.replays[r->kind] +=
         wh_ff_replay(wh, p, (const uint32_t *)r->flows->data, (const uint64_t *)r->bytes->data,
                      r->snaps->data, (const WhOutcomeSteady *)r->steady->data, h->n,
                      h->ended == UINT32_MAX ? h->n : h->ended, (WhTime)h->duration);
@@ -369,7 +385,7 @@ static void start_replays(WhSim *sim, void *ctx, uint64_t arg)
 }
 
 static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ordered,
-                         const WhMemoEntry *e)
+                         const WhMemoEntry *e, const WhMemoEntry *drained)
 {
   Replay *r = g_new0(Replay, 1);
   r->bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -377,24 +393,17 @@ static void queue_replay(WhWormhole *wh, const WhPartition *p, const GArray *ord
   r->steady = g_array_new(FALSE, FALSE, sizeof(WhOutcomeSteady));
   r->drain = g_array_new(FALSE, FALSE, sizeof(WhOutcomeDrain));
   r->flows = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), ordered->len);
-  const uint8_t *value = e->value;
-  gsize len = e->value_len;
-  int kind = e->kind;
-  if (e->kind == WH_MEMO_DRAINED && !wh_outcome_drain_decode(e->value, e->value_len, ordered->len,
-                                                             &kind, &value, &len, r->drain)) {
-    replay_free(r);
-    return;
-  }
-  r->base =
-      kind >= 0 && len > 0 &&
-              wh_outcome_decode(value, len, ordered->len, &r->head, r->bytes, r->snaps, r->steady)
-          ? kind
-          : -1;
+  if (drained &&
+      !wh_outcome_drain_decode(drained->value, drained->value_len, ordered->len, r->drain))
+    g_array_set_size(r->drain, 0);
+  r->replayable =
+      e->kind != WH_MEMO_SEEN && wh_outcome_decode(e->value, e->value_len, ordered->len, &r->head,
+                                                   r->bytes, r->snaps, r->steady);
   /* a converged outcome with no steady state to go on with is left to the fast-forward */
-  if (r->base == WH_MEMO_CONVERGED &&
+  if (r->replayable && e->kind == WH_MEMO_CONVERGED &&
       (r->steady->len == 0 || g_array_index(r->steady, WhOutcomeSteady, 0).rate == 0))
-    r->base = -1;
-  if (r->base < 0 && e->kind != WH_MEMO_DRAINED) {
+    r->replayable = FALSE;
+  if (!r->replayable && r->drain->len == 0) {
     replay_free(r);
     return;
   }
@@ -494,15 +503,16 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
   g_array_set_size(ordered, ids->len);
   for (guint v = 0; v < ids->len; v++)
     g_array_index(ordered, uint32_t, map[v]) = g_array_index(ids, uint32_t, v);
-  /* memo mode: followed until every flow completes, unless that is known already */
-  gboolean base = e->kind == WH_MEMO_CONVERGED || e->kind == WH_MEMO_COMPLETED;
-  drain_follow(wh, ordered, e->kind != WH_MEMO_DRAINED, e->signature, e->key, e->key_len, e->kind,
-               base ? e->value : NULL, base ? e->value_len : 0);
-  /* memo mode: a phase that ended in a completion or converged is replayed (a
-   * converged one goes on as a skip at its stored rates: docs/modules/wormhole.md) */
-  if (wh->p.mode == WH_WORMHOLE_MEMO && e->kind != WH_MEMO_SEEN) {
-    queue_replay(wh, p, ordered, e);
-    return;
+  /* memo mode: a pattern whose phase drained is replayed as a drain; one that ended in
+   * a completion or converged is replayed (a converged one goes on as a skip at its
+   * stored rates: docs/modules/wormhole.md); a phase is followed until every flow
+   * completes unless its drained outcome is known */
+  const WhMemoEntry *drained = wh->p.mode == WH_WORMHOLE_MEMO ? drained_of(wh, e) : NULL;
+  drain_follow(wh, ordered, drained == NULL, e->signature, e->key, e->key_len);
+  if (wh->p.mode == WH_WORMHOLE_MEMO && (e->kind != WH_MEMO_SEEN || drained)) {
+    queue_replay(wh, p, ordered, e, drained);
+    if (e->kind != WH_MEMO_SEEN)
+      return;
   }
   /* seen, but its outcome is not known yet: follow this phase for it */
   if (e->kind == WH_MEMO_SEEN && !phase_open(wh, p)) {
@@ -593,7 +603,7 @@ static void count_in_place(WhWormhole *wh, const WhPartition *p, GArray *ids, GP
   }
   ps->distinct++;
   gboolean room = wh_memo_db_bytes(wh->memo) < wh->p.memo_max_bytes;
-  drain_follow(wh, ids, room, sig, raw->data, raw->len, -1, NULL, 0);
+  drain_follow(wh, ids, room, sig, raw->data, raw->len);
   if (!room) {
     ps->not_stored++;
     return;
@@ -640,7 +650,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
     }
     ps->too_large++;
     ps->distinct++;
-    drain_follow(wh, ids, FALSE, 0, NULL, 0, -1, NULL, 0);
+    drain_follow(wh, ids, FALSE, 0, NULL, 0);
     return;
   }
   /* the same flows' labels on the same ports as a phase looked up before: the same
@@ -677,8 +687,9 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   const WhMemoEntry *cand = wh_memo_db_candidates(wh->memo, sig, &nc);
   gboolean gave_up = FALSE;
   for (uint32_t i = 0; i < nc; i++) {
-    if (cand[i].key_len > 0 && cand[i].key[0] == WH_IN_PLACE_TAG)
-      continue; /* a large phase's in-place key, never a graph */
+    if (cand[i].kind == WH_MEMO_DRAINED ||
+        (cand[i].key_len > 0 && cand[i].key[0] == WH_IN_PLACE_TAG))
+      continue; /* a drained outcome, or a large phase's in-place key: never a graph */
     g_autoptr(WhFcg) stored = wh_fcg_deserialize(cand[i].key, cand[i].key_len);
     if (stored == NULL)
       continue;
@@ -701,7 +712,7 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   ps->too_large += gave_up;
   ps->distinct++;
   gboolean room = wh_memo_db_bytes(wh->memo) < wh->p.memo_max_bytes;
-  drain_follow(wh, ids, room, sig, raw->data, raw->len, -1, NULL, 0);
+  drain_follow(wh, ids, room, sig, raw->data, raw->len);
   if (!room) {
     ps->not_stored++;
     return;
@@ -771,8 +782,8 @@ JsonObject *wh_patterns_json(const WhWormhole *wh)
   static const char *const kinds[] = {"seen", "converged", "completed", "drained"};
   set_ints(hits, kinds,
            (const uint64_t[]){ps->hits[WH_MEMO_SEEN], ps->hits[WH_MEMO_CONVERGED],
-                              ps->hits[WH_MEMO_COMPLETED], ps->hits[WH_MEMO_DRAINED]},
-           4);
+                              ps->hits[WH_MEMO_COMPLETED]},
+           3);
   json_object_set_object_member(o, "hits", hits);
   set_ints(replays, kinds + 1,
            (const uint64_t[]){ps->replays[WH_MEMO_CONVERGED], ps->replays[WH_MEMO_COMPLETED],
@@ -810,7 +821,6 @@ void wh_wormhole_memo_summary(const WhWormhole *wh, WhWormholeMemoSummary *out)
   out->hits_completed = wh->ps.hits[WH_MEMO_COMPLETED];
   out->replays_converged = wh->ps.replays[WH_MEMO_CONVERGED];
   out->replays_completed = wh->ps.replays[WH_MEMO_COMPLETED];
-  out->hits_drained = wh->ps.hits[WH_MEMO_DRAINED];
   out->replays_drained = wh->ps.replays[WH_MEMO_DRAINED];
   out->distinct = wh->ps.distinct;
   out->db_entries = wh_memo_db_len(wh->memo);

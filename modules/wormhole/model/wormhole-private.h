@@ -149,8 +149,7 @@ typedef struct WhDrain {
   WhTime t0;        /* the tick its pattern was taken at */
   uint32_t n, n_done;
   uint32_t *flows;     /* in the stored graph's vertex order */
-  WhOutcomeDrain *out; /* left: payload unsent at t0; fin: its FCT (WH_TIME_MAX until it
-                          completes) */
+  WhOutcomeDrain *out; /* size, fin: its FCT (WH_TIME_MAX until it completes), lag, left */
 } WhDrain;
 
 struct WhWormhole {
@@ -189,6 +188,7 @@ struct WhWormhole {
   GHashTable *lookups_at;
   uint64_t lookups_at_bytes;
   GPtrArray *drains;     /* memo mode: open WhDrain */
+  uint32_t *drain_refs;  /* per port: the flows of its drain (parked) that use it */
   GPtrArray *replays;    /* memo mode: replays found at the last tick */
   WhEvent *replay_event; /* pending: start them */
 };
@@ -272,7 +272,9 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
 /* Memo mode: parks partition `p` to replay a drained outcome: flows[i] (all of p's
  * flows) completes drain[i].fin after its start; until then it is parked (the partition stays
  * parked until the last completion, its rebuilds held). Refused (FALSE, nothing
- * done) when a flow is not eligible or has not about drain[i].left bytes left to send.
+ * done) when a flow is not eligible, is not of drain[i].size bytes, did not start
+ * drain[i].lag after the earliest of them, or has not about drain[i].left bytes left to
+ * send.
  * An interrupt ends it: each remaining flow gets the elapsed fraction of its bytes and
  * runs on packet by packet. */
 gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows,
@@ -299,6 +301,9 @@ static inline uint32_t wh_port_park_slot(const WhWormhole *wh, uint32_t port)
 }
 /* Moves a pending event from the inner scheduler into the slot. */
 void wh_wormhole_park_event(WhScheduler *self, WhEvent *ev, uint32_t slot);
+/* Puts one event of a parked owner back (`shift` later if it was parked, as it is if it
+ * was late); its owner is then unmarked by the caller. */
+void wh_wormhole_unpark_event(WhScheduler *self, WhEvent *ev, WhTime shift);
 /* Puts the slot's events back (parked ones `shift` later, late ones as they are) and
  * frees the slot; the owners must be unmarked first. Returns the events put back, the
  * late ones among them in *late (nullable). */

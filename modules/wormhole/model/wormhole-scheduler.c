@@ -246,6 +246,18 @@ void wh_wormhole_park_event(WhScheduler *self, WhEvent *ev, uint32_t slot)
   list_push(s, slot, 0, ev);
 }
 
+void wh_wormhole_unpark_event(WhScheduler *self, WhEvent *ev, WhTime shift)
+{
+  WormholeScheduler *s = ws_of(self);
+  uint32_t slot = owner_slot(s, ev->owner);
+  g_return_if_fail(slot != NO_SLOT);
+  gboolean late = ev->pos == 1;
+  list_unlink(s, slot, ev);
+  if (!late)
+    ev->time += shift;
+  s->inner->klass->insert(s->inner, ev);
+}
+
 uint32_t wh_wormhole_park_close(WhScheduler *self, uint32_t slot, WhTime shift, uint32_t *late)
 {
   WormholeScheduler *s = ws_of(self);

@@ -120,12 +120,13 @@ gboolean wh_wormhole_check_parking(const WhWormhole *wh, GError **error);
 
 /* Contention patterns (Patterns on, else all zero): phases looked up, repeats found
  * (how many of them matched a pattern loaded from a memo file, and how many matched an
- * entry that was only seen, had converged, had completed or had drained: the four add
- * up to hits), replays started by the kind of the outcome replayed (memo mode), patterns
- * stored new, and the memo database's size. */
+ * entry that was only seen, had converged or had completed: the three add up to
+ * hits), replays started by the kind of the outcome replayed (memo mode: a drained
+ * outcome, stored beside its pattern's entry, first), patterns stored new, and the memo
+ * database's size. */
 typedef struct {
   uint64_t lookups, hits, hits_from_file, distinct;
-  uint64_t hits_seen, hits_converged, hits_completed, hits_drained;
+  uint64_t hits_seen, hits_converged, hits_completed;
   uint64_t replays_converged, replays_completed, replays_drained;
   uint32_t db_entries;
   uint64_t db_bytes;

@@ -828,14 +828,13 @@ START_TEST(test_memo_replays)
   /* hits by the kind of the entry found add up; the replays are of completed phases */
   const WhPatternStats *ps = &memo->wormhole->ps;
   ck_assert_uint_eq(ps->hits[WH_MEMO_SEEN] + ps->hits[WH_MEMO_CONVERGED] +
-                        ps->hits[WH_MEMO_COMPLETED] + ps->hits[WH_MEMO_DRAINED],
+                        ps->hits[WH_MEMO_COMPLETED],
                     ps->repeated);
-  ck_assert_uint_gt(ps->hits[WH_MEMO_DRAINED], 0);
+  ck_assert_uint_eq(ps->hits[WH_MEMO_DRAINED], 0); /* drained outcomes are not entries hit */
   ck_assert_uint_gt(ps->replays[WH_MEMO_COMPLETED], 0);
   ck_assert_uint_eq(ps->replays[WH_MEMO_COMPLETED] + ps->replays[WH_MEMO_CONVERGED], ss->replays);
   ck_assert_uint_eq(ps->replays[WH_MEMO_SEEN], 0);
-  ck_assert_uint_le(ps->replays[WH_MEMO_COMPLETED],
-                    ps->hits[WH_MEMO_COMPLETED] + ps->hits[WH_MEMO_DRAINED]);
+  ck_assert_uint_le(ps->replays[WH_MEMO_COMPLETED], ps->hits[WH_MEMO_COMPLETED]);
   ck_assert_uint_lt(memo->sim->events_executed, exact->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(memo->wormhole, NULL));
   /* deterministic: a second memo run is the same simulation */
@@ -862,21 +861,13 @@ END_TEST
 /* Every converged outcome stored in memo mode carries its flows' steady states. */
 static void check_steady(const WhMemoEntry *e, void *data)
 {
-  if (e->kind != WH_MEMO_CONVERGED && e->kind != WH_MEMO_DRAINED)
+  if (e->kind != WH_MEMO_CONVERGED)
     return;
   g_autoptr(WhFcg) g = wh_fcg_deserialize(e->key, e->key_len);
   g_autoptr(GArray) steady = g_array_new(FALSE, FALSE, sizeof(WhOutcomeSteady));
-  g_autoptr(GArray) drain = g_array_new(FALSE, FALSE, sizeof(WhOutcomeDrain));
   WhOutcomeHead head;
   uint32_t n = wh_fcg_n_vertices(g);
-  const uint8_t *value = e->value;
-  gsize len = e->value_len;
-  int kind = e->kind;
-  if (e->kind == WH_MEMO_DRAINED)
-    ck_assert(wh_outcome_drain_decode(e->value, e->value_len, n, &kind, &value, &len, drain));
-  if (kind != WH_MEMO_CONVERGED)
-    return;
-  ck_assert(wh_outcome_decode(value, len, n, &head, NULL, NULL, steady));
+  ck_assert(wh_outcome_decode(e->value, e->value_len, n, &head, NULL, NULL, steady));
   for (uint32_t v = 0; v < n; v++) {
     const WhOutcomeSteady *st = &g_array_index(steady, WhOutcomeSteady, v);
     ck_assert_uint_gt(st->rate, 0);
