@@ -69,9 +69,8 @@ void wh_patterns_free(WhWormhole *wh)
 
 /* ---- drains (memo mode): phases followed until every member completed ---- */
 
-/* A drained outcome is stored beside its pattern's entry, under the pattern's key
- * followed by this byte (no graph's or in-place key's bytes end a key of their own
- * with it: such an entry is never a candidate of the exact check, see drained_of). */
+/* A drained outcome is stored beside its pattern's entry, under the pattern's signature
+ * and key followed by this byte; its kind keeps it out of the exact check's candidates. */
 static const uint8_t drain_tag = 0xd5;
 
 /* The drained outcome stored beside entry `e`, or NULL. */
@@ -172,12 +171,16 @@ void wh_patterns_drain_ends(WhWormhole *wh, WhFlow *f)
   dr->out[g->drain_v].fin = (uint64_t)(wh->sim->now - f->start); /* its FCT */
   if (++dr->n_done < dr->n)
     return;
-  g_autoptr(GByteArray) v = g_byte_array_new();
-  wh_outcome_drain_encode(dr->out, dr->n, v);
-  g_byte_array_append(dr->key, &drain_tag, 1);
-  wh_memo_db_insert(wh->memo, dr->sig, WH_MEMO_DRAINED, dr->key->data, dr->key->len, v->data,
-                    v->len);
-  wh->ps.drained++;
+  if (wh_memo_db_bytes(wh->memo) < wh->p.memo_max_bytes) {
+    g_autoptr(GByteArray) v = g_byte_array_new();
+    wh_outcome_drain_encode(dr->out, dr->n, v);
+    g_byte_array_append(dr->key, &drain_tag, 1);
+    wh_memo_db_insert(wh->memo, dr->sig, WH_MEMO_DRAINED, dr->key->data, dr->key->len, v->data,
+                      v->len);
+    wh->ps.drained++;
+  } else {
+    wh->ps.not_stored++;
+  }
   drain_drop(wh, dr);
 }
 
