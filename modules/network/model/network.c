@@ -55,7 +55,7 @@ void wh_net_free(WhNet *net)
       g_free(net->node[i].ports);
     g_free(net->node);
     if (net->sim->prefetch_base == (const char *)net->port)
-      wh_sim_set_owner_prefetch(net->sim, NULL, 0, 0);
+      wh_sim_set_owner_prefetch(net->sim, NULL, 0, 0, 0);
     wh_huge_free(net->port, MAX(net->n_ports, 1) * sizeof(WhPort));
   }
   g_free(net->pfc_port);
@@ -322,7 +322,8 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
   g_array_free(net->build_ports, TRUE);
   net->build_nodes = net->build_ports = NULL;
   net->finalized = TRUE;
-  wh_sim_set_owner_prefetch(net->sim, net->port, sizeof(WhPort), net->n_ports);
+  wh_sim_set_owner_prefetch(net->sim, net->port, sizeof(WhPort), net->n_ports,
+                            offsetof(WhPort, fly_head));
   net->host_node = g_new(uint32_t, net->n_hosts);
   for (uint32_t i = 0; i < net->n_nodes; i++) {
     WhNode *n = &net->node[i];
