@@ -44,7 +44,8 @@ typedef struct WhPacket {
   uint64_t seq;     /* data: first byte; ACK/NACK: next expected byte */
   uint32_t size;    /* bytes on the wire */
   uint32_t payload; /* data bytes carried */
-  uint32_t in_port; /* ingress port at the current switch, for PFC accounting */
+  uint32_t in_port; /* at a switch: the port of the link it came over, whose ingress
+                       counts hold it (PFC accounting) */
   uint16_t hop;
   uint16_t nhops;
   uint8_t type;

@@ -13,8 +13,10 @@
 #if GLIB_SIZEOF_VOID_P == 8
 /* The port's cache lines (network.h): the hot path counts on them. */
 G_STATIC_ASSERT(sizeof(WhPort) == 512);
-G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 64);
-G_STATIC_ASSERT(offsetof(WhPort, qd) == 128);
+G_STATIC_ASSERT(offsetof(WhPort, frames) == 64);
+G_STATIC_ASSERT(offsetof(WhPort, pfc_state) < 128);
+G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 128);
+G_STATIC_ASSERT(offsetof(WhPort, qd) == 192);
 G_STATIC_ASSERT(offsetof(WhQueueDisc, band) == 64);
 #endif
 
@@ -252,7 +254,8 @@ static void init_port_queue(WhNet *net, WhPort *port)
     port->qd.pmax = net->p.pmax;
     wh_rng_init(&port->qd.rng, net->p.seed, 0x100000000ULL + port->id);
   }
-  if (n->is_switch && net->p.pfc)
+  /* the far node's PFC books of this link's arrivals are this port's */
+  if (net->node[port->peer_node].is_switch && net->p.pfc)
     *(net->p.pfc_dynamic ? &port->pfc_dyn_mask : &port->pfc_data_mask) =
         (uint8_t) ~(1u << WH_PRIO_CONTROL);
   port->delay += wh_net_switch_delay(net, port->peer_node);
@@ -282,7 +285,7 @@ static gboolean init_dynamic_pfc(WhNet *net, GError **error)
       WhTime rtt = p->delay + net->port[p->peer].delay;
       double room = ceil((double)p->rate_bps * (double)rtt / 8e12) +
                     3.0 * (double)net->p.pfc_frame + WH_PFC_FRAME_BYTES;
-      net->pfc_port[p->id].headroom =
+      net->pfc_port[p->peer].headroom =
           room < (double)net->p.buffer_bytes ? (uint64_t)room : net->p.buffer_bytes;
       total += room;
     }
@@ -346,6 +349,14 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     }
     if (net->node[sw].leaf == WH_NO_PORT)
       net->node[sw].leaf = net->n_leaves++;
+  }
+  if (net->p.pfc && net->p.buffer_bytes > UINT32_MAX) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER,
+                "wh::Switch::BufferSize=%" G_GUINT64_FORMAT
+                " B: with PFC a switch buffer holds less than 4 GiB (its ingress counts are "
+                "32-bit)",
+                net->p.buffer_bytes);
+    return FALSE;
   }
   for (uint32_t i = 0; i < net->n_ports; i++)
     init_port_queue(net, &net->port[i]);
@@ -512,13 +523,23 @@ static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
   f->prio = (uint8_t)p;
   f->size = WH_PFC_FRAME_BYTES;
   f->in_port = WH_NO_PORT;
-  f->pfc_pause = (port->pfc_state >> p) & 1u;
+  f->pfc_pause = (net->port[port->peer].pfc_state >> p) & 1u;
   if (f->pfc_pause)
     net->c.pfc_pauses++;
   else
     net->c.pfc_resumes++;
   wh_queue_disc_report_pfc(&port->qd, p, f->pfc_pause);
   return f;
+}
+
+/* The far node of `link` changes its PFC state for the priority of `bit` (pause or
+ * resume what arrives over the link): its port on the link sends the frame. */
+static void pfc_toggle(WhNet *net, WhPort *link, uint8_t bit)
+{
+  WhPort *back = &net->port[link->peer];
+  link->pfc_state ^= bit;
+  back->pfc_pending ^= bit;
+  ensure_tx_event(net, back, MAX(net->sim->now, back->busy_until));
 }
 
 /* Dynamic PFC: the bytes one ingress port and priority may hold in the shared pool,
@@ -562,11 +583,8 @@ static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *
   }
   in->ingress_bytes[q] += size;
   uint8_t bit = (uint8_t)(1u << q);
-  if (!(in->pfc_state & bit) && dynamic_pfc_over(net, sw, in, pp, q, TRUE)) {
-    in->pfc_state |= bit;
-    in->pfc_pending ^= bit;
-    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-  }
+  if (!(in->pfc_state & bit) && dynamic_pfc_over(net, sw, in, pp, q, TRUE))
+    pfc_toggle(net, in, bit);
   return TRUE;
 }
 
@@ -583,11 +601,8 @@ static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in
   sw->shared_used -= size - from_hdrm;
   in->ingress_bytes[q] -= size;
   uint8_t bit = (uint8_t)(1u << q);
-  if ((in->pfc_state & bit) && !dynamic_pfc_over(net, sw, in, pp, q, FALSE)) {
-    in->pfc_state &= (uint8_t)~bit;
-    in->pfc_pending ^= bit;
-    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-  }
+  if ((in->pfc_state & bit) && !dynamic_pfc_over(net, sw, in, pp, q, FALSE))
+    pfc_toggle(net, in, bit);
 }
 
 /* A packet leaves a switch's buffer (at dequeue): release buffer and PFC counts. */
@@ -604,11 +619,8 @@ static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
     return;
   }
   in->ingress_bytes[pkt->in_prio] -= pkt->size;
-  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] <= net->p.pfc_xon) {
-    in->pfc_state &= (uint8_t)~bit;
-    in->pfc_pending ^= bit;
-    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-  }
+  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] <= net->p.pfc_xon)
+    pfc_toggle(net, in, bit);
 }
 
 static void port_try_send(WhNet *net, WhPort *port)
@@ -686,6 +698,7 @@ static void drop(WhNet *net, WhPort *out, WhPacket *pkt)
   wh_net_packet_free(net, pkt);
 }
 
+/* `in` is the port of the link the packet came over: its line holds the ingress counts. */
 static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, WhPacket *pkt)
 {
   if (node->buffer_used + pkt->size > net->p.buffer_bytes) {
@@ -695,11 +708,8 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (in->pfc_data_mask & bit) {
     in->ingress_bytes[pkt->in_prio] += pkt->size;
-    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff) {
-      in->pfc_state |= bit;
-      in->pfc_pending ^= bit;
-      ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-    }
+    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff)
+      pfc_toggle(net, in, bit);
   } else if (G_UNLIKELY(in->pfc_dyn_mask & bit) &&
              !dynamic_pfc_admit(net, node, in, pkt->in_prio, pkt->size)) {
     drop(net, out, pkt);
@@ -731,23 +741,22 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     return;
   }
   net->c.link_traversals++;
-  link->st.frames++;
-  link->st.bytes += pkt->size;
+  link->frames++;
+  link->bytes += pkt->size;
   net->last_move = net->sim->now;
   if (++pkt->hop == pkt->nhops) {
     net->c.packets_delivered++;
     net->tp.deliver(net->tp_ctx, pkt);
     return;
   }
-  WhPort *in = &net->port[link->peer];
-  pkt->in_port = in->id;
+  pkt->in_port = link->id;
   /* ingress accounting (PFC) in the priority the packet crossed the link with; its
    * next egress queue and link in the next virtual channel after a bumping link */
   pkt->in_prio = pkt->prio;
   if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1 &&
       (link->vc_bump == WH_VC_BUMP_ALWAYS || net->port[pkt->route[pkt->hop]].tier == link->tier))
     pkt->prio--;
-  switch_enqueue(net, &net->node[link->peer_node], in, &net->port[pkt->route[pkt->hop]], pkt);
+  switch_enqueue(net, &net->node[link->peer_node], link, &net->port[pkt->route[pkt->hop]], pkt);
 }
 
 static void fill_deadlock(WhNet *net, WhTime still_since)
@@ -835,7 +844,7 @@ uint64_t wh_net_link_bytes(const WhNet *net)
 {
   uint64_t b = 0;
   for (uint32_t i = 0; i < net->n_ports; i++)
-    b += net->port[i].st.bytes;
+    b += net->port[i].bytes;
   return b;
 }
 

@@ -147,9 +147,9 @@ static void add_link_tiers(JsonObject *o, const WhRun *run)
     const WhPort *p = &net->port[i];
     struct TierSum *x = &t[p->tier];
     x->ports++;
-    x->active += p->st.frames > 0;
-    x->frames += p->st.frames;
-    x->bytes += p->st.bytes;
+    x->active += p->frames > 0;
+    x->frames += p->frames;
+    x->bytes += p->bytes;
     x->busy += p->st.busy;
     x->busy_max = MAX(x->busy_max, p->st.busy);
     x->paused += wh_net_port_paused_time(net, p);
