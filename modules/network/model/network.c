@@ -18,6 +18,9 @@ G_STATIC_ASSERT(offsetof(WhPort, pfc_state) < 128);
 G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 128);
 G_STATIC_ASSERT(offsetof(WhPort, qd) == 192);
 G_STATIC_ASSERT(offsetof(WhQueueDisc, band) == 64);
+G_STATIC_ASSERT(sizeof(WhPacket) == 64);
+G_STATIC_ASSERT(WH_PKT_INT_SLAB *(sizeof(WhPacket) + WH_MAX_INT_HOPS * sizeof(WhIntHop)) ==
+                WH_PKT_INT_BLOCK);
 #endif
 
 #define PKT_SLAB 4096
@@ -67,20 +70,34 @@ void wh_net_free(WhNet *net)
   if (net->router.free_data)
     net->router.free_data(net->router.data);
   wh_bulk_free(net->pkt_bulk);
+  if (net->int_blocks) {
+    for (guint i = 0; i < net->int_blocks->len; i++)
+      wh_huge_free(net->int_blocks->pdata[i], WH_PKT_INT_BLOCK);
+    g_ptr_array_free(net->int_blocks, TRUE);
+  }
   g_free(net);
 }
 
+/* A slab of packets, each on a cache line of its own; with INT on, a block that holds
+ * their records too (wh_packet_ints), aligned to its size (wh_huge_alloc0 aligns to
+ * 2 MB). */
 WhPacket *wh_net_packet_alloc(WhNet *net)
 {
-  WhPacket *slab = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhPacket) * PKT_SLAB);
-  WhIntHop *ints = NULL;
-  if (net->p.int_enabled)
-    ints = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhIntHop) * PKT_SLAB * WH_MAX_INT_HOPS);
-  for (size_t i = 0; i < PKT_SLAB; i++)
-    slab[i].ints = ints ? &ints[i * WH_MAX_INT_HOPS] : NULL;
-  for (size_t i = 0; i < PKT_SLAB - 1; i++)
+  size_t n = PKT_SLAB;
+  WhPacket *slab;
+  if (net->p.int_enabled) {
+    n = WH_PKT_INT_SLAB;
+    slab = wh_huge_alloc0(WH_PKT_INT_BLOCK);
+    g_assert(((uintptr_t)slab & (WH_PKT_INT_BLOCK - 1)) == 0);
+    if (net->int_blocks == NULL)
+      net->int_blocks = g_ptr_array_new();
+    g_ptr_array_add(net->int_blocks, slab);
+  } else {
+    slab = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhPacket) * PKT_SLAB);
+  }
+  for (size_t i = 0; i < n - 1; i++)
     slab[i].next = &slab[i + 1];
-  slab[PKT_SLAB - 1].next = net->pkt_free;
+  slab[n - 1].next = net->pkt_free;
   net->pkt_free = slab;
   return slab;
 }
@@ -522,7 +539,6 @@ static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
   f->type = WH_PKT_PFC;
   f->prio = (uint8_t)p;
   f->size = WH_PFC_FRAME_BYTES;
-  f->in_port = WH_NO_PORT;
   f->pfc_pause = (net->port[port->peer].pfc_state >> p) & 1u;
   if (f->pfc_pause)
     net->c.pfc_pauses++;
@@ -609,9 +625,7 @@ static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in
 static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
 {
   node->buffer_used -= pkt->size;
-  if (pkt->in_port == WH_NO_PORT)
-    return;
-  WhPort *in = &net->port[pkt->in_port];
+  WhPort *in = &net->port[pkt->route[pkt->hop - 1]];
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (!(in->pfc_data_mask & bit)) {
     if (G_UNLIKELY(in->pfc_dyn_mask & bit))
@@ -642,7 +656,7 @@ static void port_try_send(WhNet *net, WhPort *port)
       if (node->is_switch) {
         switch_release(net, node, pkt);
         if (net->p.int_enabled && pkt->type == WH_PKT_DATA && pkt->n_int < WH_MAX_INT_HOPS)
-          pkt->ints[pkt->n_int++] =
+          wh_packet_ints(pkt)[pkt->n_int++] =
               (WhIntHop){now, port->tx_bytes + pkt->size, (uint32_t)port->qd.total_bytes, port->id};
       }
     } else if (!node->is_switch) {
@@ -749,7 +763,6 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     net->tp.deliver(net->tp_ctx, pkt);
     return;
   }
-  pkt->in_port = link->id;
   /* ingress accounting (PFC) in the priority the packet crossed the link with; its
    * next egress queue and link in the next virtual channel after a bumping link */
   pkt->in_prio = pkt->prio;
@@ -869,7 +882,7 @@ static void shift_packet(WhPacket *pkt, WhTime shift)
   if (pkt->sent)
     pkt->sent += shift;
   for (unsigned k = 0; k < pkt->n_int; k++)
-    pkt->ints[k].ts += shift;
+    wh_packet_ints(pkt)[k].ts += shift;
 }
 
 void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift)

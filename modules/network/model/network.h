@@ -241,7 +241,8 @@ struct WhNet {
   WhNetRouter router;
   /* packet pool */
   WhPacket *pkt_free;
-  struct WhBulk *pkt_bulk; /* packet slabs, and INT slabs when INT is on */
+  struct WhBulk *pkt_bulk; /* packet slabs (INT off) */
+  GPtrArray *int_blocks;   /* packet slabs with their INT records (INT on; NULL before) */
   uint64_t pkt_live;
   WhNetTransport tp;
   void *tp_ctx;

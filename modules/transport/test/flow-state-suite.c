@@ -502,9 +502,9 @@ static void assert_net_consistent(const WhNet *net)
         if (!net->node[p->node].is_switch)
           continue;
         buffer[p->node] += pkt->size;
-        if (pkt->in_port != WH_NO_PORT &&
-            (net->port[pkt->in_port].pfc_data_mask & (1u << pkt->in_prio)))
-          ingress[(gsize)pkt->in_port * WH_NPRIO + pkt->in_prio] += pkt->size;
+        uint32_t in = pkt->route[pkt->hop - 1]; /* the port of the link it came over */
+        if (net->port[in].pfc_data_mask & (1u << pkt->in_prio))
+          ingress[(gsize)in * WH_NPRIO + pkt->in_prio] += pkt->size;
       }
       ck_assert_ptr_eq(p->qd.band[q].tail, last);
       ck_assert_uint_eq(p->qd.band[q].bytes, bytes);
