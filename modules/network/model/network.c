@@ -697,8 +697,6 @@ void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt)
 {
   WhPort *port = &net->port[wh_net_host_port(net, host)];
   wh_queue_disc_enqueue(&port->qd, pkt);
-  if (port->qd.total_bytes > port->st.max_queue)
-    port->st.max_queue = port->qd.total_bytes;
   port_try_send(net, port);
 }
 
@@ -731,8 +729,6 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
   }
   node->buffer_used += pkt->size;
   wh_queue_disc_enqueue(&out->qd, pkt);
-  if (out->qd.total_bytes > out->st.max_queue)
-    out->st.max_queue = out->qd.total_bytes;
   port_try_send(net, out);
 }
 

@@ -126,12 +126,12 @@ const char *wh_net_tier_name(WhLinkTier tier);
 
 /* Per directed port, counted always (a few adds per frame): the transmitter's side of
  * what crossed the link. What arrived over it (WhPort.frames and bytes) is counted on
- * the port's line that the arrival touches. */
+ * the port's line that the arrival touches, the largest egress queue (qd.max_bytes) on
+ * the queue disc's first line. */
 typedef struct {
-  WhTime busy;        /* transmitter busy time (every frame, PFC frames included) */
-  uint64_t max_queue; /* largest egress queue, bytes */
-  WhTime paused;      /* time with some priority paused by the peer (PFC), closed
-                         (wh_net_port_paused_time adds the open pause) */
+  WhTime busy;   /* transmitter busy time (every frame, PFC frames included) */
+  WhTime paused; /* time with some priority paused by the peer (PFC), closed
+                    (wh_net_port_paused_time adds the open pause) */
 } WhPortStats;
 
 typedef struct {
@@ -206,10 +206,9 @@ typedef struct {
   uint64_t tx_bytes;
   WhPortStats st;
   WhTime pause_since; /* when the current pause began (paused != 0) */
-  uint64_t spare2;
+  uint64_t spare2[2];
   /* fourth and on */
   WhQueueDisc qd;
-  uint64_t spare3;
 } WhPort;
 
 typedef struct {

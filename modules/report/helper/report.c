@@ -153,7 +153,7 @@ static void add_link_tiers(JsonObject *o, const WhRun *run)
     x->busy += p->st.busy;
     x->busy_max = MAX(x->busy_max, p->st.busy);
     x->paused += wh_net_port_paused_time(net, p);
-    x->max_queue = MAX(x->max_queue, p->st.max_queue);
+    x->max_queue = MAX(x->max_queue, p->qd.max_bytes);
   }
   double end = run->sim->now ? (double)run->sim->now : 1.0;
   JsonObject *tiers = json_object_new();
