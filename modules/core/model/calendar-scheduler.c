@@ -306,8 +306,13 @@ static WhEvent *calendar_pop(WhScheduler *self)
   WhEvent *ev = find_min(c, TRUE);
   if (ev == NULL)
     return NULL;
+  /* the hint: the bucket's next event (its time is read to unlink ev) if it lies in the
+   * window, else the next bucket's head */
+  WhEvent *next = ev->next;
+  uint32_t i = ev->pos;
   bucket_unlink(c, ev);
   c->n--;
+  c->parent.hint = next && next->time < c->cur_top ? next : c->b[(i + 1) & (c->nb - 1)].head;
   if (!c->resizing && c->nb > CAL_MIN_BUCKETS && c->n < c->nb / 2)
     rebuild(c, c->nb / 2);
   else

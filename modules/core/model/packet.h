@@ -1,7 +1,8 @@
 /* The packet: one frame in flight, pooled by the network (no malloc per packet).
  * A packet carries its flow, a pointer to its route (the egress ports it crosses,
  * the sender's NIC first) and its hop index, so forwarding is an array load, not a
- * table lookup. `arrive` is the time it reaches the far end of the link it is on. */
+ * table lookup. `arrive` is the time it reaches the far end of the link it is on. A
+ * packet is one cache line; its INT records lie beside its slab. */
 #ifndef WH_PACKET_H
 #define WH_PACKET_H
 
@@ -34,7 +35,9 @@ typedef struct {
 } WhIntHop;
 
 #define WH_MAX_INT_HOPS 8
+#define WH_MAX_FRAME_BYTES 65535u /* size and payload are 16-bit */
 
+/* 64 bytes, one cache line: the pool aligns every packet to one. */
 typedef struct WhPacket {
   struct WhPacket *next;
   struct WhFlow *flow;
@@ -42,18 +45,30 @@ typedef struct WhPacket {
   WhTime arrive;
   WhTime sent;      /* set by the sender; echoed by ACKs */
   uint64_t seq;     /* data: first byte; ACK/NACK: next expected byte */
-  uint32_t size;    /* bytes on the wire */
-  uint32_t payload; /* data bytes carried */
-  uint32_t in_port; /* ingress port at the current switch, for PFC accounting */
-  uint16_t hop;
+  uint16_t size;    /* bytes on the wire */
+  uint16_t payload; /* data bytes carried */
+  uint16_t hop;     /* at a switch, route[hop - 1] is the port of the link it came over */
   uint16_t nhops;
   uint8_t type;
   uint8_t prio;      /* priority (virtual channel) of the next egress queue and link */
   uint8_t in_prio;   /* at a switch: the priority it arrived with (ingress accounting) */
   uint8_t ecn;       /* 1: congestion experienced */
   uint8_t pfc_pause; /* PFC frames: 1 pause, 0 resume (priority in prio) */
-  uint8_t n_int;     /* INT records in ints[] */
-  WhIntHop *ints;    /* WH_MAX_INT_HOPS records when INT is on, else NULL; fixed per packet */
+  uint8_t n_int;     /* INT records (wh_packet_ints) */
 } WhPacket;
+
+/* With INT on, the network's packets live in blocks of WH_PKT_INT_BLOCK bytes aligned
+ * to their size: WH_PKT_INT_SLAB packets, then WH_MAX_INT_HOPS records for each, so a
+ * packet's records follow from its address and cost the packet no pointer. */
+#define WH_PKT_INT_SLAB 8192u
+#define WH_PKT_INT_BLOCK (2u << 20)
+
+/* The INT records of a packet of a network with INT on. (transfer none) */
+static inline WhIntHop *wh_packet_ints(const WhPacket *pkt)
+{
+  uintptr_t a = (uintptr_t)pkt, base = a & ~(uintptr_t)(WH_PKT_INT_BLOCK - 1);
+  WhIntHop *ints = (WhIntHop *)(base + WH_PKT_INT_SLAB * sizeof(WhPacket));
+  return ints + (a - base) / sizeof(WhPacket) * WH_MAX_INT_HOPS;
+}
 
 #endif

@@ -28,6 +28,10 @@ typedef struct {
 
 struct WhScheduler {
   const WhSchedulerClass *klass;
+  /* nullable: after a pop, an event that is likely to be popped next, or NULL; only a
+   * prefetch hint (the simulator reads its owner before running the popped event), so
+   * a wrong one costs time, never results. A class that never sets it leaves NULL. */
+  WhEvent *hint;
 };
 
 extern const WhSchedulerClass wh_heap_scheduler_class;

@@ -148,6 +148,24 @@ void wh_sim_count_events(WhSim *sim, WhEventCounts *counts)
   sim->counts = counts;
 }
 
+void wh_sim_set_owner_prefetch(WhSim *sim, const void *base, size_t stride, uint32_t n,
+                               uint32_t follow)
+{
+  g_return_if_fail(base == NULL || (stride > 0 && (stride & (stride - 1)) == 0));
+  sim->prefetch_base = base;
+  sim->prefetch_n = base ? n : 0;
+  sim->prefetch_shift = base ? (uint32_t)__builtin_ctzll(stride) : 0;
+  sim->prefetch_follow = follow;
+}
+
+/* The record of the owner of the event the scheduler expects next, or NULL. */
+static inline const char *hint_record(const WhSim *sim, const WhEvent *hint)
+{
+  if (hint == NULL || hint->owner >= sim->prefetch_n)
+    return NULL;
+  return sim->prefetch_base + ((size_t)hint->owner << sim->prefetch_shift);
+}
+
 /* The event loop, inlined twice: with counts == NULL the counting is compiled out. */
 static G_ALWAYS_INLINE inline void run_loop(WhSim *sim, WhEventCounts *counts)
 {
@@ -158,10 +176,16 @@ static G_ALWAYS_INLINE inline void run_loop(WhSim *sim, WhEventCounts *counts)
   sim->stopped = sim->past_horizon != 0 || sim->interrupted;
   sim->wall_stopped = FALSE;
   gboolean watch = sim->progress != NULL || sim->wall_limit_s > 0 || sim->interrupt != NULL;
+  s->hint = NULL;
   while (!sim->stopped) {
     WhEvent *ev = pop(s);
     if (ev == NULL)
       break;
+    const char *rec = hint_record(sim, s->hint);
+    if (rec) {
+      __builtin_prefetch(rec);
+      __builtin_prefetch(rec + 64);
+    }
     if (G_UNLIKELY(ev->time > sim->due_limit)) {
       if (ev->time > WH_TIME_HORIZON)
         wh_sim_beyond_horizon(sim, ev->time);
@@ -184,6 +208,8 @@ static G_ALWAYS_INLINE inline void run_loop(WhSim *sim, WhEventCounts *counts)
     release(sim, ev);
     sim->events_executed++;
     fn(sim, ctx, arg);
+    if (rec)
+      __builtin_prefetch(*(const void *const *)(rec + sim->prefetch_follow));
     if (G_UNLIKELY(watch && (sim->events_executed & ((1u << 20) - 1)) == 0)) {
       if (sim->interrupt != NULL && *sim->interrupt != 0) {
         sim->interrupted = TRUE;

@@ -57,6 +57,12 @@ struct WhSim {
   WhTime monitor_next;
   WhTime past_horizon;   /* 0, or a time beyond WH_TIME_HORIZON that came due: stopped */
   WhEventCounts *counts; /* nullable: every event run is counted by owner */
+  /* Owner prefetch (wh_sim_set_owner_prefetch): owner o < prefetch_n has its record at
+   * prefetch_base + (o << prefetch_shift), a pointer to follow at prefetch_follow */
+  const char *prefetch_base;
+  uint32_t prefetch_n;
+  uint32_t prefetch_shift;
+  uint32_t prefetch_follow;
 };
 
 /* (transfer full) */
@@ -70,6 +76,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(WhSim, wh_sim_free)
  * (transfer none; NULL: stop counting). With none, the loop pays nothing for it: it is
  * chosen once per wh_sim_run. */
 void wh_sim_count_events(WhSim *sim, WhEventCounts *counts);
+
+/* Owners 0..n-1 have records of `stride` bytes (a power of two) from `base` (transfer
+ * none; NULL: none), e.g. the network's ports, each holding at byte `follow` a pointer
+ * (nullable) to what its next event most likely reads first (a port's head packet in
+ * flight). Once an event is popped, the loop prefetches the first two cache lines of
+ * the record of the owner of the event the scheduler expects next (WhScheduler.hint),
+ * and once the event has run, the object that record's pointer names: that event's
+ * misses overlap this one's work. */
+void wh_sim_set_owner_prefetch(WhSim *sim, const void *base, size_t stride, uint32_t n,
+                               uint32_t follow);
 
 static inline WhTime wh_sim_now(const WhSim *sim)
 {

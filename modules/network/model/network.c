@@ -13,9 +13,14 @@
 #if GLIB_SIZEOF_VOID_P == 8
 /* The port's cache lines (network.h): the hot path counts on them. */
 G_STATIC_ASSERT(sizeof(WhPort) == 512);
-G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 64);
-G_STATIC_ASSERT(offsetof(WhPort, qd) == 128);
+G_STATIC_ASSERT(offsetof(WhPort, frames) == 64);
+G_STATIC_ASSERT(offsetof(WhPort, pfc_state) < 128);
+G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 128);
+G_STATIC_ASSERT(offsetof(WhPort, qd) == 192);
 G_STATIC_ASSERT(offsetof(WhQueueDisc, band) == 64);
+G_STATIC_ASSERT(sizeof(WhPacket) == 64);
+G_STATIC_ASSERT(WH_PKT_INT_SLAB *(sizeof(WhPacket) + WH_MAX_INT_HOPS * sizeof(WhIntHop)) ==
+                WH_PKT_INT_BLOCK);
 #endif
 
 #define PKT_SLAB 4096
@@ -54,6 +59,8 @@ void wh_net_free(WhNet *net)
     for (uint32_t i = 0; i < net->n_nodes; i++)
       g_free(net->node[i].ports);
     g_free(net->node);
+    if (net->sim->prefetch_base == (const char *)net->port)
+      wh_sim_set_owner_prefetch(net->sim, NULL, 0, 0, 0);
     wh_huge_free(net->port, MAX(net->n_ports, 1) * sizeof(WhPort));
   }
   g_free(net->pfc_port);
@@ -63,20 +70,34 @@ void wh_net_free(WhNet *net)
   if (net->router.free_data)
     net->router.free_data(net->router.data);
   wh_bulk_free(net->pkt_bulk);
+  if (net->int_blocks) {
+    for (guint i = 0; i < net->int_blocks->len; i++)
+      wh_huge_free(net->int_blocks->pdata[i], WH_PKT_INT_BLOCK);
+    g_ptr_array_free(net->int_blocks, TRUE);
+  }
   g_free(net);
 }
 
+/* A slab of packets, each on a cache line of its own; with INT on, a block that holds
+ * their records too (wh_packet_ints), aligned to its size (wh_huge_alloc0 aligns to
+ * 2 MB). */
 WhPacket *wh_net_packet_alloc(WhNet *net)
 {
-  WhPacket *slab = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhPacket) * PKT_SLAB);
-  WhIntHop *ints = NULL;
-  if (net->p.int_enabled)
-    ints = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhIntHop) * PKT_SLAB * WH_MAX_INT_HOPS);
-  for (size_t i = 0; i < PKT_SLAB; i++)
-    slab[i].ints = ints ? &ints[i * WH_MAX_INT_HOPS] : NULL;
-  for (size_t i = 0; i < PKT_SLAB - 1; i++)
+  size_t n = PKT_SLAB;
+  WhPacket *slab;
+  if (net->p.int_enabled) {
+    n = WH_PKT_INT_SLAB;
+    slab = wh_huge_alloc0(WH_PKT_INT_BLOCK);
+    g_assert(((uintptr_t)slab & (WH_PKT_INT_BLOCK - 1)) == 0);
+    if (net->int_blocks == NULL)
+      net->int_blocks = g_ptr_array_new();
+    g_ptr_array_add(net->int_blocks, slab);
+  } else {
+    slab = wh_bulk_alloc0(net->pkt_bulk, sizeof(WhPacket) * PKT_SLAB);
+  }
+  for (size_t i = 0; i < n - 1; i++)
     slab[i].next = &slab[i + 1];
-  slab[PKT_SLAB - 1].next = net->pkt_free;
+  slab[n - 1].next = net->pkt_free;
   net->pkt_free = slab;
   return slab;
 }
@@ -250,7 +271,8 @@ static void init_port_queue(WhNet *net, WhPort *port)
     port->qd.pmax = net->p.pmax;
     wh_rng_init(&port->qd.rng, net->p.seed, 0x100000000ULL + port->id);
   }
-  if (n->is_switch && net->p.pfc)
+  /* the far node's PFC books of this link's arrivals are this port's */
+  if (net->node[port->peer_node].is_switch && net->p.pfc)
     *(net->p.pfc_dynamic ? &port->pfc_dyn_mask : &port->pfc_data_mask) =
         (uint8_t) ~(1u << WH_PRIO_CONTROL);
   port->delay += wh_net_switch_delay(net, port->peer_node);
@@ -280,7 +302,7 @@ static gboolean init_dynamic_pfc(WhNet *net, GError **error)
       WhTime rtt = p->delay + net->port[p->peer].delay;
       double room = ceil((double)p->rate_bps * (double)rtt / 8e12) +
                     3.0 * (double)net->p.pfc_frame + WH_PFC_FRAME_BYTES;
-      net->pfc_port[p->id].headroom =
+      net->pfc_port[p->peer].headroom =
           room < (double)net->p.buffer_bytes ? (uint64_t)room : net->p.buffer_bytes;
       total += room;
     }
@@ -320,6 +342,8 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
   g_array_free(net->build_ports, TRUE);
   net->build_nodes = net->build_ports = NULL;
   net->finalized = TRUE;
+  wh_sim_set_owner_prefetch(net->sim, net->port, sizeof(WhPort), net->n_ports,
+                            offsetof(WhPort, fly_head));
   net->host_node = g_new(uint32_t, net->n_hosts);
   for (uint32_t i = 0; i < net->n_nodes; i++) {
     WhNode *n = &net->node[i];
@@ -342,6 +366,14 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     }
     if (net->node[sw].leaf == WH_NO_PORT)
       net->node[sw].leaf = net->n_leaves++;
+  }
+  if (net->p.pfc && net->p.buffer_bytes > UINT32_MAX) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER,
+                "wh::Switch::BufferSize=%" G_GUINT64_FORMAT
+                " B: with PFC a switch buffer holds less than 4 GiB (its ingress counts are "
+                "32-bit)",
+                net->p.buffer_bytes);
+    return FALSE;
   }
   for (uint32_t i = 0; i < net->n_ports; i++)
     init_port_queue(net, &net->port[i]);
@@ -507,14 +539,23 @@ static WhPacket *make_pfc_frame(WhNet *net, WhPort *port)
   f->type = WH_PKT_PFC;
   f->prio = (uint8_t)p;
   f->size = WH_PFC_FRAME_BYTES;
-  f->in_port = WH_NO_PORT;
-  f->pfc_pause = (port->pfc_state >> p) & 1u;
+  f->pfc_pause = (net->port[port->peer].pfc_state >> p) & 1u;
   if (f->pfc_pause)
     net->c.pfc_pauses++;
   else
     net->c.pfc_resumes++;
   wh_queue_disc_report_pfc(&port->qd, p, f->pfc_pause);
   return f;
+}
+
+/* The far node of `link` changes its PFC state for the priority of `bit` (pause or
+ * resume what arrives over the link): its port on the link sends the frame. */
+static void pfc_toggle(WhNet *net, WhPort *link, uint8_t bit)
+{
+  WhPort *back = &net->port[link->peer];
+  link->pfc_state ^= bit;
+  back->pfc_pending ^= bit;
+  ensure_tx_event(net, back, MAX(net->sim->now, back->busy_until));
 }
 
 /* Dynamic PFC: the bytes one ingress port and priority may hold in the shared pool,
@@ -558,11 +599,8 @@ static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *
   }
   in->ingress_bytes[q] += size;
   uint8_t bit = (uint8_t)(1u << q);
-  if (!(in->pfc_state & bit) && dynamic_pfc_over(net, sw, in, pp, q, TRUE)) {
-    in->pfc_state |= bit;
-    in->pfc_pending ^= bit;
-    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-  }
+  if (!(in->pfc_state & bit) && dynamic_pfc_over(net, sw, in, pp, q, TRUE))
+    pfc_toggle(net, in, bit);
   return TRUE;
 }
 
@@ -579,20 +617,15 @@ static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in
   sw->shared_used -= size - from_hdrm;
   in->ingress_bytes[q] -= size;
   uint8_t bit = (uint8_t)(1u << q);
-  if ((in->pfc_state & bit) && !dynamic_pfc_over(net, sw, in, pp, q, FALSE)) {
-    in->pfc_state &= (uint8_t)~bit;
-    in->pfc_pending ^= bit;
-    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-  }
+  if ((in->pfc_state & bit) && !dynamic_pfc_over(net, sw, in, pp, q, FALSE))
+    pfc_toggle(net, in, bit);
 }
 
 /* A packet leaves a switch's buffer (at dequeue): release buffer and PFC counts. */
 static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
 {
   node->buffer_used -= pkt->size;
-  if (pkt->in_port == WH_NO_PORT)
-    return;
-  WhPort *in = &net->port[pkt->in_port];
+  WhPort *in = &net->port[pkt->route[pkt->hop - 1]];
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (!(in->pfc_data_mask & bit)) {
     if (G_UNLIKELY(in->pfc_dyn_mask & bit))
@@ -600,11 +633,8 @@ static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
     return;
   }
   in->ingress_bytes[pkt->in_prio] -= pkt->size;
-  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] <= net->p.pfc_xon) {
-    in->pfc_state &= (uint8_t)~bit;
-    in->pfc_pending ^= bit;
-    ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-  }
+  if ((in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] <= net->p.pfc_xon)
+    pfc_toggle(net, in, bit);
 }
 
 static void port_try_send(WhNet *net, WhPort *port)
@@ -626,7 +656,7 @@ static void port_try_send(WhNet *net, WhPort *port)
       if (node->is_switch) {
         switch_release(net, node, pkt);
         if (net->p.int_enabled && pkt->type == WH_PKT_DATA && pkt->n_int < WH_MAX_INT_HOPS)
-          pkt->ints[pkt->n_int++] =
+          wh_packet_ints(pkt)[pkt->n_int++] =
               (WhIntHop){now, port->tx_bytes + pkt->size, (uint32_t)port->qd.total_bytes, port->id};
       }
     } else if (!node->is_switch) {
@@ -667,8 +697,6 @@ void wh_net_host_send(WhNet *net, uint32_t host, WhPacket *pkt)
 {
   WhPort *port = &net->port[wh_net_host_port(net, host)];
   wh_queue_disc_enqueue(&port->qd, pkt);
-  if (port->qd.total_bytes > port->st.max_queue)
-    port->st.max_queue = port->qd.total_bytes;
   port_try_send(net, port);
 }
 
@@ -682,6 +710,7 @@ static void drop(WhNet *net, WhPort *out, WhPacket *pkt)
   wh_net_packet_free(net, pkt);
 }
 
+/* `in` is the port of the link the packet came over: its line holds the ingress counts. */
 static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, WhPacket *pkt)
 {
   if (node->buffer_used + pkt->size > net->p.buffer_bytes) {
@@ -691,11 +720,8 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (in->pfc_data_mask & bit) {
     in->ingress_bytes[pkt->in_prio] += pkt->size;
-    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff) {
-      in->pfc_state |= bit;
-      in->pfc_pending ^= bit;
-      ensure_tx_event(net, in, MAX(net->sim->now, in->busy_until));
-    }
+    if (!(in->pfc_state & bit) && in->ingress_bytes[pkt->in_prio] > net->p.pfc_xoff)
+      pfc_toggle(net, in, bit);
   } else if (G_UNLIKELY(in->pfc_dyn_mask & bit) &&
              !dynamic_pfc_admit(net, node, in, pkt->in_prio, pkt->size)) {
     drop(net, out, pkt);
@@ -703,8 +729,6 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
   }
   node->buffer_used += pkt->size;
   wh_queue_disc_enqueue(&out->qd, pkt);
-  if (out->qd.total_bytes > out->st.max_queue)
-    out->st.max_queue = out->qd.total_bytes;
   port_try_send(net, out);
 }
 
@@ -727,23 +751,21 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
     return;
   }
   net->c.link_traversals++;
-  link->st.frames++;
-  link->st.bytes += pkt->size;
+  link->frames++;
+  link->bytes += pkt->size;
   net->last_move = net->sim->now;
   if (++pkt->hop == pkt->nhops) {
     net->c.packets_delivered++;
     net->tp.deliver(net->tp_ctx, pkt);
     return;
   }
-  WhPort *in = &net->port[link->peer];
-  pkt->in_port = in->id;
   /* ingress accounting (PFC) in the priority the packet crossed the link with; its
    * next egress queue and link in the next virtual channel after a bumping link */
   pkt->in_prio = pkt->prio;
   if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1 &&
       (link->vc_bump == WH_VC_BUMP_ALWAYS || net->port[pkt->route[pkt->hop]].tier == link->tier))
     pkt->prio--;
-  switch_enqueue(net, &net->node[link->peer_node], in, &net->port[pkt->route[pkt->hop]], pkt);
+  switch_enqueue(net, &net->node[link->peer_node], link, &net->port[pkt->route[pkt->hop]], pkt);
 }
 
 static void fill_deadlock(WhNet *net, WhTime still_since)
@@ -831,7 +853,7 @@ uint64_t wh_net_link_bytes(const WhNet *net)
 {
   uint64_t b = 0;
   for (uint32_t i = 0; i < net->n_ports; i++)
-    b += net->port[i].st.bytes;
+    b += net->port[i].bytes;
   return b;
 }
 
@@ -856,7 +878,7 @@ static void shift_packet(WhPacket *pkt, WhTime shift)
   if (pkt->sent)
     pkt->sent += shift;
   for (unsigned k = 0; k < pkt->n_int; k++)
-    pkt->ints[k].ts += shift;
+    wh_packet_ints(pkt)[k].ts += shift;
 }
 
 void wh_net_shift_port(WhNet *net, uint32_t port, WhTime shift)

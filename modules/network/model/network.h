@@ -124,16 +124,14 @@ typedef enum {
 /* The tier's name in outputs ("link", "host", "nic", "fabric", ...). */
 const char *wh_net_tier_name(WhLinkTier tier);
 
-/* Per directed port, counted always (a few adds per frame): what crossed the link.
- * frames and bytes are not adjacent: GCC would otherwise pair their two increments into
- * vector instructions that cost more than the adds. */
+/* Per directed port, counted always (a few adds per frame): the transmitter's side of
+ * what crossed the link. What arrived over it (WhPort.frames and bytes) is counted on
+ * the port's line that the arrival touches, the largest egress queue (qd.max_bytes) on
+ * the queue disc's first line. */
 typedef struct {
-  uint64_t frames;    /* data/ACK/NACK/CNP frames that arrived over the link */
-  WhTime busy;        /* transmitter busy time (every frame, PFC frames included) */
-  uint64_t bytes;     /* bytes on the wire of those frames */
-  uint64_t max_queue; /* largest egress queue, bytes */
-  WhTime paused;      /* time with some priority paused by the peer (PFC), closed
-                         (wh_net_port_paused_time adds the open pause) */
+  WhTime busy;   /* transmitter busy time (every frame, PFC frames included) */
+  WhTime paused; /* time with some priority paused by the peer (PFC), closed
+                    (wh_net_port_paused_time adds the open pause) */
 } WhPortStats;
 
 typedef struct {
@@ -150,7 +148,8 @@ typedef struct {
 
 /* Dynamic PFC's books, kept beside the ports and nodes (WhNet.pfc_port, pfc_node, only
  * with dynamic thresholds) so that the port and node structs every packet touches stay
- * as small as without them. */
+ * as small as without them. Like the ingress counts, a port's entry is about what
+ * arrived over its link and is buffered at the far node. */
 typedef struct {
   /* of the port's ingress_bytes, those held in its headroom (the rest are in the
    * switch's shared pool), and the headroom's size (per priority) */
@@ -164,13 +163,15 @@ typedef struct {
 } WhNodePfc;
 
 /* One direction of a link: 512 bytes on x86-64, so that indexing net->port is a
- * shift, in an array aligned to a cache line. Laid out by use, as each hop of a packet
- * touches three ports (the link it crossed, the ingress and the egress port) and the
- * port array outgrows the caches from a few thousand hosts (docs/bench.md): the first
- * cache line holds what the arrival, the transmitter and PFC's checks read, the second
- * the link's rate and its counters, the third the queue disc's own first line, then the
- * queue disc's bands; the PFC ingress counts and what only PFC pauses touch come last.
- * Keep new fields in the last line's padding, or mind the size and the lines. */
+ * shift, in an array aligned to a cache line. Laid out by use, as the port array
+ * outgrows the caches from a few thousand hosts (docs/bench.md): the first cache line
+ * holds what the arrival, the transmitter and PFC's checks read; the second what the
+ * arrival counts and, for PFC, the far node's books of what came over this link (its
+ * ingress counts: a packet's arrival and its departure from the far node's buffer touch
+ * this line, not a line of the far node's port); the third the transmitter's rate and
+ * counters; then the queue disc, its own first line on the fourth. Keep new fields in
+ * the spare bytes (the second line's for the hot path), or mind the size and the
+ * lines. */
 typedef struct {
   uint32_t id;
   uint32_t node, peer_node;
@@ -179,24 +180,35 @@ typedef struct {
   WhEvent *tx_event;
   WhPacket *fly_head, *fly_tail;
   WhEvent *fly_event;
-  uint8_t paused;        /* priorities paused by the peer (PFC) */
-  uint8_t pfc_state;     /* priorities we have asked the peer to pause */
-  uint8_t pfc_pending;   /* priorities whose state the peer has not been told yet */
-  uint8_t pfc_data_mask; /* priorities subject to PFC (static thresholds) */
+  uint8_t paused;      /* priorities paused by the peer (PFC) */
+  uint8_t pfc_pending; /* priorities whose PFC state (the peer port's pfc_state) this port
+                          has not sent yet */
+  uint8_t frozen;      /* held still by wh_net_freeze_port: no dequeue */
+  uint8_t vc_bump;     /* WhVcBump: when data crossing this link moves to the next
+                          virtual channel (priority - 1, down to 1) */
+  uint8_t tier;        /* WhLinkTier */
+  /* second cache line: the link's far end */
+  uint64_t frames; /* data/ACK/NACK/CNP frames that arrived over the link */
+  /* bytes buffered at the far node (a switch) that arrived over this link, per
+   * priority: at most the switch's buffer, which PFC keeps below 4 GiB */
+  uint32_t ingress_bytes[WH_NPRIO];
+  uint64_t bytes;        /* bytes on the wire of those frames (not beside frames: GCC would
+                            pair their two increments into vector instructions that cost
+                            more than the adds) */
+  uint8_t pfc_data_mask; /* priorities subject to PFC at the far node (static thresholds) */
   uint8_t pfc_dyn_mask;  /* ... (dynamic thresholds) */
-  uint8_t frozen;        /* held still by wh_net_freeze_port: no dequeue */
-  uint8_t vc_bump;       /* WhVcBump: when data crossing this link moves to the next
-                            virtual channel (priority - 1, down to 1) */
-  uint8_t tier;          /* WhLinkTier */
-  /* second cache line */
+  uint8_t pfc_state;     /* priorities the far node asks this port to pause (its port
+                            `peer` sends the frames) */
+  uint8_t spare1[13];
+  /* third cache line: the transmitter */
   uint64_t rate_bps;
   WhTime delay; /* propagation, plus the peer switch's forwarding delay */
   uint64_t tx_bytes;
   WhPortStats st;
-  /* third and on */
+  WhTime pause_since; /* when the current pause began (paused != 0) */
+  uint64_t spare2[2];
+  /* fourth and on */
   WhQueueDisc qd;
-  uint64_t ingress_bytes[WH_NPRIO]; /* buffered at this node, arrived over this link */
-  WhTime pause_since;               /* when the current pause began (paused != 0) */
 } WhPort;
 
 typedef struct {
@@ -228,7 +240,8 @@ struct WhNet {
   WhNetRouter router;
   /* packet pool */
   WhPacket *pkt_free;
-  struct WhBulk *pkt_bulk; /* packet slabs, and INT slabs when INT is on */
+  struct WhBulk *pkt_bulk; /* packet slabs (INT off) */
+  GPtrArray *int_blocks;   /* packet slabs with their INT records (INT on; NULL before) */
   uint64_t pkt_live;
   WhNetTransport tp;
   void *tp_ctx;
@@ -340,7 +353,7 @@ void wh_net_remove_hooks(WhNet *net, const WhQueueHooks *hooks, void *data);
 
 uint64_t wh_net_ecn_marks(const WhNet *net);
 /* Bytes of the frames that crossed links (data, ACK, NACK, CNP): the sum of every
- * port's st.bytes, computed when asked rather than counted twice per frame. */
+ * port's bytes, computed when asked rather than counted twice per frame. */
 uint64_t wh_net_link_bytes(const WhNet *net);
 
 /* Freezing (for an accelerator; separate from PFC): a frozen port dequeues nothing,

@@ -137,7 +137,8 @@ static void check_dynamic_pfc(WhSim *sim, void *ctx, uint64_t arg)
     const WhNodePfc *sw = &net->pfc_node[i];
     uint64_t shared = 0;
     for (uint32_t k = 0; k < n->nports; k++) {
-      const WhPort *p = &net->port[n->ports[k]];
+      /* the books of what arrives at the switch's port are on the link's other end */
+      const WhPort *p = &net->port[net->port[n->ports[k]].peer];
       const WhPortPfc *pp = &net->pfc_port[p->id];
       for (int q = 0; q < WH_NPRIO; q++) {
         ck_assert_uint_le(pp->hdrm_bytes[q], p->ingress_bytes[q]);

@@ -147,13 +147,13 @@ static void add_link_tiers(JsonObject *o, const WhRun *run)
     const WhPort *p = &net->port[i];
     struct TierSum *x = &t[p->tier];
     x->ports++;
-    x->active += p->st.frames > 0;
-    x->frames += p->st.frames;
-    x->bytes += p->st.bytes;
+    x->active += p->frames > 0;
+    x->frames += p->frames;
+    x->bytes += p->bytes;
     x->busy += p->st.busy;
     x->busy_max = MAX(x->busy_max, p->st.busy);
     x->paused += wh_net_port_paused_time(net, p);
-    x->max_queue = MAX(x->max_queue, p->st.max_queue);
+    x->max_queue = MAX(x->max_queue, p->qd.max_bytes);
   }
   double end = run->sim->now ? (double)run->sim->now : 1.0;
   JsonObject *tiers = json_object_new();

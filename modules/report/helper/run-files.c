@@ -123,15 +123,14 @@ char *wh_run_links_csv(const WhRun *run)
   for (uint32_t i = 0; i < net->n_ports; i++) {
     const WhPort *p = &net->port[i];
     WhTime paused = wh_net_port_paused_time(net, p);
-    if (p->st.frames == 0 && p->st.busy == 0 && paused == 0)
+    if (p->frames == 0 && p->st.busy == 0 && paused == 0)
       continue;
-    g_string_append_printf(csv,
-                           "%u,%u,%u,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                           ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f,%" G_GUINT64_FORMAT
-                           ",%" G_GUINT64_FORMAT "\n",
-                           i, p->node, p->peer_node, wh_net_tier_name((WhLinkTier)p->tier),
-                           p->rate_bps, p->st.frames, p->st.bytes, (guint64)p->st.busy,
-                           (double)p->st.busy / end, (guint64)paused, p->st.max_queue);
+    g_string_append_printf(
+        csv,
+        "%u,%u,%u,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+        ",%" G_GUINT64_FORMAT ",%.6f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
+        i, p->node, p->peer_node, wh_net_tier_name((WhLinkTier)p->tier), p->rate_bps, p->frames,
+        p->bytes, (guint64)p->st.busy, (double)p->st.busy / end, (guint64)paused, p->qd.max_bytes);
   }
   return g_string_free(csv, FALSE);
 }

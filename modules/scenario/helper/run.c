@@ -158,8 +158,24 @@ static gboolean check_custom(const WhScenario *sc, GError **error)
  * hundred bytes, so this bounds the memory a pattern can ask for. */
 #define WH_MAX_SCENARIO_FLOWS (1u << 24)
 
+/* A frame is at most WH_MAX_FRAME_BYTES (a packet's size is 16-bit). */
+static gboolean check_frame_size(const WhRun *run, uint64_t frame, GError **error)
+{
+  uint64_t ctrl = wh_config_bytes(run->cfg, "wh::RdmaFlow", "ControlBytes");
+  if (frame <= WH_MAX_FRAME_BYTES && ctrl <= WH_MAX_FRAME_BYTES)
+    return TRUE;
+  const char *o = wh_config_origin(run->cfg, "wh::RdmaFlow",
+                                   frame > WH_MAX_FRAME_BYTES ? "Mtu" : "ControlBytes");
+  g_set_error(error, WH_SCENARIO_ERROR, WH_SCENARIO_ERROR_VALUE,
+              "%s: a frame of %" G_GUINT64_FORMAT
+              " B (wh::RdmaFlow::Mtu + HeaderBytes, or ControlBytes) is larger than %u B",
+              o ? o : run->sc->path, MAX(frame, ctrl), WH_MAX_FRAME_BYTES);
+  return FALSE;
+}
+
 /* A switch buffer or PFC threshold smaller than one data frame would drop that frame
- * at every try: refused before anything is built. */
+ * at every try, and a larger frame than a packet holds cannot be sent: refused before
+ * anything is built. */
 static gboolean check_frame_fits(const WhRun *run, const WhNetParams *np, GError **error)
 {
   const WhConfig *cfg = run->cfg;
@@ -168,7 +184,7 @@ static gboolean check_frame_fits(const WhRun *run, const WhNetParams *np, GError
                       : np->pfc && !np->pfc_dynamic && np->pfc_xoff < frame ? "PfcXoff"
                                                                             : NULL;
   if (param == NULL)
-    return TRUE;
+    return check_frame_size(run, frame, error);
   const char *o = wh_config_origin(cfg, "wh::Switch", param);
   if (o == NULL)
     o = wh_config_origin(cfg, "wh::RdmaFlow", "Mtu");

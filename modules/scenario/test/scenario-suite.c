@@ -146,6 +146,30 @@ START_TEST(test_command_line_overrides_scenario)
 }
 END_TEST
 
+/* A packet's size is 16-bit and, with PFC, a port's ingress counts 32-bit: a frame
+ * above 65,535 B, or a PFC switch buffer of 4 GiB or more, is refused with the
+ * parameter named, before the run. */
+START_TEST(test_size_limits)
+{
+  char *mtu[] = {"wh::RdmaFlow::Mtu=65500B", NULL};
+  char *ctrl[] = {"wh::RdmaFlow::ControlBytes=70000B", NULL};
+  char *buffer[] = {"wh::Switch::BufferSize=4GiB", NULL};
+  char **sets[] = {mtu, ctrl, buffer};
+  const char *says[] = {"larger than 65535 B", "larger than 65535 B", "less than 4 GiB"};
+  for (int i = 0; i < 3; i++) {
+    g_autofree char *path = wh_test_source_path("scenarios/incast-16to1.xml");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(WhScenario) sc = wh_scenario_load(path, &err);
+    ck_assert_msg(sc != NULL, "%s", err ? err->message : "");
+    WhRunOptions opts = {.sets = sets[i]};
+    g_autoptr(WhRun) run = wh_run_new(sc, &opts, &err);
+    ck_assert_ptr_null(run);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(strstr(err->message, says[i]) != NULL, "%s", err->message);
+  }
+}
+END_TEST
+
 START_TEST(test_deadlock_watchdog)
 {
   /* tests/deadlock/pfc-ring.xml deadlocks by construction (a cycle of PFC pauses
@@ -467,6 +491,9 @@ Suite *wh_scenario_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("links");
   tcase_add_test(tc, test_links_csv);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("limits");
+  tcase_add_test(tc, test_size_limits);
   suite_add_tcase(s, tc);
   TCase *wd = tcase_create("watchdog");
   tcase_add_test(wd, test_deadlock_watchdog);

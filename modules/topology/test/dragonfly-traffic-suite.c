@@ -316,7 +316,7 @@ START_TEST(test_adaptive_parallel_global_links)
     for (uint32_t i = 0; i < run->net->n_ports; i++) {
       const WhPort *p = &run->net->port[i];
       if (p->tier == WH_TIER_GLOBAL && p->node == a + k && p->peer_node == b + k)
-        bytes[k] = p->st.bytes;
+        bytes[k] = p->bytes;
     }
     total += bytes[k];
     ck_assert_uint_eq(wh_dragonfly_link_flows(df, 0, 1, k), 0);

@@ -44,19 +44,20 @@ typedef struct {
 
 /* The first 64 bytes hold what every enqueue and dequeue reads (the network places the
  * queue disc on a cache line of its port), then the bands, then what RED reads only
- * between its thresholds and the observers' list. */
+ * between its thresholds and the observers. */
 struct WhQueueDisc {
   const WhQueueDiscClass *klass;
   /* Observers: the hook table called, NULL when nobody listens; with several
    * observers it is the fan-out table and hook_data is `observers`. */
   const WhQueueHooks *hooks;
-  void *hook_data;
   uint64_t total_bytes;
+  uint64_t max_bytes;  /* the largest total_bytes so far */
   uint64_t kmin, kmax; /* RED/ECN marking (used by wh_red_queue_disc_class) */
   uint32_t packets;
   uint32_t port;    /* owning directed port id */
   uint8_t nonempty; /* bit p: priority p has packets */
   WhQueueBand band[WH_NPRIO];
+  void *hook_data;
   double pmax;
   WhRng rng;
   uint64_t marks;
@@ -96,6 +97,8 @@ static inline void wh_queue_disc_enqueue(WhQueueDisc *qd, WhPacket *pkt)
   b->tail = pkt;
   b->bytes += pkt->size;
   qd->total_bytes += pkt->size;
+  if (qd->total_bytes > qd->max_bytes)
+    qd->max_bytes = qd->total_bytes;
   qd->packets++;
   qd->nonempty |= (uint8_t)(1u << p);
   if (qd->hooks && qd->hooks->on_enqueue)

@@ -173,8 +173,9 @@ static void store_hops(HpccState *s, const WhPacket *ack, WhTime now)
 {
   s->t_ref = now;
   s->n_hops = ack->n_int;
+  const WhIntHop *ints = ack->n_int ? wh_packet_ints(ack) : NULL;
   for (unsigned i = 0; i < ack->n_int; i++) {
-    const WhIntHop *h = &ack->ints[i];
+    const WhIntHop *h = &ints[i];
     WhTime age = now >= h->ts ? now - h->ts : AGE_NONE;
     s->hop[i] =
         (HpccHop){age < AGE_NONE ? (uint32_t)age : AGE_NONE, (uint32_t)h->tx_bytes, h->qlen};
@@ -191,8 +192,9 @@ static void update(WhFlow *f, HpccState *s, const HpccParams *p, const WhPacket 
   double big_u = 0.0;
   WhTime dt = 0;
   gboolean any = FALSE;
+  const WhIntHop *ints = ack->n_int ? wh_packet_ints(ack) : NULL;
   for (unsigned i = 0; same_route && i < ack->n_int; i++) {
-    const WhIntHop *h = &ack->ints[i];
+    const WhIntHop *h = &ints[i];
     const HpccHop *r = &s->hop[i];
     if (r->age == AGE_NONE || s->t_ref < r->age)
       continue;

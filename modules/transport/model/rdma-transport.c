@@ -353,10 +353,9 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   pkt->prio = f->prio;
   pkt->ecn = 0;
   pkt->seq = f->snd_nxt;
-  pkt->payload = payload;
-  pkt->size = payload + tp->p.header_bytes;
+  pkt->payload = (uint16_t)payload;
+  pkt->size = (uint16_t)(payload + tp->p.header_bytes);
   pkt->sent = now;
-  pkt->in_port = WH_NO_PORT;
   pkt->n_int = 0;
   if (f->snd_nxt < f->snd_max_sent) {
     f->retx_bytes += payload;
@@ -547,8 +546,7 @@ static void send_control(WhTransport *tp, WhFlow *f, WhPacket *pkt, WhPacketType
   pkt->ecn = ece;
   pkt->seq = seq;
   pkt->payload = 0;
-  pkt->size = tp->p.ctrl_bytes;
-  pkt->in_port = WH_NO_PORT;
+  pkt->size = (uint16_t)tp->p.ctrl_bytes;
   wh_net_host_send(tp->net, f->dst, pkt);
 }
 
@@ -651,6 +649,9 @@ static void tp_deliver(void *ctx, WhPacket *pkt)
 WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *params,
                               const WhCcClass *cc, void *cc_params)
 {
+  g_return_val_if_fail(params->mtu + (uint64_t)params->header_bytes <= WH_MAX_FRAME_BYTES &&
+                           params->ctrl_bytes <= WH_MAX_FRAME_BYTES,
+                       NULL);
   WhTransport *tp = g_new0(WhTransport, 1);
   tp->sim = sim;
   tp->net = net;

@@ -502,9 +502,9 @@ static void assert_net_consistent(const WhNet *net)
         if (!net->node[p->node].is_switch)
           continue;
         buffer[p->node] += pkt->size;
-        if (pkt->in_port != WH_NO_PORT &&
-            (net->port[pkt->in_port].pfc_data_mask & (1u << pkt->in_prio)))
-          ingress[(gsize)pkt->in_port * WH_NPRIO + pkt->in_prio] += pkt->size;
+        uint32_t in = pkt->route[pkt->hop - 1]; /* the port of the link it came over */
+        if (net->port[in].pfc_data_mask & (1u << pkt->in_prio))
+          ingress[(gsize)in * WH_NPRIO + pkt->in_prio] += pkt->size;
       }
       ck_assert_ptr_eq(p->qd.band[q].tail, last);
       ck_assert_uint_eq(p->qd.band[q].bytes, bytes);
@@ -534,8 +534,8 @@ static void assert_net_consistent(const WhNet *net)
       ck_assert_uint_eq(p->ingress_bytes[q], ingress[(gsize)i * WH_NPRIO + q]);
       if ((p->pfc_state >> q) & 1u)
         ck_assert_msg(p->ingress_bytes[q] > net->p.pfc_xon,
-                      "port %u priority %u: paused at %" G_GUINT64_FORMAT " B, at or below XON", i,
-                      q, p->ingress_bytes[q]);
+                      "port %u priority %u: paused at %u B, at or below XON", i, q,
+                      p->ingress_bytes[q]);
     }
   }
 }
@@ -646,15 +646,17 @@ START_TEST(test_complete_shared_bottleneck)
   ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
   ck_assert_uint_gt(buffered, 0);
   /* the left switch has paused flow 0's sender; taking flow 0's packets out of its
-   * buffer brings that ingress count to zero, so the resume frame is on its way */
+   * buffer brings that ingress count (kept on the sender's port) to zero, so the resume
+   * frame is on its way from the switch's port */
   const WhFlow *f0 = wh_transport_flow(run->tp, 0);
-  const WhPort *in0 = &run->net->port[run->net->port[f0->fwd[0]].peer];
+  const WhPort *link0 = &run->net->port[f0->fwd[0]];
+  const WhPort *in0 = &run->net->port[link0->peer];
   const uint8_t bit = (uint8_t)(1u << f0->prio);
-  ck_assert_uint_eq(in0->pfc_state & bit, bit);
-  ck_assert_uint_gt(in0->ingress_bytes[f0->prio], run->net->p.pfc_xon);
+  ck_assert_uint_eq(link0->pfc_state & bit, bit);
+  ck_assert_uint_gt(link0->ingress_bytes[f0->prio], run->net->p.pfc_xon);
   complete_now(run, 0);
-  ck_assert_uint_eq(in0->ingress_bytes[f0->prio], 0);
-  ck_assert_uint_eq(in0->pfc_state & bit, 0);
+  ck_assert_uint_eq(link0->ingress_bytes[f0->prio], 0);
+  ck_assert_uint_eq(link0->pfc_state & bit, 0);
   ck_assert_uint_eq(in0->pfc_pending & bit, bit);
   run_to_end(run);
   const WhFlow *f1 = wh_transport_flow(run->tp, 1);
