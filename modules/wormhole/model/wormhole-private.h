@@ -269,9 +269,9 @@ gboolean wh_ff_replay(WhWormhole *wh, const WhPartition *p, const uint32_t *flow
                       const uint64_t *bytes, const uint8_t *snaps, const WhOutcomeSteady *steady,
                       uint32_t n, uint32_t done, WhTime dur);
 
-/* Memo mode: parks partition `p` to replay a drained outcome: flows[i] (all of p's
- * flows) completes drain[i].fin after its start; until then it is parked (the partition stays
- * parked until the last completion, its rebuilds held). Refused (FALSE, nothing
+/* Memo mode: parks partition `p` (of two flows or more) to replay a drained outcome:
+ * flows[i] (all of p's flows) completes drain[i].fin after its start; until then it is parked (the
+ * partition stays parked until the last completion, its rebuilds held). Refused (FALSE, nothing
  * done) when a flow is not eligible, is not of drain[i].size bytes, did not start
  * drain[i].lag after the earliest of them, or has not about drain[i].left bytes left to
  * send.
