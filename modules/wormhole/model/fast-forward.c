@@ -511,8 +511,9 @@ static uint64_t drain_keep(const WhWormhole *wh, const WhSkip *sk, const WhFlow 
 }
 
 /* Completes flow `id` now with its packets left where they are (reclaimed by the
- * caller, in one pass over the ports), counting what it did not send as advanced. */
-static gboolean complete_in_place(WhWormhole *wh, uint32_t id, WhTime parked_at)
+ * caller, in one pass over the ports), counting what it did not send as advanced and
+ * the completion as the drain's. */
+static void complete_in_place(WhWormhole *wh, uint32_t id, WhTime parked_at)
 {
   WhFlow *f = wh_transport_flow(wh->tp, id);
   WhGlueFlow *g = wh_wormhole_glue(wh, id);
@@ -523,7 +524,7 @@ static gboolean complete_in_place(WhWormhole *wh, uint32_t id, WhTime parked_at)
   g->advanced += unsent;
   g->skipped += wh->sim->now - parked_at;
   wh->ss.advanced_bytes += left;
-  return TRUE;
+  wh->ss.drain_completions++;
 }
 
 /* A packet of a completed flow (the drain's, the only ones on its ports). */
@@ -614,7 +615,6 @@ static void drain_complete(WhSim *sim, void *ctx, uint64_t arg)
   complete_in_place(wh, id, sk->t0);
   wh_wormhole_park_owner(sim->sched, id | WH_OWNER_FLOW, NONE);
   g_array_append_val(sk->drain_done, id);
-  wh->ss.drain_completions++;
   if (n_freed > 0)
     drain_split(wh, sk);
 }
@@ -633,8 +633,7 @@ static void drain_end(WhWormhole *wh, WhSkip *sk, WhTime dt)
     *ev = NULL;
   }
   for (guint i = 0; whole && i < sk->flows->len; i++)
-    wh->ss.drain_completions +=
-        complete_in_place(wh, g_array_index(sk->flows, uint32_t, i), sk->t0);
+    complete_in_place(wh, g_array_index(sk->flows, uint32_t, i), sk->t0);
   /* the completed flows' packets, in one pass over each port */
   if (sk->drain_done->len > 0 || whole)
     for (guint i = 0; i < sk->ports->len; i++)
@@ -662,7 +661,7 @@ gboolean wh_ff_drain(WhWormhole *wh, const WhPartition *p, const uint32_t *flows
   collect(wh, p, pf, ports);
   /* flows that contend with each other: a lone flow's phase is a quiet flow at its line
    * rate, which the periodic skip takes exactly and, unlike a drain, a later arrival
-   * cuts at a known rate (on the k=8 fat-tree every drain cut was a lone flow's) */
+   * cuts at a known rate */
   gboolean ok = pf->len == n && n > 1 && !foreign_waiter(wh, p, ports);
   WhTime last = 0, now = wh->sim->now, first = WH_TIME_MAX;
   for (uint32_t i = 0; ok && i < n; i++)
