@@ -1086,19 +1086,23 @@ def render(results, engines, report, check, engine, out, ran):
     if two:
         lines += ["", "On %s nodes the job spans several groups of the preset, which joins a pair of "
                   "groups by 4 global links (wh::Dragonfly::GlobalLinksPerPair, 25 GB/s each way): "
-                  "on two groups half of every GCD's bytes cross them, and a 2-group machine has no third group "
-                  "for a non-minimal detour, as the full Frontier has. Time against the global-link "
+                  "on 256 nodes the job fills two of the machine's four groups and half of every GCD's "
+                  "bytes cross them (the other two groups are there for non-minimal detours, as on "
+                  "the full Frontier; a 2-group machine, which rows of an engine before that rule "
+                  "ran on, has none). Time against the global-link "
                   "time (their bytes, headers and acknowledgements included, over their total rate) and their largest "
                   "busy fraction: %s. An algorithm that is not issue-bound is held by the global "
                   "links there, and how evenly its messages spread over the 4 parallel links "
                   "(flow-count routing: one link busy all the run while others idle) sets how far "
                   "above the global-link time it ends; the flat all-to-alls at alpha 10 us are issue-bound "
-                  "(n-1 alphas per GCD). The paper's multi-group runs had the rest of the machine "
+                  "(n-1 alphas per GCD, %.1f ms on 256 nodes), while at the measured alpha their n-1 "
+                  "alphas take %.1f ms there. The paper's multi-group runs had the rest of the machine "
                   "to spread over." % (
                       ", ".join(sorted({str(e[0]) for e in two}, key=int)),
                       "; ".join("%s %s %.1f ms / %.1f ms, busy %.2f" % (
                           label(e), a, e[5][a] * 1e3, e[11][a]["global_time_ps"] * 1e-9,
-                          e[6][a]["global"][2]) for e in two for a in ALGS if "global" in e[6][a]))]
+                          e[6][a]["global"][2]) for e in two for a in ALGS if "global" in e[6][a]),
+                      (256 * GCDS - 1) * 10e-3, (256 * GCDS - 1) * MEASURED * 1e-3)]
 
     lines += ["", "### Evidence per cell", "",
               "For every cell: per-tier link load from `links.csv` (bytes over the tier's "
@@ -1309,7 +1313,9 @@ def render(results, engines, report, check, engine, out, ran):
             if bnd is None:
                 bnd = "within the bounds: not run yet"
                 left += w or 0
-            if k in cells:
+                if k in cells:
+                    bnd = "within the bounds: stored at 0 and 10 us only"
+            elif k in cells:
                 bnd = "stored at 0 and 10 us only; " + bnd
             lines.append("| %d | %d MB | %s | %s | %s | %s |" % (
                 k[0], k[1], k[2].upper(), "-" if w is None else "%.0f s" % w, frm, bnd))
