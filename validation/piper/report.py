@@ -7,8 +7,11 @@ one row per run, kept between invocations so that grid cells add up over several
                                             or NODES:BUFFER_MB:CC), stores them in
                                             RESULTS if every check passes, else writes
                                             the failures to OUT/failed-CELL.txt
-  report.py fingerprint-cells RESULTS       the fingerprint cells whose 6 runs are
-                                            all stored, one a line
+  report.py alphas [RESULTS CELL]           the alphas (us) each cell runs, 0, the
+                                            measured one and 10; with CELL, those it is
+                                            stored at with all three algorithms
+  report.py fingerprint-cells RESULTS       the fingerprint cells stored with at least
+                                            the 6 runs of alpha 0 and 10, one a line
   report.py fingerprint OUT RESULTS ENGINES ENGINE RUN CELL...
                                             compares the CELLs' runs in OUT, field by
                                             simulated field, with their stored rows
@@ -44,7 +47,45 @@ GCDS = 8  # per node
 GROUP_NODES = 128  # nodes per group of the preset
 TIERS = ["nic", "fabric", "local", "global"]
 ALGS = ["halo", "direct", "rccl"]
-ALPHAS = [0, 10]
+BRACKET = [0, 10]  # us: the bracket of wh::Workload::MessageAlpha every cell runs
+
+
+def alpha_value(text):
+    """An alpha in microseconds from its text: an int when whole (0, 10), else a float
+    (0.76); ValueError if it is not a finite non-negative number."""
+    v = float(text)
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(text)
+    return int(v) if v == int(v) else v
+
+
+def alpha_text(a):
+    """The alpha's text in results.csv, run names and the report: 0, 0.76, 10."""
+    return "%g" % a
+
+
+def us(x):
+    """A product of alphas in us, as text: 11.4, 20470."""
+    return "%g" % round(x, 3)
+
+
+def measured_alpha():
+    """The measured MessageAlpha (us) run.sh passes in PIPER_MEASURED_ALPHA_US (run.sh
+    defines it once, from validation/frontier/report.md)."""
+    text = os.environ.get("PIPER_MEASURED_ALPHA_US", "")
+    try:
+        a = alpha_value(text)
+    except ValueError:
+        a = None
+    if a is None or a in BRACKET:
+        print("run.sh: PIPER_MEASURED_ALPHA_US='%s' is not an alpha in us other than %s "
+              "(run.sh sets it)" % (text, " and ".join(map(alpha_text, BRACKET))), file=sys.stderr)
+        sys.exit(2)
+    return a
+
+
+MEASURED = measured_alpha()
+ALPHAS = sorted(BRACKET + [MEASURED])  # each cell's alphas: the bracket and the measured one
 GRID_NODES = [4, 16, 32, 64, 128, 256, 512]
 GRID_BUFFERS = [1, 16, 128]
 GRID_CC = ["dcqcn", "hpcc"]
@@ -84,7 +125,7 @@ def groups(nodes):
 
 
 def run_name(k, alg, alpha):
-    return "a2a-%s-%d-%dMB-a%d-%s" % (alg, k[0], k[1], alpha, k[2])
+    return "a2a-%s-%d-%dMB-a%s-%s" % (alg, k[0], k[1], alpha_text(alpha), k[2])
 
 
 # --- the results file ------------------------------------------------------------------
@@ -134,7 +175,9 @@ def load(path):
                     if d[k] < 0:
                         raise ValueError
                 elif k == "alpha_us":
-                    d[k] = None if v == "-" else int(v)
+                    d[k] = None if v == "-" else alpha_value(v)
+                    if d[k] is not None and alpha_text(d[k]) != v:
+                        raise ValueError
                 elif k.endswith("_bytes") or k == "rss_kb":
                     d[k] = None if v == "" else int(v)
                 elif k.endswith("_busy_mean") or k.endswith("_busy_max") or k == "wall_s":
@@ -159,6 +202,8 @@ def fmt(d, k):
     v = d[k]
     if v is None:
         return "-" if k == "alpha_us" else ""
+    if k == "alpha_us":
+        return alpha_text(v)
     if k.endswith("_busy_mean") or k.endswith("_busy_max"):
         return "%.6f" % v
     if k == "wall_s":
@@ -201,17 +246,41 @@ def save_engines(path, recs):
         recs, key=lambda d: (d["run"], d["engine"], d["reproduces"]))])
 
 
+def stored_alphas(got):
+    """The alphas of ALPHAS at which GOT ((alg, alpha) -> row) holds all three
+    algorithms."""
+    return [a for a in ALPHAS if all((alg, a) in got for alg in ALGS)]
+
+
 def complete(rows, cell):
-    """CELL's stored rows by (alg, alpha), or None if any of its 6 is missing."""
+    """CELL's stored rows by (alg, alpha), or None if any of its runs (3 algorithms at
+    each of ALPHAS) is missing."""
     got = {(d["alg"], d["alpha_us"]): d for d in rows if d["cell"] == cell}
-    return got if len(got) == len(ALGS) * len(ALPHAS) else None
+    return got if stored_alphas(got) == ALPHAS else None
+
+
+def bracketed(rows, cell):
+    """CELL's stored rows by (alg, alpha) if it holds at least the runs of the bracket
+    (a cell of an engine before the measured alpha has these 6 only), else None."""
+    got = {(d["alg"], d["alpha_us"]): d for d in rows if d["cell"] == cell}
+    return got if set(BRACKET) <= set(stored_alphas(got)) else None
 
 
 def fingerprint_cells(results):
+    """The fingerprint cells stored with at least the bracket's runs."""
     rows = load(results)
     for c in FINGERPRINT:
-        if complete(rows, c):
+        if bracketed(rows, c):
             print(c)
+
+
+def alphas(results, cell):
+    """The alphas run.sh runs, on one line; with CELL, those at which it is stored with
+    all three algorithms (what its fingerprint rerun compares)."""
+    got = ALPHAS
+    if cell:
+        got = stored_alphas(bracketed(load(results), cell) or {})
+    print(" ".join(alpha_text(a) for a in got))
 
 
 def fingerprint(out, results, engines, engine, run, cells):
@@ -222,13 +291,13 @@ def fingerprint(out, results, engines, engine, run, cells):
     a = Analysis(out)
     per = {}  # (stored engine, CC) -> [cells, runs, first difference or None]
     for cell in cells:
-        old = complete(rows, cell)
+        old = bracketed(rows, cell)
         if not old:
-            print("run.sh: %s: fingerprint cell %s has not its 6 runs stored" % (results, cell),
-                  file=sys.stderr)
+            print("run.sh: %s: fingerprint cell %s has not the 6 runs of alpha %s stored" % (
+                results, cell, " and ".join(map(alpha_text, BRACKET))), file=sys.stderr)
             sys.exit(2)
         k = cell_key(cell)
-        for alpha in ALPHAS:
+        for alpha in stored_alphas(old):
             for alg in ALGS:
                 s = old[(alg, alpha)]
                 d = a.run(run_name(k, alg, alpha), cell, k[0] * GCDS, alg, alpha, k[1] * 1_000_000)
@@ -238,8 +307,8 @@ def fingerprint(out, results, engines, engine, run, cells):
                 e[1] += 1
                 diff = next((f for f in SIMULATED if fmt(s, f) != fmt(d, f)), None)
                 if diff and e[2] is None:
-                    e[2] = "differs: %s %s alpha %d %s: stored %s, new %s" % (
-                        cell, alg, alpha, diff, fmt(s, diff) or "(empty)", fmt(d, diff) or "(empty)")
+                    e[2] = "differs: %s %s alpha %s %s: stored %s, new %s" % (
+                        cell, alg, alpha_text(alpha), diff, fmt(s, diff) or "(empty)", fmt(d, diff) or "(empty)")
     recs = load_engines(engines)
     for (old_engine, cc), (cs, n, diff) in sorted(per.items()):
         # this invocation's record of the pair for this CC replaces an earlier one
@@ -545,9 +614,11 @@ def fit_rate(points):
 
 def wall_model(rows):
     """The wall-time model fitted on the stored cells' runs, or None: events ~ a x flows
-    x tiers + b x packets x tiers per algorithm and alpha (either cc), and events per
-    second ~ flows^s per algorithm (the larger the run, the slower each event: memory),
-    fitted on the runs of at least RATE_MIN_WALL_S (all runs when none is as long)."""
+    x tiers + b x packets x tiers per algorithm and alpha (either cc; an alpha inside the
+    bracket with too few stored runs to fit takes the larger of the bracket's
+    estimates, see estimate()), and events per second ~ flows^s per algorithm (the
+    larger the run, the slower each event: memory), fitted on the runs of at least
+    RATE_MIN_WALL_S (all runs when none is as long)."""
     runs = [d for d in rows if d["cell"] != "micro" and d["wall_s"] and d["events"]]
     events, rate = {}, {}
     for alg in ALGS:
@@ -559,24 +630,29 @@ def wall_model(rows):
         long = [d for d in mine if d["wall_s"] >= RATE_MIN_WALL_S] or mine
         rate[alg] = fit_rate([(math.log(d["flows"]), math.log(d["events"] / d["wall_s"]))
                               for d in long])
-    if None in events.values() or None in rate.values():
+    if any(events[(alg, a)] is None for alg in ALGS for a in BRACKET) or None in rate.values():
         return None
     return {"events": events, "rate": rate, "runs": len(runs)}
 
 
 def estimate(model, nd, b):
-    """The wall time of a cell's 6 runs (either congestion control) from MODEL,
-    wall_model(): each run's events from its flows and packets, over the event rate of
-    its algorithm at its flows. Returns (seconds or None, the basis, the longest run)."""
+    """The wall time of a cell's runs (3 algorithms x ALPHAS, either congestion control)
+    from MODEL, wall_model(): each run's events from its flows and packets (an alpha
+    with too few stored runs to fit: the larger of the bracket's), over the event rate
+    of its algorithm at its flows. Returns (seconds or None, the basis, the longest
+    run)."""
     if model is None:
         return None, "too few stored runs to fit", None
     walls, events = [], 0
     for alg in ALGS:
         c, s = model["rate"][alg]
+        f1, f2 = run_features(alg, nd, b)
         for alpha in ALPHAS:
-            a, p = model["events"][(alg, alpha)]
-            f1, f2 = run_features(alg, nd, b)
-            e = max(a * f1 + p * f2, run_flows(alg, nd))  # a flow is an event at least
+            fits = [model["events"][(alg, alpha)]]
+            if fits[0] is None:
+                fits = [model["events"][(alg, x)] for x in BRACKET]
+            e = max(max(a * f1 + p * f2 for a, p in fits),
+                    run_flows(alg, nd))  # a flow is an event at least
             events += e
             walls.append(e / math.exp(c + s * math.log(run_flows(alg, nd))))
     frm = "%.2g G events; fit on %d stored runs" % (events / 1e9, model["runs"])
@@ -636,17 +712,17 @@ def why_not(model, per, mem, k, avail):
 
 
 def plan(results, budget):
-    """The grid cells without stored results that keep within the bounds, cheapest
-    first, as long as their estimated walls add up to at most BUDGET seconds; a cell of
-    4 nodes counts as 0 s while too few runs are stored to fit the wall model."""
+    """The grid cells not stored with all their runs (none, or those of the bracket only,
+    without the measured alpha's) that keep within the bounds, cheapest first, as long
+    as their estimated walls add up to at most BUDGET seconds; a cell of 4 nodes counts
+    as 0 s while too few runs are stored to fit the wall model."""
     rows = load(results)
-    walls = cell_walls(rows)
     model = wall_model(rows)
     per, mem = memory_fit(rows)
     avail = min(physical_bytes(), available_bytes() / 0.9)  # what is free now
     todo = []
     for k in grid():
-        if k in walls:
+        if complete(rows, cell_name(k)):
             continue
         w, _, bound = why_not(model, per, mem, k, avail)
         if bound:
@@ -665,6 +741,27 @@ def plan(results, budget):
 
 
 # --- the report ------------------------------------------------------------------------
+FRONTIER_REPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "frontier",
+                               "report.md")
+FIT_RE = re.compile(r"^Fit: alpha = ([0-9]+(?:\.[0-9]+)?) us on 16 GCDs of two nodes", re.M)
+
+
+def frontier_fit():
+    """(alpha in us, how it was read) from validation/frontier/report.md, the rendered
+    fit of its small all-to-all ("Fit: alpha = ... us on 16 GCDs of two nodes"): (None,
+    "missing ...") when there is no such report, (None, "unreadable ...") when it has
+    no fit line."""
+    try:
+        with open(FRONTIER_REPORT) as f:
+            text = f.read()
+    except OSError:
+        return None, "missing: validation/frontier/report.md not found, the fit not compared"
+    m = FIT_RE.search(text)
+    if not m:
+        return None, "unreadable: no line \"Fit: alpha = ... us on 16 GCDs of two nodes\""
+    return alpha_value(m.group(1)), "read"
+
+
 def render(results, engines, report, check, engine, out, ran):
     out = os.path.abspath(out)
     rows = load(results)
@@ -680,19 +777,35 @@ def render(results, engines, report, check, engine, out, ran):
         bad = [c for c in CHECKS if d[c] == "fail"]
         if bad:
             failures.append("stored %s %s alpha %s: check %s failed" % (
-                d["cell"], d["alg"], d["alpha_us"], ", ".join(bad)))
+                d["cell"], d["alg"], fmt(d, "alpha_us"), ", ".join(bad)))
     micro = {d["gcds"]: d for d in rows if d["cell"] == "micro"}
     cells = {}
+    extra = {}  # cell -> the alphas of its stored rows that this script does not run
     for d in rows:
         if d["cell"] != "micro":
-            cells.setdefault(cell_key(d["cell"]), {})[(d["alg"], d["alpha_us"])] = d
+            k = cell_key(d["cell"])
+            if d["alpha_us"] in ALPHAS:
+                cells.setdefault(k, {})[(d["alg"], d["alpha_us"])] = d
+            else:
+                extra.setdefault(k, set()).add(d["alpha_us"])
     for k in list(cells):
-        missing = [(a, al) for al in ALPHAS for a in ALGS if (a, al) not in cells[k]]
+        missing = [(a, al) for al in BRACKET for a in ALGS if (a, al) not in cells[k]]
         if missing:
             failures.append("stored cell %s lacks its runs %s" % (cell_name(k), ", ".join(
-                "%s alpha %d" % m for m in missing)))
+                "%s alpha %s" % (a, alpha_text(al)) for a, al in missing)))
             del cells[k]
     order_k = sorted(cells, key=lambda k: (k[2], k[0], k[1]))
+    # the alphas each cell has all three algorithms at; a cell of an engine before the
+    # measured alpha has the bracket only
+    at_alphas = {k: stored_alphas(cells[k]) for k in order_k}
+    partial = [k for k in order_k if MEASURED not in at_alphas[k]]
+    fit, fit_text = frontier_fit()
+    if fit is None and fit_text.startswith("unreadable"):
+        failures.append("validation/frontier/report.md: %s" % fit_text)
+    elif fit is not None and round(fit, 2) != round(MEASURED, 2):
+        failures.append("the measured alpha %s us run here is not validation/frontier's fit, "
+                        "%s us (validation/frontier/report.md)" % (alpha_text(MEASURED),
+                                                                   alpha_text(fit)))
 
     lines = ["# All-to-all on the Frontier preset, after Piper", "",
              "Generated by `validation/piper/run.sh` from the results it keeps in "
@@ -750,6 +863,16 @@ def render(results, engines, report, check, engine, out, ran):
                   "towards 1 and the per-GCD figure falls towards 12.5 GB/s.", ""]
 
     # --- HALO against flat -------------------------------------------------------------
+    ma = alpha_text(MEASURED)
+    if fit is None:
+        fit_line = "validation/frontier/report.md's fit could not be compared (%s)." % fit_text
+    elif round(fit, 2) == round(MEASURED, 2):
+        fit_line = ("This script defines the measured alpha once (run.sh) and, rendering, reads "
+                    "validation/frontier/report.md's fit: %s us, the alpha run here." % alpha_text(fit))
+    else:
+        fit_line = ("This script defines the measured alpha once (run.sh) and, rendering, reads "
+                    "validation/frontier/report.md's fit: %s us, **not** the %s us run here (a "
+                    "check failure)." % (alpha_text(fit), ma))
     lines += ["## HALO against flat all-to-alls", "",
               "`halo` (three phases, docs/modules/workload.md#halo; a rank issues its Phase II messages, "
               "then its Phase I ones), `direct` (every message ready at once) and `rccl` "
@@ -763,46 +886,56 @@ def render(results, engines, report, check, engine, out, ran):
               "nodes) once traffic crosses switches, with RCCL's per-message cost (alpha > 0). "
               "Agreement is judged on halo/flat time: within 0.9-1.1 on one switch; below 1 "
               "across switches with alpha > 0; alpha = 0 across switches has no paper figure "
-              "(RCCL always pays its launch cost)." % WINDOW, "",
-              "Alpha, measured: validation/frontier/report.md (\"Small all-to-all\") fits "
-              "MessageAlpha on published 8-byte all-to-all times on LUMI-G (MI250X, "
-              "Slingshot-11; OSU micro-benchmarks, public results of "
-              "github.com/zerefwayne/thesis-benchmarks): GPU-aware MPI (Cray MPICH "
-              "osu_alltoall) on 16 GCDs of two nodes gives 0.76 us per message (the same "
-              "alpha puts 8 GCDs of one node 6% under their measured time); RCCL "
+              "(RCCL always pays its launch cost). A cell's verdict is the one at the measured "
+              "alpha, %s us (\"Paper agreement at the measured alpha\" below), with alpha 0 and "
+              "10 us beside it as the bracket." % (WINDOW, ma), "",
+              "Alpha: each cell runs at MessageAlpha 0, %s and 10 us. The measured value: "
+              "validation/frontier/report.md (\"Small all-to-all\") fits MessageAlpha on "
+              "published 8-byte all-to-all times on LUMI-G (MI250X, Slingshot-11; OSU "
+              "micro-benchmarks, public results of github.com/zerefwayne/thesis-benchmarks): "
+              "GPU-aware MPI (Cray MPICH osu_alltoall) on 16 GCDs of two nodes, the one "
+              "measurement that crosses Slingshot-11, gives %s us per message (the same alpha "
+              "puts 8 GCDs of one node 6%% under their measured time). %s RCCL "
               "(osu_xccl_alltoall), measured on 8 GCDs of one node only, gives at most 4.2 us "
               "(a fixed cost per collective cannot be told from a per-message one with one "
               "size). No small-message RCCL all-to-all between nodes was found (searched: "
               "that repository, whose inter-node RCCL results file is empty; De Sensi et al., "
-              "SC24, whose all-to-all figure is at 2 MiB per pair; RCCL's issue tracker). The "
-              "2 MiB RCCL trend on 16-128 GCDs does not identify alpha (0 to 20 us move the "
-              "goodput less than the seed does). The grid below still brackets alpha at 0 and "
-              "10 us: both measured values lie inside the bracket, 10 us is above both, and "
-              "this script runs those two values only (its run names carry whole microseconds "
-              "and each cell's verdict keys on 10 us); the preset's own 200 ns is GPU-aware "
-              "MPI's, measured on point-to-point latency.", "",
+              "SC24, whose all-to-all figure is at 2 MiB per pair; RCCL's issue tracker), and "
+              "the 2 MiB RCCL trend on 16-128 GCDs does not identify alpha (0 to 20 us move the "
+              "goodput less than the seed does); so 0 (no per-message cost) and 10 us (above "
+              "both measured values) stay as the bracket. The preset's own 200 ns is GPU-aware "
+              "MPI's, measured on point-to-point latency. Cells stored by an engine before the "
+              "measured alpha was run have the bracket's 6 runs only: they are listed without "
+              "a verdict at the measured alpha." % (ma, ma, fit_line), "",
               "| nodes | groups | buffer | alpha | cc | halo | direct | rccl | halo/direct | halo/rccl | "
               "paper | agrees | wall (halo, direct, rccl) |",
               "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|"]
+
+    def judge(nodes, alpha, tt):
+        """The paper's expectation and, per flat algorithm, whether the cell agrees (None:
+        no paper figure)."""
+        if nodes <= 4:
+            return "about even", {a: 0.9 <= tt["halo"] / tt[a] <= 1.1 for a in ["direct", "rccl"]}
+        if alpha > 0:
+            return "HALO ahead", {a: tt["halo"] < tt[a] for a in ["direct", "rccl"]}
+        return "no figure", {a: None for a in ["direct", "rccl"]}
+
+    def verdict_text(agree):
+        return ", ".join("%s: %s" % (a, "-" if v is None else "yes" if v else "**no**")
+                         for a, v in agree.items())
+
     evidence = []
     for k in order_k:
         nodes, buf, cc = k
-        for alpha in ALPHAS:
+        for alpha in at_alphas[k]:
             r = {a: cells[k][(a, alpha)] for a in ALGS}
             tt = {a: r[a]["time_ps"] * 1e-12 for a in ALGS}
-            if nodes <= 4:
-                paper, agree = "about even", {a: 0.9 <= tt["halo"] / tt[a] <= 1.1 for a in ["direct", "rccl"]}
-            elif alpha > 0:
-                paper, agree = "HALO ahead", {a: tt["halo"] < tt[a] for a in ["direct", "rccl"]}
-            else:
-                paper, agree = "no figure", {a: None for a in ["direct", "rccl"]}
-            verdict = ", ".join("%s: %s" % (a, "-" if v is None else "yes" if v else "**no**")
-                                for a, v in agree.items())
-            lines.append("| %d | %d | %d MB | %d us | %s | %.1f us | %.1f us | %.1f us | %.2f | %.2f | %s | "
+            paper, agree = judge(nodes, alpha, tt)
+            lines.append("| %d | %d | %d MB | %s us | %s | %.1f us | %.1f us | %.1f us | %.2f | %.2f | %s | "
                          "%s | %.2f, %.2f, %.2f s |" % (
-                             nodes, groups(nodes), buf, alpha, cc.upper(), tt["halo"] * 1e6,
+                             nodes, groups(nodes), buf, alpha_text(alpha), cc.upper(), tt["halo"] * 1e6,
                              tt["direct"] * 1e6, tt["rccl"] * 1e6, tt["halo"] / tt["direct"],
-                             tt["halo"] / tt["rccl"], paper, verdict,
+                             tt["halo"] / tt["rccl"], paper, verdict_text(agree),
                              r["halo"]["wall_s"], r["direct"]["wall_s"], r["rccl"]["wall_s"]))
             tr = {a: {t: (r[a][t + "_bytes"], r[a][t + "_busy_mean"], r[a][t + "_busy_max"])
                       for t in TIERS if r[a][t + "_bytes"] is not None} for a in ALGS}
@@ -812,46 +945,126 @@ def render(results, engines, report, check, engine, out, ran):
         lines.append("| - | | | | | not run yet | | | | | | | |")
 
     def label(e):
-        return "%dn/%dMB/%dus/%s" % (e[0], e[1], e[2], e[3].upper())
+        return "%dn/%dMB/%sus/%s" % (e[0], e[1], alpha_text(e[2]), e[3].upper())
 
     def ratios(es, a):
         return ", ".join("%s %.2f" % (label(e), e[5]["halo"] / e[5][a]) for e in es) or "-"
 
-    # a summary of the verdicts, counted from the table above
-    across = [e for e in evidence if e[0] > 4 and e[2] > 0]
-    across0 = [e for e in evidence if e[0] > 4 and e[2] == 0]
-    inside = [e for e in evidence if e[0] <= 4]
+    # --- the verdict at the measured alpha, the bracket beside it ------------------------
+    at = {(e[0], e[1], e[3], e[2]): e for e in evidence}
+    lines += ["", "### Paper agreement at the measured alpha", "",
+              "Each cell at the measured alpha, %s us: the three times, halo/flat and the "
+              "paper's verdict (as above: within 0.9-1.1 on one switch, below 1 across "
+              "switches), and beside it the bracket, halo/direct and halo/rccl at alpha 0 and "
+              "at 10 us. A cell stored before the measured alpha ran has \"not run\" in its "
+              "place." % ma, "",
+              "| nodes | groups | buffer | cc | halo | direct | rccl | halo/direct | halo/rccl | "
+              "paper | agrees | alpha 0: halo/direct, halo/rccl | alpha 10 us: halo/direct, halo/rccl |",
+              "|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+    measured = []  # the evidence at the measured alpha, one per cell that has it
+    for k in order_k:
+        nodes, buf, cc = k
+        br = []
+        for alpha in BRACKET:
+            tt = at[(nodes, buf, cc, alpha)][5]
+            br.append("%.2f, %.2f" % (tt["halo"] / tt["direct"], tt["halo"] / tt["rccl"]))
+        e = at.get((nodes, buf, cc, MEASURED))
+        if e is None:
+            lines.append("| %d | %d | %d MB | %s | not run | | | | | | | %s | %s |" % (
+                nodes, groups(nodes), buf, cc.upper(), br[0], br[1]))
+            continue
+        measured.append(e)
+        tt = e[5]
+        paper, agree = judge(nodes, MEASURED, tt)
+        lines.append("| %d | %d | %d MB | %s | %.1f us | %.1f us | %.1f us | %.2f | %.2f | %s | %s | %s | %s |" % (
+            nodes, groups(nodes), buf, cc.upper(), tt["halo"] * 1e6, tt["direct"] * 1e6,
+            tt["rccl"] * 1e6, tt["halo"] / tt["direct"], tt["halo"] / tt["rccl"], paper,
+            verdict_text(agree), br[0], br[1]))
+    if not order_k:
+        lines.append("| - | | | | not run yet | | | | | | | | |")
+
+    def standing(es, a):
+        """The cells of ES where HALO is ahead of A (halo/A below 0.9), even (0.9-1.1)
+        and behind (above 1.1), as text."""
+        parts = []
+        for name, f in [("ahead (below 0.9)", lambda r: r < 0.9),
+                        ("even (0.9-1.1)", lambda r: 0.9 <= r <= 1.1),
+                        ("behind (above 1.1)", lambda r: r > 1.1)]:
+            got = [e for e in es if f(e[5]["halo"] / e[5][a])]
+            parts.append("%s in %d%s" % (name, len(got), " (%s)" % ", ".join(
+                "%dn/%dMB/%s" % (e[0], e[1], e[3].upper()) for e in got) if got else ""))
+        return "; ".join(parts)
+
+    m_one = [e for e in measured if e[0] <= 4]
+    m_across = [e for e in measured if e[0] > 4]
     count = lambda es, a, f: sum(1 for e in es if f(e[5]["halo"] / e[5][a]))
-    lines += ["", "Across switches with alpha = 10 us, HALO is ahead of rccl in %d of %d cells and "
-              "ahead of direct in %d of %d. On one switch it is within 10%% of direct in %d of %d "
-              "cells and of rccl in %d of %d. Ratios are halo/flat time per cell "
-              "(nodes/buffer/alpha/cc; below 1: HALO ahead):" % (
-                  count(across, "rccl", lambda r: r < 1), len(across),
-                  count(across, "direct", lambda r: r < 1), len(across),
-                  count(inside, "direct", lambda r: 0.9 <= r <= 1.1), len(inside),
-                  count(inside, "rccl", lambda r: 0.9 <= r <= 1.1), len(inside)), "",
-              "- across switches, alpha 10 us, halo/rccl: " + ratios(across, "rccl"),
-              "- across switches, alpha 10 us, halo/direct: " + ratios(across, "direct"),
-              "- across switches, alpha 0, halo/rccl: " + ratios(across0, "rccl"),
-              "- across switches, alpha 0, halo/direct: " + ratios(across0, "direct"),
-              "- one switch, halo/rccl: " + ratios(inside, "rccl"),
-              "- one switch, halo/direct: " + ratios(inside, "direct"),
-              ""]
+    lines += [""]
+    if measured:
+        lines += ["What the measured alpha gives, %s us, in the %d cells run at it: against rccl "
+                  "HALO is %s; against direct it is %s. The paper's verdict: on one switch HALO "
+                  "is within 10%% of direct in %d of %d cells and of rccl in %d of %d; across "
+                  "switches it is ahead (below 1) of rccl in %d of %d cells and of direct in %d "
+                  "of %d." % (
+                      ma, len(measured), standing(measured, "rccl"), standing(measured, "direct"),
+                      count(m_one, "direct", lambda r: 0.9 <= r <= 1.1), len(m_one),
+                      count(m_one, "rccl", lambda r: 0.9 <= r <= 1.1), len(m_one),
+                      count(m_across, "rccl", lambda r: r < 1), len(m_across),
+                      count(m_across, "direct", lambda r: r < 1), len(m_across))]
+        for alpha in BRACKET:
+            es = [at[(e[0], e[1], e[3], alpha)] for e in measured]
+            lines += ["", "The bracket at %s us, the same %d cells: against rccl HALO is %s; "
+                      "against direct it is %s." % (alpha_text(alpha), len(es), standing(es, "rccl"),
+                                                    standing(es, "direct"))]
+    else:
+        lines += ["No stored cell has run at the measured alpha yet."]
+    if partial:
+        lines += ["", "Stored without the measured alpha's runs (%d cells, the bracket's 6 runs of "
+                  "an engine before it; not counted above): %s." % (
+                      len(partial), ", ".join(cell_name(k) for k in partial))]
+
+    # a summary of the verdicts per alpha, counted from the table above
+    stored_at = [a for a in ALPHAS if any(e[2] == a for e in evidence)]
+    lines += ["", "Per alpha, over every cell stored at it:", ""]
+    for alpha in stored_at:
+        es = [e for e in evidence if e[2] == alpha]
+        across = [e for e in es if e[0] > 4]
+        inside = [e for e in es if e[0] <= 4]
+        lines.append("- alpha %s us (%d cells): across switches HALO is ahead of rccl in %d of "
+                     "%d cells and of direct in %d of %d; on one switch it is within 10%% of "
+                     "direct in %d of %d cells and of rccl in %d of %d." % (
+                         alpha_text(alpha), len(es),
+                         count(across, "rccl", lambda r: r < 1), len(across),
+                         count(across, "direct", lambda r: r < 1), len(across),
+                         count(inside, "direct", lambda r: 0.9 <= r <= 1.1), len(inside),
+                         count(inside, "rccl", lambda r: 0.9 <= r <= 1.1), len(inside)))
+    lines += ["", "Ratios are halo/flat time per cell (nodes/buffer/alpha/cc; below 1: HALO "
+              "ahead):", ""]
+    for alpha in stored_at:
+        es = [e for e in evidence if e[2] == alpha]
+        for where, sel in [("across switches", lambda e: e[0] > 4), ("one switch", lambda e: e[0] <= 4)]:
+            for a in ["rccl", "direct"]:
+                lines.append("- %s, alpha %s us, halo/%s: %s" % (
+                    where, alpha_text(alpha), a, ratios([e for e in es if sel(e)], a)))
+    lines += [""]
     one0 = [e for e in evidence if e[2] == 0 and groups(e[0]) == 1]
     win0 = [e for e in one0 if e[5]["halo"] < e[5]["direct"]]
     # issue-bound cells: direct's serial issue ((n-1) alpha) longer than its alpha-0 time
     t0 = {(e[0], e[1], e[3]): e[5]["direct"] for e in evidence if e[2] == 0}
-    bound = {True: [0, 0], False: [0, 0]}
-    for e in across:
-        key = (e[0], e[1], e[3])
-        if key in t0:
-            b = bound[(e[4] - 1) * e[2] * 1e-6 > t0[key]]
-            b[0] += e[5]["halo"] < e[5]["direct"]
-            b[1] += 1
-    lines += ["Across switches with alpha = 10 us, direct is issue-bound (its (n-1) alphas take "
-              "longer than its time at alpha 0) in %d cells: HALO is ahead of it in %d of them; "
-              "it is bandwidth-bound in %d cells: HALO is ahead in %d." % (
-                  bound[True][1], bound[True][0], bound[False][1], bound[False][0]), "",
+    issue = []
+    for alpha in [a for a in stored_at if a > 0]:
+        bound = {True: [0, 0], False: [0, 0]}
+        for e in evidence:
+            key = (e[0], e[1], e[3])
+            if e[0] > 4 and e[2] == alpha and key in t0:
+                b = bound[(e[4] - 1) * e[2] * 1e-6 > t0[key]]
+                b[0] += e[5]["halo"] < e[5]["direct"]
+                b[1] += 1
+        issue.append("with alpha = %s us direct is issue-bound (its (n-1) alphas take longer "
+                     "than its time at alpha 0) in %d cells, and HALO is ahead of it in %d of "
+                     "them; it is bandwidth-bound in %d cells, and HALO is ahead in %d" % (
+                         alpha_text(alpha), bound[True][1], bound[True][0], bound[False][1],
+                         bound[False][0]))
+    lines += ["Across switches " + "; ".join(issue) + ".", "",
               "What decides each cell (the evidence below shows it cell by cell): (1) alpha is "
               "paid by each rank one message after another, so a flat all-to-all of n GCDs "
               "spends (n-1) alphas issuing its messages however wide its window, while HALO "
@@ -873,19 +1086,23 @@ def render(results, engines, report, check, engine, out, ran):
     if two:
         lines += ["", "On %s nodes the job spans several groups of the preset, which joins a pair of "
                   "groups by 4 global links (wh::Dragonfly::GlobalLinksPerPair, 25 GB/s each way): "
-                  "on two groups half of every GCD's bytes cross them, and a 2-group machine has no third group "
-                  "for a non-minimal detour, as the full Frontier has. Time against the global-link "
+                  "on 256 nodes the job fills two of the machine's four groups and half of every GCD's "
+                  "bytes cross them (the other two groups are there for non-minimal detours, as on "
+                  "the full Frontier; a 2-group machine, which rows of an engine before that rule "
+                  "ran on, has none). Time against the global-link "
                   "time (their bytes, headers and acknowledgements included, over their total rate) and their largest "
                   "busy fraction: %s. An algorithm that is not issue-bound is held by the global "
                   "links there, and how evenly its messages spread over the 4 parallel links "
                   "(flow-count routing: one link busy all the run while others idle) sets how far "
                   "above the global-link time it ends; the flat all-to-alls at alpha 10 us are issue-bound "
-                  "(n-1 alphas per GCD). The paper's multi-group runs had the rest of the machine "
+                  "(n-1 alphas per GCD, %.1f ms on 256 nodes), while at the measured alpha their n-1 "
+                  "alphas take %.1f ms there. The paper's multi-group runs had the rest of the machine "
                   "to spread over." % (
                       ", ".join(sorted({str(e[0]) for e in two}, key=int)),
                       "; ".join("%s %s %.1f ms / %.1f ms, busy %.2f" % (
                           label(e), a, e[5][a] * 1e3, e[11][a]["global_time_ps"] * 1e-9,
-                          e[6][a]["global"][2]) for e in two for a in ALGS if "global" in e[6][a]))]
+                          e[6][a]["global"][2]) for e in two for a in ALGS if "global" in e[6][a]),
+                      (256 * GCDS - 1) * 10e-3, (256 * GCDS - 1) * MEASURED * 1e-3)]
 
     lines += ["", "### Evidence per cell", "",
               "For every cell: per-tier link load from `links.csv` (bytes over the tier's "
@@ -908,7 +1125,7 @@ def render(results, engines, report, check, engine, out, ran):
 
     t_at = {(e[0], e[1], e[2], e[3]): e[5] for e in evidence}
     for nodes, buf, alpha, cc, n, tt, tr, ph, agree, msgs, path, r in evidence:
-        cell = "%d nodes, %d MB, %d us, %s" % (nodes, buf, alpha, cc.upper())
+        cell = "%d nodes, %d MB, %s us, %s" % (nodes, buf, alpha_text(alpha), cc.upper())
         why = ""
         if any(v is False for v in agree.values()):
             have = all(k in tr[a] for a in tr for k in ["nic", "fabric"])
@@ -931,8 +1148,9 @@ def render(results, engines, report, check, engine, out, ran):
                                  tr["rccl"]["global"][2] if "global" in tr["rccl"] else 0,
                                  tr["halo"]["global"][1]))
             if alpha:
-                parts.append("alphas on the path: halo %d x %d us = %d us, direct and rccl %d x = %d us" % (
-                    path["halo"], alpha, path["halo"] * alpha, path["direct"], path["direct"] * alpha))
+                parts.append("alphas on the path: halo %d x %s us = %s us, direct and rccl %d x = %s us" % (
+                    path["halo"], alpha_text(alpha), us(path["halo"] * alpha), path["direct"],
+                    us(path["direct"] * alpha)))
             z = t_at.get((nodes, buf, 0, cc))  # the same cell at alpha 0
             for a, v in agree.items():
                 if v is not False:
@@ -944,34 +1162,35 @@ def render(results, engines, report, check, engine, out, ran):
                                      "behind" if d > 0 else "ahead of", a, abs(d), p3))
                 elif z:
                     cost = {k: (tt[k] - z[k]) * 1e6 for k in ["halo", a]}
-                    parts.append("%s %s by %.1f us: alpha 10 us adds %.1f us to %s (its serial issue "
+                    parts.append("%s %s by %.1f us: alpha %s us adds %.1f us to %s (its serial issue "
                                  "overlaps its transfers) and %.1f us to HALO, against HALO's %.1f us "
                                  "%s at alpha 0" % (
-                                     "behind" if d > 0 else "ahead of", a, abs(d), cost[a], a,
+                                     "behind" if d > 0 else "ahead of", a, abs(d), alpha_text(alpha),
+                                     cost[a], a,
                                      cost["halo"], abs(z["halo"] - z[a]) * 1e6,
                                      "deficit" if z["halo"] > z[a] else "lead"))
             why = "; ".join(parts)
         for alg in ALGS:
-            lines.append("| %s | %s | %.1f us | %s | %s | %s | %s | %d x %d us = %d us | %d (%d us) | %s |" % (
+            lines.append("| %s | %s | %.1f us | %s | %s | %s | %s | %d x %s us = %s us | %d (%s us) | %s |" % (
                 cell, alg, tt[alg] * 1e6, tier_text(tr[alg], "nic"), tier_text(tr[alg], "fabric"),
-                tier_text(tr[alg], "local"), tier_text(tr[alg], "global"), msgs[alg], alpha,
-                msgs[alg] * alpha, path[alg],
-                path[alg] * alpha, why if alg == "halo" else ""))
+                tier_text(tr[alg], "local"), tier_text(tr[alg], "global"), msgs[alg],
+                alpha_text(alpha), us(msgs[alg] * alpha), path[alg],
+                us(path[alg] * alpha), why if alg == "halo" else ""))
 
     # --- stored cells and the invocations that ran them --------------------------------
-    walls = cell_walls(rows)
     lines += ["", "### Stored cells", "",
-              "Each cell's 6 runs (3 algorithms x 2 alphas) as stored in results.csv: the "
-              "invocation that ran them (its start, UTC), the engine they ran on (the last "
+              "Each cell's runs (3 algorithms x the alphas it has: 0, %s and 10 us, or 0 and "
+              "10 us alone from an engine before the measured alpha) as stored in results.csv: "
+              "the invocation that ran them (its start, UTC), the engine they ran on (the last "
               "commit of the engine's sources, `+modified` when the tree had uncommitted "
               "changes there), their summed wall time on this machine (2 cores, other work "
               "beside), the largest peak resident memory and the events. The engine of this "
               "rendering is `%s`; a cell from another engine counts as current when a chain of "
               "fingerprint reruns shows this engine computes the same as that engine (marked "
               "*reproduced*, see \"Engine equivalence\" below), else it is marked **older "
-              "engine** and is rerun by naming it in WH_PIPER_CELLS." % engine, "",
-              "| cell | run | engine | wall of its 6 runs | peak RSS | events |",
-              "|---|---|---|---:|---:|---:|"]
+              "engine** and is rerun by naming it in WH_PIPER_CELLS." % (ma, engine), "",
+              "| cell | alphas | run | engine | wall of its runs | peak RSS | events |",
+              "|---|---|---|---|---:|---:|---:|"]
     stale = []
     linked = set()  # (CC, engine) of stored rows current through a chain of records
     for k in order_k:
@@ -983,14 +1202,16 @@ def render(results, engines, report, check, engine, out, ran):
         if old:
             stale.append(cell_name(k))
         rss_max = max((d["rss_kb"] or 0) for d in rs)
-        lines.append("| %d nodes, %d MB, %s | %s | `%s`%s | %.1f s | %s | %d |" % (
-            k[0], k[1], k[2].upper(), ", ".join(sorted({d["run"] for d in rs})), ", ".join(eng),
+        lines.append("| %d nodes, %d MB, %s | %s | %s | `%s`%s | %.1f s | %s | %d |" % (
+            k[0], k[1], k[2].upper(), ", ".join(alpha_text(a) for a in at_alphas[k]) + (
+                "" if MEASURED in at_alphas[k] else " (no measured-alpha runs)"),
+            ", ".join(sorted({d["run"] for d in rs})), ", ".join(eng),
             " (**older engine**)" if old else " (*reproduced*)" if any(chain[e] for e in eng) else "",
-            walls[k],
+            sum(d["wall_s"] for d in rs),
             "%.2f GB" % (rss_max * 1024 / 1e9) if rss_max else "-", sum(d["events"] for d in rs)))
     if micro:
         rs = list(micro.values())
-        lines.append("| micro-benchmark | %s | `%s` | %.1f s | %.2f GB | %d |" % (
+        lines.append("| micro-benchmark | - | %s | `%s` | %.1f s | %.2f GB | %d |" % (
             ", ".join(sorted({d["run"] for d in rs})), ", ".join(sorted({d["engine"] for d in rs})),
             sum(d["wall_s"] for d in rs), max((d["rss_kb"] or 0) for d in rs) * 1024 / 1e9,
             sum(d["events"] for d in rs)))
@@ -1010,6 +1231,13 @@ def render(results, engines, report, check, engine, out, ran):
                 {"cell": c, "alpha_us": 0, "alg": "halo", "gcds": 0})))), v["runs"], v["wall"]))
     if stale:
         lines += ["", "Cells from an older engine: %s." % ", ".join(stale)]
+    if partial:
+        lines += ["", "Cells without the measured alpha's runs: %s." % ", ".join(
+            cell_name(k) for k in partial)]
+    if extra:
+        lines += ["", "Stored rows at an alpha this script no longer runs (left out above): %s." % (
+            "; ".join("%s at %s us" % (cell_name(k), ", ".join(alpha_text(a) for a in sorted(v)))
+                      for k, v in sorted(extra.items())))]
 
     reps = [(k, a) for k in order_k for (a, al), d in cells[k].items() if d["repeat"] != "-"]
     lines += ["", "Determinism: each invocation runs the HALO alpha-10 run of its first cell "
@@ -1020,9 +1248,10 @@ def render(results, engines, report, check, engine, out, ran):
 
     # --- engine equivalence -----------------------------------------------------------
     lines += ["", "### Engine equivalence", "",
-              "Each invocation that runs anything reruns the fingerprint cells %s (their 6 runs "
-              "each, unless it runs the cell anyway) and compares every simulated field of each "
-              "run (%s) with the stored row, which it leaves as it is; per engine of the stored "
+              "Each invocation that runs anything reruns the fingerprint cells %s (each at the "
+              "alphas it is stored at: its 9 runs, or the 6 of alpha 0 and 10 us of an engine "
+              "before the measured alpha; unless it runs the cell anyway) and compares every "
+              "simulated field of each run (%s) with the stored row, which it leaves as it is; per engine of the stored "
               "rows it records in [engines.csv](engines.csv) whether its engine reproduces "
               "that engine (all fields equal) or the first field that differs. Exact equality "
               "is symmetric and transitive, so a chain of equal records (the latest record of a "
@@ -1052,16 +1281,19 @@ def render(results, engines, report, check, engine, out, ran):
     per, mem = memory_fit(rows)
     model = wall_model(rows)
     avail = physical_bytes()
-    missing = [k for k in grid() if k not in cells]
+    missing = [k for k in grid() if k not in cells or MEASURED not in at_alphas[k]]
     if missing:
         lines += ["", "### Cells not run", "",
                   "Cells of the full grid (4-512 nodes x 1, 16, 128 MB x DCQCN, HPCC, each 3 "
-                  "algorithms x 2 alphas = 6 runs) with no stored result, with an estimate of their "
-                  "wall time on this machine (2 cores) from a model fitted on the stored runs "
+                  "algorithms x 3 alphas = 9 runs) with no stored result, or stored without the "
+                  "measured alpha's runs (an engine before it ran 0 and 10 us only; a rerun runs "
+                  "all 9 and replaces the 6), with an estimate of their wall time on this machine (2 cores) from a model fitted on the stored runs "
                   "(either congestion control). Events follow flows and MTU packets, each times "
                   "the tiers its path crosses (1 plus the shares of GCD pairs leaving the node, "
                   "the switch, the group): events = a x flows x tiers + b x packets x tiers, a "
-                  "and b fitted per algorithm and alpha (least squares on the relative error); "
+                  "and b fitted per algorithm and alpha (least squares on the relative error; an "
+                  "alpha with too few stored runs to fit takes the larger of the estimates at 0 "
+                  "and 10 us); "
                   "the flows are n(n-1) for direct and rccl, n(nodes + 13) for HALO (n GCDs), the "
                   "packets buffer/n bytes per message over the 4096-byte MTU (HALO: its bytes "
                   "over the MTU). A run's wall is its events over the event rate of its algorithm "
@@ -1073,7 +1305,7 @@ def render(results, engines, report, check, engine, out, ran):
                   "longest run as estimated), and a flat all-to-all may need at most 90% of the machine's memory. Without WH_PIPER_CELLS an "
                   "invocation runs the cells within these bounds (and whose memory is free at "
                   "the time), cheapest first, up to WH_PIPER_BUDGET seconds of estimated wall.", "",
-                  "| nodes | buffer | cc | estimated wall of its 6 runs | from | why not run |",
+                  "| nodes | buffer | cc | estimated wall of its 9 runs | from | why not run |",
                   "|---:|---:|---|---:|---|---|"]
         left = 0.0
         for k in missing:
@@ -1081,10 +1313,14 @@ def render(results, engines, report, check, engine, out, ran):
             if bnd is None:
                 bnd = "within the bounds: not run yet"
                 left += w or 0
+                if k in cells:
+                    bnd = "within the bounds: stored at 0 and 10 us only"
+            elif k in cells:
+                bnd = "stored at 0 and 10 us only; " + bnd
             lines.append("| %d | %d MB | %s | %s | %s | %s |" % (
                 k[0], k[1], k[2].upper(), "-" if w is None else "%.0f s" % w, frm, bnd))
-        lines += ["", "The cells within the bounds not run yet add up to about %.0f s (%.1f h) of "
-                  "estimated wall." % (left, left / 3600)]
+        lines += ["", "The cells within the bounds not run yet (or not at the measured alpha) add "
+                  "up to about %.0f s (%.1f h) of estimated wall." % (left, left / 3600)]
 
     # --- memory: bytes per flow, and 512 nodes ------------------------------------------
     if per is not None:
@@ -1126,20 +1362,22 @@ def render(results, engines, report, check, engine, out, ran):
                                 key=lambda e: e[0])
                     if len(es) < 2:
                         continue
-                    dat = os.path.join(out, "ratio-%d-%d-%s.dat" % (b, alpha, cc))
+                    dat = os.path.join(out, "ratio-%d-%s-%s.dat" % (b, alpha_text(alpha), cc))
                     with open(dat, "w") as f:
                         for e in es:
                             f.write("%d %.4f %.4f\n" % (e[0], e[5]["halo"] / e[5]["direct"],
                                                         e[5]["halo"] / e[5]["rccl"]))
                     colour = {1: "#1f77b4", 16: "#ff7f0e", 128: "#d62728"}.get(b, "black")
-                    series.append((dat, "%d MB, alpha %d us, %s" % (b, alpha, cc.upper()),
-                                   "dt %d lc rgb '%s'" % (1 if alpha else 2, colour),
+                    # solid the measured alpha, dashed 0, dash-dotted 10 us
+                    series.append((dat, "%d MB, alpha %s us, %s" % (b, alpha_text(alpha), cc.upper()),
+                                   "dt %d lc rgb '%s'" % (1 if alpha == MEASURED else 2 if alpha == 0
+                                                          else 4, colour),
                                    "lw 2 pt 7" if cc == "dcqcn" else "lw 1 pt 6"))
         ratio = term.replace("900,600", "1200,760") + (
             "set output 'piper-halo-flat.svg'\nset multiplot layout 1,2 title "
             "'HALO against flat all-to-alls: halo / flat time (below 1: HALO ahead)'\n"
             "set logscale x 2\nset logscale y 2\nset grid\nset xlabel 'nodes'\n"
-            "set key below horizontal maxrows 4 font ',8'\n")
+            "set key below horizontal maxrows 6 font ',8'\n")
         for col, flat in [(2, "direct"), (3, "rccl")]:
             ratio += "set title 'halo / %s'\nset ylabel 'time ratio'\nplot 1 with lines lc 'black' notitle, " % flat
             ratio += ", ".join("'%s' using 1:%d with linespoints %s %s title '%s'" % (
@@ -1156,8 +1394,10 @@ def render(results, engines, report, check, engine, out, ran):
         lines += ["![%s](%s)" % (p, p) for p in plots]
         lines += ["", "`piper-micro.svg`: the micro-benchmark's per-GCD bandwidth against GCDs. "
                   "`piper-halo-flat.svg`: halo/direct (left) and halo/rccl (right) time against "
-                  "nodes, one line per buffer (colour), alpha (solid 10 us, dashed 0) and "
-                  "congestion control (thick with filled points DCQCN, thin with open points HPCC)."]
+                  "nodes, one line per buffer (colour), alpha (solid the measured %s us, dashed "
+                  "0, dash-dotted 10 us) and "
+                  "congestion control (thick with filled points DCQCN, thin with open points "
+                  "HPCC)." % alpha_text(MEASURED)]
     elif gp and micro and evidence:
         lines += ["No plots: gnuplot failed on %s/*.gp." % os.path.basename(out)]
     elif gp:
@@ -1177,6 +1417,8 @@ def main(argv):
         plan(argv[2], float(argv[3]))
     elif mode == "store" and len(argv) in (7, 8):
         store(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7] if len(argv) == 8 else "")
+    elif mode == "alphas" and len(argv) in (2, 4):
+        alphas(argv[2] if len(argv) == 4 else "", argv[3] if len(argv) == 4 else "")
     elif mode == "fingerprint-cells" and len(argv) == 3:
         fingerprint_cells(argv[2])
     elif mode == "fingerprint" and len(argv) >= 8:

@@ -15,14 +15,20 @@
 #     boundary (8 -> 16 GCDs) beside the links' ratio (Infinity Fabric 50-200 GB/s at
 #     the preset's FabricEfficiency 0.76, against 25 GB/s NICs shared by 2 GCDs) and the
 #     paper's sharp drop at the node boundary;
-#   - HALO against the flat direct and RCCL-like (window 8) all-to-alls on the
+#   - HALO against the flat direct and RCCL-like (batches of 13) all-to-alls on the
 #     preset, over a grid of cells: nodes 4, 16, 32, 64, 128 (one group), 256 (two
-#     groups), 512 (four) x per-GCD buffers 1, 16, 128 MB x DCQCN, HPCC; each cell is 6
-#     runs, the three algorithms with wh::Workload::MessageAlpha 0 and 10 us (paid by
-#     each rank one message after another): time, halo/flat, and for every cell the
-#     per-tier link load (links.csv) and the message-overhead (alpha) breakdown; the
-#     cells with no stored result are listed with an estimate of their wall time
-#     (a model of events and event rate fitted on the stored runs);
+#     groups of a 4-group machine), 512 (four) x per-GCD buffers 1, 16, 128 MB x DCQCN, HPCC; each cell is 9
+#     runs, the three algorithms with wh::Workload::MessageAlpha (paid by each rank one
+#     message after another) at 0, at the measured 0.76 us (the fit on osu_alltoall
+#     across Slingshot-11, validation/frontier/report.md, "Small all-to-all"; defined
+#     once below) and at 10 us, 0 and 10 us the bracket around it: time, halo/flat, the
+#     paper-agreement verdict at the measured alpha with the bracket beside it, and for
+#     every cell the per-tier link load (links.csv) and the message-overhead (alpha)
+#     breakdown; cells stored by an engine before the measured alpha, with the 6 runs of
+#     0 and 10 us only, are rendered as such (marked, without a measured-alpha verdict);
+#     the cells with no stored result or without the measured alpha's runs are listed
+#     with an estimate of their wall time (a model of events and event rate fitted on
+#     the stored runs);
 #   - plots (gnuplot, when on the PATH): halo/flat time against nodes per buffer and
 #     alpha, and the micro-benchmark's per-GCD bandwidth against GCDs, as SVG files
 #     beside the report.
@@ -31,18 +37,20 @@
 # run: times, per-tier link loads, the alpha breakdown, the check verdicts, the engine's
 # last commit, the invocation's start, wall and peak memory; rewritten in a fixed order,
 # byte for byte the same for the same runs apart from the run, wall_s and rss_kb
-# fields): once a cell's 6 runs (or the micro-benchmark's) have passed every check of
+# fields): once a cell's 9 runs (or the micro-benchmark's) have passed every check of
 # --check below, they replace that cell's rows there, so a cell whose checks fail is
 # not stored. The report is rendered from results.csv and engines.csv alone, so cells
 # add up over several invocations; it names the invocation and the engine of each cell.
 #
 # Engine equivalence: each invocation that runs anything also reruns the fingerprint
-# cells 16:16:dcqcn and 16:16:hpcc (16 nodes on 4 switches, each 3 algorithms x alpha 0
-# and 10 us, about 40 s in all; those of them stored with all 6 runs, and not a cell the
-# invocation runs anyway) and compares every simulated field of each rerun (time_ps,
-# flows, events, msgs, path, the phase times, every per-tier bytes and busy field, the
-# global fields and the clean, conservation and order verdicts, as results.csv writes
-# them; not run, wall_s, rss_kb, engine or repeat) with its stored row. The stored rows
+# cells 16:16:dcqcn and 16:16:hpcc (16 nodes on 4 switches, each 3 algorithms at the
+# alphas it is stored at: all three, or 0 and 10 us for a cell of an engine before the
+# measured alpha; about 40-60 s in all; those of them stored with at least the 6 runs
+# of 0 and 10 us, and not a cell the invocation runs anyway) and compares every
+# simulated field of each rerun (time_ps, flows, events, msgs, path, the phase times,
+# every per-tier bytes and busy field, the global fields and the clean, conservation and
+# order verdicts, as results.csv writes them; not run, wall_s, rss_kb, engine or repeat)
+# with its stored row. The stored rows
 # stay as they are (with their engine); per engine E of those rows and per congestion
 # control, one record goes to validation/piper/engines.csv (engine, reproduces = E,
 # verdict, that CC's fingerprint cells, runs compared, the invocation's start; rewritten
@@ -67,14 +75,19 @@
 #             deliver each GCD exactly its column sum (bytes received minus bytes
 #             forwarded), or a Phase III message starts before the Phase II data it
 #             forwards has arrived; a HALO cell that disagrees with the paper (about
-#             even, within 10%, on one switch; HALO ahead across switches with alpha > 0)
-#             has no evidence row (per-tier link load and alpha breakdown); a repeated
-#             run does not reproduce its flows.csv; or a stored row records a failed
-#             check. Each failure is printed as "run.sh: check failed: ...", else
-#             "run.sh: check passed". A fingerprint rerun that differs from its stored
-#             rows is reported (the report's "Engine equivalence") but is not by itself a
-#             check failure: the cells of the stored engine stay marked older engine,
-#             and a rerun of a cell, checked as above, replaces them
+#             even, within 10%, on one switch; HALO ahead across switches with alpha > 0;
+#             judged at every alpha, the report's verdict at the measured one) has no
+#             evidence row (per-tier link load and alpha breakdown); a repeated run does
+#             not reproduce its flows.csv; a stored row records a failed check; a stored
+#             cell lacks one of its runs at 0 or 10 us; or validation/frontier/report.md's
+#             fitted alpha ("Fit: alpha = ... us on 16 GCDs of two nodes") is not the
+#             measured alpha defined below (or that report has no such line). A cell
+#             stored with 0 and 10 us only is no failure. Each failure is printed as
+#             "run.sh: check failed: ...", else "run.sh: check passed". A fingerprint
+#             rerun that differs from its stored rows is reported (the report's "Engine
+#             equivalence") but is not by itself a check failure: the cells of the
+#             stored engine stay marked older engine, and a rerun of a cell, checked as
+#             above, replaces them
 #   --no-run  run no simulation: render the report from results.csv and engines.csv
 #             alone
 #
@@ -87,9 +100,10 @@
 #                     results file)
 #   WH_PIPER_CELLS    the cells to run, as NODES:BUFFER_MB:CC (e.g. "64:128:dcqcn
 #                     256:1:hpcc"; nodes 4 16 32 64 128 256 512, buffer 1 16 128, cc
-#                     dcqcn or hpcc), run in that order, each replacing its stored
-#                     rows; empty: none (the micro-benchmark and the fingerprint
-#                     only); unset: the grid cells with no stored result whose runs
+#                     dcqcn or hpcc), run in that order (9 runs each), each replacing
+#                     its stored rows; empty: none (the micro-benchmark and the
+#                     fingerprint only); unset: the grid cells with no stored result,
+#                     or stored without the measured alpha's runs, whose runs
 #                     each keep under 30 minutes and whose memory fits (wall from a
 #                     model fitted on the stored runs: events from flows and packets,
 #                     over an event rate that falls with flows, see the report's "Cells
@@ -111,6 +125,14 @@ parse_options "${BASH_SOURCE[0]}" "$@"
 results=${WH_RESULTS:-$here/results.csv}
 engines=${WH_ENGINES:-$(dirname "$results")/engines.csv}
 budget=${WH_PIPER_BUDGET:-3600}
+# The measured per-message cost, wh::Workload::MessageAlpha in us: the fit on
+# osu_alltoall (GPU-aware MPI, 8 bytes per pair) on 16 GCDs of two nodes across
+# Slingshot-11, validation/frontier/report.md ("Small all-to-all"; validation/frontier
+# keeps the fit in that report's text, in no data file): report.py reads the fit there
+# and --check fails if it is not this value. Each cell runs at 0, this and 10 us
+# (report.py alphas).
+export PIPER_MEASURED_ALPHA_US=0.76
+alphas=$(python3 "$here/report.py" alphas)
 case $budget in
 '' | *[!0-9]*)
   echo "$prog: WH_PIPER_BUDGET must be a whole number of seconds, not '$budget'" >&2
@@ -155,6 +177,7 @@ if [ "$norun" = 0 ] && [ -x /usr/bin/time ]; then
   real_whsim=$(cd "$(dirname "$whsim")" && pwd)/$(basename "$whsim")
   whsim="$out/whsim-rss"
   # arguments: run SCENARIO --out DIR --quiet (harness_run)
+  # shellcheck disable=SC2016 # $4 and $@ are the wrapper's own
   printf '#!/bin/sh\nexec /usr/bin/time -f %%M -o "$4.rss" "%s" "$@"\n' "$real_whsim" >"$whsim"
   chmod +x "$whsim"
 fi
@@ -189,10 +212,11 @@ $alpha
 XML
 }
 
-# run_cell NODES:BUFFER_MB:CC: the cell's 6 runs (sets nodes, buf and cc)
+# run_cell NODES:BUFFER_MB:CC [ALPHAS]: the cell's runs, the three algorithms at each of
+# ALPHAS (us; default all the alphas, 0, the measured one and 10) (sets nodes, buf and cc)
 run_cell() {
   IFS=: read -r nodes buf cc <<<"$1"
-  for alpha in 0 10; do
+  for alpha in ${2:-$alphas}; do
     for alg in halo direct rccl; do
       name="a2a-$alg-$nodes-${buf}MB-a$alpha-$cc"
       a2a "$name" $((nodes * 8)) "$alg" "${buf}MB" "${alpha}us" "$cc"
@@ -217,7 +241,8 @@ if [ "$norun" = 0 ]; then
     esac
   done
   for cell in $fingerprint; do
-    run_cell "$cell"
+    # the alphas it is stored at: a cell of an engine before the measured alpha has 0 and 10
+    run_cell "$cell" "$(python3 "$here/report.py" alphas "$results" "$cell")"
   done
   if [ -n "$fingerprint" ]; then
     # shellcheck disable=SC2086 # the list of cells
