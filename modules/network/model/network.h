@@ -187,6 +187,7 @@ typedef struct {
   uint8_t vc_bump;     /* WhVcBump: when data crossing this link moves to the next
                           virtual channel (priority - 1, down to 1) */
   uint8_t tier;        /* WhLinkTier */
+  uint8_t at_switch;   /* the port's node is a switch (the hot path reads no node) */
   /* second cache line: the link's far end */
   uint64_t frames; /* data/ACK/NACK/CNP frames that arrived over the link */
   /* bytes buffered at the far node (a switch) that arrived over this link, per
@@ -216,10 +217,9 @@ typedef struct {
   uint32_t index; /* host index or switch index */
   uint32_t *ports;
   uint32_t nports;
-  uint64_t buffer_used; /* switches */
-  uint64_t salt;        /* switches: ECMP hash salt */
-  WhTime fwd_delay;     /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
-  uint32_t leaf;        /* switches with hosts: leaf index, else WH_NO_PORT */
+  uint64_t salt;    /* switches: ECMP hash salt */
+  WhTime fwd_delay; /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
+  uint32_t leaf;    /* switches with hosts: leaf index, else WH_NO_PORT */
 } WhNode;
 
 struct WhNet {
@@ -227,6 +227,9 @@ struct WhNet {
   WhNetParams p;
   WhNode *node;
   uint32_t n_nodes;
+  /* per node: bytes in a switch's shared buffer (0 for hosts), an array of its own that
+   * every hop reads and writes, so that a packet touches no WhNode (docs/bench.md) */
+  uint64_t *buffer_used;
   WhPort *port;
   uint32_t n_ports;
   uint32_t *host_node; /* host index -> node id */

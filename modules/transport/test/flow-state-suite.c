@@ -525,7 +525,7 @@ static void assert_net_consistent(const WhNet *net)
   }
   for (uint32_t n = 0; n < net->n_nodes; n++)
     if (net->node[n].is_switch)
-      ck_assert_uint_eq(net->node[n].buffer_used, buffer[n]);
+      ck_assert_uint_eq(net->buffer_used[n], buffer[n]);
   for (uint32_t i = 0; i < net->n_ports; i++) {
     const WhPort *p = &net->port[i];
     for (unsigned q = 0; q < WH_NPRIO; q++) {
@@ -642,7 +642,7 @@ START_TEST(test_complete_shared_bottleneck)
   g_autoptr(WhRun) run = start(sc, NULL, at);
   uint64_t buffered = 0;
   for (uint32_t n = 0; n < run->net->n_nodes; n++)
-    buffered += run->net->node[n].buffer_used;
+    buffered += run->net->buffer_used[n];
   ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
   ck_assert_uint_gt(buffered, 0);
   /* the left switch has paused flow 0's sender; taking flow 0's packets out of its
