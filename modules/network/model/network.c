@@ -67,6 +67,7 @@ void wh_net_free(WhNet *net)
   g_free(net->pfc_port);
   g_free(net->pfc_node);
   g_free(net->host_node);
+  g_free(net->host_port);
   g_free(net->dist);
   if (net->router.free_data)
     net->router.free_data(net->router.data);
@@ -191,7 +192,8 @@ uint64_t wh_net_estimate_bytes(const WhNetSize *s)
   /* 128-bit arithmetic: the parameters of a generator can describe absurd sizes */
   unsigned __int128 nodes = (unsigned __int128)s->hosts + s->switches, ports = 2 * s->links;
   unsigned __int128 b = nodes * (sizeof(WhNode) + sizeof(uint64_t) + sizeof(uint16_t) * s->leaves) +
-                        ports * (sizeof(WhPort) + sizeof(uint32_t)) + s->hosts * sizeof(uint32_t);
+                        ports * (sizeof(WhPort) + sizeof(uint32_t)) +
+                        s->hosts * 2 * sizeof(uint32_t);
   return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
@@ -329,25 +331,12 @@ void wh_net_set_router(WhNet *net, const WhNetRouter *router)
   net->router = *router;
 }
 
-gboolean wh_net_finalize(WhNet *net, GError **error)
+/* Salts the switches' ECMP hashes, indexes the hosts (their nodes and ports) and their
+ * leaf switches, and checks that every host has one link, to a switch. */
+static gboolean index_hosts(WhNet *net, GError **error)
 {
-  g_return_val_if_fail(!net->finalized, FALSE);
-  net->n_nodes = net->build_nodes->len;
-  net->n_ports = net->build_ports->len;
-  if (net->n_hosts == 0) {
-    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY, "the topology has no hosts");
-    return FALSE;
-  }
-  net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
-  net->buffer_used = g_new0(uint64_t, net->n_nodes);
-  net->port = wh_huge_alloc0(MAX(net->n_ports, 1) * sizeof(WhPort));
-  memcpy(net->port, net->build_ports->data, (size_t)net->n_ports * sizeof(WhPort));
-  g_array_free(net->build_ports, TRUE);
-  net->build_nodes = net->build_ports = NULL;
-  net->finalized = TRUE;
-  wh_sim_set_owner_prefetch(net->sim, net->port, sizeof(WhPort), net->n_ports,
-                            offsetof(WhPort, fly_head));
   net->host_node = g_new(uint32_t, net->n_hosts);
+  net->host_port = g_new0(uint32_t, net->n_hosts);
   for (uint32_t i = 0; i < net->n_nodes; i++) {
     WhNode *n = &net->node[i];
     if (n->is_switch) {
@@ -369,7 +358,32 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     }
     if (net->node[sw].leaf == WH_NO_PORT)
       net->node[sw].leaf = net->n_leaves++;
+    net->host_port[n->index] = n->ports[0];
+    net->port[n->ports[0]].host = n->index;
   }
+  return TRUE;
+}
+
+gboolean wh_net_finalize(WhNet *net, GError **error)
+{
+  g_return_val_if_fail(!net->finalized, FALSE);
+  net->n_nodes = net->build_nodes->len;
+  net->n_ports = net->build_ports->len;
+  if (net->n_hosts == 0) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY, "the topology has no hosts");
+    return FALSE;
+  }
+  net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
+  net->buffer_used = g_new0(uint64_t, net->n_nodes);
+  net->port = wh_huge_alloc0(MAX(net->n_ports, 1) * sizeof(WhPort));
+  memcpy(net->port, net->build_ports->data, (size_t)net->n_ports * sizeof(WhPort));
+  g_array_free(net->build_ports, TRUE);
+  net->build_nodes = net->build_ports = NULL;
+  net->finalized = TRUE;
+  wh_sim_set_owner_prefetch(net->sim, net->port, sizeof(WhPort), net->n_ports,
+                            offsetof(WhPort, fly_head));
+  if (!index_hosts(net, error))
+    return FALSE;
   if (net->p.pfc && net->p.buffer_bytes > UINT32_MAX) {
     g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER,
                 "wh::Switch::BufferSize=%" G_GUINT64_FORMAT
@@ -417,7 +431,7 @@ void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx)
 
 uint32_t wh_net_host_port(const WhNet *net, uint32_t host)
 {
-  return net->node[net->host_node[host]].ports[0];
+  return net->host_port[host];
 }
 
 uint32_t wh_net_route(const WhNet *net, uint32_t src, uint32_t dst, uint64_t tuple_hash,
@@ -663,7 +677,7 @@ static void port_try_send(WhNet *net, WhPort *port)
       }
     } else if (!port->at_switch) {
       WhTime next = WH_TIME_MAX;
-      pkt = net->tp.pull(net->tp_ctx, net->node[port->node].index, port->paused, &next);
+      pkt = net->tp.pull(net->tp_ctx, port->host, port->paused, &next);
       if (pkt == NULL) {
         if (next != WH_TIME_MAX)
           ensure_tx_event(net, port, next);
@@ -678,7 +692,7 @@ static void port_try_send(WhNet *net, WhPort *port)
   if (port->pfc_pending || (port->qd.nonempty & (uint8_t)~port->paused))
     ensure_tx_event(net, port, port->busy_until);
   else if (!port->at_switch) {
-    WhTime ready = net->tp.ready_at(net->tp_ctx, net->node[port->node].index);
+    WhTime ready = net->tp.ready_at(net->tp_ctx, port->host);
     if (ready != WH_TIME_MAX)
       ensure_tx_event(net, port, MAX(ready, port->busy_until));
   }

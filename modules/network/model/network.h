@@ -207,7 +207,8 @@ typedef struct {
   uint64_t tx_bytes;
   WhPortStats st;
   WhTime pause_since; /* when the current pause began (paused != 0) */
-  uint64_t spare2[2];
+  uint32_t host;      /* a host's port: the host index (the NIC's pull reads no WhNode) */
+  uint32_t spare2[3];
   /* fourth and on */
   WhQueueDisc qd;
 } WhPort;
@@ -233,6 +234,7 @@ struct WhNet {
   WhPort *port;
   uint32_t n_ports;
   uint32_t *host_node; /* host index -> node id */
+  uint32_t *host_port; /* host index -> its port (wh_net_host_port) */
   uint32_t n_hosts;
   uint32_t n_switches;
   gboolean finalized;
