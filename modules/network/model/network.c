@@ -17,7 +17,7 @@ G_STATIC_ASSERT(offsetof(WhPort, frames) == 64);
 G_STATIC_ASSERT(offsetof(WhPort, pfc_state) < 128);
 G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 128);
 G_STATIC_ASSERT(offsetof(WhPort, qd) == 192);
-G_STATIC_ASSERT(offsetof(WhQueueDisc, band) == 64);
+G_STATIC_ASSERT(offsetof(WhQueueDisc, hot_band) + sizeof(WhQueueBand) == 64);
 G_STATIC_ASSERT(sizeof(WhPacket) == 64);
 G_STATIC_ASSERT(WH_PKT_INT_SLAB *(sizeof(WhPacket) + WH_MAX_INT_HOPS * sizeof(WhIntHop)) ==
                 WH_PKT_INT_BLOCK);
@@ -270,9 +270,8 @@ static void init_port_queue(WhNet *net, WhPort *port)
                      port->id);
   if (red) {
     double scale = net->p.ecn_scale ? (double)port->rate_bps / (double)net->p.ecn_ref_rate : 1.0;
-    port->qd.kmin = (uint64_t)((double)net->p.kmin * scale);
-    port->qd.kmax = (uint64_t)((double)net->p.kmax * scale);
-    port->qd.pmax = net->p.pmax;
+    wh_queue_disc_set_red(&port->qd, (uint64_t)((double)net->p.kmin * scale),
+                          (uint64_t)((double)net->p.kmax * scale), net->p.pmax);
     wh_rng_init(&port->qd.rng, net->p.seed, 0x100000000ULL + port->id);
   }
   /* the far node's PFC books of this link's arrivals are this port's */
@@ -421,6 +420,13 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     }
   }
   return TRUE;
+}
+
+void wh_net_set_data_priority(WhNet *net, unsigned prio)
+{
+  g_return_if_fail(net->finalized && prio < WH_NPRIO);
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    wh_queue_disc_set_hot(&net->port[i].qd, prio);
 }
 
 void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx)
@@ -915,7 +921,7 @@ void wh_net_shift_port_from(WhNet *net, uint32_t port, WhTime from, WhTime shift
     shift_packet(pkt, shift);
   }
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = wh_queue_disc_band(&p->qd, q)->head; pkt; pkt = pkt->next)
       shift_packet(pkt, shift);
 }
 
@@ -924,7 +930,7 @@ void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pk
 {
   WhPort *p = &net->port[port];
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = wh_queue_disc_band(&p->qd, q)->head; pkt; pkt = pkt->next)
       fn(pkt, data);
   for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
     fn(pkt, data);

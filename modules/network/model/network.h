@@ -309,6 +309,9 @@ void wh_net_set_router(WhNet *net, const WhNetRouter *router);
 gboolean wh_net_finalize(WhNet *net, GError **error);
 
 void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx);
+/* Before any packet: every queue disc keeps priority `prio`'s band on its first line
+ * (the transport's data priority; WH_QUEUE_HOT_PRIO until told). Speed only. */
+void wh_net_set_data_priority(WhNet *net, unsigned prio);
 
 /* The ECMP route from host `src` to host `dst` for a flow whose 5-tuple hashes to
  * `tuple_hash`: fills out[] (egress port ids, sender NIC first) and returns the hop

@@ -496,7 +496,8 @@ static void assert_net_consistent(const WhNet *net)
     for (unsigned q = 0; q < WH_NPRIO; q++) {
       uint64_t bytes = 0;
       const WhPacket *last = NULL;
-      for (const WhPacket *pkt = p->qd.band[q].head; pkt; last = pkt, pkt = pkt->next) {
+      for (const WhPacket *pkt = wh_queue_disc_band_const(&p->qd, q)->head; pkt;
+           last = pkt, pkt = pkt->next) {
         bytes += pkt->size;
         packets++;
         if (!net->node[p->node].is_switch)
@@ -506,13 +507,13 @@ static void assert_net_consistent(const WhNet *net)
         if (net->port[in].pfc_data_mask & (1u << pkt->in_prio))
           ingress[(gsize)in * WH_NPRIO + pkt->in_prio] += pkt->size;
       }
-      ck_assert_ptr_eq(p->qd.band[q].tail, last);
-      ck_assert_uint_eq(p->qd.band[q].bytes, bytes);
+      ck_assert_ptr_eq(wh_queue_disc_band_const(&p->qd, q)->tail, last);
+      ck_assert_uint_eq(wh_queue_disc_band_const(&p->qd, q)->bytes, bytes);
       ck_assert_uint_eq((p->qd.nonempty >> q) & 1u, bytes > 0);
       total += bytes;
     }
     ck_assert_uint_eq(p->qd.total_bytes, total);
-    ck_assert_uint_eq(p->qd.packets, packets);
+    ck_assert_uint_eq(wh_queue_disc_packets(&p->qd), packets);
     const WhPacket *last = NULL;
     for (const WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
       last = pkt;
