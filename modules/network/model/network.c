@@ -17,7 +17,7 @@ G_STATIC_ASSERT(offsetof(WhPort, frames) == 64);
 G_STATIC_ASSERT(offsetof(WhPort, pfc_state) < 128);
 G_STATIC_ASSERT(offsetof(WhPort, rate_bps) == 128);
 G_STATIC_ASSERT(offsetof(WhPort, qd) == 192);
-G_STATIC_ASSERT(offsetof(WhQueueDisc, band) == 64);
+G_STATIC_ASSERT(offsetof(WhQueueDisc, hot_band) + sizeof(WhQueueBand) == 64);
 G_STATIC_ASSERT(sizeof(WhPacket) == 64);
 G_STATIC_ASSERT(WH_PKT_INT_SLAB *(sizeof(WhPacket) + WH_MAX_INT_HOPS * sizeof(WhIntHop)) ==
                 WH_PKT_INT_BLOCK);
@@ -59,6 +59,7 @@ void wh_net_free(WhNet *net)
     for (uint32_t i = 0; i < net->n_nodes; i++)
       g_free(net->node[i].ports);
     g_free(net->node);
+    g_free(net->buffer_used);
     if (net->sim->prefetch_base == (const char *)net->port)
       wh_sim_set_owner_prefetch(net->sim, NULL, 0, 0, 0);
     wh_huge_free(net->port, MAX(net->n_ports, 1) * sizeof(WhPort));
@@ -66,6 +67,7 @@ void wh_net_free(WhNet *net)
   g_free(net->pfc_port);
   g_free(net->pfc_node);
   g_free(net->host_node);
+  g_free(net->host_port);
   g_free(net->dist);
   if (net->router.free_data)
     net->router.free_data(net->router.data);
@@ -189,8 +191,9 @@ uint64_t wh_net_estimate_bytes(const WhNetSize *s)
 {
   /* 128-bit arithmetic: the parameters of a generator can describe absurd sizes */
   unsigned __int128 nodes = (unsigned __int128)s->hosts + s->switches, ports = 2 * s->links;
-  unsigned __int128 b = nodes * (sizeof(WhNode) + sizeof(uint16_t) * s->leaves) +
-                        ports * (sizeof(WhPort) + sizeof(uint32_t)) + s->hosts * sizeof(uint32_t);
+  unsigned __int128 b = nodes * (sizeof(WhNode) + sizeof(uint64_t) + sizeof(uint16_t) * s->leaves) +
+                        ports * (sizeof(WhPort) + sizeof(uint32_t)) +
+                        s->hosts * 2 * sizeof(uint32_t);
   return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 
@@ -261,14 +264,14 @@ static void compute_dist(WhNet *net)
 static void init_port_queue(WhNet *net, WhPort *port)
 {
   const WhNode *n = &net->node[port->node];
+  port->at_switch = n->is_switch ? 1 : 0;
   gboolean red = n->is_switch && net->p.ecn;
   wh_queue_disc_init(&port->qd, red ? &wh_red_queue_disc_class : &wh_fifo_queue_disc_class,
                      port->id);
   if (red) {
     double scale = net->p.ecn_scale ? (double)port->rate_bps / (double)net->p.ecn_ref_rate : 1.0;
-    port->qd.kmin = (uint64_t)((double)net->p.kmin * scale);
-    port->qd.kmax = (uint64_t)((double)net->p.kmax * scale);
-    port->qd.pmax = net->p.pmax;
+    wh_queue_disc_set_red(&port->qd, (uint64_t)((double)net->p.kmin * scale),
+                          (uint64_t)((double)net->p.kmax * scale), net->p.pmax);
     wh_rng_init(&port->qd.rng, net->p.seed, 0x100000000ULL + port->id);
   }
   /* the far node's PFC books of this link's arrivals are this port's */
@@ -327,24 +330,12 @@ void wh_net_set_router(WhNet *net, const WhNetRouter *router)
   net->router = *router;
 }
 
-gboolean wh_net_finalize(WhNet *net, GError **error)
+/* Salts the switches' ECMP hashes, indexes the hosts (their nodes and ports) and their
+ * leaf switches, and checks that every host has one link, to a switch. */
+static gboolean index_hosts(WhNet *net, GError **error)
 {
-  g_return_val_if_fail(!net->finalized, FALSE);
-  net->n_nodes = net->build_nodes->len;
-  net->n_ports = net->build_ports->len;
-  if (net->n_hosts == 0) {
-    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY, "the topology has no hosts");
-    return FALSE;
-  }
-  net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
-  net->port = wh_huge_alloc0(MAX(net->n_ports, 1) * sizeof(WhPort));
-  memcpy(net->port, net->build_ports->data, (size_t)net->n_ports * sizeof(WhPort));
-  g_array_free(net->build_ports, TRUE);
-  net->build_nodes = net->build_ports = NULL;
-  net->finalized = TRUE;
-  wh_sim_set_owner_prefetch(net->sim, net->port, sizeof(WhPort), net->n_ports,
-                            offsetof(WhPort, fly_head));
   net->host_node = g_new(uint32_t, net->n_hosts);
+  net->host_port = g_new0(uint32_t, net->n_hosts);
   for (uint32_t i = 0; i < net->n_nodes; i++) {
     WhNode *n = &net->node[i];
     if (n->is_switch) {
@@ -366,7 +357,32 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
     }
     if (net->node[sw].leaf == WH_NO_PORT)
       net->node[sw].leaf = net->n_leaves++;
+    net->host_port[n->index] = n->ports[0];
+    net->port[n->ports[0]].host = n->index;
   }
+  return TRUE;
+}
+
+gboolean wh_net_finalize(WhNet *net, GError **error)
+{
+  g_return_val_if_fail(!net->finalized, FALSE);
+  net->n_nodes = net->build_nodes->len;
+  net->n_ports = net->build_ports->len;
+  if (net->n_hosts == 0) {
+    g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_TOPOLOGY, "the topology has no hosts");
+    return FALSE;
+  }
+  net->node = (WhNode *)g_array_free(net->build_nodes, FALSE);
+  net->buffer_used = g_new0(uint64_t, net->n_nodes);
+  net->port = wh_huge_alloc0(MAX(net->n_ports, 1) * sizeof(WhPort));
+  memcpy(net->port, net->build_ports->data, (size_t)net->n_ports * sizeof(WhPort));
+  g_array_free(net->build_ports, TRUE);
+  net->build_nodes = net->build_ports = NULL;
+  net->finalized = TRUE;
+  wh_sim_set_owner_prefetch(net->sim, net->port, sizeof(WhPort), net->n_ports,
+                            offsetof(WhPort, fly_head));
+  if (!index_hosts(net, error))
+    return FALSE;
   if (net->p.pfc && net->p.buffer_bytes > UINT32_MAX) {
     g_set_error(error, WH_NETWORK_ERROR, WH_NETWORK_ERROR_BUFFER,
                 "wh::Switch::BufferSize=%" G_GUINT64_FORMAT
@@ -406,6 +422,13 @@ gboolean wh_net_finalize(WhNet *net, GError **error)
   return TRUE;
 }
 
+void wh_net_set_data_priority(WhNet *net, unsigned prio)
+{
+  g_return_if_fail(net->finalized && prio < WH_NPRIO);
+  for (uint32_t i = 0; i < net->n_ports; i++)
+    wh_queue_disc_set_hot(&net->port[i].qd, prio);
+}
+
 void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx)
 {
   net->tp = *tp;
@@ -414,7 +437,7 @@ void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx)
 
 uint32_t wh_net_host_port(const WhNet *net, uint32_t host)
 {
-  return net->node[net->host_node[host]].ports[0];
+  return net->host_port[host];
 }
 
 uint32_t wh_net_route(const WhNet *net, uint32_t src, uint32_t dst, uint64_t tuple_hash,
@@ -584,10 +607,10 @@ static inline gboolean dynamic_pfc_over(const WhNet *net, const WhNodePfc *sw, c
  * shared pool while the port and priority's pool bytes stay within the threshold, else
  * to the port's headroom; FALSE (drop) when neither holds it. Pauses the priority when
  * it holds headroom bytes or its pool bytes reach the threshold. */
-static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *in, uint8_t q,
+static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, uint32_t node, WhPort *in, uint8_t q,
                                               uint64_t size)
 {
-  WhNodePfc *sw = &net->pfc_node[node - net->node];
+  WhNodePfc *sw = &net->pfc_node[node];
   WhPortPfc *pp = &net->pfc_port[in->id];
   uint64_t shared = in->ingress_bytes[q] - pp->hdrm_bytes[q];
   if (shared + size > pfc_threshold(net, sw)) {
@@ -607,10 +630,10 @@ static G_NO_INLINE gboolean dynamic_pfc_admit(WhNet *net, WhNode *node, WhPort *
 /* Dynamic PFC, a packet of `size` from `in` in priority `q` leaves: headroom bytes go
  * first, then pool bytes; resumes the priority once it holds no headroom bytes and its
  * pool bytes are PfcResumeOffset below the threshold, or none are left. */
-static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in, uint8_t q,
+static G_NO_INLINE void dynamic_pfc_release(WhNet *net, uint32_t node, WhPort *in, uint8_t q,
                                             uint64_t size)
 {
-  WhNodePfc *sw = &net->pfc_node[node - net->node];
+  WhNodePfc *sw = &net->pfc_node[node];
   WhPortPfc *pp = &net->pfc_port[in->id];
   uint64_t from_hdrm = MIN(pp->hdrm_bytes[q], size);
   pp->hdrm_bytes[q] -= from_hdrm;
@@ -622,9 +645,9 @@ static G_NO_INLINE void dynamic_pfc_release(WhNet *net, WhNode *node, WhPort *in
 }
 
 /* A packet leaves a switch's buffer (at dequeue): release buffer and PFC counts. */
-static void switch_release(WhNet *net, WhNode *node, WhPacket *pkt)
+static void switch_release(WhNet *net, uint32_t node, WhPacket *pkt)
 {
-  node->buffer_used -= pkt->size;
+  net->buffer_used[node] -= pkt->size;
   WhPort *in = &net->port[pkt->route[pkt->hop - 1]];
   uint8_t bit = (uint8_t)(1u << pkt->in_prio);
   if (!(in->pfc_data_mask & bit)) {
@@ -646,22 +669,21 @@ static void port_try_send(WhNet *net, WhPort *port)
     ensure_tx_event(net, port, port->busy_until);
     return;
   }
-  WhNode *node = &net->node[port->node];
   WhPacket *pkt = NULL;
   if (port->pfc_pending) {
     pkt = make_pfc_frame(net, port);
   } else {
     pkt = wh_queue_disc_dequeue(&port->qd, port->paused);
     if (pkt) {
-      if (node->is_switch) {
-        switch_release(net, node, pkt);
+      if (port->at_switch) {
+        switch_release(net, port->node, pkt);
         if (net->p.int_enabled && pkt->type == WH_PKT_DATA && pkt->n_int < WH_MAX_INT_HOPS)
           wh_packet_ints(pkt)[pkt->n_int++] =
               (WhIntHop){now, port->tx_bytes + pkt->size, (uint32_t)port->qd.total_bytes, port->id};
       }
-    } else if (!node->is_switch) {
+    } else if (!port->at_switch) {
       WhTime next = WH_TIME_MAX;
-      pkt = net->tp.pull(net->tp_ctx, node->index, port->paused, &next);
+      pkt = net->tp.pull(net->tp_ctx, port->host, port->paused, &next);
       if (pkt == NULL) {
         if (next != WH_TIME_MAX)
           ensure_tx_event(net, port, next);
@@ -675,8 +697,8 @@ static void port_try_send(WhNet *net, WhPort *port)
   transmit(net, port, pkt);
   if (port->pfc_pending || (port->qd.nonempty & (uint8_t)~port->paused))
     ensure_tx_event(net, port, port->busy_until);
-  else if (!node->is_switch) {
-    WhTime ready = net->tp.ready_at(net->tp_ctx, node->index);
+  else if (!port->at_switch) {
+    WhTime ready = net->tp.ready_at(net->tp_ctx, port->host);
     if (ready != WH_TIME_MAX)
       ensure_tx_event(net, port, MAX(ready, port->busy_until));
   }
@@ -711,9 +733,10 @@ static void drop(WhNet *net, WhPort *out, WhPacket *pkt)
 }
 
 /* `in` is the port of the link the packet came over: its line holds the ingress counts. */
-static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, WhPacket *pkt)
+static void switch_enqueue(WhNet *net, uint32_t node, WhPort *in, WhPort *out, WhPacket *pkt)
 {
-  if (node->buffer_used + pkt->size > net->p.buffer_bytes) {
+  uint64_t *used = &net->buffer_used[node];
+  if (*used + pkt->size > net->p.buffer_bytes) {
     drop(net, out, pkt);
     return;
   }
@@ -727,7 +750,7 @@ static void switch_enqueue(WhNet *net, WhNode *node, WhPort *in, WhPort *out, Wh
     drop(net, out, pkt);
     return;
   }
-  node->buffer_used += pkt->size;
+  *used += pkt->size;
   wh_queue_disc_enqueue(&out->qd, pkt);
   port_try_send(net, out);
 }
@@ -765,7 +788,7 @@ static void handle_arrival(WhNet *net, WhPort *link, WhPacket *pkt)
   if (G_UNLIKELY(link->vc_bump) && pkt->type == WH_PKT_DATA && pkt->prio > 1 &&
       (link->vc_bump == WH_VC_BUMP_ALWAYS || net->port[pkt->route[pkt->hop]].tier == link->tier))
     pkt->prio--;
-  switch_enqueue(net, &net->node[link->peer_node], link, &net->port[pkt->route[pkt->hop]], pkt);
+  switch_enqueue(net, link->peer_node, link, &net->port[pkt->route[pkt->hop]], pkt);
 }
 
 static void fill_deadlock(WhNet *net, WhTime still_since)
@@ -775,8 +798,8 @@ static void fill_deadlock(WhNet *net, WhTime still_since)
   d->switches = 0;
   d->paused_ports = 0;
   for (uint32_t i = 0; i < net->n_nodes; i++) {
-    if (net->node[i].is_switch && net->node[i].buffer_used) {
-      d->buffered_bytes += net->node[i].buffer_used;
+    if (net->node[i].is_switch && net->buffer_used[i]) {
+      d->buffered_bytes += net->buffer_used[i];
       d->switches++;
     }
   }
@@ -898,7 +921,7 @@ void wh_net_shift_port_from(WhNet *net, uint32_t port, WhTime from, WhTime shift
     shift_packet(pkt, shift);
   }
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = wh_queue_disc_band(&p->qd, q)->head; pkt; pkt = pkt->next)
       shift_packet(pkt, shift);
 }
 
@@ -907,7 +930,7 @@ void wh_net_foreach_packet_at(WhNet *net, uint32_t port, void (*fn)(WhPacket *pk
 {
   WhPort *p = &net->port[port];
   for (int q = 0; q < WH_NPRIO; q++)
-    for (WhPacket *pkt = p->qd.band[q].head; pkt; pkt = pkt->next)
+    for (WhPacket *pkt = wh_queue_disc_band(&p->qd, q)->head; pkt; pkt = pkt->next)
       fn(pkt, data);
   for (WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
     fn(pkt, data);
@@ -937,13 +960,12 @@ uint32_t wh_net_reclaim_if(WhNet *net, uint32_t port, int (*pred)(const WhPacket
 {
   g_return_val_if_fail(pred != NULL && port < net->n_ports, 0);
   WhPort *p = &net->port[port];
-  WhNode *node = &net->node[p->node];
   uint32_t n = 0;
   WhPacket *next;
   for (WhPacket *pkt = wh_queue_disc_remove_if(&p->qd, pred, data); pkt; pkt = next, n++) {
     next = pkt->next;
-    if (node->is_switch)
-      switch_release(net, node, pkt);
+    if (p->at_switch)
+      switch_release(net, p->node, pkt);
     reclaim(net, pkt);
   }
   const WhPacket *head = p->fly_head;

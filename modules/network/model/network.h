@@ -187,6 +187,7 @@ typedef struct {
   uint8_t vc_bump;     /* WhVcBump: when data crossing this link moves to the next
                           virtual channel (priority - 1, down to 1) */
   uint8_t tier;        /* WhLinkTier */
+  uint8_t at_switch;   /* the port's node is a switch (the hot path reads no node) */
   /* second cache line: the link's far end */
   uint64_t frames; /* data/ACK/NACK/CNP frames that arrived over the link */
   /* bytes buffered at the far node (a switch) that arrived over this link, per
@@ -206,7 +207,8 @@ typedef struct {
   uint64_t tx_bytes;
   WhPortStats st;
   WhTime pause_since; /* when the current pause began (paused != 0) */
-  uint64_t spare2[2];
+  uint32_t host;      /* a host's port: the host index (the NIC's pull reads no WhNode) */
+  uint32_t spare2[3];
   /* fourth and on */
   WhQueueDisc qd;
 } WhPort;
@@ -216,10 +218,9 @@ typedef struct {
   uint32_t index; /* host index or switch index */
   uint32_t *ports;
   uint32_t nports;
-  uint64_t buffer_used; /* switches */
-  uint64_t salt;        /* switches: ECMP hash salt */
-  WhTime fwd_delay;     /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
-  uint32_t leaf;        /* switches with hosts: leaf index, else WH_NO_PORT */
+  uint64_t salt;    /* switches: ECMP hash salt */
+  WhTime fwd_delay; /* switches: forwarding latency (WH_TIME_MAX: params.switch_delay) */
+  uint32_t leaf;    /* switches with hosts: leaf index, else WH_NO_PORT */
 } WhNode;
 
 struct WhNet {
@@ -227,9 +228,13 @@ struct WhNet {
   WhNetParams p;
   WhNode *node;
   uint32_t n_nodes;
+  /* per node: bytes in a switch's shared buffer (0 for hosts), an array of its own that
+   * every hop reads and writes, so that a packet touches no WhNode (docs/bench.md) */
+  uint64_t *buffer_used;
   WhPort *port;
   uint32_t n_ports;
   uint32_t *host_node; /* host index -> node id */
+  uint32_t *host_port; /* host index -> its port (wh_net_host_port) */
   uint32_t n_hosts;
   uint32_t n_switches;
   gboolean finalized;
@@ -304,6 +309,9 @@ void wh_net_set_router(WhNet *net, const WhNetRouter *router);
 gboolean wh_net_finalize(WhNet *net, GError **error);
 
 void wh_net_set_transport(WhNet *net, const WhNetTransport *tp, void *ctx);
+/* Before any packet: every queue disc keeps priority `prio`'s band on its first line
+ * (the transport's data priority; WH_QUEUE_HOT_PRIO until told). Speed only. */
+void wh_net_set_data_priority(WhNet *net, unsigned prio);
 
 /* The ECMP route from host `src` to host `dst` for a flow whose 5-tuple hashes to
  * `tuple_hash`: fills out[] (egress port ids, sender NIC first) and returns the hop

@@ -101,7 +101,7 @@ END_TEST
 static void check_buffers_empty(const WhNet *net)
 {
   for (uint32_t i = 0; i < net->n_nodes; i++)
-    ck_assert_uint_eq(net->node[i].buffer_used, 0);
+    ck_assert_uint_eq(net->buffer_used[i], 0);
   for (uint32_t p = 0; p < net->n_ports; p++) {
     const WhPort *port = &net->port[p];
     ck_assert_uint_eq(port->qd.total_bytes, 0);
@@ -149,7 +149,7 @@ static void check_dynamic_pfc(WhSim *sim, void *ctx, uint64_t arg)
     }
     ck_assert_uint_eq(shared, sw->shared_used);
     ck_assert_uint_le(sw->shared_used, sw->shared_cap);
-    ck_assert_uint_le(n->buffer_used, net->p.buffer_bytes);
+    ck_assert_uint_le(net->buffer_used[i], net->p.buffer_bytes);
   }
   if (net->pkt_live > 0 || sim->now < 20 * WH_US)
     wh_sim_schedule_at(sim, sim->now + WH_US, check_dynamic_pfc, net, 0, 0);

@@ -12,6 +12,30 @@ void wh_queue_disc_init(WhQueueDisc *qd, const WhQueueDiscClass *klass, uint32_t
   memset(qd, 0, sizeof *qd);
   qd->klass = klass;
   qd->port = port;
+  qd->hot = WH_QUEUE_HOT_PRIO;
+}
+
+void wh_queue_disc_set_hot(WhQueueDisc *qd, unsigned p)
+{
+  g_return_if_fail(p < WH_NPRIO && qd->nonempty == 0);
+  qd->hot = (uint8_t)p;
+}
+
+void wh_queue_disc_set_red(WhQueueDisc *qd, uint64_t kmin, uint64_t kmax, double pmax)
+{
+  qd->kmin = kmin;
+  qd->kmax = kmax;
+  qd->pmax = pmax;
+  qd->kmin_low = kmin < UINT32_MAX ? (uint32_t)kmin : UINT32_MAX;
+}
+
+uint32_t wh_queue_disc_packets(const WhQueueDisc *qd)
+{
+  uint32_t n = 0;
+  for (unsigned p = 0; p < WH_NPRIO; p++)
+    for (const WhPacket *pkt = wh_queue_disc_band_const(qd, p)->head; pkt; pkt = pkt->next)
+      n++;
+  return n;
 }
 
 /* Several observers: a list, called in order through the fan-out table. */
@@ -104,14 +128,14 @@ WhPacket *wh_queue_disc_remove_if(WhQueueDisc *qd,
 {
   WhPacket *out = NULL, **out_tail = &out;
   for (unsigned p = 0; p < WH_NPRIO; p++) {
-    WhPacket *taken = wh_packet_list_take_if(&qd->band[p].head, &qd->band[p].tail, match, data);
-    if (qd->band[p].head == NULL)
+    WhQueueBand *b = wh_queue_disc_band(qd, p);
+    WhPacket *taken = wh_packet_list_take_if(&b->head, &b->tail, match, data);
+    if (b->head == NULL)
       qd->nonempty &= (uint8_t) ~(1u << p);
     *out_tail = taken;
     for (; *out_tail; out_tail = &(*out_tail)->next) {
-      qd->band[p].bytes -= (*out_tail)->size;
+      b->bytes -= (*out_tail)->size;
       qd->total_bytes -= (*out_tail)->size;
-      qd->packets--;
     }
   }
   for (const WhPacket *pkt = out; pkt; pkt = pkt->next)
@@ -180,8 +204,8 @@ static void red_do_dequeue(WhQueueDisc *qd, WhPacket *pkt)
 {
   if (pkt->type != WH_PKT_DATA)
     return;
-  uint64_t q = qd->band[pkt->prio].bytes;
-  if (q <= qd->kmin)
+  uint64_t q = wh_queue_disc_band(qd, pkt->prio)->bytes;
+  if (q <= qd->kmin_low || q <= qd->kmin)
     return;
   int mark;
   if (q >= qd->kmax)

@@ -43,26 +43,56 @@ typedef struct {
 } WhQueueBand;
 
 /* The first 64 bytes hold what every enqueue and dequeue reads (the network places the
- * queue disc on a cache line of its port), then the bands, then what RED reads only
- * between its thresholds and the observers. */
+ * queue disc on a cache line of its port), the band of the priority most packets take
+ * (`hot`: the data priority) and RED's threshold among them, so that a data packet's
+ * enqueue and dequeue touch that one line; then the other bands, what RED reads only
+ * above its threshold, and the observers. */
 struct WhQueueDisc {
   const WhQueueDiscClass *klass;
   /* Observers: the hook table called, NULL when nobody listens; with several
    * observers it is the fan-out table and hook_data is `observers`. */
   const WhQueueHooks *hooks;
   uint64_t total_bytes;
-  uint64_t max_bytes;  /* the largest total_bytes so far */
-  uint64_t kmin, kmax; /* RED/ECN marking (used by wh_red_queue_disc_class) */
-  uint32_t packets;
-  uint32_t port;    /* owning directed port id */
-  uint8_t nonempty; /* bit p: priority p has packets */
-  WhQueueBand band[WH_NPRIO];
+  uint64_t max_bytes; /* the largest total_bytes so far */
+  uint8_t nonempty;   /* bit p: priority p has packets */
+  uint8_t hot;        /* the priority whose band is hot_band (the others in band[]) */
+  uint8_t spare[2];
+  uint32_t kmin_low; /* MIN(kmin, UINT32_MAX): below it RED reads no further */
+  WhQueueBand hot_band;
+  /* second line on */
+  uint64_t kmin, kmax;            /* RED/ECN marking (used by wh_red_queue_disc_class) */
+  uint32_t port;                  /* owning directed port id */
+  WhQueueBand band[WH_NPRIO - 1]; /* priority p's at p, or p - 1 above hot */
   void *hook_data;
   double pmax;
   WhRng rng;
   uint64_t marks;
   WhQueueObservers *observers; /* nullable: the list when more than one listens */
 };
+
+/* The priority whose band a queue disc keeps on its first line unless told otherwise:
+ * the transport's default data priority. */
+#define WH_QUEUE_HOT_PRIO 3u
+
+/* Priority p's band. */
+static inline WhQueueBand *wh_queue_disc_band(WhQueueDisc *qd, unsigned p)
+{
+  return p == qd->hot ? &qd->hot_band : &qd->band[p - (p > qd->hot)];
+}
+
+static inline const WhQueueBand *wh_queue_disc_band_const(const WhQueueDisc *qd, unsigned p)
+{
+  return p == qd->hot ? &qd->hot_band : &qd->band[p - (p > qd->hot)];
+}
+
+/* Packets queued (a walk of the bands: for checks, not the hot path). */
+uint32_t wh_queue_disc_packets(const WhQueueDisc *qd);
+
+/* Keeps priority p's band on the first line from now on; the queue must be empty. */
+void wh_queue_disc_set_hot(WhQueueDisc *qd, unsigned p);
+
+/* Sets RED's thresholds (kmin, kmax), keeping the first line's copy of kmin. */
+void wh_queue_disc_set_red(WhQueueDisc *qd, uint64_t kmin, uint64_t kmax, double pmax);
 
 extern const WhQueueDiscClass wh_fifo_queue_disc_class;
 extern const WhQueueDiscClass wh_red_queue_disc_class;
@@ -89,7 +119,7 @@ static inline void wh_queue_disc_enqueue(WhQueueDisc *qd, WhPacket *pkt)
 {
   unsigned p = pkt->prio;
   pkt->next = NULL;
-  WhQueueBand *b = &qd->band[p];
+  WhQueueBand *b = wh_queue_disc_band(qd, p);
   if (b->tail)
     b->tail->next = pkt;
   else
@@ -99,7 +129,6 @@ static inline void wh_queue_disc_enqueue(WhQueueDisc *qd, WhPacket *pkt)
   qd->total_bytes += pkt->size;
   if (qd->total_bytes > qd->max_bytes)
     qd->max_bytes = qd->total_bytes;
-  qd->packets++;
   qd->nonempty |= (uint8_t)(1u << p);
   if (qd->hooks && qd->hooks->on_enqueue)
     qd->hooks->on_enqueue(qd->hook_data, qd, pkt);
@@ -146,7 +175,7 @@ static inline WhPacket *wh_queue_disc_dequeue(WhQueueDisc *qd, uint8_t blocked)
   if (ready == 0)
     return NULL;
   unsigned p = (unsigned)__builtin_ctz(ready);
-  WhQueueBand *b = &qd->band[p];
+  WhQueueBand *b = wh_queue_disc_band(qd, p);
   WhPacket *pkt = b->head;
   b->head = pkt->next;
   if (b->head == NULL) {
@@ -156,7 +185,6 @@ static inline WhPacket *wh_queue_disc_dequeue(WhQueueDisc *qd, uint8_t blocked)
   pkt->next = NULL;
   b->bytes -= pkt->size;
   qd->total_bytes -= pkt->size;
-  qd->packets--;
   if (qd->klass->do_dequeue)
     qd->klass->do_dequeue(qd, pkt);
   if (qd->hooks && qd->hooks->on_dequeue)

@@ -24,8 +24,8 @@ START_TEST(test_priority_and_accounting)
   wh_queue_disc_enqueue(&qd, mk(2, 0, 64, WH_PKT_ACK));
   wh_queue_disc_enqueue(&qd, mk(3, 5, 200, WH_PKT_DATA));
   ck_assert_uint_eq(qd.total_bytes, 1764);
-  ck_assert_uint_eq(qd.band[3].bytes, 1500);
-  ck_assert_uint_eq(qd.packets, 4);
+  ck_assert_uint_eq(wh_queue_disc_band(&qd, 3)->bytes, 1500);
+  ck_assert_uint_eq(wh_queue_disc_packets(&qd), 4);
   ck_assert_ptr_eq(wh_queue_disc_dequeue(&qd, 0), &pkts[2]); /* priority 0 first */
   /* priority 3 paused: priority 5 goes next */
   ck_assert_ptr_eq(wh_queue_disc_dequeue(&qd, 1u << 3), &pkts[3]);

@@ -663,6 +663,7 @@ WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *p
   tp->chunk_mem = wh_bulk_new();
   WhNetTransport ops = {.deliver = tp_deliver, .pull = tp_pull, .ready_at = tp_ready_at};
   wh_net_set_transport(net, &ops, tp);
+  wh_net_set_data_priority(net, params->prio);
   return tp;
 }
 

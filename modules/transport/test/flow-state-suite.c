@@ -496,7 +496,8 @@ static void assert_net_consistent(const WhNet *net)
     for (unsigned q = 0; q < WH_NPRIO; q++) {
       uint64_t bytes = 0;
       const WhPacket *last = NULL;
-      for (const WhPacket *pkt = p->qd.band[q].head; pkt; last = pkt, pkt = pkt->next) {
+      for (const WhPacket *pkt = wh_queue_disc_band_const(&p->qd, q)->head; pkt;
+           last = pkt, pkt = pkt->next) {
         bytes += pkt->size;
         packets++;
         if (!net->node[p->node].is_switch)
@@ -506,13 +507,13 @@ static void assert_net_consistent(const WhNet *net)
         if (net->port[in].pfc_data_mask & (1u << pkt->in_prio))
           ingress[(gsize)in * WH_NPRIO + pkt->in_prio] += pkt->size;
       }
-      ck_assert_ptr_eq(p->qd.band[q].tail, last);
-      ck_assert_uint_eq(p->qd.band[q].bytes, bytes);
+      ck_assert_ptr_eq(wh_queue_disc_band_const(&p->qd, q)->tail, last);
+      ck_assert_uint_eq(wh_queue_disc_band_const(&p->qd, q)->bytes, bytes);
       ck_assert_uint_eq((p->qd.nonempty >> q) & 1u, bytes > 0);
       total += bytes;
     }
     ck_assert_uint_eq(p->qd.total_bytes, total);
-    ck_assert_uint_eq(p->qd.packets, packets);
+    ck_assert_uint_eq(wh_queue_disc_packets(&p->qd), packets);
     const WhPacket *last = NULL;
     for (const WhPacket *pkt = p->fly_head; pkt; pkt = pkt->next)
       last = pkt;
@@ -525,7 +526,7 @@ static void assert_net_consistent(const WhNet *net)
   }
   for (uint32_t n = 0; n < net->n_nodes; n++)
     if (net->node[n].is_switch)
-      ck_assert_uint_eq(net->node[n].buffer_used, buffer[n]);
+      ck_assert_uint_eq(net->buffer_used[n], buffer[n]);
   for (uint32_t i = 0; i < net->n_ports; i++) {
     const WhPort *p = &net->port[i];
     for (unsigned q = 0; q < WH_NPRIO; q++) {
@@ -642,7 +643,7 @@ START_TEST(test_complete_shared_bottleneck)
   g_autoptr(WhRun) run = start(sc, NULL, at);
   uint64_t buffered = 0;
   for (uint32_t n = 0; n < run->net->n_nodes; n++)
-    buffered += run->net->node[n].buffer_used;
+    buffered += run->net->buffer_used[n];
   ck_assert_uint_gt(run->net->c.pfc_pauses, 0);
   ck_assert_uint_gt(buffered, 0);
   /* the left switch has paused flow 0's sender; taking flow 0's packets out of its
