@@ -33,6 +33,7 @@ void wh_patterns_init(WhWormhole *wh)
   wh->phases = g_ptr_array_new();
   wh->replays = g_ptr_array_new_with_free_func(replay_free);
   wh->drains = g_ptr_array_new();
+  wh->unstarted = g_new0(uint32_t, wh->net->n_hosts);
   wh->lookups = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
                                       lookup_free);
   wh->lookups_at = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
@@ -60,6 +61,11 @@ void wh_patterns_free(WhWormhole *wh)
     wh->replay_event = NULL;
   }
   g_clear_pointer(&wh->replays, g_ptr_array_unref);
+  if (wh->settle_event) {
+    wh_sim_cancel(wh->sim, wh->settle_event);
+    wh->settle_event = NULL;
+  }
+  g_clear_pointer(&wh->unstarted, g_free);
   while (wh->drains && wh->drains->len > 0)
     drain_drop(wh, wh->drains->pdata[wh->drains->len - 1]);
   g_clear_pointer(&wh->drains, g_ptr_array_unref);
@@ -729,7 +735,24 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   open_phase(wh, p, sig, raw, ids);
 }
 
-void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
+/* The flows of `p` started together (at one instant) and have all sent their first
+ * packet, and so has every other flow started at their hosts. */
+static gboolean phase_complete(WhWormhole *wh, const WhPartition *p)
+{
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  WhTime start = wh_transport_flow(wh->tp, wh_partitions_first_flow(p))->start;
+  for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE;
+       id = wh_partitions_next_flow(pm, p, id)) {
+    const WhFlow *f = wh_transport_flow(wh->tp, id);
+    if (f->start != start || wh->unstarted[f->src] > 0)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Looks up the partitions that changed before `t` (at a tick), or at `t` and are
+ * complete (`settle`). */
+static void look_up(WhWormhole *wh, WhTime t, gboolean settle)
 {
   sweep_phases(wh);
   const WhPartitions *pm = wh_detector_partitions(wh->det);
@@ -739,7 +762,8 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
   GArray *map = NULL;
   for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
     WhPartition *p = wh_partitions_live(pm, i);
-    if (p->pattern_seen || p->n_flows == 0 || t <= p->since || p->hold)
+    if (p->pattern_seen || p->n_flows == 0 || t < p->since || (!settle && t == p->since) ||
+        p->hold || (settle && !phase_complete(wh, p)))
       continue;
     p->pattern_seen = 1;
     if (ids == NULL) {
@@ -764,6 +788,31 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
     g_byte_array_unref(at);
     g_array_unref(map);
   }
+}
+
+void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
+{
+  look_up(wh, t, FALSE);
+}
+
+static void settle(WhSim *sim, void *ctx, uint64_t arg)
+{
+  (void)arg;
+  WhWormhole *wh = ctx;
+  wh->settle_event = NULL;
+  look_up(wh, sim->now, TRUE);
+}
+
+void wh_patterns_flow_activated(WhWormhole *wh, const WhFlow *f, gboolean started)
+{
+  if (!started) {
+    wh->unstarted[f->src]++;
+    return;
+  }
+  if (wh->unstarted[f->src] > 0)
+    wh->unstarted[f->src]--;
+  if (wh->p.mode == WH_WORMHOLE_MEMO && wh->settle_event == NULL)
+    wh->settle_event = wh_sim_schedule_at(wh->sim, wh->sim->now, settle, wh, 0, WH_OWNER_NONE);
 }
 
 /* Sets the integer members `keys` of `o` to `values`, in order. */

@@ -191,6 +191,10 @@ struct WhWormhole {
   uint32_t *drain_refs;  /* per port: the flows of its drain (parked) that use it */
   GPtrArray *replays;    /* memo mode: replays found at the last tick */
   WhEvent *replay_event; /* pending: start them */
+  /* memo mode: per host, the flows activated whose first packet has not left (a phase
+   * whose hosts have none is complete, and is looked up without waiting for a tick) */
+  uint32_t *unstarted;
+  WhEvent *settle_event; /* pending: look up the complete phases */
 };
 
 WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
@@ -201,6 +205,10 @@ WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
 void wh_patterns_init(WhWormhole *wh);
 void wh_patterns_free(WhWormhole *wh);
 void wh_patterns_after_tick(WhWormhole *wh, WhTime t);
+/* Memo mode: flow `f` was activated, or its first packet left (`started`). Once no
+ * flow waits for its first packet at the hosts of a partition that changed, the
+ * partition is looked up at once, not at the next tick. */
+void wh_patterns_flow_activated(WhWormhole *wh, const WhFlow *f, gboolean started);
 /* A flow's last byte arrived, and again when it is about to leave its partition (its
  * last byte acknowledged): the phase it belongs to ends. */
 void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f);

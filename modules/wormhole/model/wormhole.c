@@ -374,11 +374,15 @@ static void on_start(void *data, WhFlow *f)
     wh_ff_on_start(wh, f);
   wh_detector_flow_start(wh->det, f->id, ports, n, now);
   wh_wormhole_arm_ticks(wh);
+  if (wh->memo)
+    wh_patterns_flow_activated(wh, f, TRUE);
 }
 
 static void on_activate(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
+  if (wh->memo)
+    wh_patterns_flow_activated(wh, f, FALSE);
   if (wh_wormhole_mode_skips(wh->p.mode))
     wh_ff_on_activate(wh, f);
 }
