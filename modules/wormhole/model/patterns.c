@@ -500,10 +500,40 @@ static void lookup_remember_at(WhWormhole *wh, const GByteArray *at, const GByte
 
 /* A repeat of the stored entry `e`, whose graph's vertex map[v] is the current flow
  * ids[v]: in memo mode a replay of its outcome, else followed for its outcome. */
+/* Lookups back off where patterns do not repeat: once a size class of phases (floor of
+ * log2 of its flows) has been looked up WH_BACKOFF_MIN times and found fewer than one in
+ * WH_BACKOFF_RATIO, only one of its phases in WH_BACKOFF_EVERY is looked up (so a class
+ * whose phases start to repeat is found again). A lookup of a large phase costs up to a
+ * few million instructions (its graph, hash and outcome), as much as thousands of
+ * events; one that never finds anything only costs. */
+#define WH_BACKOFF_MIN 32u
+#define WH_BACKOFF_RATIO 32u
+#define WH_BACKOFF_EVERY 16u
+
+static uint32_t size_class(uint32_t flows)
+{
+  return flows > 1 ? 31u - (uint32_t)__builtin_clz(flows) : 0;
+}
+
+/* Whether phase `p` is looked up (counted in its class), or left: backed off. */
+static gboolean look_up_class(WhPatternStats *ps, const WhPartition *p)
+{
+  uint32_t c = size_class(p->n_flows);
+  gboolean back_off = ps->class_lookups[c] >= WH_BACKOFF_MIN &&
+                      (uint64_t)ps->class_hits[c] * WH_BACKOFF_RATIO < ps->class_lookups[c];
+  if (back_off && ps->class_seen[c]++ % WH_BACKOFF_EVERY != 0) {
+    ps->backed_off++;
+    return FALSE;
+  }
+  ps->class_lookups[c]++;
+  return TRUE;
+}
+
 static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, const uint32_t *map,
                    const WhMemoEntry *e, uint64_t sig, GByteArray *key)
 {
   WhPatternStats *ps = &wh->ps;
+  ps->class_hits[size_class(ids->len)]++;
   ps->repeated++;
   ps->repeated_from_file += e->from_file;
   ps->hits[e->kind]++;
@@ -766,6 +796,8 @@ static void look_up(WhWormhole *wh, WhTime t, gboolean settle)
         p->hold || (settle && !phase_complete(wh, p)))
       continue;
     p->pattern_seen = 1;
+    if (!look_up_class(&wh->ps, p))
+      continue;
     if (ids == NULL) {
       ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
       lens = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -805,12 +837,19 @@ static void settle(WhSim *sim, void *ctx, uint64_t arg)
 
 void wh_patterns_flow_activated(WhWormhole *wh, const WhFlow *f, gboolean started)
 {
+  WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
   if (!started) {
-    wh->unstarted[f->src]++;
+    if (!g->started && !g->unstarted) {
+      g->unstarted = 1;
+      wh->unstarted[f->src]++;
+    }
     return;
   }
-  if (wh->unstarted[f->src] > 0)
+  g->started = 1;
+  if (g->unstarted) {
+    g->unstarted = 0;
     wh->unstarted[f->src]--;
+  }
   if (wh->p.mode == WH_WORMHOLE_MEMO && wh->settle_event == NULL)
     wh->settle_event = wh_sim_schedule_at(wh->sim, wh->sim->now, settle, wh, 0, WH_OWNER_NONE);
 }
@@ -855,6 +894,7 @@ JsonObject *wh_patterns_json(const WhWormhole *wh)
   set_ints(outcomes, ends,
            (const uint64_t[]){ps->converged, ps->completed, ps->abandoned, ps->drained}, 4);
   json_object_set_object_member(o, "outcomes", outcomes);
+  json_object_set_int_member(o, "backed_off", (gint64)ps->backed_off);
   json_object_set_int_member(o, "db_entries", wh_memo_db_len(wh->memo));
   json_object_set_int_member(o, "db_bytes", (gint64)wh_memo_db_bytes(wh->memo));
   return o;

@@ -359,7 +359,9 @@ static void on_start(void *data, WhFlow *f)
   WhTime now = wh->sim->now;
   counts_fit(&wh->counts, wh->net->n_ports, wh->tp->n_flows);
   WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
+  uint8_t unstarted = g->unstarted; /* memo mode: counted at its activation */
   memset(g, 0, sizeof *g);
+  g->unstarted = unstarted;
   g->last_rcv = f->rcv_nxt;
   if (wh->p.quantity == WH_QUANTITY_DELIVERED_AVG || wh->study)
     g->ring = g_new0(uint64_t, wh->p.avg_periods + 1);
