@@ -571,24 +571,54 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
  * port at the same position on the previous flow's path (or to the flow's previous
  * port): equal keys mean the same labels on the same ports in the same order, so the
  * same graph in the same vertex order. */
+/* Distinct labels looked for by a scan, at most. */
+#define WH_LABELS_SCAN 16u
+
+/* The index of each distinct label among labels[0..n-1] in order of first use (the
+ * table keys point into `labels`). */
+static GHashTable *labels_index(const GArray *labels, uint32_t n)
+{
+  GHashTable *index = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (uint32_t f = 0; f < n; f++) {
+    const uint64_t *l = &g_array_index(labels, uint64_t, f);
+    if (!g_hash_table_contains(index, l))
+      g_hash_table_insert(index, (gpointer)l, GUINT_TO_POINTER(g_hash_table_size(index)));
+  }
+  return index;
+}
+
 static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *lens,
                          const GArray *labels)
 {
   uint32_t n = lens->len;
-  g_autoptr(GHashTable) index = g_hash_table_new(g_int64_hash, g_int64_equal);
-  g_autoptr(GArray) idx = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), n);
+  /* each label's index in order of first use: found by a scan while there are few
+   * distinct labels (the usual case), through a hash table past WH_LABELS_SCAN */
+  g_autoptr(GHashTable) index = NULL;
+  g_autofree uint32_t *idx = g_new(uint32_t, MAX(n, 1u));
   g_autoptr(GByteArray) table = g_byte_array_new();
+  uint32_t distinct = 0;
   size_t room = 1 + 2 * WH_VARINT_MAX_BYTES; /* tag, counts */
   for (uint32_t f = 0; f < n; f++) {
     const uint64_t *l = &g_array_index(labels, uint64_t, f);
-    gpointer v;
-    if (!g_hash_table_lookup_extended(index, l, NULL, &v)) {
-      v = GUINT_TO_POINTER(g_hash_table_size(index));
-      g_hash_table_insert(index, (gpointer)l, v);
-      g_byte_array_append(table, (const uint8_t *)l, sizeof *l);
+    uint32_t i = distinct;
+    if (index == NULL) {
+      const uint64_t *seen = (const uint64_t *)(const void *)table->data;
+      for (i = 0; i < distinct && memcmp(&seen[i], l, sizeof *l) != 0; i++)
+        ;
+    } else {
+      gpointer v;
+      if (g_hash_table_lookup_extended(index, l, NULL, &v))
+        i = GPOINTER_TO_UINT(v);
     }
-    uint32_t i = GPOINTER_TO_UINT(v);
-    g_array_append_val(idx, i);
+    if (i == distinct) {
+      g_byte_array_append(table, (const uint8_t *)l, sizeof *l);
+      distinct++;
+      if (index)
+        g_hash_table_insert(index, (gpointer)l, GUINT_TO_POINTER(i));
+      else if (distinct > WH_LABELS_SCAN)
+        index = labels_index(labels, f + 1);
+    }
+    idx[f] = i;
     room += (2 + (size_t)g_array_index(lens, uint32_t, f)) * WH_VARINT_MAX_BYTES;
   }
   room += table->len;
@@ -597,7 +627,7 @@ static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *
   uint8_t *w = out->data;
   *w++ = WH_IN_PLACE_TAG;
   w = wh_varint_write(w, n);
-  w = wh_varint_write(w, g_hash_table_size(index));
+  w = wh_varint_write(w, distinct);
   memcpy(w, table->data, table->len);
   w += table->len;
   const uint32_t *prev = NULL;
@@ -605,7 +635,7 @@ static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *
   for (uint32_t f = 0; f < n; f++) {
     const uint32_t *path = paths->pdata[f];
     uint32_t len = g_array_index(lens, uint32_t, f);
-    w = wh_varint_write(w, g_array_index(idx, uint32_t, f));
+    w = wh_varint_write(w, idx[f]);
     w = wh_varint_write(w, len);
     for (uint32_t k = 0; k < len; k++) {
       uint64_t ref = k < prev_len ? prev[k] : k > 0 ? path[k - 1] : 0;
@@ -657,22 +687,27 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
 {
   WhPatternStats *ps = &wh->ps;
   const WhPartitions *pm = wh_detector_partitions(wh->det);
-  g_array_set_size(ids, 0);
-  g_ptr_array_set_size(paths, 0);
-  g_array_set_size(lens, 0);
-  g_array_set_size(labels, 0);
-  for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE;
-       id = wh_partitions_next_flow(pm, p, id)) {
+  /* sized once to the members (the partition counts them), filled in place */
+  g_array_set_size(ids, p->n_flows);
+  g_ptr_array_set_size(paths, (gint)p->n_flows);
+  g_array_set_size(lens, p->n_flows);
+  g_array_set_size(labels, p->n_flows);
+  uint32_t k = 0;
+  for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE && k < p->n_flows;
+       id = wh_partitions_next_flow(pm, p, id), k++) {
     WhFlow *f = wh_transport_flow(wh->tp, id);
     uint32_t n = 0;
-    const uint32_t *ports = wh_partitions_flow_ports(pm, id, &n);
+    paths->pdata[k] = (gpointer)wh_partitions_flow_ports(pm, id, &n);
     uint64_t label = wh_mix64(f->line_rate ^ (uint64_t)f->fwd_hops << 48);
     label = wh_mix64(label ^ wh_fcg_quantize_rate(flow_rate(wh, f), wh->p.rate_tolerance));
-    g_array_append_val(ids, id);
-    g_ptr_array_add(paths, (gpointer)ports);
-    g_array_append_val(lens, n);
-    g_array_append_val(labels, label);
+    g_array_index(ids, uint32_t, k) = id;
+    g_array_index(lens, uint32_t, k) = n;
+    g_array_index(labels, uint64_t, k) = label;
   }
+  g_array_set_size(ids, k);
+  g_ptr_array_set_size(paths, (gint)k);
+  g_array_set_size(lens, k);
+  g_array_set_size(labels, k);
   if (ids->len == 0)
     return;
   ps->phases++;
