@@ -20,12 +20,7 @@ G_STATIC_ASSERT(WH_CC_SNAPSHOT_BYTES % 8 == 0);
 
 static guint varint_len(uint64_t v)
 {
-  guint n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
+  return v ? (guint)(64 - __builtin_clzll(v) + 6) / 7 : 1; /* 7 bits a byte */
 }
 
 static void words_of(const uint8_t *snap, uint64_t w[WORDS])
@@ -36,14 +31,18 @@ static void words_of(const uint8_t *snap, uint64_t w[WORDS])
     memset(w, 0, WH_CC_SNAPSHOT_BYTES);
 }
 
-/* Bytes taken by `w` written against `ref`. */
-static guint delta_len(const uint64_t *w, const uint64_t *ref)
+/* Bytes taken by `w` written against `ref`, or limit + 1 as soon as they exceed
+ * `limit` (such a reference cannot be chosen; the count of changed words takes at
+ * least one byte more). */
+static guint delta_len(const uint64_t *w, const uint64_t *ref, guint limit)
 {
   guint len = 0, changed = 0, prev = 0;
   for (guint j = 0; j < WORDS; j++) {
     if (w[j] == ref[j])
       continue;
     len += varint_len(j - prev) + varint_len(wh_zigzag_diff(w[j], ref[j]));
+    if (len >= limit)
+      return limit + 1;
     prev = j + 1;
     changed++;
   }
@@ -71,10 +70,12 @@ void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const u
     words_of(snap, w);
     /* the shortest reference; on a tie the nearest, zeros last */
     uint32_t best = 0;
-    guint best_len = delta_len(w, zero);
-    for (uint32_t r = 1; r <= MIN(i, WINDOW); r++) {
+    guint best_len = delta_len(w, zero, G_MAXUINT - 1);
+    /* one byte (no word changed) is the shortest form: once a reference takes it, no
+     * later one can be chosen */
+    for (uint32_t r = 1; r <= MIN(i, WINDOW) && (best == 0 || best_len > 1); r++) {
       words_of(snap - (size_t)r * WH_CC_SNAPSHOT_BYTES, ref);
-      guint len = delta_len(w, ref);
+      guint len = delta_len(w, ref, best_len);
       if (len < best_len || (len == best_len && best == 0)) {
         best = r;
         best_len = len;

@@ -33,6 +33,7 @@ void wh_patterns_init(WhWormhole *wh)
   wh->phases = g_ptr_array_new();
   wh->replays = g_ptr_array_new_with_free_func(replay_free);
   wh->drains = g_ptr_array_new();
+  wh->unstarted = g_new0(uint32_t, wh->net->n_hosts);
   wh->lookups = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
                                       lookup_free);
   wh->lookups_at = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
@@ -60,6 +61,11 @@ void wh_patterns_free(WhWormhole *wh)
     wh->replay_event = NULL;
   }
   g_clear_pointer(&wh->replays, g_ptr_array_unref);
+  if (wh->settle_event) {
+    wh_sim_cancel(wh->sim, wh->settle_event);
+    wh->settle_event = NULL;
+  }
+  g_clear_pointer(&wh->unstarted, g_free);
   while (wh->drains && wh->drains->len > 0)
     drain_drop(wh, wh->drains->pdata[wh->drains->len - 1]);
   g_clear_pointer(&wh->drains, g_ptr_array_unref);
@@ -494,10 +500,40 @@ static void lookup_remember_at(WhWormhole *wh, const GByteArray *at, const GByte
 
 /* A repeat of the stored entry `e`, whose graph's vertex map[v] is the current flow
  * ids[v]: in memo mode a replay of its outcome, else followed for its outcome. */
+/* Lookups back off where patterns do not repeat: once a size class of phases (floor of
+ * log2 of its flows) has been looked up WH_BACKOFF_MIN times and found fewer than one in
+ * WH_BACKOFF_RATIO, only one of its phases in WH_BACKOFF_EVERY is looked up (so a class
+ * whose phases start to repeat is found again). A lookup of a large phase costs up to a
+ * few million instructions (its graph, hash and outcome), as much as thousands of
+ * events; one that never finds anything only costs. */
+#define WH_BACKOFF_MIN 32u
+#define WH_BACKOFF_RATIO 32u
+#define WH_BACKOFF_EVERY 16u
+
+static uint32_t size_class(uint32_t flows)
+{
+  return flows > 1 ? 31u - (uint32_t)__builtin_clz(flows) : 0;
+}
+
+/* Whether phase `p` is looked up (counted in its class), or left: backed off. */
+static gboolean look_up_class(WhPatternStats *ps, const WhPartition *p)
+{
+  uint32_t c = size_class(p->n_flows);
+  gboolean back_off = ps->class_lookups[c] >= WH_BACKOFF_MIN &&
+                      (uint64_t)ps->class_hits[c] * WH_BACKOFF_RATIO < ps->class_lookups[c];
+  if (back_off && ps->class_seen[c]++ % WH_BACKOFF_EVERY != 0) {
+    ps->backed_off++;
+    return FALSE;
+  }
+  ps->class_lookups[c]++;
+  return TRUE;
+}
+
 static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, const uint32_t *map,
                    const WhMemoEntry *e, uint64_t sig, GByteArray *key)
 {
   WhPatternStats *ps = &wh->ps;
+  ps->class_hits[size_class(ids->len)]++;
   ps->repeated++;
   ps->repeated_from_file += e->from_file;
   ps->hits[e->kind]++;
@@ -535,24 +571,54 @@ static void repeat(WhWormhole *wh, const WhPartition *p, const GArray *ids, cons
  * port at the same position on the previous flow's path (or to the flow's previous
  * port): equal keys mean the same labels on the same ports in the same order, so the
  * same graph in the same vertex order. */
+/* Distinct labels looked for by a scan, at most. */
+#define WH_LABELS_SCAN 16u
+
+/* The index of each distinct label among labels[0..n-1] in order of first use (the
+ * table keys point into `labels`). */
+static GHashTable *labels_index(const GArray *labels, uint32_t n)
+{
+  GHashTable *index = g_hash_table_new(g_int64_hash, g_int64_equal);
+  for (uint32_t f = 0; f < n; f++) {
+    const uint64_t *l = &g_array_index(labels, uint64_t, f);
+    if (!g_hash_table_contains(index, l))
+      g_hash_table_insert(index, (gpointer)l, GUINT_TO_POINTER(g_hash_table_size(index)));
+  }
+  return index;
+}
+
 static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *lens,
                          const GArray *labels)
 {
   uint32_t n = lens->len;
-  g_autoptr(GHashTable) index = g_hash_table_new(g_int64_hash, g_int64_equal);
-  g_autoptr(GArray) idx = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), n);
+  /* each label's index in order of first use: found by a scan while there are few
+   * distinct labels (the usual case), through a hash table past WH_LABELS_SCAN */
+  g_autoptr(GHashTable) index = NULL;
+  g_autofree uint32_t *idx = g_new(uint32_t, MAX(n, 1u));
   g_autoptr(GByteArray) table = g_byte_array_new();
+  uint32_t distinct = 0;
   size_t room = 1 + 2 * WH_VARINT_MAX_BYTES; /* tag, counts */
   for (uint32_t f = 0; f < n; f++) {
     const uint64_t *l = &g_array_index(labels, uint64_t, f);
-    gpointer v;
-    if (!g_hash_table_lookup_extended(index, l, NULL, &v)) {
-      v = GUINT_TO_POINTER(g_hash_table_size(index));
-      g_hash_table_insert(index, (gpointer)l, v);
-      g_byte_array_append(table, (const uint8_t *)l, sizeof *l);
+    uint32_t i = distinct;
+    if (index == NULL) {
+      const uint64_t *seen = (const uint64_t *)(const void *)table->data;
+      for (i = 0; i < distinct && memcmp(&seen[i], l, sizeof *l) != 0; i++)
+        ;
+    } else {
+      gpointer v;
+      if (g_hash_table_lookup_extended(index, l, NULL, &v))
+        i = GPOINTER_TO_UINT(v);
     }
-    uint32_t i = GPOINTER_TO_UINT(v);
-    g_array_append_val(idx, i);
+    if (i == distinct) {
+      g_byte_array_append(table, (const uint8_t *)l, sizeof *l);
+      distinct++;
+      if (index)
+        g_hash_table_insert(index, (gpointer)l, GUINT_TO_POINTER(i));
+      else if (distinct > WH_LABELS_SCAN)
+        index = labels_index(labels, f + 1);
+    }
+    idx[f] = i;
     room += (2 + (size_t)g_array_index(lens, uint32_t, f)) * WH_VARINT_MAX_BYTES;
   }
   room += table->len;
@@ -561,7 +627,7 @@ static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *
   uint8_t *w = out->data;
   *w++ = WH_IN_PLACE_TAG;
   w = wh_varint_write(w, n);
-  w = wh_varint_write(w, g_hash_table_size(index));
+  w = wh_varint_write(w, distinct);
   memcpy(w, table->data, table->len);
   w += table->len;
   const uint32_t *prev = NULL;
@@ -569,7 +635,7 @@ static void in_place_key(GByteArray *out, const GPtrArray *paths, const GArray *
   for (uint32_t f = 0; f < n; f++) {
     const uint32_t *path = paths->pdata[f];
     uint32_t len = g_array_index(lens, uint32_t, f);
-    w = wh_varint_write(w, g_array_index(idx, uint32_t, f));
+    w = wh_varint_write(w, idx[f]);
     w = wh_varint_write(w, len);
     for (uint32_t k = 0; k < len; k++) {
       uint64_t ref = k < prev_len ? prev[k] : k > 0 ? path[k - 1] : 0;
@@ -621,22 +687,27 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
 {
   WhPatternStats *ps = &wh->ps;
   const WhPartitions *pm = wh_detector_partitions(wh->det);
-  g_array_set_size(ids, 0);
-  g_ptr_array_set_size(paths, 0);
-  g_array_set_size(lens, 0);
-  g_array_set_size(labels, 0);
-  for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE;
-       id = wh_partitions_next_flow(pm, p, id)) {
+  /* sized once to the members (the partition counts them), filled in place */
+  g_array_set_size(ids, p->n_flows);
+  g_ptr_array_set_size(paths, (gint)p->n_flows);
+  g_array_set_size(lens, p->n_flows);
+  g_array_set_size(labels, p->n_flows);
+  uint32_t k = 0;
+  for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE && k < p->n_flows;
+       id = wh_partitions_next_flow(pm, p, id), k++) {
     WhFlow *f = wh_transport_flow(wh->tp, id);
     uint32_t n = 0;
-    const uint32_t *ports = wh_partitions_flow_ports(pm, id, &n);
+    paths->pdata[k] = (gpointer)wh_partitions_flow_ports(pm, id, &n);
     uint64_t label = wh_mix64(f->line_rate ^ (uint64_t)f->fwd_hops << 48);
     label = wh_mix64(label ^ wh_fcg_quantize_rate(flow_rate(wh, f), wh->p.rate_tolerance));
-    g_array_append_val(ids, id);
-    g_ptr_array_add(paths, (gpointer)ports);
-    g_array_append_val(lens, n);
-    g_array_append_val(labels, label);
+    g_array_index(ids, uint32_t, k) = id;
+    g_array_index(lens, uint32_t, k) = n;
+    g_array_index(labels, uint64_t, k) = label;
   }
+  g_array_set_size(ids, k);
+  g_ptr_array_set_size(paths, (gint)k);
+  g_array_set_size(lens, k);
+  g_array_set_size(labels, k);
   if (ids->len == 0)
     return;
   ps->phases++;
@@ -729,7 +800,24 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   open_phase(wh, p, sig, raw, ids);
 }
 
-void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
+/* The flows of `p` started together (at one instant) and have all sent their first
+ * packet, and so has every other flow started at their hosts. */
+static gboolean phase_complete(WhWormhole *wh, const WhPartition *p)
+{
+  const WhPartitions *pm = wh_detector_partitions(wh->det);
+  WhTime start = wh_transport_flow(wh->tp, wh_partitions_first_flow(p))->start;
+  for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE;
+       id = wh_partitions_next_flow(pm, p, id)) {
+    const WhFlow *f = wh_transport_flow(wh->tp, id);
+    if (f->start != start || wh->unstarted[f->src] > 0)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Looks up the partitions that changed before `t` (at a tick), or at `t` and are
+ * complete (`settle`). */
+static void look_up(WhWormhole *wh, WhTime t, gboolean settle)
 {
   sweep_phases(wh);
   const WhPartitions *pm = wh_detector_partitions(wh->det);
@@ -739,9 +827,12 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
   GArray *map = NULL;
   for (uint32_t i = 0; i < wh_partitions_n_live(pm); i++) {
     WhPartition *p = wh_partitions_live(pm, i);
-    if (p->pattern_seen || p->n_flows == 0 || t <= p->since || p->hold)
+    if (p->pattern_seen || p->n_flows == 0 || t < p->since || (!settle && t == p->since) ||
+        p->hold || (settle && !phase_complete(wh, p)))
       continue;
     p->pattern_seen = 1;
+    if (!look_up_class(&wh->ps, p))
+      continue;
     if (ids == NULL) {
       ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
       lens = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -764,6 +855,38 @@ void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
     g_byte_array_unref(at);
     g_array_unref(map);
   }
+}
+
+void wh_patterns_after_tick(WhWormhole *wh, WhTime t)
+{
+  look_up(wh, t, FALSE);
+}
+
+static void settle(WhSim *sim, void *ctx, uint64_t arg)
+{
+  (void)arg;
+  WhWormhole *wh = ctx;
+  wh->settle_event = NULL;
+  look_up(wh, sim->now, TRUE);
+}
+
+void wh_patterns_flow_activated(WhWormhole *wh, const WhFlow *f, gboolean started)
+{
+  WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
+  if (!started) {
+    if (!g->started && !g->unstarted) {
+      g->unstarted = 1;
+      wh->unstarted[f->src]++;
+    }
+    return;
+  }
+  g->started = 1;
+  if (g->unstarted) {
+    g->unstarted = 0;
+    wh->unstarted[f->src]--;
+  }
+  if (wh->p.mode == WH_WORMHOLE_MEMO && wh->settle_event == NULL)
+    wh->settle_event = wh_sim_schedule_at(wh->sim, wh->sim->now, settle, wh, 0, WH_OWNER_NONE);
 }
 
 /* Sets the integer members `keys` of `o` to `values`, in order. */
@@ -806,6 +929,7 @@ JsonObject *wh_patterns_json(const WhWormhole *wh)
   set_ints(outcomes, ends,
            (const uint64_t[]){ps->converged, ps->completed, ps->abandoned, ps->drained}, 4);
   json_object_set_object_member(o, "outcomes", outcomes);
+  json_object_set_int_member(o, "backed_off", (gint64)ps->backed_off);
   json_object_set_int_member(o, "db_entries", wh_memo_db_len(wh->memo));
   json_object_set_int_member(o, "db_bytes", (gint64)wh_memo_db_bytes(wh->memo));
   return o;

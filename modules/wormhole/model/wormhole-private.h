@@ -54,6 +54,9 @@ typedef struct {
    * flow's vertex in it */
   struct WhDrain *drain;
   uint32_t drain_v;
+  /* memo mode: counted among its host's flows waiting for their first packet; its first
+   * packet left (the transport may report either event first) */
+  uint8_t unstarted, started;
 } WhGlueFlow;
 
 typedef struct WhParkPolicy WhParkPolicy;
@@ -123,6 +126,9 @@ typedef struct {
   uint64_t completed; /* a member left (its last byte acknowledged) */
   uint64_t abandoned; /* the membership changed otherwise first (a flow joined, ...) */
   uint64_t drained;   /* memo mode: phases followed until every member completed */
+  /* per size class (floor(log2(flows))): phases looked up, and found */
+  uint32_t class_lookups[32], class_hits[32], class_seen[32];
+  uint64_t backed_off; /* phases not looked up: their size class hardly repeats */
 } WhPatternStats;
 
 /* A phase whose pattern was new, open until it converges or a member leaves (its
@@ -191,6 +197,10 @@ struct WhWormhole {
   uint32_t *drain_refs;  /* per port: the flows of its drain (parked) that use it */
   GPtrArray *replays;    /* memo mode: replays found at the last tick */
   WhEvent *replay_event; /* pending: start them */
+  /* memo mode: per host, the flows activated whose first packet has not left (a phase
+   * whose hosts have none is complete, and is looked up without waiting for a tick) */
+  uint32_t *unstarted;
+  WhEvent *settle_event; /* pending: look up the complete phases */
 };
 
 WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
@@ -201,6 +211,10 @@ WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
 void wh_patterns_init(WhWormhole *wh);
 void wh_patterns_free(WhWormhole *wh);
 void wh_patterns_after_tick(WhWormhole *wh, WhTime t);
+/* Memo mode: flow `f` was activated (`started` FALSE), or its first packet left. Once
+ * no flow waits for its first packet at the hosts of a partition that changed, the
+ * partition is looked up at once, not at the next tick. */
+void wh_patterns_flow_activated(WhWormhole *wh, const WhFlow *f, gboolean started);
 /* A flow's last byte arrived, and again when it is about to leave its partition (its
  * last byte acknowledged): the phase it belongs to ends. */
 void wh_patterns_flow_ends(WhWormhole *wh, WhFlow *f);

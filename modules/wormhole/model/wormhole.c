@@ -359,7 +359,9 @@ static void on_start(void *data, WhFlow *f)
   WhTime now = wh->sim->now;
   counts_fit(&wh->counts, wh->net->n_ports, wh->tp->n_flows);
   WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
+  uint8_t unstarted = g->unstarted; /* memo mode: counted at its activation */
   memset(g, 0, sizeof *g);
+  g->unstarted = unstarted;
   g->last_rcv = f->rcv_nxt;
   if (wh->p.quantity == WH_QUANTITY_DELIVERED_AVG || wh->study)
     g->ring = g_new0(uint64_t, wh->p.avg_periods + 1);
@@ -374,11 +376,15 @@ static void on_start(void *data, WhFlow *f)
     wh_ff_on_start(wh, f);
   wh_detector_flow_start(wh->det, f->id, ports, n, now);
   wh_wormhole_arm_ticks(wh);
+  if (wh->memo)
+    wh_patterns_flow_activated(wh, f, TRUE);
 }
 
 static void on_activate(void *data, WhFlow *f)
 {
   WhWormhole *wh = data;
+  if (wh->memo)
+    wh_patterns_flow_activated(wh, f, FALSE);
   if (wh_wormhole_mode_skips(wh->p.mode))
     wh_ff_on_activate(wh, f);
 }
