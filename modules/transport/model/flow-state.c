@@ -244,8 +244,7 @@ gboolean wh_transport_complete_in_place(WhTransport *tp, WhFlow *f, GError **err
 
 gboolean wh_transport_complete(WhTransport *tp, WhFlow *f, GError **error)
 {
-  if (f->state != WH_FLOW_ACTIVE)
-    return wh_transport_complete_in_place(tp, f, error);
-  reclaim_flow(tp, f);
+  if (f->state == WH_FLOW_ACTIVE) /* else refused below, with nothing reclaimed */
+    reclaim_flow(tp, f);
   return wh_transport_complete_in_place(tp, f, error);
 }

@@ -495,6 +495,21 @@ START_TEST(test_config_digest)
 }
 END_TEST
 
+/* Two runs wrote the same outputs (wh_test_fingerprint). */
+static void assert_same_outputs(const WhRun *a, const WhRun *b)
+{
+  g_autofree char *fa = wh_test_fingerprint(a);
+  g_autofree char *fb = wh_test_fingerprint(b);
+  ck_assert_str_eq(fa, fb);
+}
+
+/* `run` of `sc` with `opts` comes out the same when run again. */
+static void assert_deterministic(const WhRun *run, WhScenario *sc, const WhRunOptions *opts)
+{
+  g_autoptr(WhRun) again = wh_test_run(sc, opts);
+  assert_same_outputs(run, again);
+}
+
 /* ---- contention patterns counted in a run ---- */
 
 /* Rounds 5 ms apart on a 3-pair dumbbell, each of 2 flows (0->3, 1->4) of 2 MB; the
@@ -639,9 +654,7 @@ START_TEST(test_patterns_repeat)
   /* counting changes nothing in the simulation */
   WhRunOptions eo = {.cc = "hpcc"};
   g_autoptr(WhRun) exact = wh_test_run(a, &eo);
-  g_autofree char *fe = wh_test_fingerprint(exact);
-  g_autofree char *fa = wh_test_fingerprint(ra);
-  ck_assert_str_eq(fe, fa);
+  assert_same_outputs(exact, ra);
   /* and is deterministic */
   WhRun *ra2 = NULL;
   WhPatternStats pa2 = count_patterns(a, &ra2);
@@ -779,10 +792,7 @@ START_TEST(test_large_in_place)
   ck_assert_double_le(worst_off, 0.01);
   ck_assert_double_le(worst_on, 0.01);
   /* deterministic */
-  g_autoptr(WhRun) again = wh_test_run(sc, &io);
-  g_autofree char *f1 = wh_test_fingerprint(on);
-  g_autofree char *f2 = wh_test_fingerprint(again);
-  ck_assert_str_eq(f1, f2);
+  assert_deterministic(on, sc, &io);
 }
 END_TEST
 
@@ -839,10 +849,7 @@ START_TEST(test_memo_replays)
   ck_assert_uint_lt(memo->sim->events_executed, exact->sim->events_executed);
   ck_assert(wh_wormhole_check_bytes(memo->wormhole, NULL));
   /* deterministic: a second memo run is the same simulation */
-  g_autoptr(WhRun) again = wh_test_run(sc, &mo);
-  g_autofree char *f1 = wh_test_fingerprint(memo);
-  g_autofree char *f2 = wh_test_fingerprint(again);
-  ck_assert_str_eq(f1, f2);
+  assert_deterministic(memo, sc, &mo);
   /* the first round's shared phase is simulated packet by packet; the replayed ones close */
   for (uint32_t i = 0; i < memo->tp->n_flows; i++) {
     const WhFlow *e = wh_transport_flow(exact->tp, i), *m = wh_transport_flow(memo->tp, i);
@@ -977,7 +984,6 @@ START_TEST(test_memo_drains)
       ck_assert_int_eq(m->finish, e->finish); /* the first round: packet by packet */
     else /* each drained flow completes where its counterpart did, from its own tick */
       ck_assert_double_le(fabs(err), 0.01);
-    /* the drained rounds send nothing but their heads as packets */
     if (i < 2)
       continue;
     /* the drained rounds send nothing but their first packets: the phase is looked up
@@ -986,10 +992,7 @@ START_TEST(test_memo_drains)
     fprintf(stderr, "drains: flow %u sent %" G_GUINT64_FORMAT " B as packets\n", i, sent);
     ck_assert_uint_le(sent, memo->tp->p.mtu);
   }
-  g_autoptr(WhRun) again = wh_test_run(sc, &mo);
-  g_autofree char *f1 = wh_test_fingerprint(memo);
-  g_autofree char *f2 = wh_test_fingerprint(again);
-  ck_assert_str_eq(f1, f2);
+  assert_deterministic(memo, sc, &mo);
 }
 END_TEST
 
@@ -1023,9 +1026,7 @@ START_TEST(test_lookups_back_off)
   /* observing changes nothing in the simulation */
   WhRunOptions eo = {.cc = "hpcc"};
   g_autoptr(WhRun) exact = wh_test_run(sc, &eo);
-  g_autofree char *fe = wh_test_fingerprint(exact);
-  g_autofree char *fo = wh_test_fingerprint(run);
-  ck_assert_str_eq(fe, fo);
+  assert_same_outputs(exact, run);
 }
 END_TEST
 
