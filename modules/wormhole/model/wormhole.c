@@ -238,13 +238,6 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
 
 static const uint32_t study_windows[WH_STUDY_WINDOWS] = {100, 500, 2000};
 
-WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id)
-{
-  if (id >= wh->flows.len)
-    wh_table_grow(&wh->flows, id + 1);
-  return wh_table_at(&wh->flows, id);
-}
-
 static uint32_t flow_ports(const WhFlow *f, uint32_t *out)
 {
   memcpy(out, f->fwd, f->fwd_hops * sizeof(uint32_t));
