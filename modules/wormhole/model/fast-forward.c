@@ -606,7 +606,8 @@ static void drain_complete(WhSim *sim, void *ctx, uint64_t arg)
   }
   uint32_t n;
   const uint32_t *fp = wh_partitions_flow_ports(wh_detector_partitions(wh->det), id, &n);
-  g_autofree uint32_t *freed = g_new(uint32_t, MAX(n, 1u));
+  uint32_t freed[2 * 256]; /* a flow's ports, both paths (as on_start takes them) */
+  g_return_if_fail(n <= G_N_ELEMENTS(freed));
   uint32_t n_freed = 0;
   for (uint32_t i = 0; i < n; i++)
     if (--wh->drain_refs[fp[i]] == 0)

@@ -128,16 +128,6 @@ static uint32_t unite(WhPartitions *pm, uint32_t a, uint32_t b)
   return a;
 }
 
-/* unite(), returning 1 when a and b were in different sets */
-static inline uint32_t unite_joined(WhPartitions *pm, uint32_t a, uint32_t b)
-{
-  uint32_t ra = find(pm, a), rb = find(pm, b);
-  if (ra == rb)
-    return 0;
-  unite(pm, ra, rb);
-  return 1;
-}
-
 static void record_new(WhPartitions *pm, WhPartitionCause cause, const uint32_t *parents,
                        uint32_t n_parents, WhTime now);
 
@@ -410,8 +400,16 @@ static void rebuild(WhPartitions *pm, uint32_t slot, WhTime now)
         components++;
       }
     }
-    for (uint32_t i = 1; i < x->n_ports; i++)
-      components -= unite_joined(pm, x->ports[0], x->ports[i]);
+    /* each port joins the first port's set, whose root is kept rather than found again
+     * (the same unions in the same order, so the same roots) */
+    uint32_t root = find(pm, x->ports[0]);
+    for (uint32_t i = 1; i < x->n_ports; i++) {
+      uint32_t r = find(pm, x->ports[i]);
+      if (r != root) {
+        root = unite(pm, root, r);
+        components--;
+      }
+    }
   }
   /* one component: the partition goes on */
   if (components == 1) {
