@@ -168,7 +168,7 @@ struct WhWormhole {
   uint32_t monitor;
   WhTime next_tick;
   gboolean ticking;
-  WhTable flows; /* WhGlueFlow by flow id */
+  WhTable flows;       /* WhGlueFlow by flow id */
   WhRecycler ff_rings; /* the active flows' WhFfRing */
   uint64_t frame_bytes;
   const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
