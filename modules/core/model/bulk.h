@@ -68,4 +68,31 @@ static inline void *wh_table_at(const WhTable *t, uint32_t i)
   return t->chunk[i / WH_TABLE_CHUNK] + (size_t)(i % WH_TABLE_CHUNK) * t->elem;
 }
 
+/* Blocks of one size that are taken and given back many times in a run (per-flow state
+ * that lives while a flow is active): fresh blocks come zeroed from the WhBulk, given
+ * back ones are kept on a list threaded through their first bytes and come back as they
+ * were left, but for those bytes. No malloc or free per block; all go with the WhBulk. */
+typedef struct {
+  WhBulk *bulk;
+  void *free;
+  size_t size; /* >= sizeof (void *) */
+} WhRecycler;
+
+static inline void *wh_recycler_take(WhRecycler *r)
+{
+  void *p = r->free;
+  if (p == NULL)
+    return wh_bulk_alloc0(r->bulk, r->size);
+  r->free = *(void **)p;
+  return p;
+}
+
+static inline void wh_recycler_give(WhRecycler *r, void *p)
+{
+  if (p == NULL)
+    return;
+  *(void **)p = r->free;
+  r->free = p;
+}
+
 #endif

@@ -2,8 +2,11 @@
  * Events hash by time into `nb` buckets of width `w` picoseconds (one "year" is
  * nb * w); each bucket is a sorted doubly-linked list. Pop scans forward from the
  * current bucket for an event inside the current year, falling back to a direct
- * search of bucket heads after a full empty year. The bucket count doubles or halves
- * as the queue grows or shrinks (hysteresis 2x), and the width is re-estimated from
+ * search of bucket heads after a full empty year. The bucket count doubles when the
+ * queue holds more than twice as many events and halves when it holds fewer than a
+ * quarter: a queue whose population swings by 2x (an accelerator that parks and
+ * resumes thousands of events at a time) rebuilt at every swing with Brown's 2x and
+ * 1/2. The width is re-estimated from
  * the mean separation of the earliest events (ties counted), on resize and when the
  * scan cost per operation grows, so insert and pop stay O(1) expected for smooth time
  * distributions. The bucket array lies on huge pages once it reaches 1 MB. Ties keep
@@ -313,8 +316,8 @@ static WhEvent *calendar_pop(WhScheduler *self)
   bucket_unlink(c, ev);
   c->n--;
   c->parent.hint = next && next->time < c->cur_top ? next : c->b[(i + 1) & (c->nb - 1)].head;
-  if (!c->resizing && c->nb > CAL_MIN_BUCKETS && c->n < c->nb / 2)
-    rebuild(c, c->nb / 2);
+  if (!c->resizing && c->nb > CAL_MIN_BUCKETS && c->n < c->nb / 4)
+    rebuild(c, c->nb / 2); /* below a quarter: see the top */
   else
     check_cost(c);
   return ev;

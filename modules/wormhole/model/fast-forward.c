@@ -47,9 +47,13 @@ void wh_ff_on_activate(WhWormhole *wh, WhFlow *f)
 void wh_ff_on_start(WhWormhole *wh, WhFlow *f)
 {
   WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
-  g->ff = g_new0(WhFfRing, 1);
-  g->ff->ack_t = wh->sim->now;
-  g->ff->ack_una = f->snd_una;
+  /* the marks are read only up to their counts */
+  WhFfRing *r = wh_recycler_take(&wh->ff_rings);
+  r->ack_t = wh->sim->now;
+  r->ack_una = f->snd_una;
+  r->n_fine = r->n_coarse = r->ticks = 0;
+  r->est_from = r->floor = 0;
+  g->ff = r;
   wh_park_interrupt_path(wh, f->fwd, f->fwd_hops);
   wh_park_interrupt_path(wh, f->rev, f->rev_hops);
 }
@@ -64,9 +68,8 @@ void wh_ff_on_ack(WhWormhole *wh, WhFlow *f, WhGlueFlow *g)
 
 void wh_ff_on_acked(WhWormhole *wh, WhFlow *f, WhGlueFlow *g)
 {
-  (void)wh;
   (void)f;
-  g_free(g->ff);
+  wh_recycler_give(&wh->ff_rings, g->ff);
   g->ff = NULL;
 }
 
@@ -603,7 +606,8 @@ static void drain_complete(WhSim *sim, void *ctx, uint64_t arg)
   }
   uint32_t n;
   const uint32_t *fp = wh_partitions_flow_ports(wh_detector_partitions(wh->det), id, &n);
-  g_autofree uint32_t *freed = g_new(uint32_t, MAX(n, 1u));
+  uint32_t freed[2 * 256]; /* a flow's ports, both paths (as on_start takes them) */
+  g_return_if_fail(n <= G_N_ELEMENTS(freed));
   uint32_t n_freed = 0;
   for (uint32_t i = 0; i < n; i++)
     if (--wh->drain_refs[fp[i]] == 0)

@@ -31,11 +31,6 @@ typedef struct {
   uint32_t v;
 } Cell;
 
-typedef struct {
-  uint64_t lo, hi;
-  uint32_t w;
-} ColourEdge;
-
 #define INDIVIDUAL_SALT 0x6a09e667f3bcc909ull
 #define WEIGHT_SALT 0xbb67ae8584caa73bull
 
@@ -70,16 +65,6 @@ static int cmp_edge(const void *pa, const void *pb)
 {
   const Edge *x = pa, *y = pb;
   return CMP((uint64_t)x->a << 32 | x->b, (uint64_t)y->a << 32 | y->b);
-}
-
-static int cmp_colour_edge(const void *pa, const void *pb)
-{
-  const ColourEdge *x = pa, *y = pb;
-  if (x->lo != y->lo)
-    return CMP(x->lo, y->lo);
-  if (x->hi != y->hi)
-    return CMP(x->hi, y->hi);
-  return CMP(x->w, y->w);
 }
 
 static int cmp_cell(const void *pa, const void *pb)
@@ -155,7 +140,6 @@ static int cmp_cell(const void *pa, const void *pb)
 DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
 DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
 DEFINE_SORT(sort_edges, Edge, cmp_edge)
-DEFINE_SORT(sort_colour_edges, ColourEdge, cmp_colour_edge)
 DEFINE_SORT(sort_cell_array, Cell, cmp_cell)
 
 WhFcg *wh_fcg_new(uint32_t n)
@@ -594,16 +578,16 @@ uint64_t wh_fcg_hash(WhFcg *g, uint64_t ns)
   uint64_t h = fold(fold(splitmix(ns), n), m);
   for (uint32_t v = 0; v < n; v++) /* r.sorted[0]: the final colours, sorted */
     h = fold(h, r.sorted[0][v]);
-  /* the edge multiset as (lower colour, upper colour, weight), sorted */
-  g_autofree ColourEdge *ce = g_new(ColourEdge, m);
+  /* the edge multiset of (lower colour, upper colour, weight), as the sum of its
+   * elements' hashes like the neighbours' in a round: sorting the edges cost more than
+   * the refinement on large phases */
+  uint64_t edges = 0;
   const Edge *e = (const Edge *)(const void *)g->edges->data;
   for (uint32_t i = 0; i < m; i++) {
     uint64_t ca = col[e[i].a], cb = col[e[i].b];
-    ce[i] = (ColourEdge){MIN(ca, cb), MAX(ca, cb), e[i].w};
+    edges += fold(fold(splitmix(MIN(ca, cb)), MAX(ca, cb)), e[i].w);
   }
-  sort_colour_edges(ce, m);
-  for (uint32_t i = 0; i < m; i++)
-    h = fold(fold(fold(h, ce[i].lo), ce[i].hi), ce[i].w);
+  h = fold(h, edges);
   refiner_clear(&r);
   return h;
 }

@@ -15,7 +15,7 @@
  *
  * Costs: a graph holds 8 B per vertex and 12 B per edge (serialized: about 1 B each),
  * plus, once queried, an adjacency of 4 B per vertex and 16 B per edge. The hash costs O(r (m + n
- * log n) + m log m) for n vertices, m edges and r refinement rounds (r <= n, a few in practice).
+ * log n)) for n vertices, m edges and r refinement rounds (r <= n, a few in practice).
  * The exact check costs a refinement of both graphs per search node; it is exponential
  * in the worst case, so it is bounded by a vertex count and a node budget. */
 #ifndef WH_FCG_H

@@ -45,7 +45,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#define WH_MEMO_FORMAT_VERSION 5u
+#define WH_MEMO_FORMAT_VERSION 6u
 /* The heap an entry takes beyond the bytes wh_memo_db_bytes counts for it (its key and
  * value allocations, its bucket and array, its hash-table slot), as measured with
  * glibc's allocator: what loading a file is bounded by (WhMemoLoad). */

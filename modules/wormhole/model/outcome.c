@@ -58,7 +58,11 @@ void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const u
   wh_varint_put(out, head->duration);
   wh_varint_put(out, n);
   wh_varint_put(out, head->ended == UINT32_MAX ? 0 : (uint64_t)head->ended + 1);
-  uint64_t zero[WORDS] = {0}, w[WORDS], ref[WORDS];
+  uint64_t zero[WORDS] = {0}, ref[WORDS];
+  /* every vertex's words, read once: a vertex is compared with up to WINDOW before it */
+  g_autofree uint64_t *all = g_new(uint64_t, (size_t)MAX(n, 1u) * WORDS);
+  for (uint32_t i = 0; i < n; i++)
+    words_of(snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES, all + (size_t)i * WORDS);
   for (uint32_t i = 0; i < n; i++) {
     wh_varint_put(out, wh_zigzag_diff(bytes[i], i ? bytes[i - 1] : 0));
     if (converged) {
@@ -66,22 +70,23 @@ void wh_outcome_encode(const WhOutcomeHead *head, const uint64_t *bytes, const u
       wh_varint_put(out, wh_zigzag_diff(s.rate, prev.rate));
       prev = s;
     }
-    const uint8_t *snap = snaps + (size_t)i * WH_CC_SNAPSHOT_BYTES;
-    words_of(snap, w);
+    const uint64_t *w = all + (size_t)i * WORDS;
     /* the shortest reference; on a tie the nearest, zeros last */
     uint32_t best = 0;
     guint best_len = delta_len(w, zero, G_MAXUINT - 1);
     /* one byte (no word changed) is the shortest form: once a reference takes it, no
      * later one can be chosen */
     for (uint32_t r = 1; r <= MIN(i, WINDOW) && (best == 0 || best_len > 1); r++) {
-      words_of(snap - (size_t)r * WH_CC_SNAPSHOT_BYTES, ref);
-      guint len = delta_len(w, ref, best_len);
+      guint len = delta_len(w, w - (size_t)r * WORDS, best_len);
       if (len < best_len || (len == best_len && best == 0)) {
         best = r;
         best_len = len;
       }
     }
-    words_of(best ? snap - (size_t)best * WH_CC_SNAPSHOT_BYTES : NULL, ref);
+    if (best)
+      memcpy(ref, w - (size_t)best * WORDS, sizeof ref);
+    else
+      memset(ref, 0, sizeof ref);
     wh_varint_put(out, best);
     guint changed = 0, prev = 0;
     for (guint j = 0; j < WORDS; j++)

@@ -163,11 +163,11 @@ static void move_observers(WhWormhole *wh, WhGlueFlow *g, uint64_t b, WhTime shi
   r->floor = r->est_from + shift;
   r->ack_t += shift;
   r->ack_una += b;
-  for (uint32_t k = 0; k < WH_FF_FINE; k++) {
+  for (uint32_t k = 0; k < MIN(r->n_fine, WH_FF_FINE); k++) {
     r->fine[k].t += shift;
     r->fine[k].una += b;
   }
-  for (uint32_t k = 0; k < WH_FF_COARSE; k++) {
+  for (uint32_t k = 0; k < MIN(r->n_coarse, WH_FF_COARSE); k++) {
     r->coarse[k].t += shift;
     r->coarse[k].una += b;
   }

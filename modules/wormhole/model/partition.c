@@ -7,12 +7,17 @@
 #define NONE WH_PARTITION_NONE
 
 typedef struct {
-  uint32_t *ports;
+  uint32_t *ports; /* from the port arena */
   uint32_t n_ports;
   uint32_t part; /* slot of its partition, NONE when not active */
   uint32_t next, prev;
   uint8_t flags;
+  uint16_t cap; /* room at `ports` */
 } PFlow;
+
+/* Flows' port lists, carved from blocks of this many ports of a WhBulk: a list is
+ * kept for the run (a partition rebuild reads its flows' lists), so none is freed. */
+#define PORT_BLOCK 16384u
 
 struct WhPartitions {
   uint32_t n_ports;
@@ -32,6 +37,9 @@ struct WhPartitions {
   GArray *scratch; /* uint32 */
   uint32_t *stamp; /* per port: the rebuild that last reset it */
   uint32_t stamp_gen;
+  WhBulk *arena; /* the flows' port lists */
+  uint32_t *arena_next;
+  uint32_t arena_left;
 };
 
 static inline PFlow *flow_at(const WhPartitions *pm, uint32_t f)
@@ -58,6 +66,7 @@ WhPartitions *wh_partitions_new(uint32_t n_ports, WhPartitionFn before_change, v
   pm->live = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   pm->records = g_array_new(FALSE, TRUE, sizeof(WhPartitionRecord));
   pm->scratch = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  pm->arena = wh_bulk_new();
   pm->before_change = before_change;
   pm->data = data;
   return pm;
@@ -67,8 +76,7 @@ void wh_partitions_free(WhPartitions *pm)
 {
   if (pm == NULL)
     return;
-  for (uint32_t i = 0; i < pm->flows.len; i++)
-    g_free(flow_at(pm, i)->ports);
+  wh_bulk_free(pm->arena);
   for (guint i = 0; i < pm->parts->len; i++) {
     WhPartition *p = &g_array_index(pm->parts, WhPartition, i);
     if (p->departed)
@@ -118,16 +126,6 @@ static uint32_t unite(WhPartitions *pm, uint32_t a, uint32_t b)
   pm->parent[b] = a;
   pm->size[a] += pm->size[b];
   return a;
-}
-
-/* unite(), returning 1 when a and b were in different sets */
-static inline uint32_t unite_joined(WhPartitions *pm, uint32_t a, uint32_t b)
-{
-  uint32_t ra = find(pm, a), rb = find(pm, b);
-  if (ra == rb)
-    return 0;
-  unite(pm, ra, rb);
-  return 1;
 }
 
 static void record_new(WhPartitions *pm, WhPartitionCause cause, const uint32_t *parents,
@@ -266,6 +264,23 @@ static void part_absorb(WhPartitions *pm, uint32_t to, uint32_t from, WhTime now
   part_end(pm, from, now);
 }
 
+/* Room for `n` ports of flow x, kept from its last list when that is large enough. */
+static uint32_t *flow_ports_room(WhPartitions *pm, PFlow *x, uint32_t n)
+{
+  if (x->ports != NULL && x->cap >= n)
+    return x->ports;
+  if (pm->arena_left < n) {
+    uint32_t block = MAX(n, PORT_BLOCK);
+    pm->arena_next = wh_bulk_alloc0(pm->arena, block * sizeof(uint32_t));
+    pm->arena_left = block;
+  }
+  x->ports = pm->arena_next;
+  x->cap = (uint16_t)n;
+  pm->arena_next += n;
+  pm->arena_left -= n;
+  return x->ports;
+}
+
 static void ensure_flow(WhPartitions *pm, uint32_t f)
 {
   if (f >= pm->flows.len) {
@@ -283,8 +298,8 @@ void wh_partitions_add_flow(WhPartitions *pm, uint32_t flow, const uint32_t *por
   ensure_flow(pm, flow);
   PFlow *x = flow_at(pm, flow);
   g_return_if_fail(x->part == NONE);
-  g_free(x->ports);
-  x->ports = g_memdup2(ports, n * sizeof(uint32_t));
+  g_return_if_fail(n <= G_MAXUINT16);
+  memcpy(flow_ports_room(pm, x, n), ports, n * sizeof(uint32_t));
   x->n_ports = n;
   x->flags = flags;
   /* the distinct partitions it touches */
@@ -385,8 +400,16 @@ static void rebuild(WhPartitions *pm, uint32_t slot, WhTime now)
         components++;
       }
     }
-    for (uint32_t i = 1; i < x->n_ports; i++)
-      components -= unite_joined(pm, x->ports[0], x->ports[i]);
+    /* each port joins the first port's set, whose root is kept rather than found again
+     * (the same unions in the same order, so the same roots) */
+    uint32_t root = find(pm, x->ports[0]);
+    for (uint32_t i = 1; i < x->n_ports; i++) {
+      uint32_t r = find(pm, x->ports[i]);
+      if (r != root) {
+        root = unite(pm, root, r);
+        components--;
+      }
+    }
   }
   /* one component: the partition goes on */
   if (components == 1) {

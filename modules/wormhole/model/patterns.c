@@ -27,6 +27,23 @@ static void replay_free(gpointer p);
 static void lookup_free(gpointer p);
 static void drain_drop(WhWormhole *wh, WhDrain *dr);
 
+/* A graph's bytes hashed 8 at a time (g_bytes_hash takes one per step, and the keys
+ * of the lookup caches run to kilobytes). */
+static guint bytes_hash(gconstpointer key)
+{
+  gsize n;
+  const uint8_t *d = g_bytes_get_data((GBytes *)key, &n);
+  uint64_t h = wh_mix64(n), w;
+  for (; n >= 8; n -= 8, d += 8) {
+    memcpy(&w, d, 8);
+    h = wh_mix64(h ^ w);
+  }
+  w = 0;
+  memcpy(&w, d, n);
+  h = wh_mix64(h ^ w);
+  return (guint)(h ^ h >> 32);
+}
+
 void wh_patterns_init(WhWormhole *wh)
 {
   wh->memo = wh_memo_db_new(wh->p.config_hash);
@@ -34,9 +51,9 @@ void wh_patterns_init(WhWormhole *wh)
   wh->replays = g_ptr_array_new_with_free_func(replay_free);
   wh->drains = g_ptr_array_new();
   wh->unstarted = g_new0(uint32_t, wh->net->n_hosts);
-  wh->lookups = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
-                                      lookup_free);
-  wh->lookups_at = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
+  wh->lookups =
+      g_hash_table_new_full(bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, lookup_free);
+  wh->lookups_at = g_hash_table_new_full(bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
                                          (GDestroyNotify)g_bytes_unref);
 }
 
@@ -693,13 +710,21 @@ static void count_phase(WhWormhole *wh, const WhPartition *p, GArray *ids, GPtrA
   g_array_set_size(lens, p->n_flows);
   g_array_set_size(labels, p->n_flows);
   uint32_t k = 0;
+  /* the last rate quantized (flows of a phase mostly share one: their line rate) */
+  double last_rate = -1;
+  uint32_t last_class = 0;
   for (uint32_t id = wh_partitions_first_flow(p); id != WH_PARTITION_NONE && k < p->n_flows;
        id = wh_partitions_next_flow(pm, p, id), k++) {
     WhFlow *f = wh_transport_flow(wh->tp, id);
     uint32_t n = 0;
     paths->pdata[k] = (gpointer)wh_partitions_flow_ports(pm, id, &n);
     uint64_t label = wh_mix64(f->line_rate ^ (uint64_t)f->fwd_hops << 48);
-    label = wh_mix64(label ^ wh_fcg_quantize_rate(flow_rate(wh, f), wh->p.rate_tolerance));
+    double rate = flow_rate(wh, f);
+    if (rate != last_rate) {
+      last_rate = rate;
+      last_class = wh_fcg_quantize_rate(rate, wh->p.rate_tolerance);
+    }
+    label = wh_mix64(label ^ last_class);
     g_array_index(ids, uint32_t, k) = id;
     g_array_index(lens, uint32_t, k) = n;
     g_array_index(labels, uint64_t, k) = label;

@@ -33,7 +33,9 @@ struct WhDetector {
   WhDetectorSource src;
   const WhEventCounts *counts;
   WhPartitions *pm;
-  WhTable flows;  /* DFlow by id */
+  WhTable flows;      /* DFlow by id */
+  WhRecycler windows; /* the active flows' WhSteadyWindow */
+  uint32_t win_blocks, win_block_size;
   GArray *active; /* uint32 flow ids */
   GArray *intervals;
   WhDrStats dr;

@@ -105,6 +105,8 @@ WhDetector *wh_detector_new(const WhDetectorParams *p, uint32_t n_ports,
   d->n_ports = n_ports;
   d->pm = wh_partitions_new(n_ports, before_change, d);
   wh_table_init(&d->flows, sizeof(DFlow));
+  d->windows = (WhRecycler){wh_bulk_new(), NULL, sizeof(WhSteadyWindow)};
+  wh_steady_window_shape(p->window, &d->win_blocks, &d->win_block_size);
   d->active = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   d->intervals = g_array_new(FALSE, FALSE, sizeof(Interval));
   d->stamp = g_new0(uint32_t, n_ports);
@@ -115,8 +117,7 @@ void wh_detector_free(WhDetector *d)
 {
   if (d == NULL)
     return;
-  for (guint i = 0; i < d->flows.len; i++)
-    g_free(flow_at(d, i)->win);
+  wh_bulk_free(d->windows.bulk);
   wh_partitions_free(d->pm);
   wh_table_clear(&d->flows);
   g_array_unref(d->active);
@@ -137,8 +138,8 @@ void wh_detector_flow_start(WhDetector *d, uint32_t flow, const uint32_t *ports,
   x->start = now;
   x->baseline = 1;
   x->dr_min = INFINITY;
-  x->win = g_new(WhSteadyWindow, 1);
-  wh_steady_window_init(x->win, d->p.window);
+  x->win = wh_recycler_take(&d->windows);
+  wh_steady_window_reset(x->win, d->win_blocks, d->win_block_size);
   x->active_slot = d->active->len;
   g_array_append_val(d->active, flow);
   d->st.flows_seen++;
@@ -154,7 +155,7 @@ void wh_detector_flow_end(WhDetector *d, uint32_t flow, WhTime now)
   wh_partitions_remove_flow(d->pm, flow, now);
   x->state = 2;
   x->end = now;
-  g_free(x->win);
+  wh_recycler_give(&d->windows, x->win);
   x->win = NULL;
   if (x->held)
     return;

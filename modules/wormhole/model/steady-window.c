@@ -2,7 +2,6 @@
 #include "steady-window.h"
 
 #include <math.h>
-#include <string.h>
 
 void wh_steady_window_shape(uint32_t l, uint32_t *blocks, uint32_t *block_size)
 {
@@ -20,8 +19,17 @@ void wh_steady_window_shape(uint32_t l, uint32_t *blocks, uint32_t *block_size)
 void wh_steady_window_init(WhSteadyWindow *w, uint32_t l)
 {
   g_return_if_fail(l >= 1);
-  memset(w, 0, sizeof *w);
-  wh_steady_window_shape(l, &w->blocks, &w->block_size);
+  uint32_t blocks, block_size;
+  wh_steady_window_shape(l, &blocks, &block_size);
+  wh_steady_window_reset(w, blocks, block_size);
+}
+
+void wh_steady_window_reset(WhSteadyWindow *w, uint32_t blocks, uint32_t block_size)
+{
+  /* the blocks are read only once all of them were written */
+  w->blocks = blocks;
+  w->block_size = block_size;
+  w->filled = w->head = w->cur_n = 0;
 }
 
 gboolean wh_steady_window_push(WhSteadyWindow *w, double v, double *dr, double *mean)

@@ -33,6 +33,8 @@ typedef struct {
 void wh_steady_window_shape(uint32_t l, uint32_t *blocks, uint32_t *block_size);
 
 void wh_steady_window_init(WhSteadyWindow *w, uint32_t l);
+/* The same with the layout wh_steady_window_shape gave, for a window used again. */
+void wh_steady_window_reset(WhSteadyWindow *w, uint32_t blocks, uint32_t block_size);
 
 /* Adds one sample. Returns TRUE when a block completed and the window holds l
  * samples: *dr is then the spread over the last l samples (+inf when their mean is

@@ -168,7 +168,8 @@ struct WhWormhole {
   uint32_t monitor;
   WhTime next_tick;
   gboolean ticking;
-  WhTable flows; /* WhGlueFlow by flow id */
+  WhTable flows;       /* WhGlueFlow by flow id */
+  WhRecycler ff_rings; /* the active flows' WhFfRing */
   uint64_t frame_bytes;
   const char *(*label)(void *ctx, uint32_t flow, char buf[24]);
   void *label_ctx;
@@ -203,7 +204,13 @@ struct WhWormhole {
   WhEvent *settle_event; /* pending: look up the complete phases */
 };
 
-WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id);
+/* A flow's glue record (zero when first asked for). */
+static inline WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id)
+{
+  if (G_UNLIKELY(id >= wh->flows.len))
+    wh_table_grow(&wh->flows, id + 1);
+  return wh_table_at(&wh->flows, id);
+}
 
 /* Contention patterns (patterns.c): at the first tick after a partition's membership
  * changed, its flow conflict graph is built, hashed and looked up among the patterns

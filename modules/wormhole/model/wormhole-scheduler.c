@@ -128,7 +128,10 @@ static WhEvent *ws_peek(WhScheduler *self)
 static WhEvent *ws_pop(WhScheduler *self)
 {
   WormholeScheduler *s = (WormholeScheduler *)self;
-  return s->inner->klass->pop(s->inner);
+  WhEvent *ev = s->inner->klass->pop(s->inner);
+  /* the inner queue's prefetch hint (an event it holds, so none parked) */
+  self->hint = s->inner->hint;
+  return ev;
 }
 
 static void ws_remove(WhScheduler *self, WhEvent *ev)

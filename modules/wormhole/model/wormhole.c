@@ -238,13 +238,6 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
 
 static const uint32_t study_windows[WH_STUDY_WINDOWS] = {100, 500, 2000};
 
-WhGlueFlow *wh_wormhole_glue(WhWormhole *wh, uint32_t id)
-{
-  if (id >= wh->flows.len)
-    wh_table_grow(&wh->flows, id + 1);
-  return wh_table_at(&wh->flows, id);
-}
-
 static uint32_t flow_ports(const WhFlow *f, uint32_t *out)
 {
   memcpy(out, f->fwd, f->fwd_hops * sizeof(uint32_t));
@@ -502,6 +495,7 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh->label = label_fn;
   wh->label_ctx = label_ctx;
   wh_table_init(&wh->flows, sizeof(WhGlueFlow));
+  wh->ff_rings = (WhRecycler){wh_bulk_new(), NULL, sizeof(WhFfRing)};
   wh->frame_bytes = (uint64_t)tp->p.mtu + tp->p.header_bytes;
   if (p->study)
     wh->study = g_new0(WhDrStats, 4 * WH_STUDY_WINDOWS);
@@ -537,8 +531,8 @@ void wh_wormhole_free(WhWormhole *wh)
     WhGlueFlow *g = wh_table_at(&wh->flows, i);
     g_free(g->ring);
     g_free(g->study);
-    g_free(g->ff);
   }
+  wh_bulk_free(wh->ff_rings.bulk);
   g_free(wh->study);
   wh_table_clear(&wh->flows);
   wh_detector_free(wh->det);
