@@ -17,6 +17,7 @@
 
 #define MAX_HOPS 64
 #define TIMER_RTO 0u
+#define ROUTE_BLOCK_WORDS 16384u /* route words per block of the route store */
 
 GQuark wh_transport_error_quark(void)
 {
@@ -671,10 +672,6 @@ void wh_transport_free(WhTransport *tp)
 {
   if (tp == NULL)
     return;
-  for (uint32_t i = 0; i < tp->n_flows; i++) {
-    WhFlow *f = wh_transport_flow(tp, i);
-    g_free(f->route_mem);
-  }
   wh_bulk_free(tp->chunk_mem);
   g_free(tp->chunks);
   for (uint32_t h = 0; h < tp->net->n_hosts; h++)
@@ -689,6 +686,16 @@ static uint64_t tuple_hash(uint32_t src, uint32_t dst, uint16_t sport, uint16_t 
 {
   return wh_mix64(((uint64_t)src << 32 | dst) ^
                   wh_mix64((uint64_t)sport << 16 | dport | 17u << 24));
+}
+
+/* Room for a flow's two routes at the free end of the route store. */
+static uint32_t *route_room(WhTransport *tp)
+{
+  if (tp->route_end - tp->route_free < 2 * MAX_HOPS) {
+    tp->route_free = wh_bulk_alloc0(tp->chunk_mem, ROUTE_BLOCK_WORDS * sizeof(uint32_t));
+    tp->route_end = tp->route_free + ROUTE_BLOCK_WORDS;
+  }
+  return tp->route_free;
 }
 
 int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint64_t size,
@@ -721,8 +728,7 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
     tp->chunks = g_renew(WhFlow *, tp->chunks, tp->n_chunks + 1);
     tp->chunks[tp->n_chunks++] = wh_bulk_alloc0(tp->chunk_mem, WH_FLOW_CHUNK * sizeof(WhFlow));
   }
-  WhFlow *f = wh_transport_flow(tp, id);
-  memset(f, 0, sizeof *f);
+  WhFlow *f = wh_transport_flow(tp, id); /* zero: chunks come from wh_bulk_alloc0 */
   f->tp = tp;
   f->id = id;
   f->src = src;
@@ -731,20 +737,19 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   f->start = start;
   f->prio = tp->p.prio;
   f->heap_pos = WH_NO_HEAP;
-  uint32_t fwd[MAX_HOPS], rev[MAX_HOPS];
+  uint32_t *fwd = route_room(tp);
   uint16_t sport = (uint16_t)(49152u + id % 16384u), dport = 4791;
   uint32_t nf = wh_net_route(net, src, dst, tuple_hash(src, dst, sport, dport), fwd, MAX_HOPS);
+  uint32_t *rev = fwd + nf;
   uint32_t nr = wh_net_route(net, dst, src, tuple_hash(dst, src, dport, sport), rev, MAX_HOPS);
   if (nf == 0 || nr == 0) {
     g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
                 "flow %u->%u: route longer than %d hops", src, dst, MAX_HOPS);
     return -1;
   }
-  f->route_mem = g_new(uint32_t, nf + nr);
-  memcpy(f->route_mem, fwd, nf * sizeof(uint32_t));
-  memcpy(f->route_mem + nf, rev, nr * sizeof(uint32_t));
-  f->fwd = f->route_mem;
-  f->rev = f->route_mem + nf;
+  tp->route_free = rev + nr;
+  f->fwd = fwd;
+  f->rev = rev;
   f->tuple_hash = tuple_hash(src, dst, sport, dport);
   f->fwd_hops = (uint16_t)nf;
   f->rev_hops = (uint16_t)nr;
