@@ -112,7 +112,8 @@ static void hs_remove(WhHostSched *h, WhFlow *f)
 static void hs_update(WhHostSched *h, WhFlow *f)
 {
   h->heap[f->heap_pos].at = f->next_avail;
-  hs_up(h, f->heap_pos);
+  if (f->heap_pos > 0) /* the root, the NIC's flow after a packet, has nowhere up to go */
+    hs_up(h, f->heap_pos);
   hs_down(h, f->heap_pos);
 }
 
