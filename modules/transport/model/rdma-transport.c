@@ -105,8 +105,10 @@ static void hs_remove(WhHostSched *h, WhFlow *f)
   if (i == h->n)
     return;
   hs_set(h, i, last);
-  hs_up(h, i);
-  hs_down(h, last.flow->heap_pos);
+  if (i > 0 && entry_before(&last, &h->heap[(i - 1) / 2]))
+    hs_up(h, i);
+  else
+    hs_down(h, i);
 }
 
 static void hs_update(WhHostSched *h, WhFlow *f)
