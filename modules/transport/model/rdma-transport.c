@@ -685,7 +685,7 @@ void wh_transport_free(WhTransport *tp)
   g_free(tp);
 }
 
-static uint64_t tuple_hash(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
+static inline uint64_t tuple_hash(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
 {
   return wh_mix64(((uint64_t)src << 32 | dst) ^
                   wh_mix64((uint64_t)sport << 16 | dport | 17u << 24));
