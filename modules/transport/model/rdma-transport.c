@@ -13,6 +13,7 @@
 #include "rdma-transport-private.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define MAX_HOPS 64
@@ -146,21 +147,40 @@ static inline WhTime next_send(const WhTransport *tp, const WhFlow *f, WhTime la
   return last_tx + wh_flow_pace(f, f->rate, wire_bytes);
 }
 
+/* The index of callback `cb` among WhTransportObserver's members. */
+#define CB_INDEX(cb) (offsetof(WhTransportObserver, cb) / sizeof(void (*)(void)))
+
 /* Calls callback `cb` of every observer that has one. */
 #define NOTIFY(tp, cb, ...)                                                                        \
   do {                                                                                             \
-    for (uint32_t i_ = 0; i_ < (tp)->n_observers; i_++) {                                          \
-      const WhTransportObserverSlot *s_ = &(tp)->observers[i_];                                    \
-      if (s_->obs->cb)                                                                             \
-        s_->obs->cb(s_->data, __VA_ARGS__);                                                        \
+    const size_t k_ = CB_INDEX(cb);                                                                \
+    for (uint32_t i_ = 0; G_UNLIKELY(i_ < (tp)->n_with_cb[k_]); i_++) {                            \
+      const WhTransportObserverSlot *s_ = &(tp)->with_cb[k_][i_];                                  \
+      s_->obs->cb(s_->data, __VA_ARGS__);                                                          \
     }                                                                                              \
   } while (0)
+
+/* Lists, per callback, the observers that have it, in the order they were added. */
+static void index_observers(WhTransport *tp)
+{
+  for (size_t k = 0; k < WH_TRANSPORT_CALLBACKS; k++) {
+    tp->with_cb[k] = g_renew(WhTransportObserverSlot, tp->with_cb[k], MAX(tp->n_observers, 1));
+    tp->n_with_cb[k] = 0;
+    for (uint32_t i = 0; i < tp->n_observers; i++) {
+      void (*fn)(void);
+      memcpy(&fn, (const char *)tp->observers[i].obs + k * sizeof fn, sizeof fn);
+      if (fn)
+        tp->with_cb[k][tp->n_with_cb[k]++] = tp->observers[i];
+    }
+  }
+}
 
 void wh_transport_add_observer(WhTransport *tp, const WhTransportObserver *obs, void *data)
 {
   g_return_if_fail(obs != NULL);
   tp->observers = g_renew(WhTransportObserverSlot, tp->observers, tp->n_observers + 1);
   tp->observers[tp->n_observers++] = (WhTransportObserverSlot){obs, data};
+  index_observers(tp);
 }
 
 void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *obs, void *data)
@@ -170,6 +190,7 @@ void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *ob
     if (tp->observers[i].obs != obs || tp->observers[i].data != data)
       tp->observers[k++] = tp->observers[i];
   tp->n_observers = k;
+  index_observers(tp);
 }
 
 /* Puts the flow into its host's heap if it may send, and wakes the NIC. */
@@ -209,8 +230,7 @@ void wh_flow_set_rate(WhFlow *f, double rate_bps)
   if (rate_bps == f->rate)
     return;
   f->rate = rate_bps;
-  if (G_UNLIKELY(f->tp->n_observers))
-    NOTIFY(f->tp, on_rate, f);
+  NOTIFY(f->tp, on_rate, f);
   if (f->last_tx_size == 0)
     return;
   /* Re-pace the next packet from the last send at the new rate. */
@@ -346,7 +366,7 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   uint32_t payload = left < tp->p.mtu ? (uint32_t)left : tp->p.mtu;
   if (G_UNLIKELY(tp->net->router.choose != NULL))
     next_flowlet(tp, f, now);
-  if (G_UNLIKELY(f->snd_max_sent == 0 && tp->n_observers))
+  if (G_UNLIKELY(f->snd_max_sent == 0))
     NOTIFY(tp, on_start, f);
   WhPacket *pkt = wh_net_packet_new(tp->net);
   pkt->flow = f;
@@ -453,8 +473,7 @@ static void flow_start(WhTransport *tp, WhFlow *f)
   tp->cc->init(f, tp->cc_params);
   f->rto_deadline = tp->sim->now + tp->p.rto;
   timer_at(f, f->rto_deadline, TIMER_RTO);
-  if (G_UNLIKELY(tp->n_observers))
-    NOTIFY(tp, on_activate, f);
+  NOTIFY(tp, on_activate, f);
   sender_ready(tp, f);
 }
 
@@ -515,8 +534,7 @@ static void on_ack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
       f->snd_nxt = f->snd_una;
     f->rto_deadline = tp->sim->now + tp->p.rto;
   }
-  if (G_UNLIKELY(tp->n_observers))
-    NOTIFY(tp, on_ack, f, pkt);
+  NOTIFY(tp, on_ack, f, pkt);
   tp->cc->on_ack(f, pkt, acked, tp->cc_params);
   if (f->snd_una >= f->size) {
     sender_done(tp, f);
@@ -682,6 +700,8 @@ void wh_transport_free(WhTransport *tp)
   g_free(tp->hosts);
   g_free(tp->cc_params);
   g_free(tp->observers);
+  for (size_t k = 0; k < WH_TRANSPORT_CALLBACKS; k++)
+    g_free(tp->with_cb[k]);
   g_free(tp);
 }
 

@@ -83,6 +83,10 @@ typedef struct {
   void (*on_reroute)(void *data, WhFlow *flow, const uint32_t *old_path, uint16_t old_hops);
 } WhTransportObserver;
 
+/* WhTransportObserver's members, all callbacks. */
+#define WH_TRANSPORT_CALLBACKS 7
+G_STATIC_ASSERT(sizeof(WhTransportObserver) == WH_TRANSPORT_CALLBACKS * sizeof(void (*)(void)));
+
 typedef struct {
   const WhTransportObserver *obs;
   void *data;
@@ -103,6 +107,9 @@ struct WhTransport {
   WhTransportCounters c;
   WhTransportObserverSlot *observers;
   uint32_t n_observers;
+  /* per callback (WhTransportObserver's members in order): the observers that have it */
+  WhTransportObserverSlot *with_cb[WH_TRANSPORT_CALLBACKS];
+  uint32_t n_with_cb[WH_TRANSPORT_CALLBACKS];
   int64_t gave_up; /* -1, or the flow that hit max_retries (the simulator was stopped) */
 };
 
