@@ -464,7 +464,8 @@ static void start_ring(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t k
            (FlowRef){.op = id, .step = k, .index = r});
 }
 
-static uint32_t new_xfer(WhWorkload *w, uint32_t op, uint32_t src, uint32_t dst, uint64_t bytes)
+static inline uint32_t new_xfer(WhWorkload *w, uint32_t op, uint32_t src, uint32_t dst,
+                                uint64_t bytes)
 {
   g_assert(w->n_xfers < NONE);
   w->xfers = reserve(w->xfers, &w->cap_xfers, (uint64_t)w->n_xfers + 1, sizeof(Xfer));
