@@ -31,8 +31,8 @@ struct WhFlow {
   uint64_t size;
   WhTime start;
   WhTime finish;             /* last byte delivered at the receiver; 0 until then */
-  const uint32_t *fwd, *rev; /* data path (current flowlet's) and ACK path */
-  uint32_t *route_mem;       /* owns the initial fwd and rev */
+  const uint32_t *fwd, *rev; /* data path (current flowlet's) and ACK path; the initial
+                              * ones live in the transport's route store */
   uint16_t fwd_hops, rev_hops;
   uint64_t tuple_hash;
   /* adaptive routing: flowlets and path changes */

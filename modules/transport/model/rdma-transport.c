@@ -13,10 +13,12 @@
 #include "rdma-transport-private.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define MAX_HOPS 64
 #define TIMER_RTO 0u
+#define ROUTE_BLOCK_WORDS 16384u /* route words per block of the route store */
 
 GQuark wh_transport_error_quark(void)
 {
@@ -104,14 +106,17 @@ static void hs_remove(WhHostSched *h, WhFlow *f)
   if (i == h->n)
     return;
   hs_set(h, i, last);
-  hs_up(h, i);
-  hs_down(h, last.flow->heap_pos);
+  if (i > 0 && entry_before(&last, &h->heap[(i - 1) / 2]))
+    hs_up(h, i);
+  else
+    hs_down(h, i);
 }
 
 static void hs_update(WhHostSched *h, WhFlow *f)
 {
   h->heap[f->heap_pos].at = f->next_avail;
-  hs_up(h, f->heap_pos);
+  if (f->heap_pos > 0) /* the root, the NIC's flow after a packet, has nowhere up to go */
+    hs_up(h, f->heap_pos);
   hs_down(h, f->heap_pos);
 }
 
@@ -142,21 +147,40 @@ static inline WhTime next_send(const WhTransport *tp, const WhFlow *f, WhTime la
   return last_tx + wh_flow_pace(f, f->rate, wire_bytes);
 }
 
+/* The index of callback `cb` among WhTransportObserver's members. */
+#define CB_INDEX(cb) (offsetof(WhTransportObserver, cb) / sizeof(void (*)(void)))
+
 /* Calls callback `cb` of every observer that has one. */
 #define NOTIFY(tp, cb, ...)                                                                        \
   do {                                                                                             \
-    for (uint32_t i_ = 0; i_ < (tp)->n_observers; i_++) {                                          \
-      const WhTransportObserverSlot *s_ = &(tp)->observers[i_];                                    \
-      if (s_->obs->cb)                                                                             \
-        s_->obs->cb(s_->data, __VA_ARGS__);                                                        \
+    const size_t k_ = CB_INDEX(cb);                                                                \
+    for (uint32_t i_ = 0; G_UNLIKELY(i_ < (tp)->n_with_cb[k_]); i_++) {                            \
+      const WhTransportObserverSlot *s_ = &(tp)->with_cb[k_][i_];                                  \
+      s_->obs->cb(s_->data, __VA_ARGS__);                                                          \
     }                                                                                              \
   } while (0)
+
+/* Lists, per callback, the observers that have it, in the order they were added. */
+static void index_observers(WhTransport *tp)
+{
+  for (size_t k = 0; k < WH_TRANSPORT_CALLBACKS; k++) {
+    tp->with_cb[k] = g_renew(WhTransportObserverSlot, tp->with_cb[k], MAX(tp->n_observers, 1));
+    tp->n_with_cb[k] = 0;
+    for (uint32_t i = 0; i < tp->n_observers; i++) {
+      void (*fn)(void);
+      memcpy(&fn, (const char *)tp->observers[i].obs + k * sizeof fn, sizeof fn);
+      if (fn)
+        tp->with_cb[k][tp->n_with_cb[k]++] = tp->observers[i];
+    }
+  }
+}
 
 void wh_transport_add_observer(WhTransport *tp, const WhTransportObserver *obs, void *data)
 {
   g_return_if_fail(obs != NULL);
   tp->observers = g_renew(WhTransportObserverSlot, tp->observers, tp->n_observers + 1);
   tp->observers[tp->n_observers++] = (WhTransportObserverSlot){obs, data};
+  index_observers(tp);
 }
 
 void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *obs, void *data)
@@ -166,6 +190,7 @@ void wh_transport_remove_observer(WhTransport *tp, const WhTransportObserver *ob
     if (tp->observers[i].obs != obs || tp->observers[i].data != data)
       tp->observers[k++] = tp->observers[i];
   tp->n_observers = k;
+  index_observers(tp);
 }
 
 /* Puts the flow into its host's heap if it may send, and wakes the NIC. */
@@ -205,8 +230,7 @@ void wh_flow_set_rate(WhFlow *f, double rate_bps)
   if (rate_bps == f->rate)
     return;
   f->rate = rate_bps;
-  if (G_UNLIKELY(f->tp->n_observers))
-    NOTIFY(f->tp, on_rate, f);
+  NOTIFY(f->tp, on_rate, f);
   if (f->last_tx_size == 0)
     return;
   /* Re-pace the next packet from the last send at the new rate. */
@@ -342,7 +366,7 @@ static WhPacket *tp_pull(void *ctx, uint32_t host, uint8_t paused, WhTime *next_
   uint32_t payload = left < tp->p.mtu ? (uint32_t)left : tp->p.mtu;
   if (G_UNLIKELY(tp->net->router.choose != NULL))
     next_flowlet(tp, f, now);
-  if (G_UNLIKELY(f->snd_max_sent == 0 && tp->n_observers))
+  if (G_UNLIKELY(f->snd_max_sent == 0))
     NOTIFY(tp, on_start, f);
   WhPacket *pkt = wh_net_packet_new(tp->net);
   pkt->flow = f;
@@ -449,8 +473,7 @@ static void flow_start(WhTransport *tp, WhFlow *f)
   tp->cc->init(f, tp->cc_params);
   f->rto_deadline = tp->sim->now + tp->p.rto;
   timer_at(f, f->rto_deadline, TIMER_RTO);
-  if (G_UNLIKELY(tp->n_observers))
-    NOTIFY(tp, on_activate, f);
+  NOTIFY(tp, on_activate, f);
   sender_ready(tp, f);
 }
 
@@ -511,8 +534,7 @@ static void on_ack(WhTransport *tp, WhFlow *f, WhPacket *pkt)
       f->snd_nxt = f->snd_una;
     f->rto_deadline = tp->sim->now + tp->p.rto;
   }
-  if (G_UNLIKELY(tp->n_observers))
-    NOTIFY(tp, on_ack, f, pkt);
+  NOTIFY(tp, on_ack, f, pkt);
   tp->cc->on_ack(f, pkt, acked, tp->cc_params);
   if (f->snd_una >= f->size) {
     sender_done(tp, f);
@@ -671,10 +693,6 @@ void wh_transport_free(WhTransport *tp)
 {
   if (tp == NULL)
     return;
-  for (uint32_t i = 0; i < tp->n_flows; i++) {
-    WhFlow *f = wh_transport_flow(tp, i);
-    g_free(f->route_mem);
-  }
   wh_bulk_free(tp->chunk_mem);
   g_free(tp->chunks);
   for (uint32_t h = 0; h < tp->net->n_hosts; h++)
@@ -682,13 +700,25 @@ void wh_transport_free(WhTransport *tp)
   g_free(tp->hosts);
   g_free(tp->cc_params);
   g_free(tp->observers);
+  for (size_t k = 0; k < WH_TRANSPORT_CALLBACKS; k++)
+    g_free(tp->with_cb[k]);
   g_free(tp);
 }
 
-static uint64_t tuple_hash(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
+static inline uint64_t tuple_hash(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
 {
   return wh_mix64(((uint64_t)src << 32 | dst) ^
                   wh_mix64((uint64_t)sport << 16 | dport | 17u << 24));
+}
+
+/* Room for a flow's two routes at the free end of the route store. */
+static uint32_t *route_room(WhTransport *tp)
+{
+  if (tp->route_end - tp->route_free < 2 * MAX_HOPS) {
+    tp->route_free = wh_bulk_alloc0(tp->chunk_mem, ROUTE_BLOCK_WORDS * sizeof(uint32_t));
+    tp->route_end = tp->route_free + ROUTE_BLOCK_WORDS;
+  }
+  return tp->route_free;
 }
 
 int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint64_t size,
@@ -721,8 +751,7 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
     tp->chunks = g_renew(WhFlow *, tp->chunks, tp->n_chunks + 1);
     tp->chunks[tp->n_chunks++] = wh_bulk_alloc0(tp->chunk_mem, WH_FLOW_CHUNK * sizeof(WhFlow));
   }
-  WhFlow *f = wh_transport_flow(tp, id);
-  memset(f, 0, sizeof *f);
+  WhFlow *f = wh_transport_flow(tp, id); /* zero: chunks come from wh_bulk_alloc0 */
   f->tp = tp;
   f->id = id;
   f->src = src;
@@ -731,20 +760,19 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   f->start = start;
   f->prio = tp->p.prio;
   f->heap_pos = WH_NO_HEAP;
-  uint32_t fwd[MAX_HOPS], rev[MAX_HOPS];
+  uint32_t *fwd = route_room(tp);
   uint16_t sport = (uint16_t)(49152u + id % 16384u), dport = 4791;
   uint32_t nf = wh_net_route(net, src, dst, tuple_hash(src, dst, sport, dport), fwd, MAX_HOPS);
+  uint32_t *rev = fwd + nf;
   uint32_t nr = wh_net_route(net, dst, src, tuple_hash(dst, src, dport, sport), rev, MAX_HOPS);
   if (nf == 0 || nr == 0) {
     g_set_error(error, WH_TRANSPORT_ERROR, WH_TRANSPORT_ERROR_FLOW,
                 "flow %u->%u: route longer than %d hops", src, dst, MAX_HOPS);
     return -1;
   }
-  f->route_mem = g_new(uint32_t, nf + nr);
-  memcpy(f->route_mem, fwd, nf * sizeof(uint32_t));
-  memcpy(f->route_mem + nf, rev, nr * sizeof(uint32_t));
-  f->fwd = f->route_mem;
-  f->rev = f->route_mem + nf;
+  tp->route_free = rev + nr;
+  f->fwd = fwd;
+  f->rev = rev;
   f->tuple_hash = tuple_hash(src, dst, sport, dport);
   f->fwd_hops = (uint16_t)nf;
   f->rev_hops = (uint16_t)nr;

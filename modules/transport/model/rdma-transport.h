@@ -83,6 +83,10 @@ typedef struct {
   void (*on_reroute)(void *data, WhFlow *flow, const uint32_t *old_path, uint16_t old_hops);
 } WhTransportObserver;
 
+/* WhTransportObserver's members, all callbacks. */
+#define WH_TRANSPORT_CALLBACKS 7
+G_STATIC_ASSERT(sizeof(WhTransportObserver) == WH_TRANSPORT_CALLBACKS * sizeof(void (*)(void)));
+
 typedef struct {
   const WhTransportObserver *obs;
   void *data;
@@ -94,14 +98,18 @@ struct WhTransport {
   WhTransportParams p;
   const WhCcClass *cc;
   void *cc_params;
-  WhFlow **chunks;   /* flows in chunks of WH_FLOW_CHUNK: pointers stay valid */
-  WhBulk *chunk_mem; /* the chunks' memory */
+  WhFlow **chunks;                  /* flows in chunks of WH_FLOW_CHUNK: pointers stay valid */
+  WhBulk *chunk_mem;                /* the chunks' memory and the route store's */
+  uint32_t *route_free, *route_end; /* free part of the route store's latest block */
   uint32_t n_flows, n_chunks;
   WhHostSched *hosts;
   uint64_t heap_seq;
   WhTransportCounters c;
   WhTransportObserverSlot *observers;
   uint32_t n_observers;
+  /* per callback (WhTransportObserver's members in order): the observers that have it */
+  WhTransportObserverSlot *with_cb[WH_TRANSPORT_CALLBACKS];
+  uint32_t n_with_cb[WH_TRANSPORT_CALLBACKS];
   int64_t gave_up; /* -1, or the flow that hit max_retries (the simulator was stopped) */
 };
 

@@ -58,9 +58,12 @@ struct WhWorkload {
   uint32_t *pending;    /* waiting: dependencies not ended; started: transfers not ended */
   uint32_t *succ_begin; /* op i's successors: succ[succ_begin[i] .. succ_begin[i + 1]) */
   uint32_t *succ;
-  GArray *xfers;           /* Xfer: sends, all-to-alls and broadcasts */
-  GArray *xsucc;           /* uint32_t: the transfers' successor lists, one after another */
-  GArray *flow_ref;        /* flow id -> FlowRef */
+  Xfer *xfers; /* sends', all-to-alls' and broadcasts' transfers */
+  uint32_t n_xfers, cap_xfers;
+  uint32_t *xsucc; /* the transfers' successor lists, one after another */
+  uint32_t n_xsucc, cap_xsucc;
+  FlowRef *flow_ref; /* flow id -> FlowRef */
+  uint32_t n_flow_ref, cap_flow_ref;
   GHashTable *eager_first; /* all-to-all and broadcast op -> its first transfer */
   uint32_t ops_left;
   WhTime alpha;           /* per-message software cost, before a transfer's first byte */
@@ -152,10 +155,7 @@ WhWorkload *wh_workload_new(WhTransport *tp, uint32_t n_ranks)
   for (uint32_t r = 0; r < n_ranks; r++)
     w->host[r] = r;
   w->ops = wh_op_table_new();
-  w->xfers = g_array_new(FALSE, TRUE, sizeof(Xfer));
-  w->xsucc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   w->rccl_window = 8;
-  w->flow_ref = g_array_new(FALSE, FALSE, sizeof(FlowRef));
   w->eager_first = g_hash_table_new(NULL, NULL);
   wh_transport_add_observer(tp, &workload_observer, w);
   return w;
@@ -173,9 +173,9 @@ void wh_workload_free(WhWorkload *w)
   g_free(w->pending);
   g_free(w->succ_begin);
   g_free(w->succ);
-  g_array_unref(w->xfers);
-  g_array_unref(w->xsucc);
-  g_array_unref(w->flow_ref);
+  g_free(w->xfers);
+  g_free(w->xsucc);
+  g_free(w->flow_ref);
   g_hash_table_unref(w->eager_first);
   g_free(w->host);
   g_free(w->issue_free);
@@ -411,6 +411,16 @@ gboolean wh_workload_add_table(WhWorkload *w, WhOpTable *t, GError **error)
 
 static void op_end(WhWorkload *w, uint32_t id);
 
+/* `arr` (of `*cap` elements of `elem` bytes) with room for `need`, grown by doubling. */
+static inline void *reserve(void *arr, uint32_t *cap, uint64_t need, size_t elem)
+{
+  if (G_LIKELY(need <= *cap))
+    return arr;
+  g_assert(need <= UINT32_MAX);
+  *cap = (uint32_t)MIN(MAX(need, MAX(2 * (uint64_t)*cap, 64)), UINT32_MAX);
+  return g_realloc_n(arr, *cap, elem);
+}
+
 /* A transfer of rank `src`, ready now. The rank's one issue engine pays MessageAlpha
  * per message, one after another: the first byte leaves alpha after the later of now
  * and the end of the rank's previous alpha (with alpha 0 that is now). */
@@ -421,15 +431,16 @@ static void add_flow(WhWorkload *w, uint32_t src, uint32_t dst, uint64_t bytes, 
   w->issue_free[src] = start;
   int64_t flow = wh_transport_add_flow(w->tp, w->host[src], w->host[dst], bytes, start, &err);
   g_assert(flow >= 0); /* ranks and sizes were checked when the op was added */
-  FlowRef none = {.op = NONE};
-  while (w->flow_ref->len <= (guint)flow)
-    g_array_append_val(w->flow_ref, none);
-  g_array_index(w->flow_ref, FlowRef, flow) = ref;
+  w->flow_ref = reserve(w->flow_ref, &w->cap_flow_ref, (uint64_t)flow + 1, sizeof(FlowRef));
+  while (w->n_flow_ref < (uint64_t)flow)
+    w->flow_ref[w->n_flow_ref++] = (FlowRef){.op = NONE};
+  w->flow_ref[flow] = ref;
+  w->n_flow_ref = MAX(w->n_flow_ref, (uint32_t)flow + 1);
 }
 
 static void start_xfer(WhWorkload *w, uint32_t x)
 {
-  const Xfer *t = &g_array_index(w->xfers, Xfer, x);
+  const Xfer *t = &w->xfers[x];
   add_flow(w, t->src, t->dst, t->bytes, (FlowRef){.op = t->op, .step = EAGER, .index = x});
 }
 
@@ -453,12 +464,13 @@ static void start_ring(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t k
            (FlowRef){.op = id, .step = k, .index = r});
 }
 
-static uint32_t new_xfer(WhWorkload *w, uint32_t op, uint32_t src, uint32_t dst, uint64_t bytes)
+static inline uint32_t new_xfer(WhWorkload *w, uint32_t op, uint32_t src, uint32_t dst,
+                                uint64_t bytes)
 {
-  g_assert(w->xfers->len < NONE);
-  Xfer t = {.op = op, .src = src, .dst = dst, .bytes = bytes};
-  g_array_append_val(w->xfers, t);
-  return w->xfers->len - 1;
+  g_assert(w->n_xfers < NONE);
+  w->xfers = reserve(w->xfers, &w->cap_xfers, (uint64_t)w->n_xfers + 1, sizeof(Xfer));
+  w->xfers[w->n_xfers] = (Xfer){.op = op, .src = src, .dst = dst, .bytes = bytes};
+  return w->n_xfers++;
 }
 
 /* Transfer `after` waits for `before` (both of the expansion being made). */
@@ -466,23 +478,24 @@ static void link_xfers(WhWorkload *w, GArray *edges, uint32_t before, uint32_t a
 {
   Edge e = {before, after};
   g_array_append_val(edges, e);
-  g_array_index(w->xfers, Xfer, after).pending++;
+  w->xfers[after].pending++;
 }
 
 /* Lays out the successor lists of transfers `first`.. from `edges`: each transfer's
  * successors in the order their edges were made. */
 static void build_succ(WhWorkload *w, uint32_t first, const GArray *edges)
 {
-  Xfer *x = (Xfer *)(void *)w->xfers->data;
+  Xfer *x = w->xfers;
   const Edge *e = (const Edge *)(const void *)edges->data;
   for (guint i = 0; i < edges->len; i++)
     x[e[i].before].succ_n++;
-  uint64_t end = w->xsucc->len; /* counts -> ends */
-  for (uint32_t i = first; i < w->xfers->len; i++)
+  uint64_t end = w->n_xsucc; /* counts -> ends */
+  for (uint32_t i = first; i < w->n_xfers; i++)
     x[i].succ_first = (uint32_t)(end += x[i].succ_n);
   g_assert(end < NONE);
-  g_array_set_size(w->xsucc, (guint)end);
-  uint32_t *succ = (uint32_t *)(void *)w->xsucc->data;
+  w->xsucc = reserve(w->xsucc, &w->cap_xsucc, end, sizeof(uint32_t));
+  w->n_xsucc = (uint32_t)end;
+  uint32_t *succ = w->xsucc;
   for (guint i = edges->len; i-- > 0;) /* ends -> begins, filled from the back */
     succ[--x[e[i].before].succ_first] = e[i].after;
 }
@@ -645,7 +658,7 @@ static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArra
   nbeg[K] = n;
   halo_inside_nodes(w, id, o, pos, nbeg, K);
   /* Phase II: (source, relay) of each transfer, then the transfers into each relay */
-  uint32_t p2 = w->xfers->len;
+  uint32_t p2 = w->n_xfers;
   g_autoptr(GArray) src = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   g_autoptr(GArray) dst = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   for (uint32_t i = 0; i < n; i++) {
@@ -701,7 +714,7 @@ static uint32_t expand_halo(WhWorkload *w, uint32_t id, const WhOpSpec *o, GArra
  * nodes before those inside its node; else the first. */
 static uint32_t expand(WhWorkload *w, uint32_t id, const WhOpSpec *o, uint32_t *issue)
 {
-  uint32_t n = o->group_n, first = w->xfers->len;
+  uint32_t n = o->group_n, first = w->n_xfers;
   const uint32_t *g = o->group;
   g_autoptr(GArray) edges = g_array_new(FALSE, FALSE, sizeof(Edge));
   *issue = first;
@@ -761,12 +774,12 @@ static void op_start(WhWorkload *w, uint32_t id)
         start_ring(w, id, &o, 0, r);
       return;
     }
-    uint32_t issue, first = expand(w, id, &o, &issue), last = w->xfers->len;
+    uint32_t issue, first = expand(w, id, &o, &issue), last = w->n_xfers;
     w->pending[id] = last - first;
     g_hash_table_insert(w->eager_first, GUINT_TO_POINTER(id), GUINT_TO_POINTER(first));
     for (uint32_t k = 0; k < last - first; k++) { /* issue .. last, then first .. issue */
       uint32_t x = issue + k < last ? issue + k : issue + k - (last - first);
-      if (g_array_index(w->xfers, Xfer, x).pending == 0)
+      if (w->xfers[x].pending == 0)
         start_xfer(w, x);
     }
     return;
@@ -793,10 +806,10 @@ static void op_end(WhWorkload *w, uint32_t id)
 static void ended(WhWorkload *w, FlowRef ref)
 {
   if (ref.step == EAGER) {
-    Xfer t = g_array_index(w->xfers, Xfer, ref.index);
+    Xfer t = w->xfers[ref.index];
     for (uint32_t k = 0; k < t.succ_n; k++) {
-      uint32_t s = g_array_index(w->xsucc, uint32_t, t.succ_first + k);
-      if (--g_array_index(w->xfers, Xfer, s).pending == 0)
+      uint32_t s = w->xsucc[t.succ_first + k];
+      if (--w->xfers[s].pending == 0)
         start_xfer(w, s);
     }
   } else {
@@ -812,9 +825,9 @@ static void ended(WhWorkload *w, FlowRef ref)
 static void flow_done(void *data, WhFlow *flow)
 {
   WhWorkload *w = data;
-  if (flow->id >= w->flow_ref->len)
+  if (flow->id >= w->n_flow_ref)
     return;
-  FlowRef ref = g_array_index(w->flow_ref, FlowRef, flow->id);
+  FlowRef ref = w->flow_ref[flow->id];
   if (ref.op != NONE)
     ended(w, ref);
 }
@@ -918,9 +931,9 @@ void wh_workload_op_info(const WhWorkload *w, uint32_t id, WhOpInfo *out)
 
 gboolean wh_workload_flow_origin(const WhWorkload *w, uint32_t flow, uint32_t *op, uint32_t *index)
 {
-  if (flow >= w->flow_ref->len || g_array_index(w->flow_ref, FlowRef, flow).op == NONE)
+  if (flow >= w->n_flow_ref || w->flow_ref[flow].op == NONE)
     return FALSE;
-  FlowRef ref = g_array_index(w->flow_ref, FlowRef, flow);
+  FlowRef ref = w->flow_ref[flow];
   *op = ref.op;
   if (ref.step != EAGER) {
     /* a ring step: the expansion order is step by step, member by member */
