@@ -27,7 +27,8 @@
 # evaluation-large-report.md, against exact references made once and stored in
 # $WH_REFERENCES (default BUILD_DIR/references; memo.sh --large shares them): GPT-175B
 # with DCQCN, MoE-32x22B with DCQCN and with HPCC (each reference takes the exact
-# engine about an hour; a missing one is made first).
+# engine about an hour; a missing one is unpacked from validation/wormhole/references/
+# when committed there, compressed, else made first).
 #
 # Each ensemble row keeps its exact run and its members in $WH_ENSEMBLES/NAME (default
 # BUILD_DIR/ensembles; exact/ and ensemble/). --reuse judges the rows against those
@@ -218,6 +219,20 @@ else
   refs=${WH_REFERENCES:-$build/references}
   mkdir -p "$refs"
   for ref in gpt-175b-dcqcn moe-32x22b-dcqcn moe-32x22b-hpcc; do
+    if [ ! -f "$refs/$ref/summary.json" ] && [ -f "$here/references/$ref/summary.json" ]; then
+      echo "evaluate.sh: unpacking the committed exact reference $ref into $refs/$ref" >&2
+      python3 - "$here/references/$ref" "$refs/$ref" <<'PY'
+import lzma, os, shutil, sys
+src, dst = sys.argv[1:3]
+os.makedirs(dst, exist_ok=True)
+for name in sorted(os.listdir(src)):
+    if name.endswith('.xz'):
+        with lzma.open(os.path.join(src, name)) as f, open(os.path.join(dst, name[:-3]), 'wb') as o:
+            shutil.copyfileobj(f, o)
+    else:
+        shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
+PY
+    fi
     if [ ! -f "$refs/$ref/summary.json" ]; then
       echo "evaluate.sh: making the exact reference $refs/$ref (an hour or more)" >&2
       "$whsim" run "$presets/$ref.xml" --out "$refs/$ref" --quiet --progress never
