@@ -58,6 +58,8 @@ struct WhWorkload {
   uint32_t *pending;    /* waiting: dependencies not ended; started: transfers not ended */
   uint32_t *succ_begin; /* op i's successors: succ[succ_begin[i] .. succ_begin[i + 1]) */
   uint32_t *succ;
+  /* plain arrays grown by doubling (reserve()) rather than GArrays: they grow by one
+   * element per transfer and per flow, where a GArray costs a library call each */
   Xfer *xfers; /* sends', all-to-alls' and broadcasts' transfers */
   uint32_t n_xfers, cap_xfers;
   uint32_t *xsucc; /* the transfers' successor lists, one after another */
