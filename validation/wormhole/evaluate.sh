@@ -141,7 +141,7 @@ ok = eval(gate)
 f = j['fct_error']
 ep = j['exact'].get('process_s')
 print(f"| {title} | {pct(it_err)} | {pct(f['mean'])} | {ens} | {ew:.1f} s | {ww:.2f} s | "
-      f"{ws:.1f}x | {(ep / wp) if ep else float('nan'):.1f}x | {j['event_speedup']:.1f}x | "
+      f"{ws:.1f}x | {f'{ep / wp:.1f}x' if ep else '-'} | {j['event_speedup']:.1f}x | "
       f"{sk.get('fast_forwards', 0)} | {'met' if ok else 'MISSED'} |")
 sys.exit(0 if ok else 1)
 PY
