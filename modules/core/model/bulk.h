@@ -44,7 +44,7 @@ size_t wh_bulk_reserved(const WhBulk *b);
  * WH_BULK_SMALL bytes up it is a mapping of its own, 2 MB-aligned and advised for huge
  * pages, below that from malloc. On a virtual machine a TLB miss costs a walk of two
  * page tables, and the hot arrays of a run with thousands of hosts span thousands of
- * 4 KB pages (docs/bench.md). Free it with wh_huge_free and the same size.
+ * 4 KB pages (docs/notes/2026-12-engine-scaling.md). Free it with wh_huge_free and the same size.
  * (transfer full) */
 void *wh_huge_alloc0(size_t size);
 void wh_huge_free(void *p, size_t size);
@@ -85,6 +85,31 @@ static inline void *wh_recycler_take(WhRecycler *r)
     return wh_bulk_alloc0(r->bulk, r->size);
   r->free = *(void **)p;
   return p;
+}
+
+/* uint32 arrays of varying lengths that live until the WhBulk goes (flows' routes and
+ * port lists), carved one after another from blocks of at least WH_WORD_BLOCK words:
+ * wh_words_room gives room for `n` words at the free end, wh_words_commit keeps the
+ * first `used` of them (a caller may ask for the most it could use, then keep less). */
+#define WH_WORD_BLOCK 16384u
+typedef struct {
+  WhBulk *bulk;
+  uint32_t *free, *end; /* the latest block's free part */
+} WhWordStore;
+
+static inline uint32_t *wh_words_room(WhWordStore *s, uint32_t n)
+{
+  if ((size_t)(s->end - s->free) < n) {
+    uint32_t len = MAX(n, WH_WORD_BLOCK);
+    s->free = wh_bulk_alloc0(s->bulk, (size_t)len * sizeof(uint32_t));
+    s->end = s->free + len;
+  }
+  return s->free;
+}
+
+static inline void wh_words_commit(WhWordStore *s, uint32_t used)
+{
+  s->free += used;
 }
 
 static inline void wh_recycler_give(WhRecycler *r, void *p)

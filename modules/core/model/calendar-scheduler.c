@@ -343,8 +343,8 @@ static size_t calendar_size(const WhScheduler *self)
  * width from the distinct times alone (2.4 ns on the k=16 fat-tree) held tens of events
  * per bucket once the ties spread out: 81% of inserts then scanned, 2.3 events each,
  * every one a likely cache miss. With the ties counted (67 ps there) 8% scan, 0.08
- * steps per insert, for 0.7 empty buckets passed per pop (docs/bench.md). A sample of
- * ties only says nothing of the time scale: the width stays. */
+ * steps per insert, for 0.7 empty buckets passed per pop (docs/notes/2026-12-engine-scaling.md). A
+ * sample of ties only says nothing of the time scale: the width stays. */
 static WhTime estimate_width(WhEvent **sample, uint32_t k, WhTime old_w)
 {
   if (k < 2 || sample[k - 1]->time == sample[0]->time)

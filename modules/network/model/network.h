@@ -164,8 +164,8 @@ typedef struct {
 
 /* One direction of a link: 512 bytes on x86-64, so that indexing net->port is a
  * shift, in an array aligned to a cache line. Laid out by use, as the port array
- * outgrows the caches from a few thousand hosts (docs/bench.md): the first cache line
- * holds what the arrival, the transmitter and PFC's checks read; the second what the
+ * outgrows the caches from a few thousand hosts (docs/notes/2026-12-engine-scaling.md): the first
+ * cache line holds what the arrival, the transmitter and PFC's checks read; the second what the
  * arrival counts and, for PFC, the far node's books of what came over this link (its
  * ingress counts: a packet's arrival and its departure from the far node's buffer touch
  * this line, not a line of the far node's port); the third the transmitter's rate and
@@ -229,7 +229,8 @@ struct WhNet {
   WhNode *node;
   uint32_t n_nodes;
   /* per node: bytes in a switch's shared buffer (0 for hosts), an array of its own that
-   * every hop reads and writes, so that a packet touches no WhNode (docs/bench.md) */
+   * every hop reads and writes, so that a packet touches no WhNode
+   * (docs/notes/2026-12-engine-scaling.md) */
   uint64_t *buffer_used;
   WhPort *port;
   uint32_t n_ports;

@@ -18,7 +18,6 @@
 
 #define MAX_HOPS 64
 #define TIMER_RTO 0u
-#define ROUTE_BLOCK_WORDS 16384u /* route words per block of the route store */
 
 GQuark wh_transport_error_quark(void)
 {
@@ -683,6 +682,7 @@ WhTransport *wh_transport_new(WhSim *sim, WhNet *net, const WhTransportParams *p
   tp->cc_params = cc_params;
   tp->hosts = g_new0(WhHostSched, net->n_hosts);
   tp->chunk_mem = wh_bulk_new();
+  tp->routes = (WhWordStore){tp->chunk_mem, NULL, NULL};
   WhNetTransport ops = {.deliver = tp_deliver, .pull = tp_pull, .ready_at = tp_ready_at};
   wh_net_set_transport(net, &ops, tp);
   wh_net_set_data_priority(net, params->prio);
@@ -709,16 +709,6 @@ static inline uint64_t tuple_hash(uint32_t src, uint32_t dst, uint16_t sport, ui
 {
   return wh_mix64(((uint64_t)src << 32 | dst) ^
                   wh_mix64((uint64_t)sport << 16 | dport | 17u << 24));
-}
-
-/* Room for a flow's two routes at the free end of the route store. */
-static uint32_t *route_room(WhTransport *tp)
-{
-  if (tp->route_end - tp->route_free < 2 * MAX_HOPS) {
-    tp->route_free = wh_bulk_alloc0(tp->chunk_mem, ROUTE_BLOCK_WORDS * sizeof(uint32_t));
-    tp->route_end = tp->route_free + ROUTE_BLOCK_WORDS;
-  }
-  return tp->route_free;
 }
 
 int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint64_t size,
@@ -760,7 +750,7 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   f->start = start;
   f->prio = tp->p.prio;
   f->heap_pos = WH_NO_HEAP;
-  uint32_t *fwd = route_room(tp);
+  uint32_t *fwd = wh_words_room(&tp->routes, 2 * MAX_HOPS);
   uint16_t sport = (uint16_t)(49152u + id % 16384u), dport = 4791;
   uint32_t nf = wh_net_route(net, src, dst, tuple_hash(src, dst, sport, dport), fwd, MAX_HOPS);
   uint32_t *rev = fwd + nf;
@@ -770,7 +760,7 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
                 "flow %u->%u: route longer than %d hops", src, dst, MAX_HOPS);
     return -1;
   }
-  tp->route_free = rev + nr;
+  wh_words_commit(&tp->routes, nf + nr);
   f->fwd = fwd;
   f->rev = rev;
   f->tuple_hash = tuple_hash(src, dst, sport, dport);

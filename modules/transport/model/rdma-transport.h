@@ -98,9 +98,9 @@ struct WhTransport {
   WhTransportParams p;
   const WhCcClass *cc;
   void *cc_params;
-  WhFlow **chunks;                  /* flows in chunks of WH_FLOW_CHUNK: pointers stay valid */
-  WhBulk *chunk_mem;                /* the chunks' memory and the route store's */
-  uint32_t *route_free, *route_end; /* free part of the route store's latest block */
+  WhFlow **chunks;    /* flows in chunks of WH_FLOW_CHUNK: pointers stay valid */
+  WhBulk *chunk_mem;  /* the chunks' memory and the route store's */
+  WhWordStore routes; /* the flows' routes, on chunk_mem */
   uint32_t n_flows, n_chunks;
   WhHostSched *hosts;
   uint64_t heap_seq;

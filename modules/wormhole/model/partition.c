@@ -7,17 +7,13 @@
 #define NONE WH_PARTITION_NONE
 
 typedef struct {
-  uint32_t *ports; /* from the port arena */
+  uint32_t *ports; /* from port_lists */
   uint32_t n_ports;
   uint32_t part; /* slot of its partition, NONE when not active */
   uint32_t next, prev;
   uint8_t flags;
   uint16_t cap; /* room at `ports` */
 } PFlow;
-
-/* Flows' port lists, carved from blocks of this many ports of a WhBulk: a list is
- * kept for the run (a partition rebuild reads its flows' lists), so none is freed. */
-#define PORT_BLOCK 16384u
 
 struct WhPartitions {
   uint32_t n_ports;
@@ -37,9 +33,8 @@ struct WhPartitions {
   GArray *scratch; /* uint32 */
   uint32_t *stamp; /* per port: the rebuild that last reset it */
   uint32_t stamp_gen;
-  WhBulk *arena; /* the flows' port lists */
-  uint32_t *arena_next;
-  uint32_t arena_left;
+  WhWordStore port_lists; /* the flows' port lists: each kept for the run (a rebuild
+                             reads its flows' lists), reused by a reroute that fits */
 };
 
 static inline PFlow *flow_at(const WhPartitions *pm, uint32_t f)
@@ -66,7 +61,7 @@ WhPartitions *wh_partitions_new(uint32_t n_ports, WhPartitionFn before_change, v
   pm->live = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   pm->records = g_array_new(FALSE, TRUE, sizeof(WhPartitionRecord));
   pm->scratch = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  pm->arena = wh_bulk_new();
+  pm->port_lists = (WhWordStore){wh_bulk_new(), NULL, NULL};
   pm->before_change = before_change;
   pm->data = data;
   return pm;
@@ -76,7 +71,7 @@ void wh_partitions_free(WhPartitions *pm)
 {
   if (pm == NULL)
     return;
-  wh_bulk_free(pm->arena);
+  wh_bulk_free(pm->port_lists.bulk);
   for (guint i = 0; i < pm->parts->len; i++) {
     WhPartition *p = &g_array_index(pm->parts, WhPartition, i);
     if (p->departed)
@@ -269,15 +264,9 @@ static uint32_t *flow_ports_room(WhPartitions *pm, PFlow *x, uint32_t n)
 {
   if (x->ports != NULL && x->cap >= n)
     return x->ports;
-  if (pm->arena_left < n) {
-    uint32_t block = MAX(n, PORT_BLOCK);
-    pm->arena_next = wh_bulk_alloc0(pm->arena, block * sizeof(uint32_t));
-    pm->arena_left = block;
-  }
-  x->ports = pm->arena_next;
+  x->ports = wh_words_room(&pm->port_lists, n);
+  wh_words_commit(&pm->port_lists, n);
   x->cap = (uint16_t)n;
-  pm->arena_next += n;
-  pm->arena_left -= n;
   return x->ports;
 }
 
