@@ -40,6 +40,7 @@ Suite *wh_library_suite(void);
 Suite *wh_sweep_suite(void);
 Suite *wh_wormhole_suite(void);
 Suite *wh_skip_suite(void);
+Suite *wh_fluid_suite(void);
 Suite *wh_fcg_suite(void);
 Suite *wh_memo_db_suite(void);
 Suite *wh_memo_file_suite(void);
@@ -103,6 +104,7 @@ int main(void)
   srunner_add_suite(sr, wh_sweep_suite());
   srunner_add_suite(sr, wh_wormhole_suite());
   srunner_add_suite(sr, wh_skip_suite());
+  srunner_add_suite(sr, wh_fluid_suite());
   srunner_add_suite(sr, wh_fcg_suite());
   srunner_add_suite(sr, wh_memo_db_suite());
   srunner_add_suite(sr, wh_memo_file_suite());

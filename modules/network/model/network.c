@@ -174,6 +174,7 @@ gboolean wh_net_add_link(WhNet *net, uint32_t a, uint32_t b, uint64_t rate_bps, 
   ports[1].peer = pa;
   for (int i = 0; i < 2; i++) {
     ports[i].rate_bps = rate_bps;
+    ports[i].line_bps = rate_bps;
     ports[i].delay = delay;
     if (net->p.delay_jitter > 0) {
       WhRng r;

@@ -202,13 +202,15 @@ typedef struct {
                             `peer` sends the frames) */
   uint8_t spare1[13];
   /* third cache line: the transmitter */
-  uint64_t rate_bps;
-  WhTime delay; /* propagation, plus the peer switch's forwarding delay */
+  uint64_t rate_bps; /* what the transmitter sends at: the link's rate, less what an
+                        accelerator reserves for traffic it carries outside the packets */
+  WhTime delay;      /* propagation, plus the peer switch's forwarding delay */
   uint64_t tx_bytes;
   WhPortStats st;
   WhTime pause_since; /* when the current pause began (paused != 0) */
   uint32_t host;      /* a host's port: the host index (the NIC's pull reads no WhNode) */
-  uint32_t spare2[3];
+  uint32_t spare2;
+  uint64_t line_bps; /* the link's rate, as configured */
   /* fourth and on */
   WhQueueDisc qd;
 } WhPort;

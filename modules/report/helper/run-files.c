@@ -129,7 +129,7 @@ char *wh_run_links_csv(const WhRun *run)
         csv,
         "%u,%u,%u,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
         ",%" G_GUINT64_FORMAT ",%.6f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
-        i, p->node, p->peer_node, wh_net_tier_name((WhLinkTier)p->tier), p->rate_bps, p->frames,
+        i, p->node, p->peer_node, wh_net_tier_name((WhLinkTier)p->tier), p->line_bps, p->frames,
         p->bytes, (guint64)p->st.busy, (double)p->st.busy / end, (guint64)paused, p->qd.max_bytes);
   }
   return g_string_free(csv, FALSE);

@@ -425,7 +425,7 @@ static uint64_t df_line_rate(const WhNet *net, const void *data, const uint32_t 
   (void)data;
   uint64_t r = UINT64_MAX;
   for (uint32_t i = 0; i < hops; i++)
-    r = MIN(r, net->port[route[i]].rate_bps);
+    r = MIN(r, net->port[route[i]].line_bps);
   return r;
 }
 

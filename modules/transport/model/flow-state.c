@@ -188,6 +188,13 @@ static gboolean may_advance(const WhFlow *f, uint64_t bytes, GError **error)
   return FALSE;
 }
 
+void wh_transport_hold(WhTransport *tp, WhFlow *f, gboolean held)
+{
+  f->held = held != FALSE;
+  if (f->state == WH_FLOW_ACTIVE)
+    wh_transport_flow_progressed(tp, f);
+}
+
 gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error)
 {
   if (!may_advance(f, bytes, error))

@@ -59,6 +59,11 @@ gboolean wh_transport_advance(WhTransport *tp, WhFlow *f, uint64_t bytes, GError
  * scanning only the ports the flow uses, for many flows at once). */
 gboolean wh_transport_advance_ends(WhTransport *tp, WhFlow *f, uint64_t bytes, GError **error);
 
+/* Holds flow `f`'s new data (`held` TRUE: it sends nothing new, retransmissions
+ * included; its packets in flight go on and their acknowledgements are taken) or lets
+ * it send again. */
+void wh_transport_hold(WhTransport *tp, WhFlow *f, gboolean held);
+
 /* Completes active flow `f` now, at both ends, as if its every remaining byte and
  * acknowledgement had arrived at this instant: the receiver has every byte (rcv_nxt =
  * size; finish = now, flows_finished and on_done, unless the last byte had already

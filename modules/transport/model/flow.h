@@ -43,6 +43,7 @@ struct WhFlow {
   WhTime last_choice; /* when the router was last asked */
   uint8_t state;
   uint8_t prio;
+  uint8_t held;       /* an accelerator holds its new data (wh_transport_hold) */
   uint64_t line_rate; /* sender NIC rate, b/s */
   /* sender */
   uint64_t snd_nxt, snd_una;

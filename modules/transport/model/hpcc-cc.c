@@ -139,11 +139,11 @@ static WhTime route_rtt(const WhFlow *f)
   WhTime t = 0;
   for (unsigned i = 0; i < f->fwd_hops; i++) {
     const WhPort *port = &net->port[f->fwd[i]];
-    t += port->delay + wh_time_tx(tp->mtu + tp->header_bytes, port->rate_bps);
+    t += port->delay + wh_time_tx(tp->mtu + tp->header_bytes, port->line_bps);
   }
   for (unsigned i = 0; i < f->rev_hops; i++) {
     const WhPort *port = &net->port[f->rev[i]];
-    t += port->delay + wh_time_tx(tp->ctrl_bytes, port->rate_bps);
+    t += port->delay + wh_time_tx(tp->ctrl_bytes, port->line_bps);
   }
   return t;
 }

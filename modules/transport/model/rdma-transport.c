@@ -124,7 +124,7 @@ static void hs_update(WhHostSched *h, WhFlow *f)
 static inline gboolean can_send(const WhTransport *tp, const WhFlow *f)
 {
   uint64_t win = f->cwnd ? f->cwnd : tp->p.window;
-  return f->state == WH_FLOW_ACTIVE && f->snd_nxt < f->size &&
+  return f->state == WH_FLOW_ACTIVE && !f->held && f->snd_nxt < f->size &&
          (win == 0 || f->snd_nxt - f->snd_una < win) &&
          (f->next_path == NULL || f->snd_una >= f->snd_max_sent || f->snd_nxt < f->snd_max_sent);
 }
@@ -767,7 +767,7 @@ int64_t wh_transport_add_flow(WhTransport *tp, uint32_t src, uint32_t dst, uint6
   f->fwd_hops = (uint16_t)nf;
   f->rev_hops = (uint16_t)nr;
   f->line_rate = net->router.line_rate ? net->router.line_rate(net, net->router.data, fwd, nf)
-                                       : net->port[fwd[0]].rate_bps;
+                                       : net->port[fwd[0]].line_bps;
   tp->n_flows++;
   timer_at(f, start, TIMER_RTO);
   return id;

@@ -51,7 +51,7 @@ void wh_ff_on_start(WhWormhole *wh, WhFlow *f)
   WhFfRing *r = wh_recycler_take(&wh->ff_rings);
   r->ack_t = wh->sim->now;
   r->ack_una = f->snd_una;
-  r->n_fine = r->n_coarse = r->ticks = 0;
+  r->n_fine = r->n_coarse = r->ticks = r->n_flu = 0;
   r->est_from = r->floor = 0;
   g->ff = r;
   wh_park_interrupt_path(wh, f->fwd, f->fwd_hops);
@@ -84,6 +84,8 @@ void wh_ff_sample(WhWormhole *wh, WhGlueFlow *g)
   WhFfRing *r = g->ff;
   WhAckMark m = {r->ack_t, r->ack_una};
   r->fine[r->n_fine++ % WH_FF_FINE] = m;
+  if (wh->p.fluid && r->ticks % wh->fluid_stride == 0)
+    r->flu[r->n_flu++ % WH_FF_COARSE] = m;
   if (r->ticks++ % coarse_stride(wh) == 0)
     r->coarse[r->n_coarse++ % WH_FF_COARSE] = m;
 }
@@ -182,7 +184,7 @@ static gboolean foreign_waiter(WhWormhole *wh, const WhPartition *p, const GArra
 static gboolean parkable(WhWormhole *wh, const WhFlow *f, const WhGlueFlow *g)
 {
   WhTime srtt = (WhTime)g->srtt_ps, now = wh->sim->now;
-  return f->state == WH_FLOW_ACTIVE && g->ff != NULL && f->snd_nxt >= f->snd_max_sent &&
+  return f->state == WH_FLOW_ACTIVE && !f->held && g->ff != NULL && f->snd_nxt >= f->snd_max_sent &&
          f->next_path == NULL &&
          !(f->nack_sent && now - f->nack_time < 4 * srtt + wh->tp->p.nack_interval) &&
          wh_flow_park_slot(wh, f->id) == NONE;

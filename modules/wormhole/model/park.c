@@ -40,6 +40,11 @@ static void interrupt(void *data, uint32_t slot)
   sk->wake = wh_sim_schedule_at(wh->sim, now, wake, wh, slot, WH_OWNER_NONE);
 }
 
+void wh_park_interrupt_slot(WhWormhole *wh, uint32_t slot)
+{
+  interrupt(wh, slot);
+}
+
 void wh_park_interrupt_path(WhWormhole *wh, const uint32_t *ports, uint32_t n)
 {
   for (uint32_t i = 0; i < n; i++) {
@@ -170,6 +175,10 @@ static void move_observers(WhWormhole *wh, WhGlueFlow *g, uint64_t b, WhTime shi
   for (uint32_t k = 0; k < MIN(r->n_coarse, WH_FF_COARSE); k++) {
     r->coarse[k].t += shift;
     r->coarse[k].una += b;
+  }
+  for (uint32_t k = 0; k < MIN(r->n_flu, WH_FF_COARSE); k++) {
+    r->flu[k].t += shift;
+    r->flu[k].una += b;
   }
 }
 

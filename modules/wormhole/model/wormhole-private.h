@@ -27,9 +27,12 @@ typedef struct {
   WhTime ack_t; /* latest ACK that moved snd_una, and snd_una then */
   uint64_t ack_una;
   WhAckMark fine[WH_FF_FINE], coarse[WH_FF_COARSE];
-  uint32_t n_fine, n_coarse, ticks;
+  uint32_t n_fine, n_coarse, ticks, n_flu;
   WhTime est_from; /* the estimate at the last park used marks from here on */
   WhTime floor;    /* marks before this are not used (they precede that window) */
+  /* with FluidWindow only (the ring is that much longer): a mark every fluid_stride
+   * ticks, WH_FF_COARSE of them spanning the window */
+  WhAckMark flu[];
 } WhFfRing;
 
 typedef struct {
@@ -57,6 +60,13 @@ typedef struct {
   /* memo mode: counted among its host's flows waiting for their first packet; its first
    * packet left (the transport may report either event first) */
   uint8_t unstarted, started;
+  /* Fluid=true (fluid.c): none, holding its new data, or parked as a fluid; its rate
+   * (payload bytes per ps, and wire b/s reserved), since when, and the next tick at
+   * which it may be tried */
+  uint8_t fluid, fluid_reserved;
+  double fluid_rate, fluid_wire;
+  WhTime fluid_t0, fluid_retry;
+  WhTime fluid_until; /* its trend would have moved its rate by Theta then */
 } WhGlueFlow;
 
 typedef struct WhParkPolicy WhParkPolicy;
@@ -103,6 +113,19 @@ typedef struct {
   /* memo mode: drains (drained outcomes replayed: every flow parked until it completes) */
   uint64_t drains, drains_whole, drains_cut, drains_refused, drain_completions;
 } WhSkipStats;
+
+typedef struct {
+  uint64_t holds;          /* flows held to become fluid */
+  uint64_t parks;          /* ... parked as fluids once their flight drained */
+  uint64_t cut;            /* fluid stretches ended before their tails */
+  uint64_t drifted;        /* ... ended where their trend had moved their rate by Theta */
+  uint64_t interrupts;     /* fluid flows reached by a flow starting or ending on their path */
+  uint64_t refused_short;  /* steady flows too close to their tails */
+  uint64_t refused_unfair; /* steady flows above their fair share of a saturated port */
+  uint64_t refused_trend;  /* steady flows whose rate was on a trend */
+  uint64_t squeezed;       /* fluid flows above their share of a port the others filled */
+  WhTime time;             /* sum over fluid stretches of their length */
+} WhFluidStats;
 
 typedef struct {
   uint64_t phases;                   /* phases whose pattern was looked up */
@@ -202,6 +225,19 @@ struct WhWormhole {
    * whose hosts have none is complete, and is looked up without waiting for a tick) */
   uint32_t *unstarted;
   WhEvent *settle_event; /* pending: look up the complete phases */
+  /* Fluid=true (fluid.c): the fluid flows (held or parked), per port the fluid flows
+   * on it and the wire rate they reserve */
+  GArray *fluids;
+  uint32_t *fluid_n;
+  double *reserved;
+  uint32_t *port_flows; /* flows sending over the port (started, not yet acknowledged) */
+  uint64_t *seen_tx;    /* its tx_bytes at the last check of shares, and when */
+  WhTime *seen_at;
+  WhTime fluid_checked;
+  WhEvent *fluid_event;
+  gboolean fluid_try;
+  uint32_t fluid_stride; /* ticks between a flow's fluid marks */
+  WhFluidStats fs;
 };
 
 /* A flow's glue record (zero when first asked for). */
@@ -258,6 +294,8 @@ uint32_t wh_park(WhWormhole *wh, const GArray *flows, const GArray *ports, WhTim
 /* Something reaches `ports` (a flow activating or starting on them): the parks that
  * hold any of them end now. */
 void wh_park_interrupt_path(WhWormhole *wh, const uint32_t *ports, uint32_t n);
+/* Ends the park of `slot` now, as an interrupt does. */
+void wh_park_interrupt_slot(WhWormhole *wh, uint32_t slot);
 /* Completes flow `id` without the packets it still had to send or deliver. */
 gboolean wh_park_complete(WhWormhole *wh, uint32_t id);
 /* Resumes every parked partition now (end of run). */
@@ -277,6 +315,19 @@ void wh_ff_sample(WhWormhole *wh, WhGlueFlow *g);
 void wh_ff_after_tick(WhWormhole *wh, WhTime t);
 /* Resumes every parked partition now (end of run). */
 void wh_ff_finish(WhWormhole *wh);
+/* Fluid flows (fluid.c). */
+void wh_fluid_init(WhWormhole *wh);
+void wh_fluid_free(WhWormhole *wh);
+void wh_fluid_after_tick(WhWormhole *wh);
+void wh_fluid_on_ack(WhWormhole *wh, WhFlow *f, WhGlueFlow *g);
+/* Flow f starts or ends: the fluid flows on its data path end now. */
+void wh_fluid_interrupt(WhWormhole *wh, const WhFlow *f);
+/* Counts a flow on (sign 1) or off (-1) the ports of a data path. */
+void wh_fluid_count_path(WhWormhole *wh, const uint32_t *path, uint16_t hops, int sign);
+/* Ends every fluid stretch now (end of run). */
+void wh_fluid_finish(WhWormhole *wh);
+JsonObject *wh_fluid_json(const WhWormhole *wh);
+
 /* Memo mode: parks partition `p` for `dur` to replay a stored outcome. flows[i] (all of
  * p's flows) receives bytes[i] payload bytes by the end and takes the CC snapshot
  * snaps + i x WH_CC_SNAPSHOT_BYTES then; flows[done] (done < n) completes then. A

@@ -58,6 +58,13 @@ static const WhParamSpec wormhole_params[] = {
      "would deliver its last byte at its rate, and that flow completes there without its "
      "tail's packets",
      0, 0, 0, tails_choices},
+    {"FluidWindow", WH_PARAM_TIME, "0us",
+     "skip, memo: 0 (off), or a flow whose delivery rate over each quarter of its last "
+     "FluidWindow lies within Theta of the others, with no trend, is carried as a fluid at "
+     "that rate, reserved on its data path's ports, while the flows beside it run packet "
+     "by packet, until its tail, a flow starting or ending on its path, or its share of a "
+     "full port is due back (docs/modules/wormhole.md, \"Fluid flows\")",
+     WH_CHECK_MIN, 0, 0, NULL},
     {"Patterns", WH_PARAM_BOOL, "false",
      "observe, skip: at the start of every contention phase (a partition's membership "
      "changed), build its flow conflict graph and count it as a new or a repeated pattern "
@@ -219,6 +226,8 @@ gboolean wh_wormhole_params_from_config(WhWormholeParams *p, const WhConfig *cfg
   p->memo_max_bytes = wh_config_bytes(cfg, T, "MemoMaxBytes");
   p->large_in_place = strcmp(wh_config_choice(cfg, T, "LargePhases"), "in-place") == 0;
   p->complete_tails = strcmp(wh_config_choice(cfg, T, "Tails"), "rate") == 0;
+  p->fluid_window = wh_config_time(cfg, T, "FluidWindow");
+  p->fluid = p->fluid_window > 0 && wh_wormhole_mode_skips(p->mode);
   if (!(p->rate_tolerance > 0) || !isfinite(p->rate_tolerance))
     return wh_error_set_at(error, WH_CONFIG_ERROR, WH_CONFIG_ERROR_BAD_VALUE,
                            wh_config_origin(cfg, "wh::Wormhole", "RateTolerance"), 0,
@@ -312,6 +321,8 @@ static WhTime tick(WhSim *sim, void *ctx)
       wh_patterns_after_tick(wh, wh->next_tick);
     if (wh_wormhole_mode_skips(wh->p.mode))
       wh_ff_after_tick(wh, wh->next_tick);
+    if (wh->p.fluid)
+      wh_fluid_after_tick(wh);
     wh->next_tick += wh->p.det.period;
   }
   wh->ticking = wh_detector_n_active(wh->det) > 0;
@@ -367,6 +378,10 @@ static void on_start(void *data, WhFlow *f)
   uint32_t n = flow_ports(f, ports);
   if (wh_wormhole_mode_skips(wh->p.mode))
     wh_ff_on_start(wh, f);
+  if (wh->p.fluid) {
+    wh_fluid_count_path(wh, f->fwd, f->fwd_hops, 1);
+    wh_fluid_interrupt(wh, f);
+  }
   wh_detector_flow_start(wh->det, f->id, ports, n, now);
   wh_wormhole_arm_ticks(wh);
   if (wh->memo)
@@ -389,6 +404,10 @@ static void on_acked(void *data, WhFlow *f)
     wh_patterns_flow_ends(wh, f);
   wh_detector_flow_end(wh->det, f->id, wh->sim->now);
   WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
+  if (wh->p.fluid && g->ff) {
+    wh_fluid_count_path(wh, f->fwd, f->fwd_hops, -1);
+    wh_fluid_interrupt(wh, f);
+  }
   if (g->ff)
     wh_ff_on_acked(wh, f, g);
   g_free(g->ring);
@@ -414,6 +433,8 @@ static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
   WhGlueFlow *g = wh_wormhole_glue(wh, f->id);
   if (g->ff)
     wh_ff_on_ack(wh, f, g);
+  if (G_UNLIKELY(g->fluid))
+    wh_fluid_on_ack(wh, f, g);
   if (ack->sent == 0)
     return;
   double rtt = (double)(wh->sim->now - ack->sent);
@@ -422,12 +443,14 @@ static void on_ack(void *data, WhFlow *f, const WhPacket *ack)
 
 static void on_reroute(void *data, WhFlow *f, const uint32_t *old, uint16_t old_hops)
 {
-  (void)old;
-  (void)old_hops;
   WhWormhole *wh = data;
   uint32_t ports[2 * 256];
   uint32_t n = flow_ports(f, ports);
   wh_detector_flow_reroute(wh->det, f->id, ports, n, wh->sim->now);
+  if (wh->p.fluid && wh_wormhole_glue(wh, f->id)->ff) {
+    wh_fluid_count_path(wh, old, old_hops, -1);
+    wh_fluid_count_path(wh, f->fwd, f->fwd_hops, 1);
+  }
 }
 
 static const WhTransportObserver observer = {
@@ -495,7 +518,8 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
   wh->label = label_fn;
   wh->label_ctx = label_ctx;
   wh_table_init(&wh->flows, sizeof(WhGlueFlow));
-  wh->ff_rings = (WhRecycler){wh_bulk_new(), NULL, sizeof(WhFfRing)};
+  wh->ff_rings = (WhRecycler){wh_bulk_new(), NULL,
+                              sizeof(WhFfRing) + (p->fluid ? WH_FF_COARSE * sizeof(WhAckMark) : 0)};
   wh->frame_bytes = (uint64_t)tp->p.mtu + tp->p.header_bytes;
   if (p->study)
     wh->study = g_new0(WhDrStats, 4 * WH_STUDY_WINDOWS);
@@ -509,6 +533,8 @@ WhWormhole *wh_wormhole_new(WhSim *sim, WhNet *net, WhTransport *tp, const WhWor
     wh_net_add_hooks(net, &signal_hooks, wh);
   if (wh_wormhole_mode_skips(p->mode))
     wh_park_init(wh);
+  if (p->fluid)
+    wh_fluid_init(wh);
   if (p->patterns)
     wh_patterns_init(wh);
   return wh;
@@ -526,6 +552,7 @@ void wh_wormhole_free(WhWormhole *wh)
   if (wh->p.det.idle_rule)
     wh_net_remove_hooks(wh->net, &signal_hooks, wh);
   wh_park_free(wh);
+  wh_fluid_free(wh);
   wh_patterns_free(wh);
   for (uint32_t i = 0; i < wh->flows.len; i++) {
     WhGlueFlow *g = wh_table_at(&wh->flows, i);
@@ -543,6 +570,8 @@ void wh_wormhole_finish(WhWormhole *wh)
 {
   if (wh_wormhole_mode_skips(wh->p.mode))
     wh_ff_finish(wh);
+  if (wh->p.fluid)
+    wh_fluid_finish(wh);
   wh_detector_finish(wh->det, wh->sim->now);
 }
 
@@ -628,6 +657,8 @@ static void json_skip(const WhWormhole *wh, JsonObject *o)
   set_ints(drains, drain, G_N_ELEMENTS(drain));
   json_object_set_object_member(skip, "drains", drains);
   json_object_set_object_member(o, "skip", skip);
+  if (wh->p.fluid)
+    json_object_set_object_member(o, "fluid", wh_fluid_json(wh));
 }
 
 /* What is still simulated as packets: the payload bytes sent the first time, over all

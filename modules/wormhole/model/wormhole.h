@@ -48,6 +48,8 @@ typedef struct {
   uint64_t memo_max_bytes; /* patterns: no new pattern is stored beyond this */
   gboolean large_in_place; /* patterns: phases above the exact check matched in place */
   gboolean complete_tails; /* skip at measured rates: up to the first completion, made there */
+  gboolean fluid;          /* skip, memo: steady flows go on as fluids beside the packets */
+  WhTime fluid_window;     /* ... steady over this long (0: off) */
 } WhWormholeParams;
 
 extern const WhTypeInfo wh_wormhole_type;
