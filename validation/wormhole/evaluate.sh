@@ -2,7 +2,8 @@
 # Wormhole IV evaluation: every row of the contended-network targets, each judged the
 # way the network it runs on allows, into validation/wormhole/evaluation-report.md.
 #
-#   validation/wormhole/evaluate.sh [--check] [--quick] [--tuning] [--large] [--reuse] [BUILD_DIR]
+#   validation/wormhole/evaluate.sh [--check] [--quick] [--tuning] [--large] [--contended] [--reuse]
+#                                   [BUILD_DIR]
 #
 # Quiet rows (the rail fabric's GPT-13B) are judged per flow against one exact run, as
 # memo.sh does. Contended rows are judged against the exact engine's own perturbation
@@ -23,12 +24,15 @@
 #           one whole iteration, DCQCN and HPCC (ensemble of 8); MoE-8x7B on one Frontier
 #           group (adaptive routing) with TIMELY and with DCQCN (ensemble of 8).
 # --quick keeps the first row of each kind (GPT-13B rail DCQCN, MoE-8x7B DCQCN, k=8
-# DCQCN, Frontier TIMELY). --large runs the 1024-GPU rows instead, into
-# evaluation-large-report.md, against exact references made once and stored in
-# $WH_REFERENCES (default BUILD_DIR/references; memo.sh --large shares them): GPT-175B
-# with DCQCN, MoE-32x22B with DCQCN and with HPCC (each reference takes the exact
-# engine about an hour; a missing one is unpacked from validation/wormhole/references/
-# when committed there, compressed, else made first).
+# DCQCN, Frontier TIMELY); --contended only the k=8 and Frontier rows, for a setting
+# meant for contended fabrics (WH_SETTINGS="--set wh::Wormhole::FluidWindow=200us"
+# WH_REPORT=validation/wormhole/evaluation-fluid-report.md gives that report). --large
+# runs the 1024-GPU rows instead, into evaluation-large-report.md, against exact
+# references made once and stored in $WH_REFERENCES (default BUILD_DIR/references;
+# memo.sh --large shares them): GPT-175B with DCQCN, MoE-32x22B with DCQCN and with
+# HPCC (each reference takes the exact engine about an hour; a missing one is unpacked
+# from validation/wormhole/references/ when committed there, compressed, else made
+# first).
 #
 # Each ensemble row keeps its exact run and its members in $WH_ENSEMBLES/NAME (default
 # BUILD_DIR/ensembles; exact/ and ensemble/). --reuse judges the rows against those
@@ -53,7 +57,7 @@ set -euo pipefail
 
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-wormhole_setup "${BASH_SOURCE[0]}" "tuning large reuse" "$@"
+wormhole_setup "${BASH_SOURCE[0]}" "tuning large contended reuse" "$@"
 presets="$root/scenarios/presets"
 scen="$here/scenarios"
 if [ "$large" = 1 ]; then
@@ -182,7 +186,7 @@ rule="|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
 
 quiet="it <= 0.01 and j['fct_error']['mean'] <= 0.01"
 moe="it <= 0.01 and (j['fct_error']['mean'] <= 0.01 if spread < 0.01 else allin) and ws >= 100"
-contended="allin and ws >= 10"
+gate_contended="allin and ws >= 10"
 if [ "$tuning" = 1 ]; then
   for cc in dcqcn hpcc; do
     run_ens "gpt7-k8-$cc" "$scen/gpt-7b-k8-$cc.xml"
@@ -191,15 +195,18 @@ if [ "$tuning" = 1 ]; then
   run_ens moe-frontier-hpcc "$scen/moe-8x7b-frontier-hpcc.xml"
   row moe-frontier-hpcc "MoE-8x7B, one Frontier group, HPCC" "True"
 elif [ "$large" = 0 ]; then
-  run_best gpt13-dcqcn "$presets/gpt-13b-dcqcn.xml"
-  row gpt13-dcqcn "GPT-13B rail, DCQCN (best of 3)" "$quiet and ws >= 300"
-  if [ "$quick" = 0 ]; then
+  if [ "$contended" = 0 ]; then
+    run_best gpt13-dcqcn "$presets/gpt-13b-dcqcn.xml"
+    row gpt13-dcqcn "GPT-13B rail, DCQCN (best of 3)" "$quiet and ws >= 300"
+  fi
+  if [ "$quick" = 0 ] && [ "$contended" = 0 ]; then
     run_best gpt13-hpcc "$presets/gpt-13b-hpcc.xml"
     row gpt13-hpcc "GPT-13B rail, HPCC (best of 3)" "$quiet and ws >= 200"
     run_best gpt13-timely "$presets/gpt-13b-dcqcn.xml" --cc timely
     row gpt13-timely "GPT-13B rail, TIMELY (best of 3)" "$quiet and ws >= 250"
   fi
   for cc in dcqcn hpcc; do
+    [ "$contended" = 1 ] && continue
     [ "$quick" = 1 ] && [ "$cc" = hpcc ] && continue
     run_ens "moe-$cc" "$presets/moe-8x7b-$cc.xml"
     repeats "moe-$cc" "$presets/moe-8x7b-$cc.xml"
@@ -208,12 +215,12 @@ elif [ "$large" = 0 ]; then
   for cc in dcqcn hpcc; do
     [ "$quick" = 1 ] && [ "$cc" = hpcc ] && continue
     run_ens "k8-$cc" "$scen/gpt-13b-k8-full-$cc.xml"
-    row "k8-$cc" "GPT-13B k=8 fat-tree, ${cc^^}" "$contended"
+    row "k8-$cc" "GPT-13B k=8 fat-tree, ${cc^^}" "$gate_contended"
   done
   for cc in timely dcqcn; do
     [ "$quick" = 1 ] && [ "$cc" = dcqcn ] && continue
     run_ens "frontier-$cc" "$scen/moe-8x7b-frontier-$cc.xml"
-    row "frontier-$cc" "MoE-8x7B, one Frontier group, ${cc^^}" "$contended"
+    row "frontier-$cc" "MoE-8x7B, one Frontier group, ${cc^^}" "$gate_contended"
   done
 else
   refs=${WH_REFERENCES:-$build/references}
