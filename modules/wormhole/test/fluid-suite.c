@@ -1,6 +1,6 @@
 /* Fluid flows (wh::Wormhole::Fluid): flows sharing a DCQCN bottleneck go fluid, deliver
  * every byte once and finish close to the exact engine; a flow starting on a fluid
- * flow's path ends its stretch; a flow started beside a reservation keeps its NIC's line
+ * flow's path ends its stretch; a flow added beside a reservation keeps its NIC's line
  * rate; every reservation is gone at the end. */
 #include <check.h>
 #include <math.h>
@@ -89,9 +89,10 @@ START_TEST(test_fluid_shares_a_bottleneck)
 END_TEST
 
 /* A long flow goes fluid alone on the dumbbell (the idle rule off, so that no quiet
- * partition is skipped first); a second flow from the same host starts on its path later. The start
- * ends the first flow's stretch (the two then share the NIC), the second flow's line rate is its
- * NIC's, not what the reservation left, and both FCTs stay within 5% of the exact engine's. */
+ * partition is skipped first); a second flow from the same host starts on its path
+ * later and ends first. Its start ends the first flow's stretch (the two then share
+ * the NIC), its end ends the next one (without that, the first flow finished 55% late,
+ * held at half the link), and both FCTs stay within 5% of the exact engine's. */
 START_TEST(test_fluid_interrupted_by_a_start)
 {
   g_autoptr(WhScenario) sc = dumbbell("fluid-join", 2);
@@ -115,7 +116,26 @@ START_TEST(test_fluid_interrupted_by_a_start)
 }
 END_TEST
 
-/* Off by default: the same runs without Fluid make no stretch. */
+/* A flow added while a reservation holds part of its NIC's link (a workload adds flows as
+ * its ops start) takes the NIC's line rate, not what the reservation leaves: a flow
+ * capped at that would crawl for the rest of its life. */
+START_TEST(test_fluid_new_flow_line_rate)
+{
+  g_autoptr(WhScenario) sc = dumbbell("fluid-line", 2);
+  wh_scenario_add_flow(sc, 0, 2, 1000000, 0);
+  WhRunOptions wo = {.sets = fluid_sets};
+  g_autoptr(WhRun) wh = wh_test_run(sc, &wo);
+  wh_test_assert_clean_end(wh);
+  WhPort *nic = &wh->net->port[wh_net_host_port(wh->net, 0)];
+  nic->rate_bps = nic->line_bps / 50; /* as a reservation of 98% leaves it */
+  int64_t id = wh_transport_add_flow(wh->tp, 0, 3, 1000000, wh->sim->now, NULL);
+  ck_assert_int_ge(id, 0);
+  ck_assert_uint_eq(wh_transport_flow(wh->tp, (uint32_t)id)->line_rate, nic->line_bps);
+  nic->rate_bps = nic->line_bps;
+}
+END_TEST
+
+/* Off by default: the same runs without FluidWindow make no stretch. */
 START_TEST(test_fluid_off_by_default)
 {
   g_autoptr(WhScenario) sc = dumbbell("fluid-off", 2);
@@ -136,6 +156,7 @@ Suite *wh_fluid_suite(void)
   TCase *tc = tcase_create("dumbbells");
   tcase_add_test(tc, test_fluid_shares_a_bottleneck);
   tcase_add_test(tc, test_fluid_interrupted_by_a_start);
+  tcase_add_test(tc, test_fluid_new_flow_line_rate);
   tcase_add_test(tc, test_fluid_off_by_default);
   tcase_set_timeout(tc, 300);
   suite_add_tcase(s, tc);
