@@ -60,7 +60,8 @@ typedef struct {
   /* memo mode: counted among its host's flows waiting for their first packet; its first
    * packet left (the transport may report either event first) */
   uint8_t unstarted, started;
-  /* Fluid=true (fluid.c): none, holding its new data, or parked as a fluid; its rate
+  /* FluidWindow (fluid.c): none, holding its new data, or parked as a fluid (and
+   * whether its reservation is made); its rate
    * (payload bytes per ps, and wire b/s reserved), since when, and the next tick at
    * which it may be tried */
   uint8_t fluid, fluid_reserved;
@@ -225,7 +226,7 @@ struct WhWormhole {
    * whose hosts have none is complete, and is looked up without waiting for a tick) */
   uint32_t *unstarted;
   WhEvent *settle_event; /* pending: look up the complete phases */
-  /* Fluid=true (fluid.c): the fluid flows (held or parked), per port the fluid flows
+  /* FluidWindow (fluid.c): the fluid flows (held or parked), per port the fluid flows
    * on it and the wire rate they reserve */
   GArray *fluids;
   uint32_t *fluid_n;

@@ -1,4 +1,4 @@
-/* Fluid flows (wh::Wormhole::Fluid): flows sharing a DCQCN bottleneck go fluid, deliver
+/* Fluid flows (wh::Wormhole::FluidWindow): flows sharing a DCQCN bottleneck go fluid, deliver
  * every byte once and finish close to the exact engine; a flow starting on a fluid
  * flow's path ends its stretch; a flow added beside a reservation keeps its NIC's line
  * rate; every reservation is gone at the end. */
