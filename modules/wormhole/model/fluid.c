@@ -76,21 +76,23 @@ static void reserve(WhWormhole *wh, const WhFlow *f, const WhGlueFlow *g, int si
   for (uint16_t h = 0; h < f->fwd_hops; h++) {
     uint32_t port = f->fwd[h];
     wh->reserved[port] += sign * wire;
-    if (wh->fluid_n[port] == 0 && sign < 0)
-      wh->reserved[port] = 0;
     port_rate(wh, port);
   }
 }
 
-/* Counts flow f on (sign 1) or off (-1) its data path's ports. */
+/* Counts flow f on (sign 1) or off (-1) its data path's ports; a port left with no fluid
+ * flow gets its line rate back exactly (the sum of the reservations made and released
+ * in floating point may not come back to 0). */
 static void count_ports(WhWormhole *wh, const WhFlow *f, int sign)
 {
   for (uint16_t h = 0; h < f->fwd_hops; h++) {
     uint32_t port = f->fwd[h];
-    if (sign > 0)
+    if (sign > 0) {
       wh->fluid_n[port]++;
-    else
-      wh->fluid_n[port]--;
+    } else if (--wh->fluid_n[port] == 0) {
+      wh->reserved[port] = 0;
+      port_rate(wh, port);
+    }
   }
 }
 
