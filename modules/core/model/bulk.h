@@ -87,6 +87,14 @@ static inline void *wh_recycler_take(WhRecycler *r)
   return p;
 }
 
+static inline void wh_recycler_give(WhRecycler *r, void *p)
+{
+  if (p == NULL)
+    return;
+  *(void **)p = r->free;
+  r->free = p;
+}
+
 /* uint32 arrays of varying lengths that live until the WhBulk goes (flows' routes and
  * port lists), carved one after another from blocks of at least WH_WORD_BLOCK words:
  * wh_words_room gives room for `n` words at the free end, wh_words_commit keeps the
@@ -110,14 +118,6 @@ static inline uint32_t *wh_words_room(WhWordStore *s, uint32_t n)
 static inline void wh_words_commit(WhWordStore *s, uint32_t used)
 {
   s->free += used;
-}
-
-static inline void wh_recycler_give(WhRecycler *r, void *p)
-{
-  if (p == NULL)
-    return;
-  *(void **)p = r->free;
-  r->free = p;
 }
 
 #endif

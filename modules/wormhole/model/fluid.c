@@ -208,16 +208,22 @@ static WhTime fluid_length(const WhWormhole *wh, const WhFlow *f, double r, WhTi
   return left > 0 ? (WhTime)(left / r) : 0;
 }
 
-/* Whether port `port` has been sending at about its line rate since the last check of
- * shares, its reservations counted (unknown: yes). */
-static gboolean saturated(const WhWormhole *wh, uint32_t port)
+/* What port `port` has sent since its snapshot, in b/s (the snapshot taken before now). */
+static double sent_bps(const WhWormhole *wh, uint32_t port)
 {
   WhTime now = wh->sim->now, at = wh->seen_at[port];
-  const WhPort *p = &wh->net->port[port];
-  if (at == 0 || now <= at)
+  return (double)(wh->net->port[port].tx_bytes - wh->seen_tx[port]) * 8e12 / (double)(now - at);
+}
+
+/* Whether port `port` has been sending at about its line rate since its snapshot, its
+ * reservations counted (no snapshot before now: yes). */
+static gboolean saturated(const WhWormhole *wh, uint32_t port)
+{
+  WhTime at = wh->seen_at[port];
+  if (at == 0 || wh->sim->now <= at)
     return TRUE;
-  double bps = (double)(p->tx_bytes - wh->seen_tx[port]) * 8e12 / (double)(now - at);
-  return bps + wh->reserved[port] >= WH_FLUID_BUSY * (double)p->line_bps;
+  return sent_bps(wh, port) + wh->reserved[port] >=
+         WH_FLUID_BUSY * (double)wh->net->port[port].line_bps;
 }
 
 /* Whether a flow may go fluid at `wire` b/s as far as its share of each port of its
@@ -279,8 +285,7 @@ static void check_shares(WhWormhole *wh)
       if (n <= 1 || g->fluid_wire <= (1 + wh->p.det.theta) * (double)p->line_bps / n ||
           wh->seen_at[port] != last || now <= last)
         continue;
-      double busy = (double)(p->tx_bytes - wh->seen_tx[port]) * 8e12 / (double)(now - last);
-      if (busy >= WH_FLUID_BUSY * (double)p->rate_bps) {
+      if (sent_bps(wh, port) >= WH_FLUID_BUSY * (double)p->rate_bps) {
         wh->fs.squeezed++;
         wh_park_interrupt_slot(wh, wh_flow_park_slot(wh, id));
         break;
@@ -481,21 +486,4 @@ void wh_fluid_free(WhWormhole *wh)
   g_free(wh->port_flows);
   g_free(wh->seen_tx);
   g_free(wh->seen_at);
-}
-
-JsonObject *wh_fluid_json(const WhWormhole *wh)
-{
-  JsonObject *o = json_object_new();
-  const WhFluidStats *s = &wh->fs;
-  json_object_set_int_member(o, "holds", (gint64)s->holds);
-  json_object_set_int_member(o, "parks", (gint64)s->parks);
-  json_object_set_int_member(o, "cut", (gint64)s->cut);
-  json_object_set_int_member(o, "drifted", (gint64)s->drifted);
-  json_object_set_int_member(o, "interrupts", (gint64)s->interrupts);
-  json_object_set_int_member(o, "refused_short", (gint64)s->refused_short);
-  json_object_set_int_member(o, "refused_unfair", (gint64)s->refused_unfair);
-  json_object_set_int_member(o, "refused_trend", (gint64)s->refused_trend);
-  json_object_set_int_member(o, "squeezed", (gint64)s->squeezed);
-  json_object_set_int_member(o, "time_ps", (gint64)s->time);
-  return o;
 }

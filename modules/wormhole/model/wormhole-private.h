@@ -327,7 +327,6 @@ void wh_fluid_interrupt(WhWormhole *wh, const WhFlow *f);
 void wh_fluid_count_path(WhWormhole *wh, const uint32_t *path, uint16_t hops, int sign);
 /* Ends every fluid stretch now (end of run). */
 void wh_fluid_finish(WhWormhole *wh);
-JsonObject *wh_fluid_json(const WhWormhole *wh);
 
 /* Memo mode: parks partition `p` for `dur` to replay a stored outcome. flows[i] (all of
  * p's flows) receives bytes[i] payload bytes by the end and takes the CC snapshot

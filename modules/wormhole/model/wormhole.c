@@ -657,8 +657,22 @@ static void json_skip(const WhWormhole *wh, JsonObject *o)
   set_ints(drains, drain, G_N_ELEMENTS(drain));
   json_object_set_object_member(skip, "drains", drains);
   json_object_set_object_member(o, "skip", skip);
-  if (wh->p.fluid)
-    json_object_set_object_member(o, "fluid", wh_fluid_json(wh));
+  if (wh->p.fluid) {
+    const WhFluidStats *fs = &wh->fs;
+    const IntField fluid[] = {{"holds", fs->holds},
+                              {"parks", fs->parks},
+                              {"cut", fs->cut},
+                              {"drifted", fs->drifted},
+                              {"interrupts", fs->interrupts},
+                              {"refused_short", fs->refused_short},
+                              {"refused_unfair", fs->refused_unfair},
+                              {"refused_trend", fs->refused_trend},
+                              {"squeezed", fs->squeezed},
+                              {"time_ps", fs->time}};
+    JsonObject *fo = json_object_new();
+    set_ints(fo, fluid, G_N_ELEMENTS(fluid));
+    json_object_set_object_member(o, "fluid", fo);
+  }
 }
 
 /* What is still simulated as packets: the payload bytes sent the first time, over all
